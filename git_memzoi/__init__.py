@@ -1,0 +1,3 @@
+"""git memzoi: reviewable, file-native project memory for coding agents."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""The click layer: one module per command group, rendering text and --json."""

@@ -1,0 +1,131 @@
+"""The single entry point: lazy command loading and the one place errors become exit codes."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import traceback
+from typing import Any
+
+import click
+
+from git_memzoi import __version__
+from git_memzoi.errors import EXIT_INTERNAL, EXIT_USAGE, MemzoiError
+
+#: name -> ("module:attribute", short help). Modules load only when their command runs,
+#: so `git memzoi search` never imports what export, mcp or lifecycle need.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("git_memzoi.cli.setup:init", "Create the .memzoi/ tree in this repository."),
+    "validate": ("git_memzoi.cli.validate:validate", "Check memory files against the profile."),
+    "doctor": ("git_memzoi.cli.setup:doctor", "Show keys, paths and health; --repair finishes a crashed apply."),
+    "rebuild": ("git_memzoi.cli.recall:rebuild", "Rebuild this worktree's index.db from the records."),
+    "search": ("git_memzoi.cli.recall:search", "Full-text recall over current records."),
+    "context": ("git_memzoi.cli.recall:context", "A prompt-ready context pack for a task."),
+    "handoff": ("git_memzoi.cli.recall:handoff", "A context pack plus the open inbox and session checkpoint."),
+    "precheck": ("git_memzoi.cli.recall:precheck", "Warnings that apply to a path, command or action."),
+    "expiry": ("git_memzoi.cli.recall:expiry", "Explain why a record is current or query-only."),
+    "propose": ("git_memzoi.cli.lifecycle:propose", "Add a proposal to the inbox."),
+    "proposals": ("git_memzoi.cli.lifecycle:proposals", "List the inbox and pending packet files."),
+    "approve": ("git_memzoi.cli.lifecycle:approve", "Approve a validated inbox proposal."),
+    "apply": ("git_memzoi.cli.lifecycle:apply", "Apply an approved proposal or pending packet."),
+    "reject": ("git_memzoi.cli.lifecycle:reject", "Reject a proposal or pending packet."),
+    "local": ("git_memzoi.cli.local:local", "Private local memory (never in the work tree)."),
+    "checkpoint": ("git_memzoi.cli.local:checkpoint", "Session memory checkpoints."),
+    "retention": ("git_memzoi.cli.local:retention", "Authorised retention facts (episodic extension)."),
+    "events": ("git_memzoi.cli.local:events", "The audit event log of shared.db."),
+    "export": ("git_memzoi.cli.export:export", "Generate OKF and agent instruction exports."),
+    "mcp": ("git_memzoi.cli.mcp:mcp", "The stdio MCP server and its client config."),
+    "hook": ("git_memzoi.cli.hooks:hook", "Server-side and client-side git hook checks."),
+}
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = []
+        for name, (target, _) in COMMANDS.items():
+            module = target.split(":")[0]
+            if importlib.util.find_spec(module) is not None:
+                names.append(name)
+        return names
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module_name, attr = entry[0].split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                return None
+            raise
+        command: click.Command = getattr(module, attr)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, "--version", prog_name="git memzoi")
+@click.option("--debug", is_flag=True, envvar="MEMZOI_DEBUG", help="Show tracebacks for unexpected failures.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Reviewable, file-native project memory for coding agents.
+
+    Records live as Markdown under .memzoi/records/ and change only through reviewed
+    proposals; recall is served from a per-worktree index under $MEMZOI_HOME.
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+def _report(error: MemzoiError) -> None:
+    click.echo(f"git memzoi: {error}", err=True)
+    if error.hint:
+        click.echo(f"hint: {error.hint}", err=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI and exit with the contract's exit code."""
+    sys.exit(run(sys.argv[1:] if argv is None else argv))
+
+
+def run(args: list[str]) -> int:
+    """Run one command; return its exit code (0, 1 documented no, 2 usage, 3 state, 70 internal)."""
+    debug = "--debug" in args or os.environ.get("MEMZOI_DEBUG") not in (None, "", "0")
+    try:
+        code: Any = cli.main(args=args, prog_name="git memzoi", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("git memzoi: aborted", err=True)
+        code = 130
+    except click.ClickException as exc:
+        exc.show()
+        code = EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code
+    except MemzoiError as exc:
+        if debug:
+            traceback.print_exc()
+        _report(exc)
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        code = 130
+    except BrokenPipeError:
+        code = 0
+    except Exception as exc:  # noqa: BLE001 - the one place unexpected failures become a line
+        if debug:
+            traceback.print_exc()
+        click.echo(f"git memzoi: internal error: {type(exc).__name__}: {exc}", err=True)
+        click.echo("hint: rerun with --debug for a traceback", err=True)
+        code = EXIT_INTERNAL
+    sys.stdout.flush()
+    return code if isinstance(code, int) else 0

@@ -1,0 +1,100 @@
+"""`git memzoi init` and `git memzoi doctor`."""
+
+from __future__ import annotations
+
+import importlib.util
+import sqlite3
+from typing import Any
+
+import click
+
+from git_memzoi.cli.common import emit_json, json_option, say, workspace
+from git_memzoi.errors import EXIT_NO, MemzoiError
+from git_memzoi.runtime.init import init_tree
+
+
+@click.command()
+@json_option
+def init(as_json: bool) -> None:
+    """Create .memzoi/ with index.md, log.md, records/ and proposals/pending/.
+
+    Safe to run again: it only adds what is missing. It also marks .memzoi/log.md
+    `merge=union` in .gitattributes so receipts appended on two branches merge cleanly.
+    """
+    ws = workspace()
+    created = init_tree(ws.repo.require_workdir())
+    if as_json:
+        emit_json({"created": created})
+        return
+    for path in created:
+        click.echo(f"created {path}")
+    if not created:
+        say("nothing to do: .memzoi/ is already initialised")
+
+
+def _db_state(path: Any, table: str) -> str:
+    if not path.exists():
+        return "missing"
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+        try:
+            conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+            result = conn.execute("PRAGMA quick_check").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return f"unreadable: {exc}"
+    return "ok" if result == "ok" else f"corrupt: {result}"
+
+
+@click.command()
+@click.option("--repair", is_flag=True, help="Finish or roll back an apply interrupted by a crash.")
+@json_option
+def doctor(repair: bool, as_json: bool) -> None:
+    """Show the repository and worktree keys, where runtime state lives, and its health."""
+    ws = workspace()
+    layout = ws.layout
+    checks: dict[str, str] = {
+        "shared_db": _db_state(layout.shared_db, "proposals"),
+        "index_db": _db_state(layout.index_db, "records"),
+    }
+    try:
+        ws.config  # noqa: B018 - loading validates every config file
+        checks["config"] = "ok"
+    except MemzoiError as exc:
+        checks["config"] = str(exc)
+    repaired: list[str] = []
+    if importlib.util.find_spec("git_memzoi.lifecycle.recovery") is not None:
+        from git_memzoi.lifecycle import recovery
+
+        if repair:
+            repaired = recovery.repair(ws)
+        pending = recovery.pending_journals(ws)
+        checks["journal"] = "ok" if not pending else f"{len(pending)} interrupted apply(s): run doctor --repair"
+    data = {
+        "repository_key": ws.repo.repository_key,
+        "worktree_key": ws.repo.worktree_key,
+        "repository": {
+            "common_dir": str(ws.repo.common_dir),
+            "git_dir": str(ws.repo.git_dir),
+            "workdir": str(ws.repo.workdir) if ws.repo.workdir else None,
+            "bare": ws.repo.is_bare,
+        },
+        "paths": layout.paths(),
+        "checks": checks,
+        "repaired": repaired,
+    }
+    healthy = all(v in ("ok", "missing") for v in checks.values())
+    if as_json:
+        emit_json(data | {"ok": healthy})
+    else:
+        click.echo(f"repository_key  {data['repository_key']}")
+        click.echo(f"worktree_key    {data['worktree_key']}")
+        for name, value in layout.paths().items():
+            click.echo(f"{name:<15} {value}")
+        for name, value in checks.items():
+            click.echo(f"check {name:<9} {value}")
+        for line in repaired:
+            click.echo(f"repaired: {line}")
+    if not healthy:
+        raise click.exceptions.Exit(EXIT_NO)

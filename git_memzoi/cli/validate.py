@@ -1,0 +1,46 @@
+"""`git memzoi validate`: check memory files against the profile."""
+
+from __future__ import annotations
+
+import click
+
+from git_memzoi.cli.common import emit_json, json_option, workspace
+from git_memzoi.errors import EXIT_NO
+from git_memzoi.profile.tree import validate_tree
+from git_memzoi.runtime.sources import rev_files, worktree_files
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--rev", metavar="REV", help="Validate the tree at REV from git objects (works in a bare repository).")
+@json_option
+def validate(paths: tuple[str, ...], rev: str | None, as_json: bool) -> None:
+    """Check .memzoi/ (or the given files) against the memzoi profile.
+
+    Prints one `path:line: code: message` line per problem and exits 1 when any is an
+    error. A packet that is not repo-safe is a warning in the work tree, where it waits
+    to be rejected, and an error in a committed tree (--rev).
+    """
+    ws = workspace()
+    if rev is not None:
+        if paths:
+            raise click.UsageError("give PATHs or --rev, not both")
+        report = validate_tree(rev_files(ws.repo, rev), mode="committed")
+    else:
+        report = validate_tree(worktree_files(ws.repo, paths), mode="worktree")
+    if as_json:
+        emit_json({
+            "ok": not report.errors,
+            "files_checked": report.files_checked,
+            "records": len(report.records),
+            "packets": len(report.packets),
+            "problems": [p.as_json() for p in report.problems],
+        })
+    else:
+        for problem in report.problems:
+            click.echo(str(problem))
+        summary = (f"{report.files_checked} files checked: {len(report.records)} records, "
+                   f"{len(report.packets)} packets, {len(report.errors)} errors, {len(report.warnings)} warnings")
+        click.echo(summary, err=True)
+    if report.errors:
+        raise click.exceptions.Exit(EXIT_NO)

@@ -1,0 +1,5 @@
+"""The only package that imports pygit2: discovery, keys, trees at a revision, history, commits."""
+
+from git_memzoi.gitrepo.repo import GitRepo, open_repo
+
+__all__ = ["GitRepo", "open_repo"]

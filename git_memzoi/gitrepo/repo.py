@@ -1,0 +1,189 @@
+"""Discover a repository from any directory and read it through pygit2."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import FileStatus, RepositoryOpenFlag
+
+from git_memzoi.errors import MemzoiError, NoWorkTree, RepositoryNotFound, UsageError
+
+MEMZOI_DIR = ".memzoi"
+
+
+def _key(label: str, kind: str, *paths: Path) -> str:
+    """`<readable-prefix>-<16 hex>`: the hex from a length-prefixed hash of the kind and canonical paths."""
+    digest = hashlib.sha256()
+    digest.update(len(kind).to_bytes(8, "big") + kind.encode())
+    for path in paths:
+        data = os.fsencode(os.path.realpath(path))
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    prefix = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")[:32] or "repo"
+    return f"{prefix}-{digest.hexdigest()[:16]}"
+
+
+@dataclass(frozen=True)
+class TreeFile:
+    """A blob in a git tree: its path from the repository root, OID, and a way to read it."""
+
+    path: str
+    oid: str
+    repo: pygit2.Repository
+
+    def read(self) -> bytes:
+        return self.repo[self.oid].data  # type: ignore[no-any-return]
+
+
+class GitRepo:
+    """One opened repository: a work tree (possibly linked) or a bare repository."""
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        self.pygit = repo
+        self.git_dir = Path(os.path.realpath(repo.path))
+        commondir_file = self.git_dir / "commondir"
+        if commondir_file.is_file():
+            common = commondir_file.read_text().strip()
+            self.common_dir = Path(os.path.realpath(self.git_dir / common))
+        else:
+            self.common_dir = self.git_dir
+        self.workdir: Path | None = Path(os.path.realpath(repo.workdir)) if repo.workdir else None
+
+    # identity -----------------------------------------------------------------
+    @property
+    def is_bare(self) -> bool:
+        return self.workdir is None
+
+    @property
+    def name(self) -> str:
+        """The repository's readable name: its main folder, or the bare directory without .git."""
+        common = self.common_dir
+        if common.name == ".git":
+            return common.parent.name
+        return common.name[:-4] if common.name.endswith(".git") else common.name
+
+    @property
+    def repository_key(self) -> str:
+        """Shared by the main worktree and every linked worktree."""
+        return _key(self.name, "repository", self.common_dir)
+
+    @property
+    def worktree_key(self) -> str:
+        """Distinct per worktree, derived from the worktree's own git directory."""
+        label = self.workdir.name if self.workdir else self.name
+        return _key(label, "worktree", self.git_dir)
+
+    def require_workdir(self) -> Path:
+        if self.workdir is None:
+            raise NoWorkTree("this command needs a work tree; the repository is bare",
+                             hint="run it in a checkout, or use --rev for read-only checks")
+        return self.workdir
+
+    @property
+    def memzoi_dir(self) -> Path:
+        return self.require_workdir() / MEMZOI_DIR
+
+    # revisions and trees ------------------------------------------------------
+    def resolve(self, rev: str) -> pygit2.Commit:
+        """The commit a revision names (raises UsageError with the revision)."""
+        try:
+            obj = self.pygit.revparse_single(rev)
+            commit = obj.peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+            raise UsageError(f"unknown revision {rev!r}: {exc}") from None
+        return commit
+
+    def head_commit(self) -> pygit2.Commit | None:
+        if self.pygit.head_is_unborn:
+            return None
+        return self.pygit.head.peel(pygit2.Commit)
+
+    def tree_files(self, tree: pygit2.Tree, prefix: str = MEMZOI_DIR) -> Iterator[TreeFile]:
+        """Every blob under `prefix` in `tree`, depth first, with repository-root paths."""
+        try:
+            entry = tree[prefix] if prefix else tree
+        except KeyError:
+            return
+        start = self.pygit[entry.id] if prefix else tree
+        if not isinstance(start, pygit2.Tree):
+            return
+        stack: list[tuple[str, pygit2.Tree]] = [(prefix, start)]
+        while stack:
+            base, node = stack.pop()
+            for item in node:
+                path = f"{base}/{item.name}" if base else item.name
+                if item.type == pygit2.enums.ObjectType.TREE:
+                    stack.append((path, self.pygit[item.id]))
+                elif item.type == pygit2.enums.ObjectType.BLOB and item.filemode != pygit2.enums.FileMode.LINK:
+                    yield TreeFile(path, str(item.id), self.pygit)
+                elif item.filemode == pygit2.enums.FileMode.LINK:
+                    yield TreeFile(path, "symlink", self.pygit)
+
+    def subtree_oid(self, tree: pygit2.Tree, prefix: str = MEMZOI_DIR) -> str | None:
+        """The OID of the tree at `prefix`, or None; equal OIDs mean identical contents."""
+        try:
+            return str(tree[prefix].id)
+        except KeyError:
+            return None
+
+    # work tree ---------------------------------------------------------------
+    def hash_file(self, path: Path) -> str:
+        """The git blob OID a work-tree file would have."""
+        return str(pygit2.hashfile(str(path)))
+
+    def is_clean(self, relpath: str) -> bool:
+        """True when the work-tree file equals HEAD and nothing about it is staged."""
+        try:
+            flags = self.pygit.status_file(relpath)
+        except KeyError:
+            return True
+        return flags == FileStatus.CURRENT
+
+    # history -----------------------------------------------------------------
+    def last_change(self, relpath: str) -> tuple[str, datetime] | None:
+        """The newest commit reachable from HEAD that changed `relpath`, with its committer time."""
+        head = self.head_commit()
+        if head is None:
+            return None
+
+        def blob_at(commit: pygit2.Commit) -> str | None:
+            try:
+                return str(commit.tree[relpath].id)
+            except KeyError:
+                return None
+
+        walker = self.pygit.walk(head.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+        for commit in walker:
+            mine = blob_at(commit)
+            if mine is None:
+                continue
+            if not commit.parents or all(blob_at(parent) != mine for parent in commit.parents):
+                when = datetime.fromtimestamp(commit.commit_time, tz=timezone.utc)
+                return str(commit.id), when
+        return None
+
+
+def open_repo(start: str | os.PathLike[str] | None = None) -> GitRepo:
+    """Open the repository that contains `start` (default: the environment, then the cwd).
+
+    GIT_DIR / GIT_WORK_TREE are honoured as git honours them, so hooks and `git -C` work.
+    """
+    try:
+        if start is None and os.environ.get("GIT_DIR"):
+            repo = pygit2.Repository(os.environ["GIT_DIR"], RepositoryOpenFlag.FROM_ENV)
+            return GitRepo(repo)
+        where = os.fspath(start) if start is not None else os.getcwd()
+        found = pygit2.discover_repository(where)
+        if found is None:
+            raise RepositoryNotFound(f"not a git repository (or any parent up to /): {where}",
+                                     hint="run git memzoi inside a git repository, or pass --repo")
+        return GitRepo(pygit2.Repository(found))
+    except pygit2.GitError as exc:
+        raise MemzoiError(f"cannot open the git repository: {exc}") from None

@@ -1,0 +1,183 @@
+"""shared.db: the durable local authority one repository key shares across its linked worktrees.
+
+It holds the DB-local proposal inbox, local and session memory, authorised retention facts,
+hashed rejection lookups and the audit event log. It is never discarded by rebuild. When it
+cannot be read, every command that needs it fails closed (StateError); it is never recreated
+over an existing file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from git_memzoi.errors import StateError
+from git_memzoi.profile.timefmt import format_rfc3339
+from git_memzoi.runtime import clock
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 30_000
+
+_SCHEMA = """
+CREATE TABLE proposals (
+    id            TEXT PRIMARY KEY,          -- proposal ID (the packet's `id`)
+    state         TEXT NOT NULL CHECK (state IN ('pending','validated','approved','applied','rejected')),
+    packet        TEXT NOT NULL,             -- the full packet file text (frontmatter + body)
+    body_digest   TEXT NOT NULL,             -- sha256 of the normalised body, for duplicate refusal
+    file_id       TEXT,                      -- pending packet file ID when it was written with --packet
+    created_at    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL,
+    reviewer      TEXT,
+    reason        TEXT,
+    resolved_at   TEXT,
+    affected_ids  TEXT                       -- JSON list of affected record IDs
+);
+CREATE INDEX proposals_state ON proposals(state);
+CREATE INDEX proposals_body ON proposals(body_digest);
+
+CREATE TABLE runtime_records (
+    id          TEXT PRIMARY KEY,            -- record ID
+    store       TEXT NOT NULL CHECK (store IN ('local','session')),
+    document    TEXT NOT NULL,               -- the full record file text (frontmatter + body)
+    status      TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    worktree_key TEXT                        -- where it was written (informational)
+);
+CREATE INDEX runtime_records_store ON runtime_records(store, status);
+
+CREATE TABLE retention_facts (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    record_id   TEXT NOT NULL,
+    fact        TEXT NOT NULL CHECK (fact IN ('episodic_extension')),
+    until       TEXT NOT NULL,
+    reason      TEXT NOT NULL,
+    actor       TEXT NOT NULL,
+    created_at  TEXT NOT NULL
+);
+CREATE INDEX retention_facts_record ON retention_facts(record_id);
+
+CREATE TABLE rejections (
+    alias_sha256  TEXT PRIMARY KEY,          -- sha256 of a proposal ID or file ID (never the alias)
+    receipt_id    TEXT NOT NULL,             -- the hash-only receipt's ID
+    receipt_path  TEXT NOT NULL,             -- .memzoi path of the resolved receipt
+    created_at    TEXT NOT NULL
+);
+
+CREATE TABLE events (
+    seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+    at       TEXT NOT NULL,
+    actor    TEXT NOT NULL,
+    action   TEXT NOT NULL,
+    ids      TEXT NOT NULL,                  -- JSON list of the IDs involved
+    detail   TEXT NOT NULL                   -- JSON object
+);
+"""
+
+
+def _fail(path: Path, why: str) -> StateError:
+    return StateError(f"{path}: shared.db is unreadable: {why}",
+                      hint="shared.db is durable authority and is never recreated over; "
+                           "restore it from a backup or move it aside deliberately")
+
+
+def connect(path: Path, *, create: bool = True, readonly: bool = False) -> sqlite3.Connection:
+    """Open shared.db, creating it only when no file exists; fail closed on anything unreadable."""
+    exists = path.exists()
+    if not exists and (readonly or not create):
+        raise StateError(f"{path}: shared.db does not exist yet", hint="run a command that writes memory first")
+    if not exists:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        if readonly:
+            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                                   isolation_level=None, check_same_thread=False)
+        else:
+            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                   check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if not readonly:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0:
+            if readonly:
+                raise _fail(path, "it has no memzoi schema")
+            version = _create_schema(conn, path, exists)
+        elif version != SCHEMA_VERSION:
+            raise _fail(path, f"schema version {version}; this git memzoi reads version {SCHEMA_VERSION}")
+        conn.execute("SELECT count(*) FROM proposals").fetchone()
+        return conn
+    except sqlite3.DatabaseError as exc:
+        raise _fail(path, str(exc)) from None
+
+
+def _create_schema(conn: sqlite3.Connection, path: Path, existed: bool) -> int:
+    """Create schema v1 once, even when two processes race to open a new shared.db."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0:
+            tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            if tables:
+                raise _fail(path, "it holds tables but no memzoi schema version")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            version = SCHEMA_VERSION
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return int(version)
+
+
+def check(path: Path) -> None:
+    """Raise StateError when an existing shared.db is corrupt (used before rebuild touches anything)."""
+    if not path.exists():
+        return
+    conn = connect(path, readonly=True)
+    try:
+        result = conn.execute("PRAGMA quick_check").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        raise _fail(path, str(exc)) from None
+    finally:
+        conn.close()
+    if result != "ok":
+        raise _fail(path, f"integrity check: {result}")
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE … COMMIT, rolled back on any exception."""
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def actor() -> str:
+    """Who is acting: MEMZOI_ACTOR, else the OS user."""
+    return os.environ.get("MEMZOI_ACTOR") or os.environ.get("USER") or "unknown"
+
+
+def append_event(conn: sqlite3.Connection, action: str, ids: list[str], detail: dict[str, Any] | None = None,
+                 *, who: str | None = None) -> None:
+    """Append an audit event; call inside the transaction of the write it describes."""
+    conn.execute(
+        "INSERT INTO events (at, actor, action, ids, detail) VALUES (?, ?, ?, ?, ?)",
+        (format_rfc3339(clock.now()), who or actor(), action, json.dumps(ids),
+         json.dumps(detail or {}, sort_keys=True)),
+    )

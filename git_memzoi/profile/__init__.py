@@ -1,0 +1,1 @@
+"""The memzoi profile: vocabularies, models, concept IDs and frontmatter. Pure: bytes in, models out."""

@@ -1,0 +1,58 @@
+"""Path concept IDs: the name a record file's path gives its concept."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from git_memzoi.errors import FormatError
+
+_SEGMENT = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
+RESERVED_NAMES = ("index", "log")
+MAX_LENGTH = 200
+
+
+def check(concept_id: str) -> str:
+    """Return `concept_id` when it follows the profile's rules, else raise FormatError(concept-id)."""
+    def bad(why: str) -> FormatError:
+        return FormatError("concept-id", f"concept ID {concept_id!r} {why}")
+
+    if not concept_id:
+        raise bad("is empty")
+    if len(concept_id) > MAX_LENGTH:
+        raise bad(f"is longer than {MAX_LENGTH} characters")
+    if concept_id.endswith(".md"):
+        raise bad("must not include the .md extension")
+    if concept_id.startswith("/") or concept_id.endswith("/"):
+        raise bad("must not start or end with /")
+    for segment in concept_id.split("/"):
+        if segment in ("", ".", ".."):
+            raise bad("has an empty, . or .. segment")
+        if not _SEGMENT.match(segment):
+            raise bad("must use lowercase ASCII letters, digits and hyphens, each segment starting "
+                      "and ending with a letter or digit")
+    if concept_id.rsplit("/", 1)[-1] in RESERVED_NAMES:
+        raise bad("ends in a reserved name (index, log)")
+    return concept_id
+
+
+def from_record_path(relpath: str) -> str:
+    """The concept ID of a path relative to .memzoi/records/ (`a/b.md` -> `a/b`)."""
+    if not relpath.endswith(".md"):
+        raise FormatError("concept-id", f"record file {relpath!r} must end in .md")
+    return check(relpath[:-3])
+
+
+def slug(text: str, max_length: int = 80) -> str:
+    """A concept-ID segment from free text: lowercase ASCII words joined by hyphens."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    out = ""
+    for word in words:
+        candidate = f"{out}-{word}" if out else word
+        if len(candidate) > max_length:
+            break
+        out = candidate
+    if not out or out in RESERVED_NAMES:
+        out = f"memory-{out}" if out else "memory"
+    return out

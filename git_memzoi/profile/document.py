@@ -1,0 +1,189 @@
+"""Read one memory file into a validated model, turning every failure into located problems."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from git_memzoi.errors import FormatError
+from git_memzoi.profile import frontmatter
+from git_memzoi.profile.models import Packet, Record
+
+Severity = Literal["error", "warning"]
+
+_PYDANTIC_CODES = {
+    "missing": "field-missing",
+    "extra_forbidden": "field-unknown",
+    "literal_error": "invalid-value",
+    "enum": "invalid-value",
+    "string_type": "field-type",
+    "float_type": "field-type",
+    "int_type": "field-type",
+    "list_type": "field-type",
+    "dict_type": "field-type",
+    "model_type": "field-type",
+    "model_attributes_type": "field-type",
+    "bool_type": "field-type",
+    "greater_than_equal": "out-of-range",
+    "less_than_equal": "out-of-range",
+    "string_pattern_mismatch": "invalid-value",
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding: `path:line: code: message`, an error or a warning."""
+
+    path: str
+    line: int
+    code: str
+    message: str
+    severity: Severity = "error"
+
+    def __str__(self) -> str:
+        prefix = "warning: " if self.severity == "warning" else ""
+        return f"{self.path}:{self.line}: {prefix}{self.code}: {self.message}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "code": self.code, "message": self.message,
+                "severity": self.severity}
+
+
+class InvalidDocument(Exception):
+    """A file failed validation; `problems` says where and why."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("; ".join(str(p) for p in problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class ParsedRecord:
+    record: Record
+    doc: frontmatter.Document
+
+
+@dataclass(frozen=True)
+class ParsedPacket:
+    packet: Packet
+    doc: frontmatter.Document
+
+
+def problem_from(error: FormatError, path: str) -> Problem:
+    return Problem(error.path or path, error.line or 1, error.code, error.message)
+
+
+def _field_loc(data: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Keep the parts of a pydantic error location that name fields in `data` (drop union branches)."""
+    out: list[Any] = []
+    node = data
+    for part in loc:
+        if isinstance(node, dict) and isinstance(part, str) and part in node:
+            out.append(part)
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            out.append(part)
+            node = node[part]
+        elif isinstance(node, dict) and isinstance(part, str) and not out[-1:] == [part]:
+            if not re.match(r"^[a-z-]+\[|^(float|int|str|list|dict|bool|none)$", part):
+                out.append(part)  # a missing field: name it
+                node = None
+    return tuple(out)
+
+
+def _problems(exc: ValidationError, doc: frontmatter.Document) -> list[Problem]:
+    out = []
+    for err in exc.errors(include_url=False):
+        loc = _field_loc(doc.data, tuple(err["loc"]))
+        kind = err["type"]
+        code = kind if "-" in kind else _PYDANTIC_CODES.get(kind, "invalid-field")
+        where = ".".join(str(p) for p in loc)
+        message = err["msg"]
+        if kind == "missing":
+            message = f"required field {where!r} is missing"
+        elif kind == "extra_forbidden":
+            message = f"unknown field {where!r}"
+        elif where:
+            message = f"{where}: {message}"
+        if not loc:
+            loc = _MODEL_LEVEL_FIELD.get(code, ())
+        out.append(Problem(doc.path, doc.line_of(loc), code, message))
+    return _dedupe(out)
+
+
+#: Where a whole-model rule points when pydantic gives no field location.
+_MODEL_LEVEL_FIELD: dict[str, tuple[str, ...]] = {
+    "proposal-target": ("proposal",),
+    "proposal-reason": ("proposal",),
+    "resolution-invalid": ("status",),
+    "receipt-invalid": ("receipt",),
+    "retention-invalid": ("retention",),
+    "legacy-format": ("profile",),
+}
+
+
+def _dedupe(problems: list[Problem]) -> list[Problem]:
+    seen: set[tuple[int, str, str]] = set()
+    out = []
+    for p in problems:
+        key = (p.line, p.code, p.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def _check_body(doc: frontmatter.Document) -> list[Problem]:
+    if not doc.body.strip():
+        return [Problem(doc.path, doc.body_line, "body-empty",
+                        "the Markdown body is empty; it must hold the human-readable memory")]
+    return []
+
+
+def _load(raw: bytes, path: str) -> frontmatter.Document:
+    try:
+        return frontmatter.parse(raw, path)
+    except FormatError as exc:
+        raise InvalidDocument([problem_from(exc, path)]) from None
+
+
+def read_record(raw: bytes, path: str) -> ParsedRecord:
+    """Parse and validate a canonical record file (raises InvalidDocument)."""
+    doc = _load(raw, path)
+    kind = doc.data.get("kind")
+    if kind == "proposal":
+        raise InvalidDocument([Problem(path, doc.line_of(("kind",)), "record-kind",
+                                       "a file under records/ must be kind: memory, not a proposal")])
+    try:
+        record = Record.model_validate(doc.data)
+    except ValidationError as exc:
+        raise InvalidDocument(_problems(exc, doc) + _check_body(doc)) from None
+    body = _check_body(doc)
+    if body:
+        raise InvalidDocument(body)
+    return ParsedRecord(record, doc)
+
+
+def read_packet(raw: bytes, path: str) -> ParsedPacket:
+    """Parse and validate a proposal packet file (raises InvalidDocument)."""
+    doc = _load(raw, path)
+    if doc.data.get("kind") == "memory":
+        raise InvalidDocument([Problem(path, doc.line_of(("kind",)), "packet-kind",
+                                       "a file under proposals/ must be kind: proposal, not a memory record")])
+    try:
+        packet = Packet.model_validate(doc.data)
+    except ValidationError as exc:
+        raise InvalidDocument(_problems(exc, doc) + _check_body(doc)) from None
+    body = _check_body(doc)
+    if body:
+        raise InvalidDocument(body)
+    return ParsedPacket(packet, doc)
+
+
+def validate_record_data(data: dict[str, Any], body: str, path: str = "<input>") -> Record:
+    """Validate a frontmatter mapping built in memory (runtime records, planned writes)."""
+    raw = frontmatter.render(data, body).encode("utf-8")
+    return read_record(raw, path).record

@@ -1,0 +1,250 @@
+"""Split a Markdown file into YAML frontmatter and body, safely, with lines for every error.
+
+Safe YAML only (the C parser where present), no anchors or aliases, no duplicate keys,
+timestamps kept as the strings the file holds, and hard limits on size and depth.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from git_memzoi.errors import FormatError
+
+try:  # the C parser is an order of magnitude faster; the pure one behaves the same
+    from yaml._yaml import CParser as _Parser
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml.composer import Composer
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class _Parser(Reader, Scanner, Parser, Composer):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+            Composer.__init__(self)
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_FRONTMATTER_BYTES = 64 * 1024
+FENCE = "---"
+
+# A gate, not a judge: text that cannot hold an anchor or alias skips the exact event scan.
+_MAYBE_ANCHOR = re.compile(r"(?:^|[\s\[{,:?-])[&*][^\s,\]}]", re.MULTILINE)
+_TAB_INDENT = re.compile(r"^[ ]*\t", re.MULTILINE)
+
+
+class _Resolver(yaml.resolver.Resolver):
+    """YAML 1.1 resolution without the timestamp rule: timestamps stay exact strings."""
+
+
+_Resolver.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in rules if tag != "tag:yaml.org,2002:timestamp"]
+    for first, rules in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
+}
+
+
+class _Constructor(yaml.constructor.SafeConstructor):
+    """SafeConstructor that refuses duplicate keys, non-string keys and merge keys."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise _Located("yaml-merge-key", "YAML merge keys (<<) are not allowed", key_node)
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
+                raise _Located("yaml-key", "mapping keys must be plain strings", key_node)
+            if key_node.value in seen:
+                raise _Located("yaml-duplicate-key", f"duplicate key {key_node.value!r}", key_node)
+            seen.add(key_node.value)
+        return super().construct_mapping(node, deep=True)
+
+
+_Constructor.add_constructor("tag:yaml.org,2002:timestamp", _Constructor.construct_yaml_str)
+
+
+class _Loader(_Parser, _Constructor, _Resolver):  # type: ignore[misc, valid-type]
+    def __init__(self, stream: str) -> None:
+        _Parser.__init__(self, stream)
+        _Constructor.__init__(self)
+        _Resolver.__init__(self)
+
+
+class _Located(Exception):
+    def __init__(self, code: str, message: str, node: yaml.Node) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.line = node.start_mark.line
+
+
+@dataclass(frozen=True)
+class Document:
+    """A parsed memory file: frontmatter mapping, body, and where each part sits."""
+
+    data: dict[str, Any]
+    body: str
+    frontmatter_text: str
+    body_line: int
+    path: str = "<input>"
+    _lines: dict[tuple[Any, ...], int] | None = field(default=None, repr=False, compare=False)
+
+    def line_of(self, loc: tuple[Any, ...]) -> int:
+        """The 1-based file line of the frontmatter field at `loc` (or its nearest parent)."""
+        lines = self._lines if self._lines is not None else _field_lines(self.frontmatter_text)
+        object.__setattr__(self, "_lines", lines)
+        for end in range(len(loc), 0, -1):
+            if loc[:end] in lines:
+                return lines[loc[:end]]
+        return 1
+
+
+def split(raw: bytes, path: str = "<input>") -> tuple[str, str, int] | None:
+    """Return (frontmatter text, body, body line), or None when the file has no frontmatter fence."""
+    if len(raw) > MAX_FILE_BYTES:
+        raise FormatError("file-too-large", f"file is {len(raw)} bytes; the limit is {MAX_FILE_BYTES}",
+                          path=path, line=1)
+    if raw.startswith(b"\xef\xbb\xbf") or raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise FormatError("encoding-bom", "file starts with a byte order mark; save it as UTF-8 without BOM",
+                          path=path, line=1)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise FormatError("encoding", f"file is not valid UTF-8 (byte {exc.start})", path=path, line=line) from None
+    if "\r" in text:
+        line = text[: text.index("\r")].count("\n") + 1
+        raise FormatError("line-endings", "CR or CRLF line endings; memory files use LF", path=path, line=line)
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise FormatError("encoding", "file contains a NUL byte", path=path, line=line)
+    if not (text.startswith(FENCE + "\n") or text == FENCE):
+        return None
+    end = text.find("\n" + FENCE, len(FENCE))
+    while end != -1:
+        after = end + 1 + len(FENCE)
+        if after == len(text) or text[after] == "\n":
+            break
+        end = text.find("\n" + FENCE, after)
+    if end == -1:
+        raise FormatError("frontmatter-unclosed", "frontmatter opened with --- on line 1 is never closed",
+                          path=path, line=1)
+    front = text[len(FENCE) + 1 : end + 1]
+    body_start = min(end + 1 + len(FENCE) + 1, len(text))
+    body_line = front.count("\n") + 3
+    return front, text[body_start:], body_line
+
+
+def parse(raw: bytes, path: str = "<input>") -> Document:
+    """Parse a memory file that must carry frontmatter; every problem is a FormatError with a line."""
+    parts = split(raw, path)
+    if parts is None:
+        raise FormatError("frontmatter-missing", "file must start with a --- frontmatter fence",
+                          path=path, line=1)
+    front, body, body_line = parts
+    return Document(load_frontmatter(front, path), body, front, body_line, path)
+
+
+def load_frontmatter(front: str, path: str = "<input>") -> dict[str, Any]:
+    """Load frontmatter text (without fences) into a mapping of string keys."""
+    if len(front.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
+        raise FormatError("frontmatter-too-large",
+                          f"frontmatter is larger than {MAX_FRONTMATTER_BYTES} bytes", path=path, line=2)
+    tab = _TAB_INDENT.search(front)
+    if tab:
+        raise FormatError("yaml-tab", "tab used for indentation; YAML indents with spaces",
+                          path=path, line=front[: tab.start()].count("\n") + (tab.group(0).startswith("\n")) + 2)
+    if _MAYBE_ANCHOR.search(front):
+        _refuse_anchors(front, path)
+    loader = _Loader(front)
+    try:
+        data = loader.get_single_data()
+    except _Located as exc:
+        raise FormatError(exc.code, exc.message, path=path, line=exc.line + 2) from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 2 if mark is not None else 2
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise FormatError("yaml-syntax", f"YAML: {problem}", path=path, line=line) from None
+    except yaml.YAMLError as exc:
+        raise FormatError("yaml-syntax", f"YAML: {exc}", path=path, line=2) from None
+    except RecursionError:
+        raise FormatError("yaml-too-deep", "frontmatter nests too deeply", path=path, line=2) from None
+    finally:
+        loader.dispose()
+    if data is None:
+        raise FormatError("frontmatter-empty", "frontmatter is empty", path=path, line=2)
+    if not isinstance(data, dict):
+        raise FormatError("frontmatter-not-mapping", "frontmatter must be a YAML mapping of fields",
+                          path=path, line=2)
+    return data
+
+
+def _refuse_anchors(front: str, path: str) -> None:
+    try:
+        for event in yaml.parse(front, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                raise FormatError("yaml-alias", "YAML anchors and aliases are not allowed in memory files",
+                                  path=path, line=event.start_mark.line + 2)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        raise FormatError("yaml-syntax", f"YAML: {exc.problem or exc.context}", path=path,
+                          line=(mark.line + 2) if mark else 2) from None
+
+
+def _field_lines(front: str) -> dict[tuple[Any, ...], int]:
+    """Map each field path (('retention', 'occurred_at'), ('tags', 0)) to its 1-based file line."""
+    lines: dict[tuple[Any, ...], int] = {}
+    try:
+        root = yaml.compose(front, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return lines
+
+    def walk(node: yaml.Node, prefix: tuple[Any, ...]) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                loc = prefix + (key.value,)
+                lines.setdefault(loc, key.start_mark.line + 2)
+                walk(value, loc)
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                loc = prefix + (index,)
+                lines.setdefault(loc, item.start_mark.line + 2)
+                walk(item, loc)
+
+    if root is not None:
+        walk(root, ())
+    return lines
+
+
+def render(data: dict[str, Any], body: str) -> str:
+    """Render frontmatter and body as a memory file (LF, UTF-8 text, key order kept)."""
+    front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1_000_000)
+    if not body.startswith("\n"):
+        body = "\n" + body
+    if not body.endswith("\n"):
+        body += "\n"
+    return f"{FENCE}\n{front}{FENCE}\n{body}"
+
+
+def set_top_level_scalar(text: str, key: str, value: str) -> str:
+    """Rewrite one top-level `key: value` line in a file's frontmatter, leaving every other byte alone.
+
+    Used for status transitions, so that a supersede or tombstone changes one line that the
+    server hook can recognise.
+    """
+    parts = split(text.encode("utf-8"))
+    if parts is None:
+        raise FormatError("frontmatter-missing", "file has no frontmatter", line=1)
+    front, _, _ = parts
+    pattern = re.compile(rf"^{re.escape(key)}:[^\n]*$", re.MULTILINE)
+    matches = list(pattern.finditer(front))
+    if len(matches) != 1:
+        raise FormatError("field-missing", f"expected one top-level {key!r} line, found {len(matches)}")
+    match = matches[0]
+    start = len(FENCE) + 1
+    return text[: start + match.start()] + f"{key}: {value}" + text[start + match.end():]

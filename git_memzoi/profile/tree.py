@@ -1,0 +1,183 @@
+"""Validate a whole .memzoi/ tree: every file on its own, then the rules that span files.
+
+Pure: it takes (path, loader) pairs, from the work tree or from git objects alike, and
+returns problems; it never reads the disk itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from git_memzoi.errors import FormatError
+from git_memzoi.profile import concept_id, frontmatter
+from git_memzoi.profile.document import (
+    InvalidDocument, ParsedPacket, ParsedRecord, Problem, problem_from, read_packet, read_record,
+)
+
+MEMZOI = ".memzoi"
+RESERVED_FILES = ("index.md", "log.md")
+PACKET_FOLDERS = {
+    f"{MEMZOI}/proposals/pending/": "proposed",
+    f"{MEMZOI}/proposals/resolved/applied/": "applied",
+    f"{MEMZOI}/proposals/resolved/rejected/": "rejected",
+}
+RECORDS = f"{MEMZOI}/records/"
+Mode = Literal["worktree", "committed"]
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file to validate: its repository-relative path and how to get its bytes."""
+
+    path: str
+    read: Callable[[], bytes]
+    is_symlink: bool = False
+
+
+@dataclass
+class TreeReport:
+    """Everything validation learned: problems plus the valid records and packets by path."""
+
+    problems: list[Problem] = field(default_factory=list)
+    records: dict[str, ParsedRecord] = field(default_factory=dict)
+    packets: dict[str, ParsedPacket] = field(default_factory=dict)
+    files_checked: int = 0
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+
+def check_reserved(path: str, raw: bytes) -> list[Problem]:
+    """index.md has no frontmatter; neither index.md nor log.md may define a record or proposal."""
+    name = path.rsplit("/", 1)[-1]
+    try:
+        parts = frontmatter.split(raw, path)
+    except FormatError as exc:
+        return [problem_from(exc, path)]
+    if parts is None:
+        return []
+    if name == "index.md":
+        return [Problem(path, 1, "reserved-file", "index.md is for human navigation and must not have YAML frontmatter")]
+    try:
+        data = frontmatter.load_frontmatter(parts[0], path)
+    except FormatError as exc:
+        return [problem_from(exc, path)]
+    if data.get("kind") in ("memory", "proposal") or "id" in data:
+        return [Problem(path, 1, "reserved-file", "log.md is for append-only notes and must not define a record or proposal")]
+    return []
+
+
+def validate_tree(files: Iterable[SourceFile], mode: Mode = "worktree") -> TreeReport:
+    """Validate every file under .memzoi/ and the cross-file rules (unique IDs, resolved packets)."""
+    report = TreeReport()
+    for source in files:
+        path = source.path
+        if not path.startswith(MEMZOI + "/"):
+            continue
+        report.files_checked += 1
+        if source.is_symlink:
+            report.problems.append(Problem(path, 1, "symlink", "memory files must be regular files, not symlinks"))
+            continue
+        name = path.rsplit("/", 1)[-1]
+        if name in RESERVED_FILES:
+            report.problems.extend(check_reserved(path, source.read()))
+            continue
+        if path == f"{MEMZOI}/config.toml" or name == ".gitkeep" or name == ".gitattributes":
+            continue
+        if path.startswith(RECORDS):
+            _check_record(report, source)
+        elif any(path.startswith(folder) for folder in PACKET_FOLDERS):
+            _check_packet(report, source, mode)
+        elif path.endswith(".md"):
+            report.problems.append(Problem(path, 1, "stray-file",
+                                           "Markdown outside records/ and proposals/ is not part of the profile",
+                                           "warning"))
+    _cross_checks(report)
+    return report
+
+
+def _check_record(report: TreeReport, source: SourceFile) -> None:
+    path = source.path
+    rel = path[len(RECORDS):]
+    if not rel.endswith(".md"):
+        report.problems.append(Problem(path, 1, "stray-file", "files under records/ must be .md records", "warning"))
+        return
+    try:
+        concept_id.from_record_path(rel)
+    except FormatError as exc:
+        report.problems.append(Problem(path, 1, exc.code, exc.message))
+    try:
+        report.records[path] = read_record(source.read(), path)
+    except InvalidDocument as exc:
+        report.problems.extend(exc.problems)
+
+
+def _check_packet(report: TreeReport, source: SourceFile, mode: Mode) -> None:
+    path = source.path
+    folder = next(f for f in PACKET_FOLDERS if path.startswith(f))
+    rel = path[len(folder):]
+    if "/" in rel or not rel.endswith(".md"):
+        report.problems.append(Problem(path, 1, "stray-file", f"only <proposal-id>.md files belong in {folder}", "warning"))
+        return
+    try:
+        parsed = read_packet(source.read(), path)
+    except InvalidDocument as exc:
+        report.problems.extend(exc.problems)
+        return
+    packet = parsed.packet
+    expected = PACKET_FOLDERS[folder]
+    if packet.status != expected:
+        report.problems.append(Problem(path, parsed.doc.line_of(("status",)), "packet-status",
+                                       f"packets in {folder} must have status: {expected}, not {packet.status}"))
+    if not packet.repo_safe and packet.receipt is None:
+        declared = packet.sensitivity if packet.sensitivity_declared else "unknown (not declared)"
+        line = parsed.doc.line_of(("sensitivity",)) if packet.sensitivity_declared else 1
+        if mode == "committed" or expected != "proposed":
+            report.problems.append(Problem(path, line, "sensitivity",
+                                           f"sensitivity {declared} must not be committed to repository memory"))
+        else:
+            report.problems.append(Problem(path, line, "sensitivity",
+                                           f"sensitivity {declared} is not repo-safe: this packet can only be rejected",
+                                           "warning"))
+    report.packets[path] = parsed
+
+
+def _cross_checks(report: TreeReport) -> None:
+    ids: dict[str, str] = {}
+    for path, parsed in sorted(report.records.items()):
+        rid = parsed.record.id
+        if rid in ids:
+            report.problems.append(Problem(path, parsed.doc.line_of(("id",)), "id-duplicate",
+                                           f"record ID {rid!r} is also used by {ids[rid]}"))
+        else:
+            ids[rid] = path
+    for path, parsed in sorted(report.records.items()):
+        target = parsed.record.supersedes
+        if target is not None and target not in ids:
+            report.problems.append(Problem(path, parsed.doc.line_of(("supersedes",)), "supersedes-missing",
+                                           f"supersedes {target!r}, which is not a record in this tree", "warning"))
+    packet_ids: dict[str, str] = {}
+    for path, parsed in sorted(report.packets.items()):
+        pid = parsed.packet.id
+        if pid in packet_ids:
+            report.problems.append(Problem(path, parsed.doc.line_of(("id",)), "packet-id-collision",
+                                           f"proposal ID {pid!r} is also used by {packet_ids[pid]}"))
+        else:
+            packet_ids[pid] = path
+        packet = parsed.packet
+        if packet.status == "applied" and packet.resolution is not None:
+            if not packet.resolution.affected_record_ids:
+                report.problems.append(Problem(path, parsed.doc.line_of(("resolution",)), "resolution-orphan",
+                                               "an applied packet must name the records it affected"))
+            for rid in packet.resolution.affected_record_ids:
+                if rid not in ids:
+                    report.problems.append(Problem(path, parsed.doc.line_of(("resolution", "affected_record_ids")),
+                                                   "resolution-orphan",
+                                                   f"applied packet names record {rid!r}, which is not in records/"))

@@ -1,0 +1,81 @@
+"""Where runtime state lives under MEMZOI_HOME, exactly as the profile lays it out."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from git_memzoi.gitrepo import GitRepo
+
+
+def memzoi_home() -> Path:
+    """`$MEMZOI_HOME`, or `~/.memzoi`."""
+    env = os.environ.get("MEMZOI_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".memzoi"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Every runtime path for one repository and one of its worktrees."""
+
+    home: Path
+    repository_key: str
+    worktree_key: str
+
+    @classmethod
+    def for_repo(cls, repo: GitRepo) -> "Layout":
+        return cls(memzoi_home(), repo.repository_key, repo.worktree_key)
+
+    @property
+    def user_config(self) -> Path:
+        return self.home / "config.toml"
+
+    @property
+    def project(self) -> Path:
+        return self.home / "projects" / self.repository_key
+
+    @property
+    def project_config(self) -> Path:
+        return self.project / "config.toml"
+
+    @property
+    def shared_db(self) -> Path:
+        return self.project / "shared.db"
+
+    @property
+    def lock(self) -> Path:
+        return self.project / "repo-lifecycle.lock"
+
+    @property
+    def parse_cache(self) -> Path:
+        """Content-addressed parse cache keyed by blob OID, shared by linked worktrees."""
+        return self.project / "parse-cache.db"
+
+    @property
+    def journal_dir(self) -> Path:
+        """Apply journals, under the repository's runtime directory."""
+        return self.project / "journal"
+
+    @property
+    def worktree(self) -> Path:
+        return self.project / "worktrees" / self.worktree_key
+
+    @property
+    def index_db(self) -> Path:
+        return self.worktree / "index.db"
+
+    @property
+    def exports(self) -> Path:
+        return self.worktree / "exports"
+
+    def paths(self) -> dict[str, str]:
+        """The contract's `paths` object for `doctor --json`."""
+        return {
+            "home": str(self.home),
+            "project": str(self.project),
+            "shared_db": str(self.shared_db),
+            "index_db": str(self.index_db),
+            "exports": str(self.exports),
+            "lock": str(self.lock),
+        }

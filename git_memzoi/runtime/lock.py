@@ -1,0 +1,45 @@
+"""repo-lifecycle.lock: one lifecycle mutation at a time across every linked worktree."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import filelock
+
+from git_memzoi.errors import LockTimeout, UsageError
+
+DEFAULT_TIMEOUT = 10.0
+
+
+def lock_timeout() -> float:
+    """Seconds to wait for the lock: `MEMZOI_LOCK_TIMEOUT`, default 10."""
+    raw = os.environ.get("MEMZOI_LOCK_TIMEOUT")
+    if raw is None or raw == "":
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UsageError(f"MEMZOI_LOCK_TIMEOUT={raw!r} is not a number of seconds") from None
+    if value < 0:
+        raise UsageError(f"MEMZOI_LOCK_TIMEOUT={raw!r} must not be negative")
+    return value
+
+
+@contextmanager
+def lifecycle_lock(path: Path, timeout: float | None = None) -> Iterator[None]:
+    """Hold `path` (repo-lifecycle.lock) or raise LockTimeout naming it; nothing is changed on timeout."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    wait = lock_timeout() if timeout is None else timeout
+    lock = filelock.FileLock(str(path), timeout=wait)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        raise LockTimeout(f"{path} is held by another memzoi process (waited {wait:g}s)",
+                          hint="wait for the other apply to finish, or raise MEMZOI_LOCK_TIMEOUT") from None
+    try:
+        yield
+    finally:
+        lock.release()

@@ -1,0 +1,69 @@
+"""Collect .memzoi/ files to validate: from the work tree, or from the tree at a revision."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from git_memzoi.errors import UsageError
+from git_memzoi.gitrepo import GitRepo
+from git_memzoi.gitrepo.repo import MEMZOI_DIR
+from git_memzoi.profile.tree import SourceFile
+
+
+def _reader(path: Path) -> "SourceReader":
+    return SourceReader(path)
+
+
+class SourceReader:
+    """Reads a work-tree file lazily (callable), so a listing costs no reads."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __call__(self) -> bytes:
+        return self.path.read_bytes()
+
+
+def _walk(root: Path, top: Path) -> Iterator[SourceFile]:
+    for folder, dirs, files in os.walk(top):
+        dirs.sort()
+        base = Path(folder)
+        for name in [*sorted(files), *[d for d in dirs if (base / d).is_symlink()]]:
+            full = base / name
+            rel = full.relative_to(root).as_posix()
+            yield SourceFile(rel, _reader(full), full.is_symlink())
+
+
+def worktree_files(repo: GitRepo, paths: Sequence[str] = ()) -> Iterator[SourceFile]:
+    """Files under .memzoi/ in the work tree, or just `paths` (files or folders inside .memzoi/)."""
+    root = repo.require_workdir()
+    memzoi = root / MEMZOI_DIR
+    if not paths:
+        if memzoi.is_dir():
+            yield from _walk(root, memzoi)
+        return
+    for given in paths:
+        candidate = Path(os.path.abspath(given))
+        try:
+            rel = candidate.relative_to(root).as_posix()
+        except ValueError:
+            raise UsageError(f"{given}: outside this work tree ({root})") from None
+        if rel != MEMZOI_DIR and not rel.startswith(MEMZOI_DIR + "/"):
+            raise UsageError(f"{given}: not inside {MEMZOI_DIR}/; memory files live there")
+        if candidate.is_symlink() or candidate.is_file():
+            yield SourceFile(rel, _reader(candidate), candidate.is_symlink())
+        elif candidate.is_dir():
+            yield from _walk(root, candidate)
+        else:
+            raise UsageError(f"{given}: no such file or folder")
+
+
+def rev_files(repo: GitRepo, rev: str) -> Iterator[SourceFile]:
+    """Files under .memzoi/ in the tree at `rev`, read from git objects (works in a bare repository)."""
+    commit = repo.resolve(rev)
+    for item in repo.tree_files(commit.tree):
+        yield SourceFile(item.path, item.read, item.oid == "symlink")

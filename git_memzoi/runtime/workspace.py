@@ -1,0 +1,49 @@
+"""The environment every command works in: the repository, its runtime layout and its config."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from git_memzoi.gitrepo import GitRepo, open_repo
+from git_memzoi.gitrepo.repo import MEMZOI_DIR
+from git_memzoi.runtime import config as configmod
+from git_memzoi.runtime.home import Layout
+
+REPO_CONFIG = f"{MEMZOI_DIR}/config.toml"
+
+
+@dataclass
+class Workspace:
+    """An opened repository plus where its runtime state lives; built once per command."""
+
+    repo: GitRepo
+    layout: Layout
+    _config: configmod.Config | None = field(default=None, repr=False)
+
+    @classmethod
+    def open(cls, start: str | os.PathLike[str] | None = None) -> "Workspace":
+        repo = open_repo(start)
+        return cls(repo, Layout.for_repo(repo))
+
+    def config_sources(self) -> list[configmod.ConfigSource]:
+        """The config files in precedence order, lowest first."""
+        sources = [configmod.file_source(self.layout.user_config),
+                   configmod.file_source(self.layout.project_config)]
+        if self.repo.workdir is not None:
+            sources.append(configmod.file_source(self.repo.workdir / REPO_CONFIG))
+        else:
+            head = self.repo.head_commit()
+            data = None
+            if head is not None:
+                try:
+                    data = self.repo.pygit[head.tree[REPO_CONFIG].id].data
+                except KeyError:
+                    data = None
+            sources.append(configmod.ConfigSource(f"HEAD:{REPO_CONFIG}", data))
+        return sources
+
+    @cached_property
+    def config(self) -> configmod.Config:
+        return configmod.load(self.config_sources())

@@ -1,0 +1,49 @@
+"""Find secret-looking content (private keys, cloud and API tokens, passwords in URLs).
+
+Used by `propose` (refuse unless the proposal declares a non-repo-safe sensitivity) and by
+the server hook (refuse the push). Findings name a kind and a line, never the secret itself.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("private-key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
+    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")),
+    ("aws-secret-key", re.compile(r"(?i)aws_?secret_?access_?key\s*[:=]\s*['\"]?[A-Za-z0-9/+=]{40}\b")),
+    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b")),
+    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}\b")),
+    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
+    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,}")),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("stripe-key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}\b")),
+    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|ant-)?[A-Za-z0-9_-]{32,}\b")),
+    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b")),
+    ("password-in-url", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:[^\s@/]+@[^\s/]+")),
+    ("assigned-secret", re.compile(
+        r"(?i)\b(?:password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)"
+        r"\s*[:=]\s*['\"]?(?=[A-Za-z0-9/+_.-]{12,})(?=[^\s'\"]*\d)[^\s'\"]{12,}")),
+)
+
+
+@dataclass(frozen=True)
+class SecretFinding:
+    """A secret-looking span: what kind it looks like and the 1-based line it is on."""
+
+    kind: str
+    line: int
+
+    def describe(self) -> str:
+        return f"line {self.line}: looks like a {self.kind.replace('-', ' ')}"
+
+
+def scan(text: str) -> list[SecretFinding]:
+    """Every secret-looking span in `text`, in line order (one finding per kind and line)."""
+    findings: set[SecretFinding] = set()
+    for kind, pattern in _PATTERNS:
+        for match in pattern.finditer(text):
+            findings.add(SecretFinding(kind, text.count("\n", 0, match.start()) + 1))
+    return sorted(findings, key=lambda f: (f.line, f.kind))

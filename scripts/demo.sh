@@ -27,4 +27,11 @@ step git memzoi validate
 git add -A && git commit -qm "import published memory"
 step git memzoi validate --rev HEAD
 
+# Each capability adds its part of the tour in scripts/demo.d/, run in name order.
+for part in "$ROOT"/scripts/demo.d/*.sh; do
+  [ -e "$part" ] || continue
+  printf '\n## %s\n' "$(basename "$part" .sh)"
+  . "$part"
+done
+
 printf '\ndemo finished: every step above ran against %s\n' "$WORK/project"

@@ -169,9 +169,13 @@ def load_frontmatter(front: str, path: str = "<input>") -> dict[str, Any]:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 2 if mark is not None else 2
         problem = exc.problem or exc.context or "invalid YAML"
-        raise FormatError("yaml-syntax", f"YAML: {problem}", path=path, line=line) from None
+        raise FormatError("yaml-syntax", _one_line(f"YAML: {problem}"), path=path, line=line) from None
+    except yaml.reader.ReaderError as exc:
+        line = front[: exc.position].count("\n") + 2
+        raise FormatError("yaml-syntax", f"YAML: control character {exc.character!r} is not allowed",
+                          path=path, line=line) from None
     except yaml.YAMLError as exc:
-        raise FormatError("yaml-syntax", f"YAML: {exc}", path=path, line=2) from None
+        raise FormatError("yaml-syntax", _one_line(f"YAML: {exc}"), path=path, line=2) from None
     except RecursionError:
         raise FormatError("yaml-too-deep", "frontmatter nests too deeply", path=path, line=2) from None
     finally:
@@ -184,16 +188,18 @@ def load_frontmatter(front: str, path: str = "<input>") -> dict[str, Any]:
     return data
 
 
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
 def _refuse_anchors(front: str, path: str) -> None:
     try:
         for event in yaml.parse(front, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                 raise FormatError("yaml-alias", "YAML anchors and aliases are not allowed in memory files",
                                   path=path, line=event.start_mark.line + 2)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise FormatError("yaml-syntax", f"YAML: {exc.problem or exc.context}", path=path,
-                          line=(mark.line + 2) if mark else 2) from None
+    except yaml.YAMLError:
+        return  # not YAML at all: the full load that follows reports where and why
 
 
 def _field_lines(front: str) -> dict[tuple[Any, ...], int]:

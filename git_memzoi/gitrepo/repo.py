@@ -39,7 +39,9 @@ class TreeFile:
     repo: pygit2.Repository
 
     def read(self) -> bytes:
-        return self.repo[self.oid].data  # type: ignore[no-any-return]
+        blob = self.repo[self.oid]
+        assert isinstance(blob, pygit2.Blob)
+        return blob.data
 
 
 class GitRepo:
@@ -118,9 +120,12 @@ class GitRepo:
         while stack:
             base, node = stack.pop()
             for item in node:
-                path = f"{base}/{item.name}" if base else item.name
+                name = item.name or ""
+                path = f"{base}/{name}" if base else name
                 if item.type == pygit2.enums.ObjectType.TREE:
-                    stack.append((path, self.pygit[item.id]))
+                    sub = self.pygit[item.id]
+                    assert isinstance(sub, pygit2.Tree)
+                    stack.append((path, sub))
                 elif item.type == pygit2.enums.ObjectType.BLOB and item.filemode != pygit2.enums.FileMode.LINK:
                     yield TreeFile(path, str(item.id), self.pygit)
                 elif item.filemode == pygit2.enums.FileMode.LINK:

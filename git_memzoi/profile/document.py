@@ -120,7 +120,8 @@ _MODEL_LEVEL_CODES = {"proposal-target", "proposal-reason", "proposal-action", "
 
 def _locate(code: str, data: dict[str, Any]) -> tuple[Any, ...]:
     """Where a whole-model rule points, since pydantic gives it no field location."""
-    proposal = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
+    raw_proposal = data.get("proposal")
+    proposal: dict[str, Any] = raw_proposal if isinstance(raw_proposal, dict) else {}
     if code == "proposal-target":
         if "target" in proposal:
             return ("proposal", "target")
@@ -137,55 +138,6 @@ def _locate(code: str, data: dict[str, Any]) -> tuple[Any, ...]:
                 return (key,)
         return ("profile",) if "profile" in data else ()
     return {"receipt-invalid": ("receipt",), "retention-invalid": ("retention",)}.get(code, ())
-
-
-def _field_loc(data: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Keep the parts of a pydantic error location that name fields in `data` (drop union branches)."""
-    out: list[Any] = []
-    node = data
-    for part in loc:
-        if isinstance(node, dict) and isinstance(part, str) and part in node:
-            out.append(part)
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            out.append(part)
-            node = node[part]
-        elif isinstance(node, dict) and isinstance(part, str) and not out[-1:] == [part]:
-            if not re.match(r"^[a-z-]+\[|^(float|int|str|list|dict|bool|none)$", part):
-                out.append(part)  # a missing field: name it
-                node = None
-    return tuple(out)
-
-
-def _problems(exc: ValidationError, doc: frontmatter.Document) -> list[Problem]:
-    out = []
-    for err in exc.errors(include_url=False):
-        loc = _field_loc(doc.data, tuple(err["loc"]))
-        kind = err["type"]
-        code = kind if "-" in kind else _PYDANTIC_CODES.get(kind, "invalid-field")
-        where = ".".join(str(p) for p in loc)
-        message = err["msg"]
-        if kind == "missing":
-            message = f"required field {where!r} is missing"
-        elif kind == "extra_forbidden":
-            message = f"unknown field {where!r}"
-        elif where:
-            message = f"{where}: {message}"
-        if len(loc) <= 1 and code in _MODEL_LEVEL_CODES:
-            loc = _locate(code, doc.data) or loc
-        out.append(Problem(doc.path, doc.line_of(loc), code, message))
-    return _dedupe(out)
-
-
-#: Where a whole-model rule points when pydantic gives no field location.
-_MODEL_LEVEL_FIELD: dict[str, tuple[str, ...]] = {
-    "proposal-target": ("proposal",),
-    "proposal-reason": ("proposal",),
-    "resolution-invalid": ("status",),
-    "receipt-invalid": ("receipt",),
-    "retention-invalid": ("retention",),
-    "legacy-format": ("profile",),
-}
 
 
 def _dedupe(problems: list[Problem]) -> list[Problem]:

@@ -64,7 +64,8 @@ class _Constructor(yaml.constructor.SafeConstructor):
         return super().construct_mapping(node, deep=True)
 
 
-_Constructor.add_constructor("tag:yaml.org,2002:timestamp", _Constructor.construct_yaml_str)
+_Constructor.add_constructor("tag:yaml.org,2002:timestamp",  # type: ignore[type-var]
+                             _Constructor.construct_yaml_str)
 
 
 class _Loader(_Parser, _Constructor, _Resolver):  # type: ignore[misc, valid-type]
@@ -196,8 +197,9 @@ def _refuse_anchors(front: str, path: str) -> None:
     try:
         for event in yaml.parse(front, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                line = event.start_mark.line + 2 if event.start_mark is not None else 2
                 raise FormatError("yaml-alias", "YAML anchors and aliases are not allowed in memory files",
-                                  path=path, line=event.start_mark.line + 2)
+                                  path=path, line=line)
     except yaml.YAMLError:
         return  # not YAML at all: the full load that follows reports where and why
 

@@ -164,20 +164,20 @@ def _cross_checks(report: TreeReport) -> None:
             report.problems.append(Problem(path, parsed.doc.line_of(("supersedes",)), "supersedes-missing",
                                            f"supersedes {target!r}, which is not a record in this tree", "warning"))
     packet_ids: dict[str, str] = {}
-    for path, parsed in sorted(report.packets.items()):
-        pid = parsed.packet.id
+    for path, parsed_packet in sorted(report.packets.items()):
+        pid = parsed_packet.packet.id
         if pid in packet_ids:
-            report.problems.append(Problem(path, parsed.doc.line_of(("id",)), "packet-id-collision",
+            report.problems.append(Problem(path, parsed_packet.doc.line_of(("id",)), "packet-id-collision",
                                            f"proposal ID {pid!r} is also used by {packet_ids[pid]}"))
         else:
             packet_ids[pid] = path
-        packet = parsed.packet
+        packet = parsed_packet.packet
         if packet.status == "applied" and packet.resolution is not None:
             if not packet.resolution.affected_record_ids:
-                report.problems.append(Problem(path, parsed.doc.line_of(("resolution",)), "resolution-orphan",
+                report.problems.append(Problem(path, parsed_packet.doc.line_of(("resolution",)), "resolution-orphan",
                                                "an applied packet must name the records it affected"))
             for rid in packet.resolution.affected_record_ids:
                 if rid not in ids:
-                    report.problems.append(Problem(path, parsed.doc.line_of(("resolution", "affected_record_ids")),
+                    report.problems.append(Problem(path, parsed_packet.doc.line_of(("resolution", "affected_record_ids")),
                                                    "resolution-orphan",
                                                    f"applied packet names record {rid!r}, which is not in records/"))

@@ -38,7 +38,7 @@ class Workspace:
             data = None
             if head is not None:
                 try:
-                    data = self.repo.pygit[head.tree[REPO_CONFIG].id].data
+                    data = self.repo.pygit[head.tree[REPO_CONFIG].id].read_raw()
                 except KeyError:
                     data = None
             sources.append(configmod.ConfigSource(f"HEAD:{REPO_CONFIG}", data))

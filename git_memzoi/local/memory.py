@@ -1,0 +1,152 @@
+"""Private local memory: records that live only in shared.db, shared by every linked worktree.
+
+Local records are `visibility: private`, `scope: local`. They are never written to the work
+tree, never exported, and reach repository memory only through `local promote` (a reviewed
+proposal). `forget` deletes the row: a user's explicit forget of private memory removes the
+content; the audit log keeps only the ID and the record's shape, never its text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from git_memzoi.errors import Refused, UsageError
+from git_memzoi.index import runtime_store
+from git_memzoi.local import store
+from git_memzoi.local.store import RuntimeRecord
+from git_memzoi.profile import secrets, vocab
+from git_memzoi.profile.timefmt import format_rfc3339, is_rfc3339, parse_rfc3339
+from git_memzoi.recall.models import SearchResult
+from git_memzoi.runtime.workspace import Workspace
+
+#: What a local record's content is, for the profile's required content_class.
+LOCAL_CONTENT_CLASS = "private_working_memory"
+#: Local memory states what its writer asserts; review status is carried by visibility, not confidence.
+DEFAULT_CONFIDENCE = 1.0
+LOCAL_LANES = ("semantic", "procedural", "episodic")
+
+
+@dataclass(frozen=True)
+class Added:
+    """A stored local record and any secret-looking spans found in it (kind and line only)."""
+
+    record: RuntimeRecord
+    warnings: list[str]
+
+
+def _timestamp(value: str | None, flag: str) -> str | None:
+    if value is None:
+        return None
+    if not is_rfc3339(value):
+        raise UsageError(f"{flag} {value!r} is not an RFC 3339 date-time with a timezone "
+                         "(for example 2026-07-05T12:00:00Z)")
+    return format_rfc3339(parse_rfc3339(value))
+
+
+def add(ws: Workspace, *, title: str, body: str, type: str = "note", lane: str = "semantic",
+        confidence: float = DEFAULT_CONFIDENCE, description: str | None = None, source: str | None = None,
+        source_ref: str | None = None, applies_to: Sequence[str] = (), tags: Sequence[str] = (),
+        occurred_at: str | None = None, expires_at: str | None = None) -> Added:
+    """Store a private local memory record in shared.db (validated as a profile record first)."""
+    if lane == "session":
+        raise UsageError("local memory does not take lane session; session state is a checkpoint",
+                         hint="use `git memzoi checkpoint add --task T --note N`")
+    if lane not in LOCAL_LANES:
+        raise UsageError(f"--lane {lane!r} is not one of {', '.join(LOCAL_LANES)}")
+    if occurred_at is not None and lane != "episodic":
+        raise UsageError("--occurred-at applies only to --lane episodic")
+    if not body.strip():
+        raise UsageError("the body is empty; give --body TEXT or --body-file PATH with the memory itself")
+    record_id = store.new_id("local")
+    stamp = store.now_text()
+    retention: dict[str, str] = {}
+    if lane == "episodic":
+        retention["occurred_at"] = _timestamp(occurred_at, "--occurred-at") or stamp
+    expires = _timestamp(expires_at, "--expires-at")
+    if expires is not None:
+        retention["explicit_expires_at"] = expires
+    data: dict[str, Any] = {
+        "id": record_id, "kind": "memory", "profile": "memzoi", "type": type, "lane": lane, "title": title,
+    }
+    if description is not None:
+        data["description"] = description
+    data |= {
+        "timestamp": stamp, "status": "active", "scope": "local", "visibility": "private",
+        "content_class": LOCAL_CONTENT_CLASS, "confidence": confidence,
+    }
+    if applies_to:
+        data["applies_to"] = list(applies_to)
+    if tags:
+        data["tags"] = list(tags)
+    data |= {
+        "source": source, "source_ref": source_ref, "retention": retention,
+        "origin": {"origin_key": f"local:{record_id}", "route": "local_memory"},
+    }
+    document = store.render(data, body, "local add")
+    with store.writing(ws) as conn:
+        row = runtime_store.insert_record(
+            conn, record_id=record_id, store="local", document=document, status="active",
+            worktree_key=ws.repo.worktree_key, action="local.add",
+            detail={"store": "local", "lane": lane, "type": type})
+    warnings = [finding.describe() for finding in secrets.scan(f"{title}\n{description or ''}\n{body}")]
+    return Added(store.parse(row), warnings)
+
+
+def listing(ws: Workspace, *, store_name: str = "local", type: str | None = None,
+            lane: str | None = None) -> list[RuntimeRecord]:
+    """Local memory records, oldest first (optionally one type or lane)."""
+    with store.reading(ws) as conn:
+        if conn is None:
+            return []
+        out = []
+        for row in runtime_store.iter_records(conn, store=store_name):
+            item = store.parse(row)
+            if (type is None or item.record.type == type) and (lane is None or item.record.lane == lane):
+                out.append(item)
+        return out
+
+
+def show(ws: Workspace, record_id: str) -> RuntimeRecord:
+    """One runtime record (local or session) by ID."""
+    with store.reading(ws) as conn:
+        return store.load(conn, record_id)
+
+
+def forget(ws: Workspace, record_id: str) -> dict[str, Any]:
+    """Delete a private runtime record (local or session) and its retention facts; audit without content."""
+    with store.writing(ws) as conn:
+        row = runtime_store.get_record(conn, record_id)
+        if row is None:
+            store.load(None, record_id)  # raises NotFound with the hint
+        assert row is not None
+        gone = runtime_store.delete_record(conn, record_id, action=f"{row.store}.forget",
+                                           detail={"store": row.store})
+    if not gone:  # another process forgot it between our read and our delete
+        raise Refused(f"{record_id!r} was already forgotten by another process")
+    return {"id": record_id, "store": row.store, "forgotten": True}
+
+
+def search(ws: Workspace, query: str, *, limit: int | None = None, type: str | None = None,
+           lane: str | None = None, include_all: bool = False) -> SearchResult:
+    """Full-text search over private local memory only, through the one recall search engine."""
+    from git_memzoi.recall import search as recall_search
+
+    kwargs: dict[str, Any] = {"include_local": True}
+    if limit is not None:
+        kwargs["limit"] = limit
+    if type is not None:
+        kwargs["type"] = type
+    if lane is not None:
+        kwargs["lane"] = lane
+    if include_all:
+        kwargs["include_all"] = True
+    result: SearchResult = recall_search.search(ws, query, **kwargs)
+    hits = [hit for hit in result.hits if hit.store == "local"]
+    return result.model_copy(update={"hits": hits, "filters": {**result.filters, "store": "local"}})
+
+
+def known_types() -> tuple[str, ...]:
+    """The profile's memory types, for CLI choices."""
+    return vocab.MEMORY_TYPES

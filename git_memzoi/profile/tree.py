@@ -78,29 +78,43 @@ def validate_tree(files: Iterable[SourceFile], mode: Mode = "worktree") -> TreeR
     """Validate every file under .memzoi/ and the cross-file rules (unique IDs, resolved packets)."""
     report = TreeReport()
     for source in files:
-        path = source.path
-        if not path.startswith(MEMZOI + "/"):
-            continue
-        report.files_checked += 1
-        if source.is_symlink:
-            report.problems.append(Problem(path, 1, "symlink", "memory files must be regular files, not symlinks"))
-            continue
-        name = path.rsplit("/", 1)[-1]
-        if name in RESERVED_FILES:
-            report.problems.extend(check_reserved(path, source.read()))
-            continue
-        if path == f"{MEMZOI}/config.toml" or name == ".gitkeep" or name == ".gitattributes":
-            continue
-        if path.startswith(RECORDS):
-            _check_record(report, source)
-        elif any(path.startswith(folder) for folder in PACKET_FOLDERS):
-            _check_packet(report, source, mode)
-        elif path.endswith(".md"):
-            report.problems.append(Problem(path, 1, "stray-file",
-                                           "Markdown outside records/ and proposals/ is not part of the profile",
-                                           "warning"))
-    _cross_checks(report)
+        check_file(report, source, mode)
+    cross_check(report)
     return report
+
+
+def check_file(report: TreeReport, source: SourceFile, mode: Mode = "worktree") -> None:
+    """Validate one file on its own into `report` (files outside .memzoi/ are ignored).
+
+    validate_tree is check_file on every file, then cross_check; callers that validate many
+    similar trees (the push hook) reuse per-file reports and run cross_check on their union.
+    """
+    path = source.path
+    if not path.startswith(MEMZOI + "/"):
+        return
+    report.files_checked += 1
+    if source.is_symlink:
+        report.problems.append(Problem(path, 1, "symlink", "memory files must be regular files, not symlinks"))
+        return
+    name = path.rsplit("/", 1)[-1]
+    if name in RESERVED_FILES:
+        report.problems.extend(check_reserved(path, source.read()))
+        return
+    if path == f"{MEMZOI}/config.toml" or name == ".gitkeep" or name == ".gitattributes":
+        return
+    if path.startswith(RECORDS):
+        _check_record(report, source)
+    elif any(path.startswith(folder) for folder in PACKET_FOLDERS):
+        _check_packet(report, source, mode)
+    elif path.endswith(".md"):
+        report.problems.append(Problem(path, 1, "stray-file",
+                                       "Markdown outside records/ and proposals/ is not part of the profile",
+                                       "warning"))
+
+
+def cross_check(report: TreeReport) -> None:
+    """Add the rules that span files (unique IDs, supersedes targets, resolved packets) to `report`."""
+    _cross_checks(report)
 
 
 def _check_record(report: TreeReport, source: SourceFile) -> None:

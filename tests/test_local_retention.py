@@ -1,0 +1,141 @@
+"""`retention extend`: authorised episodic extensions past 30 days, never past 90, with clear refusals."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime, timezone
+
+import pytest
+
+from conftest import Repo, run_cli
+from git_memzoi.runtime import clock
+from git_memzoi.runtime.workspace import Workspace
+
+OCCURRED = "2026-07-01T00:00:00Z"
+T0 = datetime(2026, 7, 10, tzinfo=timezone.utc)
+
+EPISODIC = """---
+id: migration-notes-2026-07
+kind: memory
+profile: memzoi
+type: incident
+lane: episodic
+title: Database migration notes
+timestamp: 2026-07-01T00:00:00Z
+status: active
+scope: repo
+visibility: repo
+content_class: general_repo_knowledge
+confidence: 1.0
+source: null
+source_ref: null
+retention:
+  occurred_at: 2026-07-01T00:00:00Z
+origin:
+  origin_key: test:migration
+  route: repository_materialization
+---
+# Database migration notes
+
+The July migration needed a manual vacuum.
+"""
+
+SEMANTIC = EPISODIC.replace("id: migration-notes-2026-07", "id: use-postgres").replace(
+    "lane: episodic", "lane: semantic").replace("retention:\n  occurred_at: 2026-07-01T00:00:00Z", "retention: {}")
+
+
+@pytest.fixture
+def records(repo: Repo) -> Repo:
+    repo.write(".memzoi/records/episodic/incidents/migration-notes.md", EPISODIC)
+    repo.write(".memzoi/records/semantic/decisions/use-postgres.md", SEMANTIC)
+    repo.commit("records")
+    clock.set_now(T0)
+    return repo
+
+
+def facts() -> list[tuple[str, str, str, str]]:
+    conn = sqlite3.connect(Workspace.open().layout.shared_db)
+    return conn.execute("SELECT record_id, fact, until, actor FROM retention_facts ORDER BY seq").fetchall()
+
+
+def test_extend_canonical_episodic_record(records: Repo) -> None:
+    result = run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-08-20T00:00:00Z",
+                     "--reason", "still migrating", "--json").json()
+    assert result["until"] == "2026-08-20T00:00:00Z"
+    assert result["previous_window_end"] == "2026-07-31T00:00:00Z"
+    assert result["limit"] == "2026-09-29T00:00:00Z"
+    assert result["path"] == ".memzoi/records/episodic/incidents/migration-notes.md"
+    assert facts() == [("migration-notes-2026-07", "episodic_extension", "2026-08-20T00:00:00Z", "tester")]
+    events = [json.loads(line) for line in run_cli("events", "--jsonl").stdout.splitlines()]
+    assert [(e["action"], e["ids"]) for e in events] == [("retention.extend", ["migration-notes-2026-07"])]
+    # the canonical file is not rewritten
+    assert (records.path / ".memzoi/records/episodic/incidents/migration-notes.md").read_text() == EPISODIC
+
+
+def test_extend_exactly_to_ninety_days_and_not_one_second_more(records: Repo) -> None:
+    over = run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-09-29T00:00:01Z",
+                   "--reason", "r", expect=1)
+    assert "more than 90 days" in over.stderr and "2026-09-29T00:00:00Z" in over.stderr
+    assert facts() == []
+    run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-09-29T00:00:00Z", "--reason", "r")
+    assert len(facts()) == 1
+
+
+def test_extension_must_be_after_the_current_window(records: Repo) -> None:
+    same = run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-07-31T00:00:00Z",
+                   "--reason", "r", expect=1)
+    assert "not after the current window" in same.stderr and "2026-07-31T00:00:00Z" in same.stderr
+    run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-08-15T00:00:00Z", "--reason", "r")
+    shorter = run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-08-10T00:00:00Z",
+                      "--reason", "r", expect=1)
+    assert "2026-08-15T00:00:00Z" in shorter.stderr
+    run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-08-15T00:00:01Z", "--reason", "r")
+    assert len(facts()) == 2
+
+
+def test_extension_in_the_past_is_refused(records: Repo) -> None:
+    clock.set_now(datetime(2026, 8, 25, tzinfo=timezone.utc))
+    result = run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-08-20T00:00:00Z",
+                     "--reason", "r", expect=1)
+    assert "already in the past" in result.stderr
+    run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-09-01T00:00:00Z", "--reason", "r")
+
+
+@pytest.mark.parametrize("record_id, until, reason, code, message", [
+    ("use-postgres", "2026-08-20T00:00:00Z", "r", 1, "only episodic records"),
+    ("no-such-record", "2026-08-20T00:00:00Z", "r", 1, "no record 'no-such-record'"),
+    ("migration-notes-2026-07", "2026-08-20", "r", 2, "RFC 3339"),
+    ("migration-notes-2026-07", "next month", "r", 2, "RFC 3339"),
+    ("migration-notes-2026-07", "2026-08-20T00:00:00Z", "  ", 2, "--reason is empty"),
+])
+def test_refusals_are_clear_and_change_nothing(records: Repo, record_id: str, until: str, reason: str, code: int,
+                                               message: str) -> None:
+    result = run_cli("retention", "extend", record_id, "--until", until, "--reason", reason, expect=code)
+    assert message in result.stderr
+    db = Workspace.open().layout.shared_db
+    if db.exists():
+        assert facts() == []
+        assert sqlite3.connect(db).execute("SELECT count(*) FROM events").fetchone()[0] == 0
+
+
+def test_extend_runtime_episodic_record_and_forget_drops_its_facts(repo: Repo) -> None:
+    clock.set_now(T0)
+    record_id = run_cli("local", "add", "--lane", "episodic", "--title", "Flaky CI", "--body", "CI flaked.",
+                        "--occurred-at", OCCURRED).stdout.strip()
+    run_cli("retention", "extend", record_id, "--until", "2026-09-01T00:00:00Z", "--reason", "watching it")
+    assert [f[0] for f in facts()] == [record_id]
+    semantic = run_cli("local", "add", "--title", "S", "--body", "s").stdout.strip()
+    assert "only episodic" in run_cli("retention", "extend", semantic, "--until", "2026-09-01T00:00:00Z",
+                                      "--reason", "r", expect=1).stderr
+    run_cli("local", "forget", record_id)
+    assert facts() == []
+
+
+def test_extension_from_a_linked_worktree_is_seen_by_the_main_one(records: Repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    linked = records.add_worktree("other", tmp_path / "other")
+    run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-08-20T00:00:00Z",
+            "--reason", "r", cwd=linked.path)
+    again = run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-08-19T00:00:00Z",
+                    "--reason", "r", cwd=records.path, expect=1)
+    assert "2026-08-20T00:00:00Z" in again.stderr

@@ -1,0 +1,51 @@
+"""applies_to matching: exact paths, path prefixes, trailing /** scopes; no general globs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from git_memzoi.errors import UsageError
+from git_memzoi.recall.paths import ancestors, covers, matching_entry, normalise, within
+
+
+@pytest.mark.parametrize("entry,path,expected", [
+    ("src/auth/**", "src/auth", True),
+    ("src/auth/**", "src/auth/session.ts", True),
+    ("src/auth/**", "src/auth/deep/x.ts", True),
+    ("src/auth/**", "src/authz/x.ts", False),
+    ("src/auth/**", "src", False),
+    ("src/auth", "src/auth/session.ts", True),
+    ("src/auth", "src/auth", True),
+    ("src/auth", "src/authz", False),
+    ("src/auth/session.ts", "src/auth/session.ts", True),
+    ("src/auth/session.ts", "src/auth/session.tsx", False),
+    ("src/auth/session.ts", "src/auth", False),
+    ("src/*.ts", "src/a.ts", False),  # no general globs: a star is just a character
+])
+def test_covers(entry: str, path: str, expected: bool) -> None:
+    assert covers(entry, path) is expected
+
+
+def test_within_and_ancestors() -> None:
+    assert within("src/auth/**", "src")
+    assert not within("src/**", "src")
+    assert not within("srcx/a", "src")
+    assert ancestors("a/b/c") == ["a/b/c", "a/b", "a"]
+
+
+def test_most_specific_entry_wins() -> None:
+    assert matching_entry(["src/**", "src/auth/**", "docs/**"], "src/auth/x.ts") == "src/auth/**"
+    assert matching_entry(["docs/**"], "src/x") is None
+
+
+def test_normalise(tmp_path: Path) -> None:
+    assert normalise("./src//auth/") == "src/auth"
+    assert normalise("src/auth/**") == "src/auth"
+    assert normalise(str(tmp_path / "src" / "a.ts"), tmp_path) == "src/a.ts"
+    for bad in ("", ".", "/", "../x", "a/../b"):
+        with pytest.raises(UsageError):
+            normalise(bad, tmp_path)
+    with pytest.raises(UsageError, match="outside"):
+        normalise("/elsewhere/x", tmp_path)

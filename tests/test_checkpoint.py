@@ -113,9 +113,9 @@ def test_configured_lease(repo: Repo) -> None:
     record_id = start()
     at(T0 + timedelta(hours=2) - SECOND)
     run_cli("checkpoint", "continue", record_id)
-    at(T0 + timedelta(hours=4) - 3 * SECOND)
+    at(T0 + timedelta(hours=4) - 2 * SECOND)
     assert show(record_id)["current"] is True
-    at(T0 + timedelta(hours=4) - 2 * SECOND)  # 2h after the continue, not after the start
+    at(T0 + timedelta(hours=4) - SECOND)  # 2h after the continue, not after the start
     assert show(record_id)["current"] is False
 
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from git_memzoi.errors import Refused, UsageError
-from git_memzoi.index import runtime_store
+from git_memzoi.errors import UsageError
+from git_memzoi.index import runtime_store, shared_db
 from git_memzoi.local import store
 from git_memzoi.local.store import RuntimeRecord
 from git_memzoi.profile import secrets, vocab
@@ -117,14 +117,12 @@ def show(ws: Workspace, record_id: str) -> RuntimeRecord:
 def forget(ws: Workspace, record_id: str) -> dict[str, Any]:
     """Delete a private runtime record (local or session) and its retention facts; audit without content."""
     with store.writing(ws) as conn:
-        row = runtime_store.get_record(conn, record_id)
-        if row is None:
-            store.load(None, record_id)  # raises NotFound with the hint
-        assert row is not None
-        gone = runtime_store.delete_record(conn, record_id, action=f"{row.store}.forget",
-                                           detail={"store": row.store})
-    if not gone:  # another process forgot it between our read and our delete
-        raise Refused(f"{record_id!r} was already forgotten by another process")
+        with shared_db.transaction(conn):  # read and delete under one write lock
+            row = runtime_store.get_record(conn, record_id)
+            if row is None:
+                store.load(None, record_id)  # raises NotFound with the hint
+            assert row is not None
+            runtime_store.delete_record(conn, record_id, action=f"{row.store}.forget", detail={"store": row.store})
     return {"id": record_id, "store": row.store, "forgotten": True}
 
 

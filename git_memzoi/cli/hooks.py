@@ -1,0 +1,144 @@
+"""`git memzoi hook`: the server's pre-receive / update checks, the client's pre-commit / pre-push, install."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from git_memzoi.cli.common import emit_json, json_option, say, workspace
+from git_memzoi.errors import EXIT_NO, UsageError
+from git_memzoi.hooks.checks import CheckReport
+from git_memzoi.hooks.install import HOOK_NAMES, HookName, default_hooks, install as install_hooks
+from git_memzoi.hooks.run import (
+    RefUpdate, check_client_push, check_server_push, check_staged, parse_pre_push, parse_pre_receive,
+)
+
+_HINTS = {
+    "record-edited": "change a record through a supersede or tombstone proposal (git memzoi propose, "
+                     "then apply); a repository may allow in-place edits with [hooks] "
+                     "allow_in_place_edits = true in .memzoi/config.toml",
+    "record-deleted": "retire a record with a tombstone proposal instead of deleting its file",
+    "secret": "remove the secret from every commit that carries it (rewrite them) and rotate it",
+}
+
+
+@click.group()
+def hook() -> None:
+    """Server-side and client-side git hook checks for .memzoi/.
+
+    On a server, `pre-receive` (or `update`) refuses pushes whose commits bring an invalid
+    .memzoi/ tree, edit or delete a canonical record in place, resolve a packet without its
+    record, or carry non-repo-safe or secret-looking content. In a checkout, `pre-commit`
+    checks the staged tree and `pre-push` runs the server's checks before anything leaves.
+    `install` writes the hook scripts. Each check exits 0 when memory is fine and 1 with
+    `path:line: code: message` lines on stderr when it is not.
+    """
+
+
+def _render(report: CheckReport, as_json: bool, what: str) -> None:
+    if as_json:
+        emit_json(report.as_json())
+    else:
+        where = None
+        for finding in report.findings:
+            if finding.where != where:
+                where = finding.where
+                label = "staged changes" if where == "index" else f"commit {where[:12]}"
+                summary = report.summaries.get(where, "")
+                say(f"git memzoi: {label}" + (f" ({summary})" if summary and where != "index" else "") + ":")
+            say(str(finding.problem))
+        if report.findings:
+            commits = len({f.where for f in report.findings})
+            say(f"git memzoi: {what} rejected: {len(report.findings)} problem"
+                f"{'s' * (len(report.findings) != 1)} in {commits} of {report.commits_checked} "
+                f"change{'s' * (report.commits_checked != 1)} to .memzoi/")
+            codes = {f.problem.code for f in report.findings}
+            for code, hint in _HINTS.items():
+                if code in codes:
+                    say(f"hint: {hint}")
+        elif report.commits_checked and what != "commit":
+            say(f"git memzoi: {report.commits_checked} change{'s' * (report.commits_checked != 1)} "
+                "to .memzoi/ checked: memory OK")
+    if report.findings:
+        raise click.exceptions.Exit(EXIT_NO)
+
+
+def _stdin() -> str:
+    return sys.stdin.read()
+
+
+@hook.command("pre-receive")
+@json_option
+def pre_receive(as_json: bool) -> None:
+    """Check a push on the server: reads `<old> <new> <ref>` lines on stdin, as git gives them.
+
+    Runs in the bare repository (no work tree needed) and reads every pushed commit from git
+    objects, including those git keeps in quarantine until the hook accepts them. Commits
+    that leave .memzoi/ unchanged cost one tree lookup each.
+    """
+    ws = workspace()
+    updates = parse_pre_receive(_stdin())
+    _render(check_server_push(ws.repo, updates), as_json, "push")
+
+
+@hook.command("update")
+@click.argument("ref")
+@click.argument("old")
+@click.argument("new")
+@json_option
+def update(ref: str, old: str, new: str, as_json: bool) -> None:
+    """Check one pushed ref on the server, as git's update hook: REF OLD NEW."""
+    ws = workspace()
+    [parsed] = parse_pre_receive(f"{old} {new} {ref}\n")
+    _render(check_server_push(ws.repo, [parsed]), as_json, "push")
+
+
+@hook.command("pre-commit")
+@json_option
+def pre_commit(as_json: bool) -> None:
+    """Check the staged .memzoi/ tree (what the commit will hold) and scan what it adds for secrets."""
+    ws = workspace()
+    _render(check_staged(ws.repo), as_json, "commit")
+
+
+@hook.command("pre-push")
+@click.argument("remote", required=False, default="")
+@click.argument("url", required=False, default="")
+@json_option
+def pre_push(remote: str, url: str, as_json: bool) -> None:
+    """Run the server's checks on the commits a push sends: REMOTE URL from git, ref lines on stdin.
+
+    Reads `<local ref> <local sha> <remote ref> <remote sha>` lines; commits the remote's
+    tracking refs already reach are not checked again.
+    """
+    ws = workspace()
+    updates: list[RefUpdate] = parse_pre_push(_stdin())
+    _render(check_client_push(ws.repo, remote, updates), as_json, "push")
+
+
+@hook.command("install")
+@click.option("--pre-commit", "names", flag_value="pre-commit", multiple=True,
+              help="Install the pre-commit hook (staged .memzoi/ check).")
+@click.option("--pre-push", "names", flag_value="pre-push", multiple=True,
+              help="Install the pre-push hook (the server's checks, before pushing).")
+@click.option("--pre-receive", "names", flag_value="pre-receive", multiple=True,
+              help="Install the server's pre-receive hook (in a bare repository).")
+@json_option
+def install(names: tuple[str, ...], as_json: bool) -> None:
+    """Install hook scripts where git runs them (core.hooksPath is honoured).
+
+    Without options: pre-commit and pre-push in a checkout, pre-receive in a bare repository.
+    A hook file git memzoi did not write is never replaced: install stops, changes nothing,
+    and prints the line to add to that hook instead. Running install again is safe.
+    """
+    ws = workspace()
+    chosen: tuple[HookName, ...] = tuple(n for n in HOOK_NAMES if n in names) or default_hooks(ws.repo)
+    if "pre-commit" in chosen and ws.repo.is_bare:
+        raise UsageError("a bare repository has no commits made in it; install --pre-receive there")
+    done = install_hooks(ws.repo, chosen)
+    if as_json:
+        emit_json({"hooks": [{"name": i.name, "path": str(i.path), "action": i.action} for i in done]})
+    else:
+        for item in done:
+            say(f"git memzoi: {item.name} hook {item.action}: {item.path}")

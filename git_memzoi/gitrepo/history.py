@@ -1,0 +1,247 @@
+"""History for the hooks: the commits a push brings, .memzoi/ tree diffs, staged trees, added lines."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import pygit2
+from pygit2.enums import DeltaStatus, DiffOption, FileMode, ObjectType, SortMode
+
+from git_memzoi.errors import MemzoiError, UsageError
+from git_memzoi.gitrepo.repo import MEMZOI_DIR, GitRepo
+
+ChangeStatus = Literal["A", "D", "M", "T"]
+_STATUS: dict[int, ChangeStatus] = {
+    DeltaStatus.ADDED: "A", DeltaStatus.DELETED: "D",
+    DeltaStatus.MODIFIED: "M", DeltaStatus.TYPECHANGE: "T",
+}
+_DIFF_FLAGS = DiffOption.INCLUDE_TYPECHANGE | DiffOption.SKIP_BINARY_CHECK
+
+
+def is_zero(sha: str) -> bool:
+    """True for git's all-zero object name (a created or deleted ref), SHA-1 or SHA-256."""
+    return bool(sha) and set(sha) == {"0"}
+
+
+@dataclass(frozen=True)
+class PushedCommit:
+    """A commit a push brings, with its .memzoi/ subtree OID and its parents' (None: no .memzoi/)."""
+
+    sha: str
+    summary: str
+    memzoi: str | None
+    parents: tuple[str, ...]
+    parent_memzoi: tuple[str | None, ...]
+
+    @property
+    def touches_memzoi(self) -> bool:
+        """False when .memzoi/ is identical to the first parent's (or absent in both)."""
+        return touches_memzoi(self.memzoi, self.parent_memzoi)
+
+
+def touches_memzoi(memzoi: str | None, parent_memzoi: tuple[str | None, ...]) -> bool:
+    """Whether a commit with subtree `memzoi` over parents with `parent_memzoi` changes .memzoi/.
+
+    A merge is compared with its first parent only: taking the other side's .memzoi/ whole can
+    still drop what the first parent added since the fork, so it gets checked file by file.
+    """
+    if not parent_memzoi:
+        return memzoi is not None
+    return memzoi != parent_memzoi[0]
+
+
+@dataclass(frozen=True)
+class TreeChange:
+    """One file that differs between two .memzoi/ trees, with repository-root paths."""
+
+    status: ChangeStatus
+    path: str
+    old_oid: str | None
+    new_oid: str | None
+    old_symlink: bool = False
+    new_symlink: bool = False
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """A file in a .memzoi/ tree: blob OID and whether git stores it as a symlink."""
+
+    oid: str
+    is_symlink: bool
+
+
+class History:
+    """Read-only access to commits, trees and blobs of one repository, with small caches."""
+
+    def __init__(self, repo: GitRepo) -> None:
+        self.repo = repo
+        self.git = repo.pygit
+        self._memzoi_of: dict[str, str | None] = {}
+
+    # refs and commits ---------------------------------------------------------
+    def commit_sha(self, rev: str) -> str | None:
+        """The commit an object name or ref peels to, or None when it names no commit (a tree or blob tag)."""
+        try:
+            obj = self.git.revparse_single(rev)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            raise UsageError(f"unknown object {rev!r}: it is not in this repository") from None
+        try:
+            return str(obj.peel(pygit2.Commit).id)
+        except (pygit2.GitError, pygit2.InvalidSpecError, ValueError):
+            return None
+
+    def has_object(self, sha: str) -> bool:
+        """True when the object database holds `sha`."""
+        try:
+            return pygit2.Oid(hex=sha) in self.git.odb
+        except ValueError:
+            return False
+
+    def ref_commits(self, prefixes: Iterable[str] = ("refs/",)) -> set[str]:
+        """The commits every ref under `prefixes` points at (peeling tags; skipping refs to non-commits)."""
+        out: set[str] = set()
+        wanted = tuple(prefixes)
+        for name in self.git.references:
+            if not name.startswith(wanted):
+                continue
+            try:
+                out.add(str(self.git.references[name].peel(pygit2.Commit).id))
+            except (pygit2.GitError, pygit2.InvalidSpecError, ValueError, KeyError):
+                continue
+        return out
+
+    def memzoi_of(self, sha: str) -> str | None:
+        """The .memzoi/ subtree OID of commit `sha` (cached)."""
+        if sha not in self._memzoi_of:
+            commit = self.git[sha]
+            self._memzoi_of[sha] = self.repo.subtree_oid(commit.tree)
+        return self._memzoi_of[sha]
+
+    def new_commits(self, tips: Iterable[str], hide: Iterable[str]) -> Iterator[PushedCommit]:
+        """Commits reachable from `tips` but from none of `hide`, parents before children."""
+        tips = [t for t in tips if t]
+        if not tips:
+            return
+        walker = self.git.walk(None, SortMode.TOPOLOGICAL | SortMode.REVERSE)
+        for tip in tips:
+            walker.push(pygit2.Oid(hex=tip))
+        for sha in hide:
+            walker.hide(pygit2.Oid(hex=sha))
+        for commit in walker:
+            sha = str(commit.id)
+            memzoi = self.repo.subtree_oid(commit.tree)
+            self._memzoi_of[sha] = memzoi
+            parents = tuple(str(p) for p in commit.parent_ids)
+            yield PushedCommit(sha, _summary(commit), memzoi, parents,
+                               tuple(self.memzoi_of(p) for p in parents))
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        """The best common ancestor of two commits, or None when their histories are unrelated."""
+        base = self.git.merge_base(pygit2.Oid(hex=a), pygit2.Oid(hex=b))
+        return str(base) if base is not None else None
+
+    def merge_heads(self) -> list[str]:
+        """The commits an in-progress merge will add as parents (MERGE_HEAD), if any."""
+        path = self.repo.git_dir / "MERGE_HEAD"
+        try:
+            lines = path.read_text().split()
+        except OSError:
+            return []
+        return [line for line in lines if self.has_object(line)]
+
+    # trees ---------------------------------------------------------------------
+    def changes(self, old: str | None, new: str | None) -> list[TreeChange]:
+        """Files that differ between two .memzoi/ subtrees (None: absent), without rename detection."""
+        if old == new:
+            return []
+        if new is None:
+            return [TreeChange("D", c.path, c.new_oid, None, c.new_symlink, False)
+                    for c in self.changes(None, old)]
+        new_tree = self.git[new]
+        if old is None:
+            diff = new_tree.diff_to_tree(flags=_DIFF_FLAGS, swap=True)
+        else:
+            diff = self.git[old].diff_to_tree(new_tree, flags=_DIFF_FLAGS)
+        out: list[TreeChange] = []
+        for delta in diff.deltas:
+            status = _STATUS.get(delta.status)
+            if status is None:
+                continue
+            old_f, new_f = delta.old_file, delta.new_file
+            if FileMode.COMMIT in (old_f.mode, new_f.mode):
+                continue  # a submodule entry is not a memory file
+            out.append(TreeChange(
+                status, f"{MEMZOI_DIR}/{new_f.path if status != 'D' else old_f.path}",
+                None if status == "A" else str(old_f.id), None if status == "D" else str(new_f.id),
+                status != "A" and old_f.mode == FileMode.LINK, status != "D" and new_f.mode == FileMode.LINK,
+            ))
+        return out
+
+    def listing(self, memzoi: str | None) -> dict[str, FileEntry]:
+        """Every file of a .memzoi/ subtree, by repository-root path."""
+        return {c.path: FileEntry(c.new_oid or "", c.new_symlink) for c in self.changes(None, memzoi)}
+
+    def blob(self, oid: str) -> bytes:
+        """A blob's bytes."""
+        data: bytes = self.git[oid].data
+        return data
+
+    def added_lines(self, old: str, new: str) -> list[tuple[int, str]]:
+        """(line number in `new`, text) of the lines `new` adds over `old`; every line when binary."""
+        patch = self.git[old].diff(self.git[new], context_lines=0)
+        if patch.delta.is_binary:
+            text = self.blob(new).decode("utf-8", "replace")
+            return list(enumerate(text.split("\n"), start=1))
+        return [(line.new_lineno, line.content.rstrip("\n"))
+                for hunk in patch.hunks for line in hunk.lines if line.origin == "+"]
+
+    def config_blob(self, sha: str, relpath: str) -> tuple[str, bytes] | None:
+        """(blob OID, bytes) of `relpath` in commit `sha`'s tree, or None."""
+        try:
+            entry = self.git[sha].tree[relpath]
+        except KeyError:
+            return None
+        if entry.type != ObjectType.BLOB:
+            return None
+        return str(entry.id), self.blob(str(entry.id))
+
+    # the index -----------------------------------------------------------------
+    def staged_memzoi(self) -> tuple[str | None, bytes | None]:
+        """The .memzoi/ subtree OID of what is staged, and the staged .memzoi/config.toml.
+
+        Writes the index as tree objects (as `git write-tree` does), honouring GIT_INDEX_FILE,
+        which git sets for `git commit -a` and `git commit PATH`.
+        """
+        index_file = os.environ.get("GIT_INDEX_FILE")
+        try:
+            if index_file:
+                path = Path(index_file)
+                if not path.is_absolute():
+                    path = (self.repo.workdir or Path.cwd()) / path
+                index = pygit2.Index(str(path))
+            else:
+                index = self.git.index
+            tree = self.git[index.write_tree(self.git)]
+        except pygit2.GitError as exc:
+            raise MemzoiError(f"cannot read the staged tree: {exc}",
+                              hint="resolve merge conflicts and stage the result first") from None
+        memzoi = self.repo.subtree_oid(tree)
+        config = None
+        try:
+            entry = tree[f"{MEMZOI_DIR}/config.toml"]
+            config = self.blob(str(entry.id))
+        except KeyError:
+            pass
+        return memzoi, config
+
+
+def _summary(commit: pygit2.Commit) -> str:
+    try:
+        message = commit.message
+    except (UnicodeDecodeError, LookupError):
+        message = commit.raw_message.decode("utf-8", "replace")
+    return message.split("\n", 1)[0][:72]

@@ -1,0 +1,290 @@
+"""The checks every hook runs on a .memzoi/ change: a valid tree, no in-place edits or deletions, no secrets.
+
+A change is one new .memzoi/ subtree against its parents' subtrees (a pushed commit, or the
+staged index against HEAD). Work is shared across the changes of one push: each distinct file
+blob is parsed once, each distinct tree is validated once, each added blob is scanned once.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from git_memzoi.errors import ConfigError, FormatError
+from git_memzoi.gitrepo.history import FileEntry, History, TreeChange
+from git_memzoi.gitrepo.repo import MEMZOI_DIR
+from git_memzoi.profile import frontmatter, secrets
+from git_memzoi.profile.document import ParsedPacket, ParsedRecord, Problem
+from git_memzoi.profile.tree import RECORDS, SourceFile, TreeReport, check_file, cross_check
+from git_memzoi.runtime import config as configmod
+
+CONFIG_PATH = f"{MEMZOI_DIR}/config.toml"
+#: The only in-place edit a canonical record may receive: apply's one-line status transition.
+ALLOWED_TRANSITIONS = {"active": frozenset({"superseded", "tombstoned", "expired"})}
+_TREE_STATES_KEPT = 8
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A problem and the change that brought it: a commit SHA, or "index" for staged changes."""
+
+    where: str
+    problem: Problem
+
+
+@dataclass
+class CheckReport:
+    """What a hook found, and how much it had to look at."""
+
+    findings: list[Finding] = field(default_factory=list)
+    commits_walked: int = 0
+    commits_checked: int = 0
+    trees_validated: int = 0
+    files_parsed: int = 0
+    summaries: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "ok": self.ok,
+            "commits_walked": self.commits_walked,
+            "commits_checked": self.commits_checked,
+            "trees_validated": self.trees_validated,
+            "problems": [{"commit": f.where, **f.problem.as_json()} for f in self.findings],
+        }
+
+
+@dataclass
+class _TreeState:
+    """One .memzoi/ tree, assembled from cached per-file reports so the next tree can be a delta."""
+
+    entries: dict[str, FileEntry]
+    records: dict[str, ParsedRecord]
+    packets: dict[str, ParsedPacket]
+    problems: dict[str, list[Problem]]
+
+
+class MemoryChecker:
+    """Checks .memzoi/ changes against their parents, caching by blob and tree OID across a push."""
+
+    def __init__(self, history: History, base_config: list[configmod.ConfigSource]) -> None:
+        self.history = history
+        self.base_config = base_config
+        self.report = CheckReport()
+        self._files: dict[tuple[str, str, bool], TreeReport] = {}
+        self._states: OrderedDict[str, _TreeState] = OrderedDict()
+        self._tree_errors: dict[str, list[Problem]] = {}
+        self._scanned: dict[tuple[str | None, str], list[secrets.SecretFinding]] = {}
+        self._configs: dict[str | None, tuple[bool, Problem | None]] = {}
+        self._seen: set[str] = set()
+
+    # the entry point ---------------------------------------------------------------
+    def check(self, where: str, memzoi: str | None, parents: tuple[str, ...],
+              parent_memzoi: tuple[str | None, ...], config: tuple[str, bytes] | None) -> list[Problem]:
+        """Check one change: subtree `memzoi` over the commits `parents` (with their subtrees).
+
+        Records and returns the problems not already reported for an earlier change of this push.
+        """
+        problems: list[Problem] = []
+        allow_edits, config_problem = self._config(config)
+        if config_problem is not None:
+            problems.append(config_problem)
+        problems.extend(self.tree_errors(memzoi, parent_memzoi[0] if parent_memzoi else None))
+        for change in self._changed(memzoi, parents, parent_memzoi):
+            if change.path.startswith(RECORDS) and change.path.endswith(".md") and not allow_edits:
+                problem = self._record_rule(change)
+                if problem is not None:
+                    problems.append(problem)
+            if change.new_oid is not None and not change.new_symlink:
+                problems.extend(self._secrets(change))
+        fresh = []
+        for problem in problems:
+            key = str(problem)
+            if key not in self._seen:
+                self._seen.add(key)
+                fresh.append(problem)
+                self.report.findings.append(Finding(where, problem))
+        return fresh
+
+    # tree validity -----------------------------------------------------------------
+    def tree_errors(self, memzoi: str | None, near: str | None = None) -> list[Problem]:
+        """The errors of validating the whole tree (committed mode), once per distinct tree OID."""
+        if memzoi is None:
+            return []
+        if memzoi not in self._tree_errors:
+            state = self._state(memzoi, near)
+            # cross_check only reads records and packets, so the state's own tables serve
+            report = TreeReport(problems=[p for ps in state.problems.values() for p in ps],
+                                records=state.records, packets=state.packets)
+            cross_check(report)
+            self._tree_errors[memzoi] = sorted(report.errors, key=lambda p: (p.path, p.line, p.code))
+            self.report.trees_validated += 1
+        return self._tree_errors[memzoi]
+
+    def _state(self, memzoi: str, near: str | None) -> _TreeState:
+        if memzoi in self._states:
+            self._states.move_to_end(memzoi)
+            return self._states[memzoi]
+        base = self._states.get(near) if near is not None else None
+        if base is None:
+            state = _TreeState({}, {}, {}, {})
+            changes = self.history.changes(None, memzoi)
+        else:
+            state = _TreeState(dict(base.entries), dict(base.records), dict(base.packets), dict(base.problems))
+            changes = self.history.changes(near, memzoi)
+        for change in changes:
+            path = change.path
+            state.entries.pop(path, None)
+            state.records.pop(path, None)
+            state.packets.pop(path, None)
+            state.problems.pop(path, None)
+            if change.new_oid is None:
+                continue
+            state.entries[path] = FileEntry(change.new_oid, change.new_symlink)
+            one = self._file(path, change.new_oid, change.new_symlink)
+            if one.problems:
+                state.problems[path] = one.problems
+            if path in one.records:
+                state.records[path] = one.records[path]
+            if path in one.packets:
+                state.packets[path] = one.packets[path]
+        self._states[memzoi] = state
+        while len(self._states) > _TREE_STATES_KEPT:
+            self._states.popitem(last=False)
+        return state
+
+    def _file(self, path: str, oid: str, is_symlink: bool) -> TreeReport:
+        key = (path, oid, is_symlink)
+        one = self._files.get(key)
+        if one is None:
+            one = TreeReport()
+            check_file(one, SourceFile(path, lambda: self.history.blob(oid), is_symlink), "committed")
+            self._files[key] = one
+            self.report.files_parsed += 1
+        return one
+
+    def _listing(self, memzoi: str | None) -> dict[str, FileEntry]:
+        if memzoi is None:
+            return {}
+        if memzoi in self._states:
+            return self._states[memzoi].entries
+        return self.history.listing(memzoi)
+
+    # what changed --------------------------------------------------------------------
+    def _changed(self, memzoi: str | None, parents: tuple[str, ...],
+                 parent_memzoi: tuple[str | None, ...]) -> list[TreeChange]:
+        """The files this change makes differ from its first parent, minus clean merge takes.
+
+        In a merge, a file that equals another parent's version while the first parent kept the
+        merge base's version is that side's change, checked with that side's commits.
+        """
+        changes = self.history.changes(parent_memzoi[0] if parent_memzoi else None, memzoi)
+        if len(parents) <= 1 or not changes:
+            return changes
+        sides = []
+        for sha, theirs in zip(parents[1:], parent_memzoi[1:]):
+            base = self.history.merge_base(parents[0], sha)
+            base_memzoi = self.history.memzoi_of(base) if base is not None else None
+            sides.append((self._listing(theirs), self._listing(base_memzoi)))
+        out = []
+        for change in changes:
+            new = FileEntry(change.new_oid, change.new_symlink) if change.new_oid else None
+            ours = FileEntry(change.old_oid, change.old_symlink) if change.old_oid else None
+            if not any(listing.get(change.path) == new and base.get(change.path) == ours
+                       for listing, base in sides):
+                out.append(change)
+        return out
+
+    # records change only by apply's status transition --------------------------------
+    def _record_rule(self, change: TreeChange) -> Problem | None:
+        if change.old_oid is None or change.old_symlink:
+            return None  # a new record
+        parsed = self._file(change.path, change.old_oid, False).records.get(change.path)
+        if parsed is None:
+            return None  # replacing a file that never was a valid record (a fix) is not an edit
+        record_id = parsed.record.id
+        if change.new_oid is None:
+            return Problem(change.path, 1, "record-deleted",
+                           f"record {record_id!r} is deleted; records leave current memory through a "
+                           "tombstone or supersede, never by deletion")
+        old_raw, new_raw = self.history.blob(change.old_oid), self.history.blob(change.new_oid)
+        if not change.new_symlink and _is_status_transition(old_raw, new_raw, parsed.record.status):
+            return None
+        return Problem(change.path, _first_difference(old_raw, new_raw), "record-edited",
+                       f"record {record_id!r} is edited in place; only apply's status change "
+                       "(active -> superseded, tombstoned or expired) may touch a canonical record")
+
+    # secrets ---------------------------------------------------------------------------
+    def _secrets(self, change: TreeChange) -> list[Problem]:
+        assert change.new_oid is not None
+        base = change.old_oid if not change.old_symlink else None
+        key = (base, change.new_oid)
+        found = self._scanned.get(key)
+        if found is None:
+            if base is None:
+                found = secrets.scan(self.history.blob(change.new_oid).decode("utf-8", "replace"))
+            else:
+                found = _scan_lines(self.history.added_lines(base, change.new_oid))
+            self._scanned[key] = found
+        return [Problem(change.path, f.line, "secret",
+                        f"looks like a {f.kind.replace('-', ' ')}; secrets must not enter repository memory")
+                for f in found]
+
+    # config ------------------------------------------------------------------------------
+    def _config(self, config: tuple[str, bytes] | None) -> tuple[bool, Problem | None]:
+        """Whether this tree's config allows in-place edits, and a problem when its config.toml is bad."""
+        key = config[0] if config is not None else None
+        if key not in self._configs:
+            pushed = configmod.ConfigSource(CONFIG_PATH, config[1] if config is not None else None)
+            try:
+                merged = configmod.load([*self.base_config, pushed])
+                self._configs[key] = (merged.hooks.allow_in_place_edits, None)
+            except ConfigError as exc:
+                message = exc.message.removeprefix(f"{CONFIG_PATH}: ")
+                if not exc.message.startswith(CONFIG_PATH):
+                    raise  # the server's own config is broken: fail closed, naming that file
+                self._configs[key] = (False, Problem(CONFIG_PATH, 1, "config", message))
+        return self._configs[key]
+
+
+def _is_status_transition(old_raw: bytes, new_raw: bytes, old_status: str) -> bool:
+    """True when `new_raw` is `old_raw` with only its top-level status line changed, as apply does."""
+    try:
+        old_text, new_text = old_raw.decode("utf-8"), new_raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    for status in sorted(ALLOWED_TRANSITIONS.get(old_status, ())):
+        try:
+            if frontmatter.set_top_level_scalar(old_text, "status", status) == new_text:
+                return True
+        except FormatError:
+            return False
+    return False
+
+
+def _first_difference(old: bytes, new: bytes) -> int:
+    old_lines, new_lines = old.split(b"\n"), new.split(b"\n")
+    for number, (a, b) in enumerate(zip(old_lines, new_lines), start=1):
+        if a != b:
+            return number
+    return min(len(old_lines), len(new_lines)) + (len(old_lines) != len(new_lines))
+
+
+def _scan_lines(lines: list[tuple[int, str]]) -> list[secrets.SecretFinding]:
+    """Scan added lines, each run of consecutive lines as one text, reporting lines of the new file."""
+    found: list[secrets.SecretFinding] = []
+    run: list[str] = []
+    start = 0
+    for number, text in [*lines, (-1, "")]:
+        if run and number != start + len(run):
+            found.extend(secrets.SecretFinding(f.kind, start + f.line - 1) for f in secrets.scan("\n".join(run)))
+            run = []
+        if number < 0:
+            break
+        if not run:
+            start = number
+        run.append(text)
+    return found

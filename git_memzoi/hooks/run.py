@@ -1,0 +1,126 @@
+"""What each hook checks: a push (pre-receive, update, pre-push) or the staged tree (pre-commit)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from git_memzoi.errors import UsageError
+from git_memzoi.gitrepo import GitRepo
+from git_memzoi.gitrepo.history import History, is_zero, touches_memzoi
+from git_memzoi.hooks.checks import CONFIG_PATH, CheckReport, MemoryChecker
+from git_memzoi.runtime import config as configmod
+from git_memzoi.runtime.home import Layout
+
+
+@dataclass(frozen=True)
+class RefUpdate:
+    """One ref a push moves: from `old` to `new` (all zeros: created or deleted)."""
+
+    ref: str
+    old: str
+    new: str
+
+    @property
+    def is_deletion(self) -> bool:
+        return is_zero(self.new)
+
+
+def _hex(value: str, what: str, line_no: int) -> str:
+    if not value or any(ch not in "0123456789abcdef" for ch in value.lower()) or len(value) not in (40, 64):
+        raise UsageError(f"hook input line {line_no}: {what} {value!r} is not an object name")
+    return value.lower()
+
+
+def parse_pre_receive(text: str) -> list[RefUpdate]:
+    """`<old> <new> <ref>` lines, as git feeds pre-receive and post-receive."""
+    updates = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = line.split(" ", 2)
+        if len(parts) != 3:
+            raise UsageError(f"hook input line {number}: expected '<old> <new> <ref>', got {line!r}")
+        updates.append(RefUpdate(parts[2], _hex(parts[0], "old", number), _hex(parts[1], "new", number)))
+    return updates
+
+
+def parse_pre_push(text: str) -> list[RefUpdate]:
+    """`<local ref> <local sha> <remote ref> <remote sha>` lines, as git feeds pre-push."""
+    updates = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = line.split(" ")
+        if len(parts) != 4:
+            raise UsageError(f"hook input line {number}: expected "
+                             f"'<local ref> <local sha> <remote ref> <remote sha>', got {line!r}")
+        updates.append(RefUpdate(parts[2], _hex(parts[3], "remote sha", number),
+                                 _hex(parts[1], "local sha", number)))
+    return updates
+
+
+def base_config(repo: GitRepo) -> list[configmod.ConfigSource]:
+    """The config files below the checked tree's own .memzoi/config.toml: user, then project."""
+    layout = Layout.for_repo(repo)
+    return [configmod.file_source(layout.user_config), configmod.file_source(layout.project_config)]
+
+
+def check_push(repo: GitRepo, updates: Iterable[RefUpdate], hide: Iterable[str]) -> CheckReport:
+    """Check every commit the updates bring that no commit in `hide` reaches, parents first."""
+    history = History(repo)
+    checker = MemoryChecker(history, base_config(repo))
+    tips = []
+    for update in updates:
+        if update.is_deletion:
+            continue  # deleting a ref adds nothing to memory
+        sha = history.commit_sha(update.new)
+        if sha is not None:  # a tag of a tree or blob carries no commits to check
+            tips.append(sha)
+    report = checker.report
+    for commit in history.new_commits(tips, hide):
+        report.commits_walked += 1
+        if not commit.touches_memzoi:
+            continue
+        report.commits_checked += 1
+        report.summaries[commit.sha] = commit.summary
+        config = history.config_blob(commit.sha, CONFIG_PATH) if commit.memzoi is not None else None
+        checker.check(commit.sha, commit.memzoi, commit.parents, commit.parent_memzoi, config)
+    return report
+
+
+def check_server_push(repo: GitRepo, updates: Iterable[RefUpdate]) -> CheckReport:
+    """pre-receive / update: the commits no existing ref of this (bare) repository reaches yet."""
+    history = History(repo)
+    return check_push(repo, updates, history.ref_commits())
+
+
+def check_client_push(repo: GitRepo, remote: str, updates: list[RefUpdate]) -> CheckReport:
+    """pre-push: the commits neither the remote's tracking refs nor its current ref tips reach."""
+    history = History(repo)
+    hide = history.ref_commits((f"refs/remotes/{remote}/",)) if remote else set()
+    for update in updates:
+        if not is_zero(update.old) and history.has_object(update.old):
+            sha = history.commit_sha(update.old)
+            if sha is not None:
+                hide.add(sha)
+    return check_push(repo, updates, hide)
+
+
+def check_staged(repo: GitRepo) -> CheckReport:
+    """pre-commit: the staged .memzoi/ against HEAD (and MERGE_HEAD while concluding a merge)."""
+    repo.require_workdir()
+    history = History(repo)
+    checker = MemoryChecker(history, base_config(repo))
+    memzoi, config = history.staged_memzoi()
+    head = repo.head_commit()
+    parents = tuple(([str(head.id)] if head is not None else []) + history.merge_heads())
+    parent_memzoi = tuple(history.memzoi_of(sha) for sha in parents)
+    report = checker.report
+    report.commits_walked = 1
+    if touches_memzoi(memzoi, parent_memzoi):
+        report.commits_checked = 1
+        report.summaries["index"] = "staged changes"
+        config_blob = ("staged", config) if config is not None else None
+        checker.check("index", memzoi, parents, parent_memzoi, config_blob)
+    return report

@@ -1,0 +1,176 @@
+"""index.db: the disposable per-worktree projection of canonical records plus shared runtime mirrors.
+
+An installed index.db is never modified in place: every change builds a new file (a copy of
+the old one, or an empty schema) under a temp name and `os.replace`s it over the old one, so
+a reader holds a consistent index for as long as its connection lives, and a rebuild killed
+half-way leaves the old index serving. Readers open it read-only and immutable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from git_memzoi.errors import StateError
+
+SCHEMA_VERSION = 1
+TEMP_PREFIX = "index.db.tmp-"
+
+#: Columns of `records`, in insert order. `tags` is the space-joined text FTS indexes;
+#: `tags_json`/`applies_json` keep the lists. `boundary` is the retention boundary as Unix
+#: seconds (NULL: none), compared with the clock at query time.
+RECORD_COLUMNS: tuple[str, ...] = (
+    "path", "store", "record_id", "concept_id", "type", "lane", "status", "visibility", "scope",
+    "title", "description", "body", "tags", "tags_json", "applies_json", "source", "source_ref",
+    "proposal_id", "supersedes", "timestamp", "confidence", "retention", "boundary", "boundary_at",
+    "boundary_kind", "rule", "basis", "facts", "document", "oid", "size", "mtime_ns",
+)
+COLUMN = {name: index for index, name in enumerate(RECORD_COLUMNS)}
+
+_SCHEMA = f"""
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE records (
+    rowid INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,     -- .memzoi/records/<concept-id>.md or shared.db:<store>/<id>
+    store TEXT NOT NULL,           -- repo | local | session
+    record_id TEXT NOT NULL,
+    concept_id TEXT,
+    type TEXT NOT NULL, lane TEXT NOT NULL, status TEXT NOT NULL, visibility TEXT NOT NULL,
+    scope TEXT NOT NULL, title TEXT NOT NULL, description TEXT, body TEXT NOT NULL,
+    tags TEXT NOT NULL, tags_json TEXT NOT NULL, applies_json TEXT NOT NULL,
+    source TEXT, source_ref TEXT, proposal_id TEXT, supersedes TEXT,
+    timestamp TEXT NOT NULL, confidence REAL NOT NULL, retention TEXT NOT NULL,
+    boundary REAL, boundary_at TEXT, boundary_kind TEXT, rule TEXT NOT NULL, basis TEXT NOT NULL,
+    facts TEXT NOT NULL,
+    document TEXT NOT NULL,
+    oid TEXT NOT NULL,             -- git blob OID of the file (or of the runtime document text)
+    size INTEGER, mtime_ns INTEGER -- work-tree stat when indexed (NULL for runtime rows)
+);
+CREATE INDEX records_id ON records(record_id);
+CREATE INDEX records_type ON records(type, status);
+CREATE TABLE applies (
+    record INTEGER NOT NULL,       -- records.rowid
+    base TEXT NOT NULL,            -- the entry without a trailing /**
+    entry TEXT NOT NULL
+);
+CREATE INDEX applies_base ON applies(base);
+CREATE INDEX applies_record ON applies(record);
+CREATE TABLE invalid (
+    path TEXT PRIMARY KEY, oid TEXT NOT NULL, size INTEGER, mtime_ns INTEGER,
+    record_id TEXT,                -- set when the file is valid on its own but duplicates an ID
+    problems TEXT NOT NULL         -- JSON list of problems
+);
+CREATE TABLE facts (
+    seq INTEGER PRIMARY KEY, record_id TEXT NOT NULL, fact TEXT NOT NULL, until TEXT NOT NULL,
+    reason TEXT NOT NULL, actor TEXT NOT NULL, created_at TEXT NOT NULL
+);
+CREATE INDEX facts_record ON facts(record_id);
+CREATE VIRTUAL TABLE records_fts USING fts5(
+    title, description, body, tags, content='records', content_rowid='rowid',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+"""
+
+_TRIGGERS = """
+CREATE TRIGGER records_ai AFTER INSERT ON records BEGIN
+  INSERT INTO records_fts(rowid, title, description, body, tags)
+  VALUES (new.rowid, new.title, new.description, new.body, new.tags);
+END;
+CREATE TRIGGER records_ad AFTER DELETE ON records BEGIN
+  INSERT INTO records_fts(records_fts, rowid, title, description, body, tags)
+  VALUES ('delete', old.rowid, old.title, old.description, old.body, old.tags);
+  DELETE FROM applies WHERE record = old.rowid;
+END;
+"""
+
+
+def _statements(script: str) -> list[str]:
+    out, current = [], []
+    for line in script.splitlines():
+        current.append(line)
+        joined = "\n".join(current).strip()
+        if joined.endswith(";") and (not joined.upper().startswith("CREATE TRIGGER") or joined.endswith("END;")):
+            out.append(joined)
+            current = []
+    return out
+
+
+def create(path: Path) -> sqlite3.Connection:
+    """A new, empty index at `path` (a temp file), tuned for one bulk write."""
+    conn = connect_build(path)
+    for statement in _statements(_SCHEMA):
+        conn.execute(statement)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    return conn
+
+
+def add_triggers(conn: sqlite3.Connection) -> None:
+    """Keep FTS and `applies` in step with row changes (after a bulk load filled them directly)."""
+    for statement in _statements(_TRIGGERS):
+        conn.execute(statement)
+
+
+def connect_build(path: Path) -> sqlite3.Connection:
+    """Open a temp index for writing. No journal and no fsync: a crash discards the temp file."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode = OFF")
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("PRAGMA cache_size = -65536")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    return conn
+
+
+def connect_read(path: Path) -> sqlite3.Connection:
+    """Open an installed index read-only (raises sqlite3 errors; callers decide)."""
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True, isolation_level=None,
+                           check_same_thread=False)
+    return conn
+
+
+def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
+    """The meta table as a dict; raises StateError when this is not a readable index of our schema."""
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version != SCHEMA_VERSION:
+            raise StateError(f"index.db has schema version {version}, expected {SCHEMA_VERSION}")
+        return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.DatabaseError as exc:
+        raise StateError(f"index.db is unreadable: {exc}") from None
+
+
+def write_meta(conn: sqlite3.Connection, values: dict[str, Any]) -> None:
+    conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                     [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in values.items()])
+
+
+def remove_stale_temps(folder: Path) -> None:
+    """Delete temp indexes left by rebuilds that died (their process is gone)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(TEMP_PREFIX):
+            continue
+        pid_text = name[len(TEMP_PREFIX):].split("-", 1)[0]
+        if pid_text.isdigit() and _alive(int(pid_text)):
+            continue
+        try:
+            os.unlink(folder / name)
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,68 @@
+"""Read shared.db's runtime memory (local and session records, retention facts) for the index to mirror.
+
+Read-only: it never creates or writes shared.db. A missing shared.db means no runtime memory;
+one that exists but cannot be read fails closed (StateError from shared_db.connect).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from git_memzoi.errors import StateError
+from git_memzoi.index import shared_db
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeDocument:
+    """One runtime_records row as the index needs it."""
+
+    record_id: str
+    store: str
+    document: str
+    updated_at: str
+
+    @property
+    def path(self) -> str:
+        return f"shared.db:{self.store}/{self.record_id}"
+
+
+@dataclass
+class RuntimeSnapshot:
+    """Everything the index mirrors from shared.db, with a content signature."""
+
+    documents: list[RuntimeDocument] = field(default_factory=list)
+    facts: list[dict[str, str]] = field(default_factory=list)
+    exists: bool = False
+
+    @property
+    def facts_signature(self) -> str:
+        return hashlib.sha1(json.dumps(self.facts, sort_keys=True).encode()).hexdigest()
+
+
+_FACT_KEYS = ("seq", "record_id", "fact", "until", "reason", "actor", "created_at")
+
+
+def read_runtime(path: Path) -> RuntimeSnapshot:
+    """Runtime records and retention facts from shared.db (empty when it does not exist)."""
+    if not path.exists():
+        return RuntimeSnapshot()
+    conn = shared_db.connect(path, readonly=True)
+    try:
+        rows = conn.execute(
+            "SELECT id, store, document, updated_at FROM runtime_records ORDER BY store, id").fetchall()
+        facts = conn.execute(f"SELECT {', '.join(_FACT_KEYS)} FROM retention_facts ORDER BY seq").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise StateError(f"{path}: shared.db is unreadable: {exc}",
+                         hint="shared.db is durable authority and is never recreated over; "
+                              "restore it from a backup or move it aside deliberately") from None
+    finally:
+        conn.close()
+    return RuntimeSnapshot(
+        documents=[RuntimeDocument(r[0], r[1], r[2], r[3]) for r in rows],
+        facts=[{k: str(v) for k, v in zip(_FACT_KEYS, f)} for f in facts],
+        exists=True,
+    )

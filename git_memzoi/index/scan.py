@@ -1,0 +1,109 @@
+"""What the work tree holds under .memzoi/records/: file stats and the folder signature.
+
+The folder signature (each folder's mtime and inode) changes whenever a file is created,
+removed, renamed or atomically replaced, and costs one stat per folder: the cheap half of
+the staleness check. Stats taken too close to the moment they were read are "racy" (a second
+change within the same timestamp tick would not show) and are never trusted.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from git_memzoi.gitrepo.repo import MEMZOI_DIR
+
+RECORDS_DIR = f"{MEMZOI_DIR}/records"
+#: Timestamps closer than this to the moment they were read are not trusted (coarse clocks).
+RACY_NS = 2_000_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class FileStat:
+    """A record file in the work tree."""
+
+    rel: str
+    full: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass
+class Scan:
+    """Every record file, the folders that hold them, and files that cannot be records (symlinks)."""
+
+    files: dict[str, FileStat] = field(default_factory=dict)
+    dirs: dict[str, list[int] | None] = field(default_factory=dict)
+    symlinks: list[str] = field(default_factory=list)
+    taken_ns: int = 0
+
+
+def _dir_sig(full: str, now_ns: int) -> list[int] | None:
+    try:
+        st = os.stat(full)
+    except OSError:
+        return [0, 0]  # missing: a folder appearing later changes this
+    if st.st_mtime_ns >= now_ns - RACY_NS:
+        return None
+    return [st.st_mtime_ns, st.st_ino]
+
+
+def scan_records(workdir: str, now_ns: int) -> Scan:
+    """Walk .memzoi/records/ (folder stats first, so a change during the walk shows next time)."""
+    scan = Scan(taken_ns=now_ns)
+    root = os.path.join(workdir, MEMZOI_DIR)
+    scan.dirs[MEMZOI_DIR] = _dir_sig(root, now_ns)
+    stack = [RECORDS_DIR]
+    while stack:
+        rel_dir = stack.pop()
+        full_dir = os.path.join(workdir, rel_dir)
+        scan.dirs[rel_dir] = _dir_sig(full_dir, now_ns)
+        try:
+            entries = list(os.scandir(full_dir))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}"
+            if entry.is_symlink():
+                if entry.name.endswith(".md"):
+                    scan.symlinks.append(rel)
+                continue
+            if entry.is_dir():
+                stack.append(rel)
+                continue
+            if not entry.name.endswith(".md"):
+                continue
+            st = entry.stat()
+            scan.files[rel] = FileStat(rel, entry.path, st.st_size, st.st_mtime_ns)
+    return scan
+
+
+def dirs_unchanged(workdir: str, dirs: dict[str, list[int] | None]) -> bool:
+    """True when every folder still has the stats it had (a racy or missing entry is a change)."""
+    for rel, sig in dirs.items():
+        if sig is None:
+            return False
+        try:
+            st = os.stat(os.path.join(workdir, rel))
+        except OSError:
+            if sig != [0, 0]:
+                return False
+            continue
+        if st.st_mtime_ns != sig[0] or st.st_ino != sig[1]:
+            return False
+    return True
+
+
+def file_stat_signature(path: str, now_ns: int | None = None) -> list[int] | None:
+    """Stats of a SQLite file and its WAL (-1s when absent); with `now_ns`, None when too recent to trust."""
+    out: list[int] = []
+    for suffix in ("", "-wal"):
+        try:
+            st = os.stat(path + suffix)
+        except OSError:
+            out += [-1, -1, -1]
+            continue
+        if now_ns is not None and st.st_mtime_ns >= now_ns - RACY_NS:
+            return None
+        out += [st.st_size, st.st_mtime_ns, st.st_ino]
+    return out

@@ -44,6 +44,7 @@ CHECK_SUFFIX = ".check"
 SWEEP_ALWAYS_MAX = 2000
 SWEEP_INTERVAL = 1.0
 _last_sweep: dict[str, float] = {}
+_CHUNK = 1000
 
 
 @dataclass
@@ -407,7 +408,8 @@ def _sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | Non
     try:
         hits = {} if full else cache.get_many(item.oid for item in pending.values())
         fresh: dict[str, Any] = {}
-        total = sum(1 for item in pending.values() if item.oid not in hits)
+        inserts_hint = sum(1 for item in pending.values())
+        total = sum(1 for item in pending.values() if item.oid not in hits) + inserts_hint
         done = 0
         for item in pending.values():
             if item.oid in hits:
@@ -547,7 +549,12 @@ def _sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | Non
                 for entry in item.payload["ok"]["applies_to"]:  # type: ignore[index]
                     applies.append((rowid, entry[:-3] if entry.endswith("/**") else entry, entry))
             marks = ", ".join("?" * (len(RECORD_COLUMNS) + 1))
-            conn.executemany(f"INSERT INTO records (rowid, {', '.join(RECORD_COLUMNS)}) VALUES ({marks})", rows)
+            insert = f"INSERT INTO records (rowid, {', '.join(RECORD_COLUMNS)}) VALUES ({marks})"
+            for start in range(0, len(rows), _CHUNK):
+                conn.executemany(insert, rows[start:start + _CHUNK])
+                if progress is not None:
+                    done = min(done + len(rows[start:start + _CHUNK]), total)
+                    progress(done, total)
             conn.executemany("INSERT INTO applies (record, base, entry) VALUES (?, ?, ?)", applies)
             if bulk:
                 conn.execute("INSERT INTO records_fts (rowid, title, description, body, tags) "
@@ -571,6 +578,8 @@ def _sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | Non
             conn.execute("COMMIT")
         finally:
             conn.close()
+        if progress is not None:
+            progress(total, total)
         os.replace(tmp, index_path)
     except BaseException:
         try:

@@ -1,0 +1,61 @@
+"""Helpers the index and recall tests share (this module holds no tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from conftest import Repo
+
+
+def record_text(rid: str, *, title: str | None = None, body: str | None = None, type: str = "decision",
+                lane: str = "semantic", status: str = "active", visibility: str = "repo",
+                applies_to: list[str] | None = None, tags: list[str] | None = None,
+                source: str | None = "human", source_ref: str | None = None, proposal_id: str | None = None,
+                description: str | None = None, retention: dict[str, str] | None = None,
+                confidence: float = 1.0, scope: str = "repo") -> str:
+    """A valid record file (frontmatter + body)."""
+    if retention is None:
+        retention = {"occurred_at": "2026-01-01T00:00:00Z"} if lane == "episodic" else \
+            {"started_at": "2026-01-01T00:00:00Z"} if lane == "session" else {}
+    data: dict[str, Any] = {
+        "id": rid, "kind": "memory", "profile": "memzoi", "type": type, "lane": lane,
+        "title": title or rid.replace("-", " ").capitalize(),
+    }
+    if description is not None:
+        data["description"] = description
+    data |= {"timestamp": "2026-01-01T00:00:00Z", "status": status, "scope": scope, "visibility": visibility,
+             "content_class": "general_repo_knowledge", "confidence": confidence}
+    if applies_to is not None:
+        data["applies_to"] = applies_to
+    if tags is not None:
+        data["tags"] = tags
+    data["source"] = source
+    data["source_ref"] = source_ref
+    if proposal_id is not None:
+        data["proposal_id"] = proposal_id
+    data["retention"] = retention
+    data["origin"] = {"origin_key": f"test:{rid}", "route": "repository_materialization"}
+    front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    text = body if body is not None else f"Body of {rid}."
+    return f"---\n{front}---\n# {data['title']}\n\n{text}\n"
+
+
+def add_record(repo: Repo, concept: str, rid: str, commit: bool = False, **fields: Any) -> str:
+    """Write `.memzoi/records/<concept>.md`; return its repository path."""
+    rel = f".memzoi/records/{concept}.md"
+    repo.write(rel, record_text(rid, **fields))
+    if commit:
+        repo.commit(f"add {rid}")
+    return rel
+
+
+def tree_snapshot(root: Any) -> dict[str, tuple[int, int, bytes]]:
+    """Every file under `root` with its mtime, size and bytes (to prove nothing was written)."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            st = path.stat()
+            out[str(path.relative_to(root))] = (st.st_mtime_ns, st.st_size, path.read_bytes())
+    return out

@@ -14,7 +14,7 @@ from types import ModuleType
 import click
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, VENV_BIN, run_cli
 from git_memzoi.cli.main import COMMANDS, cli
 
 PAGE = ROOT / "git_memzoi" / "man" / "git-memzoi.1"
@@ -87,7 +87,11 @@ def test_pyproject_installs_the_page_into_share_man() -> None:
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """git memzoi installed for real (not editable) into a fresh prefix, from a copy of the sources."""
+    """git memzoi installed for real (not editable) into a fresh venv, from a copy of the sources.
+
+    pip runs from the test venv but targets the new one (--python), so the test venv's own
+    install of git memzoi is never touched.
+    """
     work = tmp_path_factory.mktemp("install")
     src = work / "src"
     src.mkdir()
@@ -95,12 +99,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copy2(ROOT / name, src / name)
     shutil.copytree(ROOT / "git_memzoi", src / "git_memzoi",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    prefix = work / "prefix"
+    target = work / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(target)], check=True)
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    result = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--prefix",
-                             str(prefix), str(src)], capture_output=True, text=True, env=env)
+    result = subprocess.run([sys.executable, "-m", "pip", "--python", str(target / "bin" / "python"),
+                             "install", "--quiet", "--no-deps", str(src)],
+                            capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr
-    return prefix
+    assert shutil.which("git-memzoi", path=str(VENV_BIN)), "the test venv's git-memzoi must stay installed"
+    return target
 
 
 def test_install_puts_the_page_in_share_man(installed: Path) -> None:

@@ -1,0 +1,331 @@
+"""`git memzoi propose`, `proposals`, `approve`, `apply` and `reject`: the proposal lifecycle."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from git_memzoi.cli.common import emit_json, json_option, say, workspace
+from git_memzoi.errors import UsageError
+from git_memzoi.profile import vocab
+from git_memzoi.profile.timefmt import is_rfc3339
+
+CONFIDENCE_LABELS = ("low", "medium", "high")
+
+
+def _read_text(path: str, flag: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{flag} {path}: no such file") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{flag} {path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot read: {exc.strerror}") from None
+
+
+def _time(value: str | None, flag: str) -> str | None:
+    if value is not None and not is_rfc3339(value):
+        raise UsageError(f"{flag} {value!r} is not an RFC 3339 date-time with a timezone")
+    return value
+
+
+def _warn(lines: list[str], prefix: str = "") -> None:
+    for line in lines:
+        say(f"{prefix}{line}")
+
+
+# --- propose ------------------------------------------------------------------------------------------------
+
+@click.command()
+@click.option("--action", type=click.Choice(vocab.ACTIONS), default="create", show_default=True,
+              help="create a record, supersede one, or tombstone one.")
+@click.option("--target", metavar="RECORD_ID", help="The record a supersede or tombstone acts on.")
+@click.option("--reason", help="Why (required for supersede and tombstone).")
+@click.option("--type", "type_", type=click.Choice(vocab.MEMORY_TYPES),
+              help="What shape of knowledge (default for a tombstone: the target's type).")
+@click.option("--lane", type=click.Choice(vocab.LANES), help="How it is used and retained (default semantic).")
+@click.option("--title", help="A one-line title.")
+@click.option("--body", help="The memory itself (Markdown).")
+@click.option("--body-file", metavar="PATH", help="Read the body from PATH (- for stdin).")
+@click.option("--description", help="One sentence (default: the body's first paragraph).")
+@click.option("--applies-to", "applies_to", multiple=True, metavar="PATH",
+              help="A repository path, prefix or trailing /** it applies to (repeatable).")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--sensitivity", type=click.Choice(vocab.SENSITIVITIES), default="repo-safe", show_default=True,
+              help="Anything but repo-safe stays in the local inbox and can only be rejected.")
+@click.option("--content-class", default="general_repo_knowledge", show_default=True, help="snake_case class.")
+@click.option("--visibility", type=click.Choice(vocab.VISIBILITIES), help="The record's sharing boundary (default repo).")
+@click.option("--source", help="Evidence kind: path, human, issue, pr, doc, …")
+@click.option("--source-ref", help="Evidence locator: src/auth/session.ts, issue://123, a commit SHA, a URL.")
+@click.option("--confidence", help="A number from 0.0 to 1.0, or low / medium / high.")
+@click.option("--origin-key", help="Content-free source-event identity (default proposal:<id>).")
+@click.option("--route", default=None, help="Origin route, snake_case (default repository_proposal).")
+@click.option("--occurred-at", metavar="TIME", help="Episodic lane: when it happened (default now).")
+@click.option("--started-at", metavar="TIME", help="Session lane: when the session started (default now).")
+@click.option("--expires-at", metavar="TIME", help="An explicit expiry (RFC 3339).")
+@click.option("--proposed-by", help="Who proposes it (default MEMZOI_ACTOR / git user.name).")
+@click.option("--from-file", "from_file", metavar="PACKET", help="Propose an existing packet file as is.")
+@click.option("--packet", "packet_file", is_flag=True,
+              help="Also write .memzoi/proposals/pending/<id>.md for review in a pull request.")
+@json_option
+def propose(action: str, target: str | None, reason: str | None, type_: str | None, lane: str | None,
+            title: str | None, body: str | None, body_file: str | None, description: str | None,
+            applies_to: tuple[str, ...], tags: tuple[str, ...], sensitivity: str, content_class: str,
+            visibility: str | None, source: str | None, source_ref: str | None, confidence: str | None,
+            origin_key: str | None, route: str | None, occurred_at: str | None, started_at: str | None,
+            expires_at: str | None, proposed_by: str | None, from_file: str | None, packet_file: bool,
+            as_json: bool) -> None:
+    """Add a proposal to the inbox (state validated, approved under auto approval, or pending).
+
+    The body is scanned for secret-looking content, which is refused unless --sensitivity
+    declares it not repo-safe (such a proposal never leaves the local inbox). A proposal whose
+    normalised body equals an open one is refused with the twin's ID.
+    """
+    from git_memzoi.lifecycle import inbox
+    from git_memzoi.profile import frontmatter
+
+    ws = workspace()
+    if from_file is not None:
+        given = [flag for flag, value in (("--title", title), ("--body", body), ("--body-file", body_file),
+                                          ("--type", type_), ("--target", target), ("--reason", reason))
+                 if value is not None]
+        if given:
+            raise UsageError(f"--from-file takes the whole packet; drop {', '.join(given)}")
+        raw = _read_text(from_file, "--from-file").encode("utf-8")
+        doc = frontmatter.parse(raw, from_file)
+        entry = inbox.submit(ws, dict(doc.data), doc.body, packet_file=packet_file)
+    else:
+        data, text = _build(ws, action=action, target=target, reason=reason, type_=type_, lane=lane, title=title,
+                            body=body, body_file=body_file, description=description, applies_to=applies_to,
+                            tags=tags, sensitivity=sensitivity, content_class=content_class, visibility=visibility,
+                            source=source, source_ref=source_ref, confidence=confidence, origin_key=origin_key,
+                            route=route, occurred_at=occurred_at, started_at=started_at, expires_at=expires_at,
+                            proposed_by=proposed_by)
+        entry = inbox.submit(ws, data, text, packet_file=packet_file)
+    if as_json:
+        emit_json(entry.summary() | {"messages": entry.messages})
+    else:
+        click.echo(entry.id)
+    _warn(entry.messages)
+
+
+def _build(ws: Any, *, action: str, target: str | None, reason: str | None, type_: str | None, lane: str | None,
+           title: str | None, body: str | None, body_file: str | None, description: str | None,
+           applies_to: tuple[str, ...], tags: tuple[str, ...], sensitivity: str, content_class: str,
+           visibility: str | None, source: str | None, source_ref: str | None, confidence: str | None,
+           origin_key: str | None, route: str | None, occurred_at: str | None, started_at: str | None,
+           expires_at: str | None, proposed_by: str | None) -> tuple[dict[str, Any], str]:
+    """The packet mapping and body the flags describe."""
+    from git_memzoi.lifecycle import inbox
+
+    if body is not None and body_file is not None:
+        raise UsageError("give --body or --body-file, not both")
+    if action == "create" and target is not None:
+        raise UsageError("--target: a create proposal cannot name a target")
+    if action != "create" and target is None:
+        raise UsageError(f"--target: a {action} proposal needs the record ID it acts on")
+    text = _read_text(body_file, "--body-file") if body_file is not None else body
+    facts = inbox.record_facts(ws, target) if action == "tombstone" and target else {}
+    if title is None and action == "tombstone" and target:
+        title = f"Tombstone {target}"
+    if title is None or not title.strip():
+        raise UsageError("--title is required")
+    if text is None and action == "tombstone" and reason:
+        text = reason
+    if text is None or not text.strip():
+        raise UsageError("give the memory with --body TEXT or --body-file PATH")
+    if not text.lstrip().startswith("#"):
+        text = f"# {title.strip()}\n\n{text.strip()}\n"
+    type_ = type_ or facts.get("type")
+    if type_ is None:
+        raise UsageError("--type is required (one of " + ", ".join(vocab.MEMORY_TYPES) + ")")
+    lane = lane or facts.get("lane") or "semantic"
+    proposal: dict[str, Any] = {"action": action}
+    if proposed_by:
+        proposal["proposed_by"] = proposed_by
+    if reason is not None:
+        proposal["reason"] = reason
+    if action == "tombstone":
+        proposal["target"] = target
+    data: dict[str, Any] = {"type": type_, "lane": lane, "title": title.strip()}
+    if description is not None:
+        data["description"] = description
+    data["proposal"] = proposal
+    scope: dict[str, Any] = {"kind": "project"}
+    if applies_to:
+        scope["paths"] = list(applies_to)
+    data["scope"] = scope
+    if tags:
+        data["tags"] = list(tags)
+    if proposed_by:
+        data["created_by"] = proposed_by
+    if source is not None:
+        data["source"] = source
+    if source_ref is not None:
+        data["source_ref"] = source_ref
+    data["supersedes"] = [target] if action == "supersede" else []
+    data["sensitivity"] = sensitivity
+    data["content_class"] = content_class
+    if visibility is not None:
+        data["visibility"] = visibility
+    if confidence is not None:
+        if confidence.strip().lower() in CONFIDENCE_LABELS:
+            proposal["confidence"] = confidence.strip().lower()
+        else:
+            try:
+                number = float(confidence)
+            except ValueError:
+                raise UsageError(f"--confidence {confidence!r}: give a number from 0.0 to 1.0 or low/medium/high") \
+                    from None
+            if not 0.0 <= number <= 1.0:
+                raise UsageError(f"--confidence {confidence!r} is outside 0.0 to 1.0")
+            data["confidence"] = number
+    retention: dict[str, Any] = {}
+    if lane == "episodic":
+        retention["occurred_at"] = _time(occurred_at, "--occurred-at") or _now()
+    elif occurred_at is not None:
+        raise UsageError("--occurred-at applies to the episodic lane only")
+    if lane == "session":
+        retention["started_at"] = _time(started_at, "--started-at") or _now()
+    elif started_at is not None:
+        raise UsageError("--started-at applies to the session lane only")
+    if expires_at is not None:
+        retention["explicit_expires_at"] = _time(expires_at, "--expires-at")
+    data["retention"] = retention
+    if origin_key is not None or route is not None:
+        if origin_key is None:
+            raise UsageError("--route needs --origin-key")
+        data["origin"] = {"origin_key": origin_key, "route": route or inbox.DEFAULT_ROUTE}
+    return data, text
+
+
+def _now() -> str:
+    from git_memzoi.lifecycle.state import now_text
+
+    return now_text()
+
+
+# --- proposals ------------------------------------------------------------------------------------------------
+
+@click.group(invoke_without_command=True)
+@click.option("--status", metavar="S", help="pending, validated, approved, applied, rejected, proposed (packet "
+                                               "files), open (default) or all.")
+@json_option
+@click.pass_context
+def proposals(ctx: click.Context, status: str | None, as_json: bool) -> None:
+    """List the inbox and the pending packet files together; `proposals show ID` shows one."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from git_memzoi.lifecycle import inbox
+
+    entries = inbox.list_entries(workspace(), status)
+    if as_json:
+        emit_json({"proposals": [e.summary() for e in entries]})
+        return
+    for e in entries:
+        where = f"  {e.file}" if e.file else ""
+        click.echo(f"{e.id}  {e.state}  {e.action or '?'}  {e.title or e.problem or ''}{where}")
+    if not entries:
+        say("no proposals" + (f" with status {status}" if status else " open"))
+
+
+@proposals.command("show")
+@click.argument("target")
+@json_option
+def show(target: str, as_json: bool) -> None:
+    """Show one proposal: by inbox ID, pending packet path or file ID (resolved ones say how)."""
+    from git_memzoi.lifecycle import inbox, targets
+
+    found = inbox.show(workspace(), target)
+    if isinstance(found, targets.Settled):
+        data = {"id": found.proposal_id, "state": found.outcome, "resolved_path": found.path,
+                "hash_only": found.hash_only, "message": found.message}
+        if as_json:
+            emit_json(data)
+        else:
+            click.echo(found.message)
+        return
+    if as_json:
+        emit_json(found.summary() | {"packet": found.packet})
+        return
+    for key in ("id", "state", "source", "action", "title", "sensitivity", "file", "created_at", "reviewer",
+                "reason", "resolved_at", "problem"):
+        value = getattr(found, key)
+        if value:
+            click.echo(f"{key + ':':<13} {value}")
+    if found.affected_ids:
+        click.echo(f"{'affected:':<13} {', '.join(found.affected_ids)}")
+    click.echo("")
+    click.echo(found.packet.rstrip("\n"))
+
+
+# --- approve / apply / reject -----------------------------------------------------------------------------------
+
+@click.command()
+@click.argument("proposal_id")
+@json_option
+def approve(proposal_id: str, as_json: bool) -> None:
+    """Approve a validated inbox proposal so it can be applied."""
+    from git_memzoi.lifecycle import inbox
+
+    entry = inbox.approve(workspace(), proposal_id)
+    if as_json:
+        emit_json(entry.summary() | {"messages": entry.messages})
+    _warn(entry.messages)
+
+
+@click.command()
+@click.argument("target")
+@click.option("--reviewer", metavar="NAME", help="Who reviewed it (default MEMZOI_ACTOR / git user.name).")
+@click.option("--concept-id", metavar="ID", help="Where the new record goes (default <lane>/<type>s/<slug>).")
+@click.option("--reason", help="A note for the resolution block.")
+@click.option("--commit", "commit", is_flag=True, help="Record exactly the touched files in one git commit.")
+@json_option
+def apply(target: str, reviewer: str | None, concept_id: str | None, reason: str | None, commit: bool,
+          as_json: bool) -> None:
+    """Apply an approved inbox proposal or a pending packet file (path or file ID).
+
+    create adds a record, supersede replaces one (the old one keeps its body, status
+    superseded), tombstone retires one (only its status changes). Everything happens under
+    repo-lifecycle.lock and all or nothing. Applying something already applied does nothing.
+    """
+    from git_memzoi.lifecycle.apply import apply as run_apply
+
+    result = run_apply(workspace(), target, reviewer=reviewer, concept_id=concept_id, reason=reason, commit=commit)
+    _warn(result.repaired, "repaired: ")
+    if as_json:
+        emit_json(result.as_json())
+    say(result.message)
+    if result.commit:
+        say(f"committed {result.commit[:12]}")
+    _warn(result.warnings, "warning: ")
+
+
+@click.command()
+@click.argument("target")
+@click.option("--reason", required=True, help="Why it is rejected.")
+@click.option("--reviewer", metavar="NAME", help="Who reviewed it (default MEMZOI_ACTOR / git user.name).")
+@click.option("--commit", "commit", is_flag=True, help="Record exactly the touched files in one git commit.")
+@json_option
+def reject(target: str, reason: str, reviewer: str | None, commit: bool, as_json: bool) -> None:
+    """Reject an inbox proposal or a pending packet file.
+
+    A repo-safe packet moves to resolved/rejected/ with the resolution; anything else becomes a
+    hash-only receipt that keeps neither its IDs nor its content.
+    """
+    from git_memzoi.lifecycle.reject import reject as run_reject
+
+    result = run_reject(workspace(), target, reason, reviewer=reviewer, commit=commit)
+    _warn(result.repaired, "repaired: ")
+    if as_json:
+        emit_json(result.as_json())
+    say(result.message)
+    if result.commit:
+        say(f"committed {result.commit[:12]}")
+    _warn(result.warnings, "warning: ")

@@ -1,0 +1,431 @@
+"""The DB-local proposal inbox: submit (propose), approve, list and show.
+
+States: pending -> validated -> approved -> applied | rejected. A proposal that validates and is
+repo-safe is `validated` (or `approved` straight away under `[workflow] proposal_approval = "auto"`);
+a proposal that is not repo-safe stays `pending`: it can only be rejected.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from git_memzoi.errors import FormatError, NotFound, Refused
+from git_memzoi.index import inbox_store, shared_db
+from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow
+from git_memzoi.lifecycle import checks, install, packets, recovery, state, targets
+from git_memzoi.lifecycle.plan import FileChange, Plan, new_dirs_for
+from git_memzoi.lifecycle.state import Snapshot
+from git_memzoi.profile import concept_id as concept
+from git_memzoi.profile import frontmatter, secrets as secret_scan
+from git_memzoi.profile.document import ParsedPacket
+from git_memzoi.profile.timefmt import format_rfc3339
+from git_memzoi.recall.models import InboxItem
+from git_memzoi.runtime import clock
+from git_memzoi.runtime.workspace import Workspace
+
+#: The order packet fields are written in (the profile's example order); unknown fields follow.
+FIELD_ORDER = ("id", "kind", "profile", "retention", "origin", "type", "lane", "title", "description", "status",
+               "proposal", "scope", "tags", "timestamp", "created_by", "sources", "source", "source_ref",
+               "supersedes", "sensitivity", "content_class", "visibility", "confidence", "applies_to", "lineage")
+DEFAULT_ROUTE = "repository_proposal"
+DESCRIPTION_CHARS = 240
+
+
+class InboxEntry(BaseModel):
+    """One inbox proposal (or a pending packet file that is not in the inbox)."""
+
+    model_config = ConfigDict(frozen=True)
+    id: str
+    state: str  # pending | validated | approved | applied | rejected, or `proposed` for a file only
+    source: str  # inbox | file | inbox+file
+    action: str | None
+    title: str | None
+    sensitivity: str | None
+    file: str | None  # the pending packet path in this work tree, when there is one
+    created_at: str | None = None
+    updated_at: str | None = None
+    reviewer: str | None = None
+    reason: str | None = None
+    resolved_at: str | None = None
+    affected_ids: list[str] = []
+    packet: str
+    problem: str | None = None  # why a packet file does not validate
+    messages: list[str] = []
+
+    @property
+    def proposal_id(self) -> str:
+        return self.id
+
+    def item(self) -> InboxItem:
+        """The pinned recall model (handoff shows the open inbox with it)."""
+        return InboxItem(proposal_id=self.id, state=self.state, action=self.action or "?",
+                         title=self.title or "", file=self.file)
+
+    def summary(self) -> dict[str, Any]:
+        return self.model_dump(exclude={"packet", "messages"})
+
+
+# --- building a packet -----------------------------------------------------------------------------------
+
+def _description(body: str, title: str) -> str:
+    for paragraph in body.split("\n\n"):
+        text = " ".join(line.strip() for line in paragraph.splitlines() if not line.lstrip().startswith("#"))
+        if text.strip():
+            return packets.one_line(text, DESCRIPTION_CHARS)
+    return title
+
+
+def new_id(title: str, now: str, salt: str = "") -> str:
+    """`mem_<yyyy>_<mm>_<dd>_<slug>_<6 hex>`: readable, sortable by day, unique by its hash suffix."""
+    day = now[:10].replace("-", "_")
+    slug = concept.slug(title, max_length=40).replace("-", "_")
+    suffix = hashlib.sha256(f"{now}\0{title}\0{salt}".encode()).hexdigest()[:6]
+    return f"mem_{day}_{slug}_{suffix}"
+
+
+def complete(data: dict[str, Any], body: str, *, now: str, actor: str) -> dict[str, Any]:
+    """Fill what a new packet may leave out (documented in docs/lifecycle.md) and order its fields."""
+    out = copy.deepcopy(data)
+    out.setdefault("kind", "proposal")
+    out.setdefault("profile", "memzoi")
+    out.setdefault("status", "proposed")
+    out.setdefault("timestamp", now)
+    proposal = out.get("proposal")
+    if proposal is None:
+        proposal = out["proposal"] = {"action": "create"}
+    if isinstance(proposal, dict):
+        proposal.setdefault("action", "create")
+        proposal.setdefault("proposed_by", actor)
+        proposal.setdefault("proposed_at", now)
+    if "retention" not in out:
+        lane = out.get("lane")
+        out["retention"] = {"occurred_at": now} if lane == "episodic" else \
+            {"started_at": now} if lane == "session" else {}
+    if not out.get("id") and isinstance(out.get("title"), str):
+        out["id"] = new_id(out["title"], now)
+    if "origin" not in out and isinstance(out.get("id"), str):
+        out["origin"] = {"origin_key": f"proposal:{out['id']}", "route": DEFAULT_ROUTE}
+    if "description" not in out and isinstance(out.get("title"), str):
+        out["description"] = _description(body, out["title"])
+    ordered = {key: out[key] for key in FIELD_ORDER if key in out}
+    ordered.update({key: value for key, value in out.items() if key not in ordered})
+    return ordered
+
+
+def _scan(parsed: ParsedPacket) -> tuple[str, secret_scan.SecretFinding] | None:
+    packet = parsed.packet
+    fields: list[tuple[str, str | None]] = [("title", packet.title), ("description", packet.description),
+                                            ("body", parsed.doc.body), ("source_ref", packet.source_ref)]
+    fields += [(f"tags[{i}]", tag) for i, tag in enumerate(packet.tags or [])]
+    for name, text in fields:
+        if text:
+            found = secret_scan.scan(text)
+            if found:
+                return name, found[0]
+    return None
+
+
+# --- planning ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ProposeContext:
+    """What submit learned under the lock, so plan_propose stays pure."""
+
+    now: str
+    approval: str  # manual | auto
+    packet_file: bool
+    id_conflict: str | None = None  # why the proposal ID is taken
+    twin: str | None = None  # the ID of a proposal with the same normalised body
+
+
+def plan_propose(snap: Snapshot, raw: bytes, ctx: ProposeContext, id_hint: str) -> Plan:
+    """Validate a new proposal and plan its inbox row (and pending packet file)."""
+    where = packets.pending_path(id_hint) if ctx.packet_file else f"inbox:{id_hint}"
+    parsed = packets.load_packet(raw, where)
+    packet = parsed.packet
+    pid = packet.id
+    if packet.status != "proposed":
+        raise Refused(f"{where}: status: a new proposal has status: proposed, not {packet.status}",
+                      code="packet-status")
+    if ctx.id_conflict:
+        raise Refused(f"{where}: id: {ctx.id_conflict}", hint="give the proposal another ID",
+                      code="packet-id-collision")
+    if ctx.twin:
+        raise Refused(f"{where}: body: the same content is already proposed as {ctx.twin}", code="duplicate")
+    hit = _scan(parsed)
+    messages: list[str] = []
+    if packet.repo_safe:
+        if hit is not None:
+            name, finding = hit
+            raise Refused(f"{where}: {name}: {finding.describe()}; remove it, or declare a non-repo-safe "
+                          f"--sensitivity (then it can only stay in the local inbox)", code="secret")
+        if packets.scope_kind(packet) == "local":
+            raise Refused(f"{where}: scope.kind: local memory cannot become a repository record",
+                          hint="keep it with git memzoi local add", code="scope-local")
+        if packet.proposal.action != "create":
+            checks.target(snap, parsed, where)
+        new_state = "approved" if ctx.approval == "auto" else "validated"
+    else:
+        if ctx.packet_file:
+            raise Refused(f"{where}: sensitivity: {packet.sensitivity} packets are never written into the work "
+                          f"tree", hint="propose it without --packet to keep it in the local inbox",
+                          code="sensitivity")
+        new_state = "pending"
+        messages.append(f"sensitivity {packet.sensitivity} is not repo-safe: {pid} stays in the local inbox and "
+                        f"can only be rejected")
+    changes: list[FileChange] = []
+    file_id = None
+    if ctx.packet_file:
+        path = packets.pending_path(pid)
+        checks.no_symlinked_parent(snap, path)
+        if snap.exists(path):
+            raise Refused(f"{path} already exists", code="packet-id-collision")
+        changes.append(FileChange(path, None, raw))
+        file_id = pid
+    row = ProposalRow(id=pid, state=new_state, packet=raw.decode("utf-8"),
+                      body_digest=packets.body_digest(parsed.doc.body), file_id=file_id, created_at=ctx.now,
+                      updated_at=ctx.now)
+    db = DbChange(EventSpec("propose", (pid,), {"state": new_state, "action": packet.proposal.action,
+                                                "packet_file": packets.pending_path(pid) if file_id else None}),
+                  expect=((pid, None),), upsert=row)
+    messages.insert(0, f"proposed {pid} ({packet.proposal.action}): {new_state}"
+                    + (f", packet {packets.pending_path(pid)}" if file_id else ""))
+    return Plan("propose", pid, packet.proposal.action, new_state, tuple(changes), db,
+                new_dirs_for([c.path for c in changes], snap.dirs), messages=tuple(messages))
+
+
+def plan_approve(row: ProposalRow, parsed: ParsedPacket | None, now: str, snap: Snapshot | None) -> Plan:
+    """Move a validated (or a now-valid repo-safe pending) proposal to approved."""
+    if row.state in ("applied", "rejected"):
+        raise Refused(f"{row.id} is already {row.state}", code=row.state)
+    if parsed is None:
+        raise Refused(f"inbox:{row.id}: the stored packet does not validate; reject it", code="packet-invalid")
+    if row.state == "pending":
+        if not parsed.packet.repo_safe:
+            raise Refused(f"inbox:{row.id}: sensitivity: {parsed.packet.sensitivity} is not repo-safe; it can only "
+                          f"be rejected", code="sensitivity")
+        if parsed.packet.proposal.action != "create" and snap is not None:
+            checks.target(snap, parsed, f"inbox:{row.id}")
+    after = ProposalRow(row.id, "approved", row.packet, row.body_digest, row.file_id, row.created_at, now,
+                        row.reviewer, row.reason, row.resolved_at, row.affected_ids)
+    db = DbChange(EventSpec("approve", (row.id,), {"from": row.state}), expect=((row.id, row.state),), upsert=after)
+    return Plan("approve", row.id, parsed.packet.proposal.action, "approved", (), db,
+                messages=(f"approved {row.id}",))
+
+
+# --- entry points ------------------------------------------------------------------------------------------
+
+def _id_conflict(root: Any, conn: Any, pid: str) -> str | None:
+    if inbox_store.get(conn, pid) is not None:
+        return f"proposal ID {pid!r} is already in the inbox"
+    if (root / packets.pending_path(pid)).exists():
+        return f"proposal ID {pid!r} is already used by {packets.pending_path(pid)}"
+    settled = targets.settled_by_name(root, conn, pid)
+    if settled is not None:
+        if settled.hash_only:
+            return f"this proposal ID belongs to a proposal rejected as not repo-safe ({settled.path})"
+        return f"proposal ID {pid!r} is already used by the resolved packet {settled.path}"
+    return None
+
+
+def _twin(snap: Snapshot, conn: Any, digest: str, pid: str) -> str | None:
+    found = inbox_store.twin(conn, digest)
+    if found is not None and found != pid:
+        return found
+    for path in sorted(p for p in snap.files if p.startswith(packets.PENDING + "/") and p.endswith(".md")):
+        try:
+            doc = frontmatter.parse((snap.workdir / path).read_bytes(), path)
+        except (FormatError, OSError):
+            continue
+        if packets.body_digest(doc.body) == digest:
+            other = doc.data.get("id")
+            return str(other) if isinstance(other, str) else path
+    return None
+
+
+def submit(ws: Workspace, data: dict[str, Any], body: str, *, packet_file: bool = False) -> InboxEntry:
+    """Add a proposal to the inbox from a packet frontmatter mapping and body (optionally writing its packet file).
+
+    Missing `kind`, `profile`, `status`, `timestamp`, `id`, `origin`, `description`, `retention` and
+    `proposal.action/proposed_by/proposed_at` are filled in; everything else must be given and valid.
+    """
+    now = state.now_text()
+    generated = not data.get("id")
+    with recovery.locked(ws) as session:
+        root = state.require_initialised(ws.repo)
+        completed = complete(data, body, now=now, actor=state.who(ws.repo))
+        for _ in range(8 if generated and isinstance(completed.get("id"), str) else 0):
+            if _id_conflict(root, session.conn, completed["id"]) is None:
+                break
+            default_origin = completed.get("origin") == {"origin_key": f"proposal:{completed['id']}",
+                                                          "route": DEFAULT_ROUTE}
+            completed["id"] = new_id(str(completed.get("title")), now, salt=secrets.token_hex(4))
+            if default_origin:
+                completed["origin"] = {"origin_key": f"proposal:{completed['id']}", "route": DEFAULT_ROUTE}
+        raw = packets.render_packet(completed, body)
+        pid_hint = completed.get("id") if isinstance(completed.get("id"), str) else "new"
+        target_id = None
+        if isinstance(completed.get("proposal"), dict):
+            action = completed["proposal"].get("action")
+            if action == "tombstone":
+                target_id = completed["proposal"].get("target")
+            elif action == "supersede" and isinstance(completed.get("supersedes"), list) and completed["supersedes"]:
+                target_id = completed["supersedes"][0]
+        snap = state.gather(ws.repo, target_id=target_id if isinstance(target_id, str) else None)
+        conflict = _id_conflict(root, session.conn, str(pid_hint)) if isinstance(completed.get("id"), str) else None
+        ctx = ProposeContext(now, ws.config.workflow.proposal_approval, packet_file, conflict,
+                             _twin(snap, session.conn, packets.body_digest(body), str(pid_hint)))
+        plan = plan_propose(snap, raw, ctx, str(pid_hint))
+        install.install(root, ws.layout, session.conn, plan)
+        row = inbox_store.get(session.conn, plan.proposal_id)
+    assert row is not None
+    return _entry(row, root, list(plan.messages) + session.repaired)
+
+
+def approve(ws: Workspace, proposal_id: str) -> InboxEntry:
+    """validated -> approved (already approved is nothing to do)."""
+    with recovery.locked(ws) as session:
+        root = state.require_initialised(ws.repo)
+        row = inbox_store.get(session.conn, proposal_id)
+        if row is None:
+            settled = targets.settled_by_name(root, session.conn, proposal_id)
+            if settled is not None:
+                raise Refused(settled.message + "; there is nothing to approve", code=settled.outcome)
+            raise NotFound(f"{proposal_id}: no inbox proposal has this ID",
+                           hint="pending packet files are reviewed in pull requests and applied directly")
+        if row.state == "approved":
+            return _entry(row, root, [f"nothing to do: {row.id} is already approved"] + session.repaired)
+        try:
+            parsed = packets.load_packet(row.packet.encode("utf-8"), f"inbox:{row.id}")
+        except FormatError:
+            parsed = None
+        snap = None
+        if parsed is not None and row.state == "pending" and parsed.packet.target_id:
+            snap = state.gather(ws.repo, target_id=parsed.packet.target_id)
+        plan = plan_approve(row, parsed, state.now_text(), snap)
+        install.install(root, ws.layout, session.conn, plan)
+        after = inbox_store.get(session.conn, row.id)
+    assert after is not None
+    return _entry(after, root, list(plan.messages) + session.repaired)
+
+
+def record_facts(ws: Workspace, record_id: str) -> dict[str, Any]:
+    """The frontmatter of the record with this ID in the work tree ({} when there is none)."""
+    snap = state.gather(ws.repo)
+    info = snap.record(record_id)
+    if info is None:
+        return {}
+    try:
+        return frontmatter.parse((snap.workdir / info.path).read_bytes(), info.path).data
+    except (FormatError, OSError):
+        return {}
+
+
+def _entry(row: ProposalRow, root: Any, messages: list[str] | None = None) -> InboxEntry:
+    try:
+        data = frontmatter.parse(row.packet.encode("utf-8"), f"inbox:{row.id}").data
+    except FormatError:
+        data = {}
+    raw_proposal = data.get("proposal")
+    proposal: dict[str, Any] = raw_proposal if isinstance(raw_proposal, dict) else {}
+    file = None
+    if row.file_id and root is not None and (root / packets.pending_path(row.file_id)).is_file():
+        file = packets.pending_path(row.file_id)
+    sensitivity = data.get("sensitivity", "unknown")
+    return InboxEntry(id=row.id, state=row.state, source="inbox+file" if file else "inbox",
+                      action=proposal.get("action") if isinstance(proposal.get("action"), str) else None,
+                      title=data.get("title") if isinstance(data.get("title"), str) else None,
+                      sensitivity=sensitivity if isinstance(sensitivity, str) else None, file=file,
+                      created_at=row.created_at, updated_at=row.updated_at, reviewer=row.reviewer,
+                      reason=row.reason, resolved_at=row.resolved_at, affected_ids=list(row.affected_ids or []),
+                      packet=row.packet, messages=messages or [])
+
+
+def _file_entry(root: Any, rel: str) -> InboxEntry:
+    raw = (root / rel).read_bytes()
+    text = raw.decode("utf-8", errors="replace")
+    stem = rel.rsplit("/", 1)[-1][:-3]
+    try:
+        parsed = packets.load_packet(raw, rel)
+    except FormatError as exc:
+        return InboxEntry(id=stem, state="proposed", source="file", action=None, title=None, sensitivity=None,
+                          file=rel, packet=text, problem=str(exc))
+    packet = parsed.packet
+    return InboxEntry(id=packet.id, state="proposed", source="file", action=packet.proposal.action,
+                      title=packet.title, sensitivity=packet.sensitivity, file=rel, created_at=packet.timestamp,
+                      packet=text)
+
+
+def _pending_files(root: Any) -> list[str]:
+    folder = root / packets.PENDING
+    if not folder.is_dir():
+        return []
+    return sorted(f"{packets.PENDING}/{p.name}" for p in folder.iterdir()
+                  if p.name.endswith(".md") and p.is_file() and not p.is_symlink())
+
+
+#: `--status` values: an inbox state, `proposed` (packet files only), `open` (default) or `all`.
+STATUS_FILTERS = (*inbox_store.STATES, "proposed", "open", "all")
+
+
+def list_entries(ws: Workspace, status: str | None = None) -> list[InboxEntry]:
+    """The inbox and the pending packet files together (default: what is still open)."""
+    wanted = status or "open"
+    if wanted not in STATUS_FILTERS:
+        raise Refused(f"--status {wanted!r} is not one of {', '.join(STATUS_FILTERS)}", code="usage")
+    recovery.settle_if_needed(ws)
+    root = ws.repo.workdir
+    rows: list[ProposalRow] = []
+    if ws.layout.shared_db.exists():
+        conn = shared_db.connect(ws.layout.shared_db, readonly=True)
+        try:
+            rows = inbox_store.list_rows(conn)
+        finally:
+            conn.close()
+    entries = [_entry(row, root) for row in rows]
+    listed_files = {e.file for e in entries if e.file}
+    known_ids = {row.id for row in rows}
+    if root is not None:
+        for rel in _pending_files(root):
+            if rel in listed_files:
+                continue
+            entry = _file_entry(root, rel)
+            if entry.id in known_ids:
+                continue  # the inbox row already stands for it (resolved elsewhere or differently named)
+            entries.append(entry)
+    if wanted == "all":
+        return entries
+    if wanted == "open":
+        return [e for e in entries if e.state in (*inbox_store.OPEN_STATES, "proposed")]
+    return [e for e in entries if e.state == wanted]
+
+
+def open_items(ws: Workspace) -> list[InboxItem]:
+    """The open inbox as the pinned recall model (for handoff)."""
+    return [entry.item() for entry in list_entries(ws, "open")]
+
+
+def show(ws: Workspace, target: str) -> InboxEntry | targets.Settled:
+    """One proposal by inbox ID, packet path or file ID; a resolved one reports how it was resolved."""
+    recovery.settle_if_needed(ws)
+    root = ws.repo.require_workdir()
+    conn = shared_db.connect(ws.layout.shared_db)
+    try:
+        found = targets.resolve(ws.repo, conn, target)
+    finally:
+        conn.close()
+    if isinstance(found, targets.Settled):
+        return found
+    if found.via == "inbox" and found.row is not None:
+        return _entry(found.row, root)
+    assert found.file_path is not None
+    entry = _file_entry(root, found.file_path)
+    if found.row is not None:
+        entry = entry.model_copy(update={"state": found.row.state, "source": "inbox+file"})
+    return entry

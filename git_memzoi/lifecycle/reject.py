@@ -1,0 +1,172 @@
+"""Reject an inbox proposal or a pending packet file, leaving a Git-readable resolution.
+
+A repo-safe packet moves to resolved/rejected/ with its reviewed evidence and the resolution.
+Anything else (a non-repo-safe packet, or one that does not even validate, so nobody can say it
+is safe) becomes the generic hash-only receipt: nothing of its IDs or content reaches the tree,
+and its aliases are stored hashed so a later lookup finds the rejection without echoing them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from git_memzoi.errors import Refused, UsageError
+from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow, RejectionRow
+from git_memzoi.lifecycle import checks, install, packets, recovery, state, targets
+from git_memzoi.lifecycle.packets import GITATTRIBUTES, LOG
+from git_memzoi.lifecycle.plan import FileChange, Plan, new_dirs_for
+from git_memzoi.lifecycle.state import Snapshot
+from git_memzoi.lifecycle.targets import Settled, Source
+from git_memzoi.profile import vocab
+from git_memzoi.profile.timefmt import format_rfc3339
+from git_memzoi.runtime import clock
+from git_memzoi.runtime.workspace import Workspace
+
+
+@dataclass
+class RejectResult:
+    """What a reject did (or why it had nothing to do)."""
+
+    proposal_id: str | None  # None for a hash-only receipt: the original ID is never reported
+    outcome: str  # rejected | already-rejected
+    hash_only: bool
+    resolved_path: str | None
+    files: list[str] = field(default_factory=list)
+    commit: str | None = None
+    message: str = ""
+    warnings: list[str] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"proposal_id": self.proposal_id, "outcome": self.outcome, "hash_only": self.hash_only,
+                "resolved_path": self.resolved_path, "files": self.files, "commit": self.commit,
+                "message": self.message, "warnings": self.warnings, "repaired": self.repaired}
+
+
+def _hash_only(src: Source) -> bool:
+    return src.parsed is None or not src.parsed.packet.repo_safe
+
+
+def _common_tail(snap: Snapshot, changes: list[FileChange], src: Source, log_line: str) -> None:
+    if src.file_path is not None:
+        changes.append(FileChange(src.file_path, src.file_raw, None))
+    changes.append(FileChange(LOG, snap.read(LOG), packets.append_log(snap.read(LOG), log_line)))
+    attributes = packets.union_merge(snap.read(GITATTRIBUTES))
+    if attributes is not None:
+        changes.append(FileChange(GITATTRIBUTES, snap.read(GITATTRIBUTES), attributes))
+
+
+def plan_reject(snap: Snapshot, src: Source, *, reviewer: str, now: str, reason: str) -> Plan | Settled:
+    """The complete reject of `src` against `snap` (pure), or Settled when it is already rejected."""
+    row = src.row
+    if row is not None and row.state == "applied":
+        raise Refused(f"{src.proposal_id} is already applied; retire its record with a tombstone or supersede "
+                      f"proposal instead", code="applied")
+    if row is not None and row.state == "rejected":
+        return Settled("rejected", src.proposal_id, None, f"{src.proposal_id} is already rejected")
+    if src.via == "inbox" and src.file_raw is not None and src.file_raw != src.raw:
+        raise Refused(f"{src.file_path} differs from inbox proposal {src.proposal_id}",
+                      hint=f"reject the file (git memzoi reject {src.file_path}) and the inbox proposal separately",
+                      code="packet-differs")
+    if _hash_only(src):
+        return _plan_receipt(snap, src, reviewer=reviewer, now=now, reason=reason)
+    parsed = src.require_valid()
+    pid = parsed.packet.id
+    if parsed.packet.status != "proposed":
+        raise Refused(f"{src.file_path or pid}: status: {parsed.packet.status}; only a pending packet can be rejected",
+                      code="packet-status")
+    outcome = checks.resolved_collision(snap, parsed, intent="reject")
+    if outcome == "rejected":
+        return Settled("rejected", pid, packets.resolved_path("rejected", pid), f"{pid} is already rejected")
+    if outcome == "applied":
+        raise Refused(f"{pid} is already applied ({packets.resolved_path('applied', pid)})", code="applied")
+    resolved = packets.resolved_path("rejected", pid)
+    checks.no_symlinked_parent(snap, resolved)
+    block = packets.resolution("rejected", reviewer, now, reason, [])
+    changes = [FileChange(resolved, None, packets.resolved_text(parsed.doc, block))]
+    log_line = f"- {now} rejected {pid}: {packets.one_line(reason)}; reviewer {reviewer}"
+    _common_tail(snap, changes, src, log_line)
+    checks.outputs(changes, set())
+    after = ProposalRow(
+        id=pid, state="rejected", packet=row.packet if row else src.raw.decode("utf-8"),
+        body_digest=row.body_digest if row else packets.body_digest(parsed.doc.body),
+        file_id=row.file_id if row else (src.file_id if src.file_path else None),
+        created_at=row.created_at if row else now, updated_at=now, reviewer=reviewer, reason=reason,
+        resolved_at=now, affected_ids=())
+    db = DbChange(EventSpec("reject", (pid,), {"resolved": resolved, "hash_only": False, "reviewer": reviewer}),
+                  expect=((pid, row.state if row else None),), upsert=after)
+    return Plan("reject", pid, parsed.packet.proposal.action, "rejected", tuple(changes), db,
+                new_dirs_for([c.path for c in changes if c.before is None], snap.dirs), (), resolved, log_line,
+                (f"rejected {pid}: moved to {resolved}",))
+
+
+def _plan_receipt(snap: Snapshot, src: Source, *, reviewer: str, now: str, reason: str) -> Plan | Settled:
+    sensitivity = "unknown"
+    if src.parsed is not None and src.parsed.packet.sensitivity in vocab.SENSITIVITIES:
+        sensitivity = src.parsed.packet.sensitivity
+    if sensitivity == vocab.REPO_SAFE:
+        sensitivity = "unknown"  # an invalid packet: nobody showed it is safe
+    rid, text, _ = packets.receipt_text(proposal_id=src.proposal_id, file_id=src.file_id, content=src.raw,
+                                        sensitivity=sensitivity, reviewer=reviewer, resolved_at=now)
+    resolved = packets.resolved_path("rejected", rid)
+    if snap.exists(resolved):
+        return Settled("rejected", None, resolved, f"that proposal is already rejected (receipt {rid}, {resolved})",
+                       hash_only=True)
+    checks.no_symlinked_parent(snap, resolved)
+    changes = [FileChange(resolved, None, text)]
+    log_line = f"- {now} rejected {rid} (hash-only receipt: not repo-safe, contents withheld); reviewer {reviewer}"
+    _common_tail(snap, changes, src, log_line)
+    checks.outputs(changes, set())
+    aliases = sorted({packets.alias_sha256(src.proposal_id), packets.alias_sha256(src.file_id)})
+    row = src.row
+    receipt_row = ProposalRow(id=rid, state="rejected", packet=text.decode("utf-8"),
+                              body_digest=packets.digest("content", src.raw), file_id=None, created_at=now,
+                              updated_at=now, reviewer=reviewer, reason=reason, resolved_at=now, affected_ids=())
+    expect: tuple[tuple[str, str | None], ...] = ((rid, None),)
+    if row is not None:
+        expect = ((row.id, row.state), *expect)
+    db = DbChange(EventSpec("reject", (rid,), {"resolved": resolved, "hash_only": True, "reviewer": reviewer}),
+                  expect=expect, delete_ids=(row.id,) if row is not None else (), upsert=receipt_row,
+                  rejections=tuple(RejectionRow(a, rid, resolved, now) for a in aliases))
+    return Plan("reject", rid, "create", "rejected", tuple(changes), db,
+                new_dirs_for([c.path for c in changes if c.before is None], snap.dirs), (), resolved, log_line,
+                (f"rejected as a hash-only receipt {rid} ({resolved}); the packet's IDs and content were not kept",))
+
+
+def reject(ws: Workspace, target: str, reason: str, *, reviewer: str | None = None,
+           commit: bool = False) -> RejectResult:
+    """Reject TARGET under the lock, all or nothing."""
+    if not reason or not reason.strip():
+        raise UsageError("--reason must say why the proposal is rejected")
+    with recovery.locked(ws) as session:
+        root = state.require_initialised(ws.repo)
+        found = targets.resolve(ws.repo, session.conn, target)
+        if isinstance(found, Settled):
+            return _settled(found, session.repaired)
+        pid = found.parsed.packet.id if found.parsed is not None else None
+        read = [LOG, GITATTRIBUTES]
+        if pid is not None:
+            read += [packets.resolved_path("applied", pid), packets.resolved_path("rejected", pid)]
+        snap = state.gather(ws.repo, read=read)
+        plan = plan_reject(snap, found, reviewer=reviewer or state.who(ws.repo), now=state.now_text(),
+                           reason=reason.strip())
+        if isinstance(plan, Settled):
+            return _settled(plan, session.repaired)
+        install.install(root, ws.layout, session.conn, plan)
+        warnings = install.refresh_index(ws)
+        sha = None
+        if commit:
+            from git_memzoi.gitrepo.commit import commit_paths
+
+            sha = commit_paths(ws.repo, plan.paths, f"memzoi: reject {plan.proposal_id}", when=clock.now())
+    hash_only = _hash_only(found)
+    return RejectResult(None if hash_only else plan.proposal_id, "rejected", hash_only, plan.resolved_path,
+                        plan.paths, sha, plan.messages[0], warnings, session.repaired)
+
+
+def _settled(found: Settled, repaired: list[str]) -> RejectResult:
+    if found.outcome == "applied":
+        raise Refused(found.message + "; it cannot be rejected", code="applied")
+    return RejectResult(found.proposal_id, "already-rejected", found.hash_only, found.path,
+                        message=f"nothing to do: {found.message}", repaired=repaired)

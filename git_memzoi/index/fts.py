@@ -34,6 +34,17 @@ def words(text: str) -> list[str]:
     return [m.group(1).lower() for m in _WORD.finditer(text)]
 
 
+#: Words too common in tasks, commands and sentences to select records on their own.
+STOPWORDS = frozenset("""a an and are as at be been by can do does for from has have how i if in into is it its
+me my of on or our should so that the their then there these this those to up use we what when where which
+while who why will with without you your not no all any via than""".split())
+
+
+def significant(text: str) -> list[str]:
+    """The query's words without stopwords and one-letter words, in order, each once."""
+    return [w for w in dict.fromkeys(words(text)) if w not in STOPWORDS and len(w) > 1][:MAX_TERMS]
+
+
 def all_of(query_terms: list[str]) -> str:
     """Every word must match."""
     return " AND ".join(query_terms)

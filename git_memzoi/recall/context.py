@@ -1,0 +1,183 @@
+"""Context packs: the records a task needs, path-bound and risk-first, fitted to a word budget.
+
+Candidates are current records that match the task's words (bm25) or whose `applies_to`
+covers (or lies inside) a path the task touches. Each gets a relevance from those two
+signals; risks, warnings, failed attempts and decisions come first (in that order), then the
+rest, each group by relevance. Duplicates are dropped, then records are packed best first while the budget lasts; a record
+too long for what is left goes in as its description when that fits. Everything left out is
+listed with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from git_memzoi.errors import UsageError
+from git_memzoi.index import fts
+from git_memzoi.index.rebuild import open_index
+from git_memzoi.recall import paths as pathmatch
+from git_memzoi.recall.models import Citation, ContextItem, ContextPack, Omission
+from git_memzoi.recall.records import C, SELECT, citation, now_params
+from git_memzoi.recall.search import filter_sql, ranked
+
+if TYPE_CHECKING:
+    from git_memzoi.runtime.workspace import Workspace
+
+#: Types that lead a pack, in this order; every other type follows by relevance alone.
+TYPE_ORDER = {"risk": 0, "warning": 1, "failed_attempt": 2, "decision": 3}
+COVERS, INSIDE = 1.0, 0.6
+TEXT_CANDIDATES = 40
+#: A text match weaker than this share of the best one is noise, not context.
+TEXT_FLOOR = 0.25
+OMITTED_SHOWN = 10
+_HEADING = re.compile(r"^#{1,6}\s+(.*)$")
+
+
+@dataclass
+class _Candidate:
+    row: Sequence[Any]
+    text: float = 0.0
+    path: float = 0.0
+    why: list[str] = field(default_factory=list)
+
+    @property
+    def rank(self) -> tuple[int, float, str]:
+        return (TYPE_ORDER.get(self.row[C["type"]], len(TYPE_ORDER)), -(self.text + self.path), self.row[C["path"]])
+
+
+def clean_body(title: str, body: str) -> str:
+    """The body without a leading `# Title` heading that repeats the title, whitespace trimmed."""
+    text = body.strip()
+    first, _, rest = text.partition("\n")
+    heading = _HEADING.match(first)
+    if heading and heading.group(1).strip().strip("*_`").lower() == title.strip().lower():
+        text = rest.strip()
+    return text
+
+
+def words_in(text: str) -> int:
+    return len(text.split())
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def cite_line(c: Citation) -> str:
+    """One line of evidence; missing values are shown as null."""
+    def show(value: str | None) -> str:
+        return "null" if value is None else value
+    return (f"Cite: {c.record_id} · source: {show(c.source)} · source_ref: {show(c.source_ref)} · "
+            f"proposal_id: {show(c.proposal_id)}")
+
+
+def _label(kind: str) -> str:
+    return kind.replace("_", " ").capitalize()
+
+
+def block(row: Sequence[Any], text: str) -> str:
+    """How one record appears in the pack."""
+    return f"## {_label(row[C['type']])}: {row[C['title']]}\n\n{text}\n\n{cite_line(citation(row))}\n"
+
+
+def _by_paths(conn: sqlite3.Connection, paths: list[str], where: str, params: dict[str, Any],
+              found: dict[int, _Candidate]) -> None:
+    bound = {k: v for k, v in params.items() if not k.startswith("_")}
+    for path in paths:
+        names = {f"a{i}": base for i, base in enumerate(pathmatch.ancestors(path))}
+        sql = (f"SELECT {SELECT}, a.entry FROM applies a JOIN records r ON r.rowid = a.record "
+               f"WHERE a.base IN ({', '.join(':' + n for n in names)}) AND {where}")
+        for row in conn.execute(sql, bound | names):
+            cand = found.setdefault(row[C["rowid"]], _Candidate(row[: len(C)]))
+            if cand.path < COVERS:
+                cand.path = COVERS
+            cand.why.append(f"applies to {path} ({row[len(C)]})")
+        sql = (f"SELECT {SELECT}, a.entry FROM applies a JOIN records r ON r.rowid = a.record "
+               f"WHERE a.base > :lo AND a.base < :hi AND {where}")
+        for row in conn.execute(sql, bound | {"lo": path + "/", "hi": path + "0"}):
+            cand = found.setdefault(row[C["rowid"]], _Candidate(row[: len(C)]))
+            cand.path = max(cand.path, INSIDE)
+            cand.why.append(f"scope {row[len(C)]} is inside {path}")
+
+
+def build_context(ws: "Workspace", task: str, *, paths: Sequence[str] = (), budget: int | None = None,
+                  include_local: bool = False) -> ContextPack:
+    """A prompt-ready pack of current records for `task`, within `budget` words (default from config)."""
+    words = budget if budget is not None else ws.config.recall.context_budget
+    if words < 1:
+        raise UsageError(f"--budget must be at least 1 word, not {words}")
+    norm = list(dict.fromkeys(pathmatch.normalise(p, ws.repo.workdir) for p in paths))
+    params = now_params()
+    where = filter_sql(params, path=None, type=None, lane=None, include_all=False, include_local=include_local)
+    found: dict[int, _Candidate] = {}
+    conn = open_index(ws)
+    try:
+        query_terms = fts.terms(" ".join(fts.significant(task)))
+        if query_terms:
+            hits = ranked(conn, query_terms, where, params, TEXT_CANDIDATES)
+            best = max((score for _, score, _ in hits), default=0.0) or 1.0
+            for row, score, _ in hits:
+                relevance = max(score, 0.0) / best
+                if relevance < TEXT_FLOOR:
+                    continue
+                cand = found.setdefault(row[C["rowid"]], _Candidate(row))
+                cand.text = relevance
+                cand.why.append("matches the task")
+        _by_paths(conn, norm, where, params, found)
+    finally:
+        conn.close()
+    ordered = sorted(found.values(), key=lambda c: c.rank)
+    return _pack(task, norm, words, ordered)
+
+
+def _pack(task: str, paths: list[str], budget: int, ordered: list[_Candidate]) -> ContextPack:
+    header = f"# Context for: {task}\n" + (f"\nPaths: {', '.join(paths)}\n" if paths else "")
+    used = words_in(header)
+    items: list[ContextItem] = []
+    omitted: list[Omission] = []
+    blocks: list[str] = []
+    seen_body: dict[str, str] = {}
+    seen_title: dict[str, str] = {}
+    for cand in ordered:
+        row = cand.row
+        rid, title = row[C["record_id"]], row[C["title"]]
+        body = clean_body(title, row[C["body"]])
+        twin = seen_body.get(_normal(body)) or seen_title.get(_normal(title))
+        if twin is not None:
+            omitted.append(Omission(record_id=rid, title=title, reason=f"duplicate of {twin}"))
+            continue
+        seen_body[_normal(body)] = rid
+        seen_title[_normal(title)] = rid
+        why = "; ".join(dict.fromkeys(cand.why)) + f"; {row[C['type']]}"
+        chosen = None
+        for text, note in ((body, ""), (row[C["description"]] or "", " (description only: body over budget)")):
+            if not text:
+                continue
+            rendered = block(row, text)
+            if used + words_in(rendered) <= budget:
+                chosen = (text, rendered, note)
+                break
+        if chosen is None:
+            need = words_in(block(row, body))
+            omitted.append(Omission(record_id=rid, title=title,
+                                    reason=f"over budget ({need} words, {budget - used} left)"))
+            continue
+        text, rendered, note = chosen
+        count = words_in(rendered)
+        used += count
+        blocks.append(rendered)
+        items.append(ContextItem(record_id=rid, store=row[C["store"]], type=row[C["type"]], lane=row[C["lane"]],
+                                 title=title, text=text, words=count, why=why + note, citation=citation(row)))
+    text = header + "".join(f"\n{b}" for b in blocks)
+    if not items:
+        text += "\nNo current records match this task or these paths.\n"
+    if omitted:
+        text += "\n## Omitted\n\n" + "".join(f"- {o.record_id}: {o.title} ({o.reason})\n"
+                                               for o in omitted[:OMITTED_SHOWN])
+        if len(omitted) > OMITTED_SHOWN:
+            text += f"- and {len(omitted) - OMITTED_SHOWN} more (see --json)\n"
+    return ContextPack(task=task, paths=paths, budget=budget, used=used, items=items, omitted=omitted, text=text)

@@ -1,0 +1,130 @@
+"""Handoff: a context pack plus what is open (the inbox) and where the last session stood (its checkpoint).
+
+The open inbox is shared.db's proposals in states pending, validated and approved, plus pending
+packet files under `.memzoi/proposals/pending/` that the inbox does not already hold. The
+checkpoint is the newest current session record mirrored from shared.db. shared.db is only
+read, and may not exist yet (then the inbox holds just the packet files).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from git_memzoi.errors import FormatError, StateError
+from git_memzoi.gitrepo.repo import MEMZOI_DIR
+from git_memzoi.index.rebuild import current_filter, open_index
+from git_memzoi.recall.context import build_context
+from git_memzoi.recall.models import Checkpoint, Handoff, InboxItem
+from git_memzoi.recall.records import C, SELECT, decision, now_params
+
+if TYPE_CHECKING:
+    from git_memzoi.runtime.workspace import Workspace
+
+OPEN_STATES = ("pending", "validated", "approved")
+PENDING_DIR = f"{MEMZOI_DIR}/proposals/pending"
+
+
+def _packet_fields(text: str, where: str) -> tuple[str, str, str | None]:
+    """(action, title, id) from packet text, read safely; placeholders when it does not parse."""
+    from git_memzoi.profile import frontmatter
+
+    try:
+        data = frontmatter.parse(text.encode("utf-8"), where).data
+    except FormatError:
+        return "unknown", "(unreadable packet)", None
+    block = data.get("proposal")
+    action = block.get("action") if isinstance(block, dict) else None
+    title, pid = data.get("title"), data.get("id")
+    return (str(action) if action else "unknown", str(title) if title else "(untitled)",
+            str(pid) if isinstance(pid, str) else None)
+
+
+def open_inbox(ws: "Workspace") -> list[InboxItem]:
+    """Open proposals: the DB inbox first (oldest first), then pending packet files it does not hold."""
+    from git_memzoi.index import shared_db
+
+    items: list[InboxItem] = []
+    known: set[str] = set()
+    workdir = ws.repo.workdir
+    path = ws.layout.shared_db
+    if path.exists():
+        conn = shared_db.connect(path, readonly=True)
+        try:
+            rows = conn.execute(
+                f"SELECT id, state, packet, file_id FROM proposals WHERE state IN ({', '.join('?' * len(OPEN_STATES))})"
+                " ORDER BY created_at, id", OPEN_STATES).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise StateError(f"{path}: shared.db is unreadable: {exc}") from None
+        finally:
+            conn.close()
+        for pid, state, packet, file_id in rows:
+            action, title, _ = _packet_fields(packet, f"shared.db:proposals/{pid}")
+            file = None
+            if file_id and workdir is not None and (workdir / PENDING_DIR / f"{file_id}.md").is_file():
+                file = f"{PENDING_DIR}/{file_id}.md"
+            items.append(InboxItem(proposal_id=pid, state=state, action=action, title=title, file=file))
+            known.update(x for x in (pid, file_id) if x)
+    if workdir is not None:
+        folder = workdir / PENDING_DIR
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".md")) if folder.is_dir() else []
+        for name in names:
+            rel = f"{PENDING_DIR}/{name}"
+            try:
+                text = (folder / name).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                text = ""
+            action, title, pid = _packet_fields(text, rel)
+            stem = name[:-3]
+            if stem in known or (pid is not None and pid in known):
+                continue
+            items.append(InboxItem(proposal_id=pid or stem, state="proposed", action=action, title=title, file=rel))
+    return items
+
+
+def latest_checkpoint(ws: "Workspace") -> Checkpoint | None:
+    """The newest current session record in shared.db's runtime memory, or None."""
+    params = now_params()
+    conn = open_index(ws)
+    try:
+        rows = conn.execute(f"SELECT {SELECT}, r.retention FROM records r WHERE r.store = 'session' AND "
+                            f"{current_filter('r')}", {"now": params["now"]}).fetchall()
+    finally:
+        conn.close()
+    if not rows:
+        return None
+
+    def recency(row: Any) -> tuple[str, str]:
+        retention = json.loads(row[len(C)])
+        return (retention.get("last_active_at") or retention.get("started_at") or "", row[C["record_id"]])
+
+    newest = max(rows, key=recency)
+    retention = json.loads(newest[len(C)])
+    expiry = decision(newest, params["_moment"])
+    return Checkpoint(record_id=newest[C["record_id"]], task=newest[C["title"]], note=newest[C["body"]].strip(),
+                      started_at=retention.get("started_at", ""), last_active_at=retention.get("last_active_at"),
+                      current=expiry.current, expiry=expiry)
+
+
+def build_handoff(ws: "Workspace", task: str) -> Handoff:
+    """A context pack for `task`, the open inbox and the current session checkpoint, as one document."""
+    pack = build_context(ws, task)
+    inbox = open_inbox(ws)
+    checkpoint = latest_checkpoint(ws)
+    parts = [pack.text.rstrip("\n"), "", "## Open inbox", ""]
+    if inbox:
+        for item in inbox:
+            where = f" ({item.file})" if item.file else ""
+            parts.append(f"- {item.proposal_id} [{item.state}] {item.action}: {item.title}{where}")
+    else:
+        parts.append("Nothing open.")
+    parts += ["", "## Session checkpoint", ""]
+    if checkpoint is not None:
+        last = checkpoint.last_active_at or checkpoint.started_at
+        parts += [f"{checkpoint.task} ({checkpoint.record_id}, last active {last}; "
+                  f"{checkpoint.expiry.reason})", "", checkpoint.note]
+    else:
+        parts.append("No current session checkpoint.")
+    return Handoff(task=task, pack=pack, inbox=inbox, checkpoint=checkpoint, text="\n".join(parts) + "\n")

@@ -182,17 +182,17 @@ def local_promote(record_id: str, sensitivity: str, content_class: str, packet: 
     """Propose a local record as repository memory (an inbox proposal that still needs review)."""
     from git_memzoi.local import promote
 
-    result = promote.promote(workspace(), record_id, sensitivity=sensitivity, packet_file=packet,
-                             content_class=content_class)
-    data = result.model_dump() if hasattr(result, "model_dump") else result
+    entry = promote.promote(workspace(), record_id, sensitivity=sensitivity, packet_file=packet,
+                            content_class=content_class)
     if as_json:
-        emit_json(data)
+        emit_json(entry.summary() | {"local_record_id": record_id, "messages": entry.messages})
         return
-    proposal_id = promote.proposal_id_of(result)
-    click.echo(proposal_id)
-    say(f"proposed {record_id} as repository memory: inbox proposal {proposal_id}")
+    click.echo(entry.id)
+    for message in entry.messages:
+        say(message)
     if sensitivity != vocab.REPO_SAFE:
-        say(f"sensitivity is {sensitivity}: apply refuses it until a person declares it repo-safe")
+        say(f"apply refuses sensitivity {sensitivity}: if a person finds it repo-safe, reject {entry.id} and "
+            f"promote again with --sensitivity repo-safe")
 
 
 # --- checkpoint -----------------------------------------------------------------------------------

@@ -128,21 +128,24 @@ def forget(ws: Workspace, record_id: str) -> dict[str, Any]:
 
 def search(ws: Workspace, query: str, *, limit: int | None = None, type: str | None = None,
            lane: str | None = None, include_all: bool = False) -> SearchResult:
-    """Full-text search over private local memory only, through the one recall search engine."""
+    """Full-text search over private local memory only, through the one recall search engine.
+
+    Recall ranks repository and runtime memory together; this widens the window until it has
+    `limit` local hits (or recall has nothing more), so local hits keep their ranking.
+    """
     from git_memzoi.recall import search as recall_search
 
-    kwargs: dict[str, Any] = {"include_local": True}
-    if limit is not None:
-        kwargs["limit"] = limit
-    if type is not None:
-        kwargs["type"] = type
-    if lane is not None:
-        kwargs["lane"] = lane
-    if include_all:
-        kwargs["include_all"] = True
-    result: SearchResult = recall_search.search(ws, query, **kwargs)
-    hits = [hit for hit in result.hits if hit.store == "local"]
-    return result.model_copy(update={"hits": hits, "filters": {**result.filters, "store": "local"}})
+    count = limit if limit is not None else ws.config.recall.search_limit
+    window = count * 4
+    while True:
+        result = recall_search.search(ws, query, type=type, lane=lane, limit=window, include_all=include_all,
+                                      include_local=True)
+        hits = [hit for hit in result.hits if hit.store == "local"]
+        if len(hits) >= count or len(result.hits) < window:
+            break
+        window *= 4
+    return result.model_copy(update={"hits": hits[:count],
+                                     "filters": {**result.filters, "limit": count, "store": "local"}})
 
 
 def known_types() -> tuple[str, ...]:

@@ -1,13 +1,14 @@
 """Promotion: the only route from private local memory to repository memory is a reviewed proposal.
 
-`promote` builds a create proposal from a local record and hands it to the inbox. The packet
-declares `sensitivity: unknown` unless the person gives one, so apply refuses it until someone
-declares it repo-safe. The local record itself stays private and unchanged.
+`promote` builds a create proposal from a local record and submits it to the inbox like
+`git memzoi propose` does. The packet declares `sensitivity: unknown` unless the person gives
+one, and apply refuses anything but repo-safe. The local record itself stays private and
+unchanged; the audit log links the two IDs.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import Refused, UsageError
 from git_memzoi.index import runtime_store
@@ -15,74 +16,71 @@ from git_memzoi.local import store
 from git_memzoi.profile import vocab
 from git_memzoi.runtime.workspace import Workspace
 
+if TYPE_CHECKING:
+    from git_memzoi.lifecycle.inbox import InboxEntry
+
 #: Content class of a promoted record: the intent is general repository knowledge; sensitivity gates it.
 PROMOTED_CONTENT_CLASS = "general_repo_knowledge"
-DESCRIPTION_CHARS = 240
 
 
-def _description(title: str, description: str | None, body: str) -> str:
-    if description:
-        return description
-    for paragraph in body.split("\n\n"):
-        text = " ".join(line.strip() for line in paragraph.splitlines() if not line.startswith("#")).strip()
-        if text:
-            return text if len(text) <= DESCRIPTION_CHARS else text[: DESCRIPTION_CHARS - 1].rstrip() + "…"
-    return title
-
-
-def build_packet(item: store.RuntimeRecord, *, proposed_by: str, proposed_at: str, sensitivity: str,
+def build_packet(item: store.RuntimeRecord, *, sensitivity: str,
                  content_class: str = PROMOTED_CONTENT_CLASS) -> tuple[dict[str, Any], str]:
-    """The create packet (frontmatter data, body) that proposes a local record as repository memory."""
+    """The create packet (frontmatter mapping, body) proposing a local record as repository memory.
+
+    The inbox fills the proposal ID, timestamps, proposed_by (the actor) and, when the record
+    has none, a description from the body.
+    """
     record = item.record
+    scope: dict[str, Any] = {"kind": "project"}
+    if record.applies_to:
+        scope["paths"] = list(record.applies_to)
     data: dict[str, Any] = {
         "kind": "proposal", "profile": "memzoi",
         "retention": record.retention.model_dump(exclude_none=True),
         "origin": {"origin_key": f"local-promotion:{item.id}", "route": "local_promotion"},
         "type": record.type, "lane": record.lane, "title": record.title,
-        "description": _description(record.title, record.description, item.body),
+    }
+    if record.description:
+        data["description"] = record.description
+    data |= {
         "status": "proposed",
-        "proposal": {"action": "create", "proposed_by": proposed_by, "proposed_at": proposed_at,
-                     "reason": f"promoted from local memory {item.id}"},
-        "scope": {"kind": "project", "paths": list(record.applies_to or [])},
-        "timestamp": proposed_at, "created_by": proposed_by,
-        "sensitivity": sensitivity, "content_class": content_class,
-        "visibility": "repo", "confidence": record.confidence,
-        "source": record.source, "source_ref": record.source_ref,
+        "proposal": {"action": "create", "reason": f"promoted from local memory {item.id}"},
+        "scope": scope,
     }
     if record.tags:
         data["tags"] = list(record.tags)
-    return data, item.body
+    if record.source is not None:
+        data["source"] = record.source
+    if record.source_ref is not None:
+        data["source_ref"] = record.source_ref
+    data |= {"supersedes": [], "sensitivity": sensitivity, "content_class": content_class,
+             "visibility": "repo", "confidence": record.confidence}
+    body = item.body.strip("\n")
+    if not body.lstrip().startswith("#"):  # canonical records open with their title as a heading
+        body = f"# {record.title.strip()}\n\n{body}"
+    return data, body + "\n"
 
 
 def promote(ws: Workspace, record_id: str, *, sensitivity: str = "unknown", packet_file: bool = False,
-            content_class: str = PROMOTED_CONTENT_CLASS) -> Any:
-    """Submit a local record as an inbox proposal; returns what the inbox returns for the new proposal."""
-    from git_memzoi.index import shared_db
+            content_class: str = PROMOTED_CONTENT_CLASS) -> "InboxEntry":
+    """Submit a local record as an inbox proposal and log the link; returns the new inbox entry."""
     from git_memzoi.lifecycle import inbox
 
     if sensitivity not in vocab.SENSITIVITIES:
         raise UsageError(f"--sensitivity {sensitivity!r} is not one of {', '.join(vocab.SENSITIVITIES)}")
     with store.reading(ws) as conn:
+        if conn is not None and (row := runtime_store.get_record(conn, record_id)) is not None \
+                and row.store == "session":
+            raise Refused(f"{record_id} is a session checkpoint; checkpoints are not promoted",
+                          hint="write what should last with `git memzoi local add` and promote that",
+                          code="not-local")
         item = store.load(conn, record_id, "local")
     if item.record.status != "active":
         raise Refused(f"{record_id} has status {item.record.status}; only active local memory can be promoted")
-    who = shared_db.actor()
-    data, body = build_packet(item, proposed_by=who, proposed_at=store.now_text(), sensitivity=sensitivity,
-                              content_class=content_class)
-    result = inbox.submit(ws, data, body, packet_file=packet_file)
-    proposal_id = proposal_id_of(result)
+    data, body = build_packet(item, sensitivity=sensitivity, content_class=content_class)
+    entry = inbox.submit(ws, data, body, packet_file=packet_file)
     with store.writing(ws) as conn:
-        runtime_store.log_event(conn, "local.promote", [record_id, proposal_id],
-                                {"store": "local", "sensitivity": sensitivity, "packet_file": packet_file})
-    return result
-
-
-def proposal_id_of(result: Any) -> str:
-    """The new proposal ID in whatever the inbox returned."""
-    for name in ("proposal_id", "id"):
-        value = getattr(result, name, None)
-        if isinstance(value, str):
-            return value
-    if isinstance(result, dict):
-        return str(result.get("proposal_id") or result.get("id"))
-    return str(result)
+        runtime_store.log_event(conn, "local.promote", [record_id, entry.id],
+                                {"store": "local", "sensitivity": sensitivity, "state": entry.state,
+                                 "packet_file": entry.file})
+    return entry

@@ -81,6 +81,7 @@ class History:
         self.repo = repo
         self.git = repo.pygit
         self._memzoi_of: dict[str, str | None] = {}
+        self._changes: dict[tuple[str | None, str | None], list[TreeChange]] = {}
 
     # refs and commits ---------------------------------------------------------
     def commit_sha(self, rev: str) -> str | None:
@@ -158,6 +159,16 @@ class History:
         """Files that differ between two .memzoi/ subtrees (None: absent), without rename detection."""
         if old == new:
             return []
+        key = (old, new)
+        if key in self._changes:  # a hook asks for the same pair twice: to update a tree, to check it
+            return self._changes[key]
+        found = self._diff(old, new)
+        self._changes[key] = found
+        while len(self._changes) > 4:
+            del self._changes[next(iter(self._changes))]
+        return found
+
+    def _diff(self, old: str | None, new: str | None) -> list[TreeChange]:
         if new is None:
             return [TreeChange("D", c.path, c.new_oid, None, c.new_symlink, False)
                     for c in self.changes(None, old)]

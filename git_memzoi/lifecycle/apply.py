@@ -64,6 +64,10 @@ def _check_source(src: Source, parsed: ParsedPacket, where: str) -> Settled | No
     """Refuse sources whose inbox state or file status forbids an apply; Settled when it is already applied."""
     pid = parsed.packet.id
     row = src.row
+    if row is not None and src.via == "file" and row.state in ("applied", "rejected") \
+            and not _same_text(row.packet, parsed):
+        raise Refused(f"{where}: id: proposal ID {pid!r} collides with a different proposal that was {row.state}",
+                      hint="give the new proposal its own ID", code="packet-id-collision")
     if row is not None:
         if row.state == "applied":
             return Settled("applied", pid, None, f"{pid} is already applied")
@@ -84,6 +88,13 @@ def _check_source(src: Source, parsed: ParsedPacket, where: str) -> Settled | No
                       hint=f"apply the reviewed file (git memzoi apply {src.file_path}) or reject one of them",
                       code="packet-differs")
     return None
+
+
+def _same_text(stored: str, parsed: ParsedPacket) -> bool:
+    try:
+        return packets.same_packet(frontmatter.parse(stored.encode("utf-8")), parsed.doc)
+    except FormatError:
+        return False
 
 
 def _new_record_path(snap: Snapshot, parsed: ParsedPacket, opts: ApplyOptions, where: str,
@@ -126,9 +137,6 @@ def plan_apply(snap: Snapshot, src: Source, opts: ApplyOptions, receipt: Settled
     parsed = src.require_valid()
     packet = parsed.packet
     pid, action, where = packet.id, packet.proposal.action, _where(src)
-    settled = _check_source(src, parsed, where)
-    if settled is not None:
-        return settled
     outcome = checks.resolved_collision(snap, parsed, intent="apply")
     if outcome == "applied":
         return Settled("applied", pid, packets.resolved_path("applied", pid),
@@ -136,6 +144,9 @@ def plan_apply(snap: Snapshot, src: Source, opts: ApplyOptions, receipt: Settled
     if outcome == "rejected":
         raise Refused(f"{pid} was already rejected ({packets.resolved_path('rejected', pid)}); it cannot be applied",
                       code="rejected")
+    settled = _check_source(src, parsed, where)
+    if settled is not None:
+        return settled
     if receipt is not None:
         raise Refused(f"{where}: id: this proposal ID belongs to a proposal rejected as not repo-safe "
                       f"({receipt.path}); give the packet a new ID", code="packet-id-collision")

@@ -120,8 +120,8 @@ def complete(data: dict[str, Any], body: str, *, now: str, actor: str) -> dict[s
 
 def _scan(parsed: ParsedPacket) -> tuple[str, secret_scan.SecretFinding] | None:
     packet = parsed.packet
-    fields: list[tuple[str, str | None]] = [("title", packet.title), ("description", packet.description),
-                                            ("body", parsed.doc.body), ("source_ref", packet.source_ref)]
+    fields: list[tuple[str, str | None]] = [("title", packet.title), ("body", parsed.doc.body),
+                                            ("description", packet.description), ("source_ref", packet.source_ref)]
     fields += [(f"tags[{i}]", tag) for i, tag in enumerate(packet.tags or [])]
     for name, text in fields:
         if text:

@@ -161,8 +161,10 @@ def reject(ws: Workspace, target: str, reason: str, *, reviewer: str | None = No
 
             sha = commit_paths(ws.repo, plan.paths, f"memzoi: reject {plan.proposal_id}", when=clock.now())
     hash_only = _hash_only(found)
+    # a hash-only result never names the pending file: its name is the file ID alias
+    files = [p for p in plan.paths if not (hash_only and p == found.file_path)]
     return RejectResult(None if hash_only else plan.proposal_id, "rejected", hash_only, plan.resolved_path,
-                        plan.paths, sha, plan.messages[0], warnings, session.repaired)
+                        files, sha, plan.messages[0], warnings, session.repaired)
 
 
 def _settled(found: Settled, repaired: list[str]) -> RejectResult:

@@ -1,0 +1,93 @@
+"""proposals / proposals show / approve: the inbox and the pending packet files together."""
+
+from __future__ import annotations
+
+from conftest import run_cli
+from test_lifecycle_support import PROPOSED_AT, at, one_line_error, packet, snapshot, states, write_packet
+
+from git_memzoi.lifecycle import inbox
+from git_memzoi.runtime.workspace import Workspace
+
+
+def _propose(title: str, *extra: str) -> str:
+    return str(run_cli("propose", "--type", "fact", "--title", title, "--body", f"Body of {title}.", *extra,
+                       "--json").json()["id"])
+
+
+def test_list_shows_inbox_and_packet_files_once(repo) -> None:
+    at(PROPOSED_AT)
+    inbox_only = _propose("Inbox only")
+    with_file = _propose("With file", "--packet")
+    write_packet(repo, packet("mem_2026_03_01_file_only_abc123"))
+    repo.write(".memzoi/proposals/pending/broken.md", "---\nid: [\n---\nbody\n")
+    listed = run_cli("proposals", "--json").json()["proposals"]
+    by_id = {p["id"]: p for p in listed}
+    assert set(by_id) == {inbox_only, with_file, "mem_2026_03_01_file_only_abc123", "broken"}
+    assert by_id[inbox_only]["source"] == "inbox" and by_id[inbox_only]["file"] is None
+    assert by_id[with_file]["source"] == "inbox+file"
+    assert by_id["mem_2026_03_01_file_only_abc123"]["state"] == "proposed"
+    assert by_id["broken"]["problem"] and "yaml" in by_id["broken"]["problem"]
+    text = run_cli("proposals").stdout
+    assert len(text.strip().splitlines()) == 4
+
+
+def test_status_filter(repo) -> None:
+    first = _propose("First")
+    second = _propose("Second")
+    run_cli("approve", second)
+    third = _propose("Third")
+    run_cli("reject", third, "--reason", "no")
+    ids = lambda status: {p["id"] for p in run_cli("proposals", "--status", status, "--json").json()["proposals"]}  # noqa: E731
+    assert ids("validated") == {first}
+    assert ids("approved") == {second}
+    assert ids("rejected") == {third}
+    assert ids("open") == {first, second}
+    assert ids("all") == {first, second, third}
+    result = run_cli("proposals", "--status", "bogus", expect=1)
+    assert "--status" in one_line_error(result.stderr)
+
+
+def test_show_by_id_path_and_file_id(repo) -> None:
+    pid = _propose("Shown", "--packet")
+    rel = f".memzoi/proposals/pending/{pid}.md"
+    for target in (pid, rel):
+        data = run_cli("proposals", "show", target, "--json").json()
+        assert data["id"] == pid and data["state"] == "validated" and data["file"] == rel
+    text = run_cli("proposals", "show", pid).stdout
+    assert f"id:           {pid}" in text and "kind: proposal" in text
+    missing = run_cli("proposals", "show", "mem_nope", expect=1)
+    assert "mem_nope" in one_line_error(missing.stderr)
+
+
+def test_approve_transitions(repo) -> None:
+    pid = _propose("Approve me")
+    run_cli("approve", pid)
+    assert states(repo.path)[pid] == "approved"
+    before = snapshot(repo.path)
+    again = run_cli("approve", pid)
+    assert "already approved" in again.stderr
+    assert snapshot(repo.path) == before
+    run_cli("apply", pid)
+    line = one_line_error(run_cli("approve", pid, expect=1).stderr)
+    assert "already applied" in line
+    assert "mem_missing" in one_line_error(run_cli("approve", "mem_missing", expect=1).stderr)
+
+
+def test_open_items_for_handoff(repo) -> None:
+    pid = _propose("Open item")
+    items = inbox.open_items(Workspace.open(repo.path))
+    assert [(i.proposal_id, i.state, i.action, i.title) for i in items] == [(pid, "validated", "create", "Open item")]
+
+
+def test_every_inbox_write_has_an_event(repo) -> None:
+    import sqlite3
+
+    pid = _propose("Evented")
+    run_cli("approve", pid)
+    run_cli("apply", pid)
+    conn = sqlite3.connect(Workspace.open(repo.path).layout.shared_db)
+    try:
+        actions = [row[0] for row in conn.execute("SELECT action FROM events ORDER BY seq")]
+    finally:
+        conn.close()
+    assert actions == ["propose", "approve", "apply"]

@@ -139,3 +139,33 @@ def test_extension_from_a_linked_worktree_is_seen_by_the_main_one(records: Repo,
     again = run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-08-19T00:00:00Z",
                     "--reason", "r", cwd=records.path, expect=1)
     assert "2026-08-20T00:00:00Z" in again.stderr
+
+
+def test_expiry_shows_the_extension(records: Repo) -> None:
+    before = run_cli("expiry", "migration-notes-2026-07", "--json").json()
+    assert before["boundary"] == "2026-07-31T00:00:00Z" and before["boundary_kind"] == "window"
+    run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-08-20T00:00:00Z",
+            "--reason", "still migrating")
+    clock.set_now(datetime(2026, 8, 5, tzinfo=timezone.utc))  # past the ordinary window, inside the extension
+    after = run_cli("expiry", "migration-notes-2026-07", "--json").json()
+    assert after["current"] is True
+    assert after["boundary"] == "2026-08-20T00:00:00Z" and after["boundary_kind"] == "extension"
+    assert [(f["until"], f["reason"], f["actor"]) for f in after["facts"]] == [
+        ("2026-08-20T00:00:00Z", "still migrating", "tester")]
+    text = run_cli("expiry", "migration-notes-2026-07").stdout
+    assert "2026-08-20T00:00:00Z" in text and "extended" in text
+    clock.set_now(datetime(2026, 8, 20, tzinfo=timezone.utc))
+    assert run_cli("expiry", "migration-notes-2026-07", "--json").json()["current"] is False
+
+
+def test_expiry_of_an_extended_runtime_record(repo: Repo) -> None:
+    clock.set_now(T0)
+    record_id = run_cli("local", "add", "--lane", "episodic", "--title", "Flaky CI", "--body", "CI flaked.",
+                        "--occurred-at", OCCURRED).stdout.strip()
+    run_cli("retention", "extend", record_id, "--until", "2026-09-01T00:00:00Z", "--reason", "watching it")
+    clock.set_now(datetime(2026, 8, 10, tzinfo=timezone.utc))
+    decision = run_cli("expiry", record_id, "--json").json()
+    assert (decision["current"], decision["boundary_kind"], decision["boundary"]) == (
+        True, "extension", "2026-09-01T00:00:00Z")
+    hits = run_cli("local", "search", "flaked", "--json").json()["hits"]
+    assert [h["record_id"] for h in hits] == [record_id] and hits[0]["current"] is True

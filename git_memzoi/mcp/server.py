@@ -1,0 +1,131 @@
+"""The stdio MCP server on the official SDK: seven read-only tools over this worktree's memory.
+
+Tools are registered as coroutines that call recall directly, so every call runs on the event
+loop's thread, one at a time, over the same warm index. Failures come back as MCP tool errors
+(`isError`), never as a crash of the server.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Annotated
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from git_memzoi import __version__
+from git_memzoi.errors import MemzoiError
+from git_memzoi.mcp.tools import MemoryTools, ToolOutput
+from git_memzoi.profile.vocab import Lane, MemoryType
+from git_memzoi.recall.models import ContextPack, ExpiryDecision, Handoff, PrecheckResult, SearchResult
+from git_memzoi.runtime.workspace import Workspace
+
+log = logging.getLogger("git_memzoi.mcp")
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                            open_world_hint=False)
+
+INSTRUCTIONS = """\
+Reviewed project memory of this git repository (git memzoi), read-only.
+Search it before changing code you do not know, build a context pack at the start of a task,
+and precheck a path, command or action before risky work: warnings cite the record that
+raised them. Memory changes only through reviewed proposals (`git memzoi propose` in a
+terminal); no tool here can propose, approve, apply, reject or edit memory. Private local
+memory is left out unless a tool's include_local argument asks for it."""
+
+MAX_LIMIT = 200
+
+
+def _run(call: Callable[[], ToolOutput]) -> CallToolResult:
+    """Run one tool call; turn its result into text plus structured content, and failures into tool errors."""
+    try:
+        out = call()
+    except MemzoiError as exc:
+        message = str(exc) if not exc.hint else f"{exc} (hint: {exc.hint})"
+        raise ToolError(message) from exc
+    except Exception as exc:  # noqa: BLE001 - a failed call must not take the server down
+        log.exception("tool call failed")
+        raise ToolError(f"internal error: {type(exc).__name__}: {exc}") from exc
+    return CallToolResult(content=[TextContent(type="text", text=out.text)],
+                          structured_content=out.model.model_dump(mode="json"))
+
+
+def build_server(tools: MemoryTools) -> MCPServer:
+    """An MCPServer with the seven tools bound to `tools`."""
+    app: MCPServer = MCPServer("git-memzoi", version=__version__, instructions=INSTRUCTIONS,
+                               log_level="WARNING")
+
+    @app.tool(annotations=READ_ONLY)
+    async def search_memory(
+        query: Annotated[str, Field(min_length=1, description="Words to search for.")],
+        path: Annotated[str | None, Field(description="Only records that apply to this repository path.")] = None,
+        type: Annotated[MemoryType | None, Field(description="Only records of this type.")] = None,
+        lane: Annotated[Lane | None, Field(description="Only records in this lane.")] = None,
+        limit: Annotated[int | None, Field(ge=1, le=MAX_LIMIT, description="At most this many hits.")] = None,
+        include_local: Annotated[bool, Field(
+            description="Also search private local and session memory of this machine.")] = False,
+    ) -> Annotated[CallToolResult, SearchResult]:
+        """Full-text search over the current memory records; each hit cites its record and evidence."""
+        return _run(lambda: tools.search_memory(query, path=path, type=type, lane=lane, limit=limit,
+                                                include_local=include_local))
+
+    @app.tool(annotations=READ_ONLY)
+    async def build_context_pack(
+        task: Annotated[str, Field(min_length=1, description="What you are about to do.")],
+        paths: Annotated[list[str] | None, Field(description="Repository paths the task touches.")] = None,
+        budget: Annotated[int | None, Field(ge=1, description="Word budget for the pack.")] = None,
+        include_local: Annotated[bool, Field(
+            description="Also include private local and session memory of this machine.")] = False,
+    ) -> Annotated[CallToolResult, ContextPack]:
+        """A prompt-ready context pack of the memory relevant to a task, within a word budget."""
+        return _run(lambda: tools.build_context_pack(task, paths=paths or (), budget=budget,
+                                                     include_local=include_local))
+
+    @app.tool(annotations=READ_ONLY)
+    async def precheck_path(
+        path: Annotated[str, Field(min_length=1, description="A repository path you are about to change.")],
+    ) -> Annotated[CallToolResult, PrecheckResult]:
+        """Risks, warnings and failed attempts recorded for a path, most severe first."""
+        return _run(lambda: tools.precheck_path(path))
+
+    @app.tool(annotations=READ_ONLY)
+    async def precheck_command(
+        command: Annotated[str, Field(min_length=1, description="A shell command you are about to run.")],
+    ) -> Annotated[CallToolResult, PrecheckResult]:
+        """Risks, warnings and failed attempts recorded for a command, most severe first."""
+        return _run(lambda: tools.precheck_command(command))
+
+    @app.tool(annotations=READ_ONLY)
+    async def precheck_action(
+        action: Annotated[str, Field(min_length=1, description="An action in a few words, e.g. 'bump the MSRV'.")],
+    ) -> Annotated[CallToolResult, PrecheckResult]:
+        """Risks, warnings and failed attempts recorded for an action, most severe first."""
+        return _run(lambda: tools.precheck_action(action))
+
+    @app.tool(annotations=READ_ONLY)
+    async def inspect_memory_expiry(
+        record_id: Annotated[str, Field(min_length=1, description="The record ID to explain.")],
+    ) -> Annotated[CallToolResult, ExpiryDecision]:
+        """Why a record is current or query-only: its lane rule, retention boundary and reason."""
+        return _run(lambda: tools.inspect_memory_expiry(record_id))
+
+    @app.tool(annotations=READ_ONLY)
+    async def handoff(
+        task: Annotated[str, Field(min_length=1, description="The task being handed over.")],
+        include_local: Annotated[bool, Field(
+            description="Also include the current session checkpoint (session memory of this machine).")] = False,
+    ) -> Annotated[CallToolResult, Handoff]:
+        """A context pack plus the open proposal inbox (and, on request, the session checkpoint), for switching agents."""
+        return _run(lambda: tools.handoff(task, include_local=include_local))
+
+    return app
+
+
+def serve_stdio(ws: Workspace) -> None:
+    """Serve `ws` over stdin/stdout until the client closes the connection."""
+    tools = MemoryTools(ws)
+    tools.warm()  # a broken index or shared.db fails here, as a CLI error, before the protocol starts
+    build_server(tools).run("stdio")

@@ -1,0 +1,163 @@
+"""The seven read-only MCP tools as plain functions over recall: a result model plus its text.
+
+Nothing here imports the MCP SDK, so the tools can be exercised without a protocol session;
+`mcp.server` wraps them. Every tool reads; none proposes, approves, applies, rejects or edits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from git_memzoi.errors import UsageError
+from git_memzoi.recall.models import (
+    Citation, ContextPack, ExpiryDecision, Handoff, PrecheckResult, SearchResult,
+)
+from git_memzoi.runtime.workspace import Workspace
+
+#: Tool names, in the order the server lists them.
+TOOL_NAMES: tuple[str, ...] = (
+    "search_memory", "build_context_pack", "precheck_path", "precheck_command", "precheck_action",
+    "inspect_memory_expiry", "handoff",
+)
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool returns: the recall model (structured content) and text for the model to read."""
+
+    model: BaseModel
+    text: str
+
+
+def _cite(citation: Citation) -> str:
+    parts = [citation.path]
+    if citation.source is not None or citation.source_ref is not None:
+        parts.append(f"source: {citation.source or 'null'} {citation.source_ref or ''}".rstrip())
+    return "; ".join(parts)
+
+
+def search_text(result: SearchResult) -> str:
+    """Search hits as a short Markdown list, each with its record ID and evidence."""
+    if not result.hits:
+        return f"No current memory matches {result.query!r}."
+    lines = [f"{len(result.hits)} record(s) match {result.query!r}:", ""]
+    for hit in result.hits:
+        flag = "" if hit.current else " (query-only)"
+        lines.append(f"- **{hit.title}** [`{hit.record_id}`, {hit.type}, {hit.lane}, {hit.store}{flag}]")
+        if hit.applies_to:
+            lines.append("  applies to: " + ", ".join(f"`{p}`" for p in hit.applies_to))
+        if hit.snippet:
+            lines.append(f"  {' '.join(hit.snippet.split())}")
+        lines.append(f"  cites: {_cite(hit.citation)}")
+    return "\n".join(lines)
+
+
+def precheck_text(result: PrecheckResult) -> str:
+    """Precheck warnings, most severe first, each with what to do next."""
+    if not result.warnings:
+        return f"No warnings apply to {result.subject} {result.value!r}."
+    lines = [f"{len(result.warnings)} warning(s) for {result.subject} {result.value!r}:", ""]
+    for w in sorted(result.warnings, key=lambda w: (w.severity, w.title, w.record_id)):
+        lines.append(f"- {w.type.upper()}: **{w.title}** [`{w.record_id}`] (matched {w.matched})")
+        lines.append(f"  {' '.join(w.message.split())}")
+        if w.next_step:
+            lines.append(f"  next: {w.next_step}")
+        lines.append(f"  cites: {_cite(w.citation)}")
+    return "\n".join(lines)
+
+
+def expiry_text(decision: ExpiryDecision) -> str:
+    """Why a record is current or query-only, in a few lines."""
+    state = "current" if decision.current else "query-only"
+    lines = [f"`{decision.record_id}` ({decision.lane}, status {decision.status}) is {state}.",
+             f"rule: {decision.rule}"]
+    if decision.boundary:
+        lines.append(f"boundary: {decision.boundary} ({decision.boundary_kind})")
+    lines.append(f"reason: {decision.reason}")
+    lines.append(f"evaluated at: {decision.evaluated_at}")
+    return "\n".join(lines)
+
+
+def _need(value: str, name: str) -> str:
+    if not value or not value.strip():
+        raise UsageError(f"{name} must not be empty")
+    return value
+
+
+class MemoryTools:
+    """One repository's read-only tools; calls recall exactly as the CLI does."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+
+    def warm(self) -> None:
+        """Open and refresh this worktree's index now, so a broken state fails before the first call."""
+        from git_memzoi.index.rebuild import open_index
+
+        open_index(self.ws, refresh=True).close()
+
+    def search_memory(self, query: str, path: str | None = None, type: str | None = None,
+                      lane: str | None = None, limit: int | None = None,
+                      include_local: bool = False) -> ToolOutput:
+        from git_memzoi.recall.search import search
+
+        result = search(self.ws, _need(query, "query"), path=path, type=type, lane=lane, limit=limit,
+                        include_local=include_local)
+        return ToolOutput(result, search_text(result))
+
+    def build_context_pack(self, task: str, paths: Sequence[str] = (), budget: int | None = None,
+                           include_local: bool = False) -> ToolOutput:
+        from git_memzoi.recall.context import build_context
+
+        pack: ContextPack = build_context(self.ws, _need(task, "task"), paths=tuple(paths), budget=budget,
+                                          include_local=include_local)
+        return ToolOutput(pack, pack.text)
+
+    def precheck_path(self, path: str) -> ToolOutput:
+        from git_memzoi.recall.precheck import precheck
+
+        result = precheck(self.ws, path=_need(path, "path"))
+        return ToolOutput(result, precheck_text(result))
+
+    def precheck_command(self, command: str) -> ToolOutput:
+        from git_memzoi.recall.precheck import precheck
+
+        result = precheck(self.ws, command=_need(command, "command"))
+        return ToolOutput(result, precheck_text(result))
+
+    def precheck_action(self, action: str) -> ToolOutput:
+        from git_memzoi.recall.precheck import precheck
+
+        result = precheck(self.ws, action=_need(action, "action"))
+        return ToolOutput(result, precheck_text(result))
+
+    def inspect_memory_expiry(self, record_id: str) -> ToolOutput:
+        from git_memzoi.recall.retention import explain
+
+        decision = explain(self.ws, _need(record_id, "record_id"))
+        return ToolOutput(decision, expiry_text(decision))
+
+    def handoff(self, task: str, include_local: bool = False) -> ToolOutput:
+        from git_memzoi.recall.handoff import build_handoff
+
+        result: Handoff = build_handoff(self.ws, _need(task, "task"))
+        if not include_local and result.checkpoint is not None:
+            result = without_checkpoint(result)
+        return ToolOutput(result, result.text)
+
+
+CHECKPOINT_HEADING = "\n## Session checkpoint\n"
+CHECKPOINT_LEFT_OUT = ("A current session checkpoint exists. It is session memory of this machine: "
+                       "call handoff with include_local set to true to include it.")
+
+
+def without_checkpoint(result: Handoff) -> Handoff:
+    """The handoff minus its session checkpoint (session memory is local; callers opt in to it)."""
+    cut = result.text.rfind(CHECKPOINT_HEADING)
+    # Should the text ever lose that heading, fall back to the pack alone rather than risk the note.
+    head = result.text[:cut] if cut >= 0 else result.pack.text.rstrip("\n")
+    text = f"{head}{CHECKPOINT_HEADING}\n{CHECKPOINT_LEFT_OUT}\n"
+    return result.model_copy(update={"checkpoint": None, "text": text})

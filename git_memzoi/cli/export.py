@@ -30,13 +30,16 @@ def _report(report: ExportReport, as_json: bool) -> None:
     else:
         click.echo(str(report.path))
     what = f"{len(report.records)} record(s)"
+    if report.omitted:
+        what = f"{len(report.records)} of {len(report.records) + len(report.omitted)} record(s)"
     budget = report.budget
     if budget is None:
         say(f"exported {what} to {report.path} ({report.bytes:,} bytes)")
     else:
         share = 100 * report.size / budget.limit
         say(f"exported {what} to {report.path}: {report.size:,} {budget.unit} of the {budget.limit:,}-"
-            f"{budget.unit.rstrip('s')} {budget.tool} budget ({share:.0f}%)")
+            f"{budget.unit.rstrip('s')} {budget.tool} budget ({share:.0f}%)"
+            + (f", capped at {report.max_bytes:,} bytes" if report.max_bytes is not None else ""))
         if report.over_budget:
             say(f"warning: {report.path.name} is past the {budget.tool} budget of {budget.limit:,} {budget.unit}: "
                 f"the rest is {budget.past_limit}; use --max-bytes to keep the most severe entries")

@@ -2,9 +2,10 @@
 # Generated projections for agents that read files; never private, query-only or inactive records.
 step git memzoi export okf
 step git memzoi export agents-md
-step git memzoi export agents-md --max-bytes 32768 --json
-agents_md="$(git memzoi export claude-md 2>/dev/null)"
-step head -n 12 "$agents_md"
+# Past a cap, the most severe entries stay and the rest are listed as left out.
+step git memzoi export agents-md --max-bytes 12000
+claude_md="$(git memzoi export claude-md 2>/dev/null)"
+step head -n 12 "$claude_md"
 
 # A ready MCP client configuration, then the server itself, driven by the SDK's stdio client.
 step git memzoi mcp config --client claude

@@ -183,3 +183,15 @@ def test_pre_commit_framework_entry_runs_in_a_repository(repo: Repo) -> None:
     git("add", "-A", cwd=repo.path)
     result = subprocess.run(entry, cwd=repo.path, capture_output=True, text=True)
     assert result.returncode == 1 and "use-redis.md" in result.stderr
+
+
+def test_pre_push_without_a_remote_checks_a_given_range(repo: Repo) -> None:
+    base = str(repo.git.head.target)
+    repo.write(record_path("use-redis"), record("use-redis"))
+    good = repo.commit("add")
+    repo.write(record_path("use-redis"), record("use-redis", body="edited"))
+    bad = repo.commit("edit")
+    ok = run_cli("hook", "pre-push", "--json", input=f"HEAD {good} refs/heads/ci {base}\n")
+    assert ok.json()["commits_walked"] == 1 and ok.json()["ok"] is True
+    refused = run_cli("hook", "pre-push", "--json", input=f"HEAD {bad} refs/heads/ci {base}\n", expect=1)
+    assert [(p["commit"], p["code"]) for p in refused.json()["problems"]] == [(bad, "record-edited")]

@@ -101,7 +101,7 @@ class MemoryChecker:
             if change.new_oid is not None and not change.new_symlink:
                 problems.extend(self._secrets(change))
         fresh = []
-        for problem in problems:
+        for problem in sorted(problems, key=lambda p: (p.path, p.line, p.code)):
             key = str(problem)
             if key not in self._seen:
                 self._seen.add(key)

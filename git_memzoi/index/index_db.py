@@ -174,3 +174,13 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def instant(moment: Any) -> float:
+    """How index.db stores an instant (Unix seconds); the clock is compared in the same unit."""
+    return float(moment.timestamp())
+
+
+def current_filter(alias: str = "records") -> str:
+    """SQL keeping current rows: status active and strictly before any retention boundary (`:now`)."""
+    return f"({alias}.status = 'active' AND ({alias}.boundary IS NULL OR {alias}.boundary > :now))"

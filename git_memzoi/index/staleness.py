@@ -1,0 +1,146 @@
+"""Is index.db still a true projection? The cheap checks the read path runs before every read.
+
+Two levels, both free of parsing:
+
+- `fresh`: folder stats, shared.db stats and config against what the last full check vouched
+  for (the `index.db.check` file beside the index). It sees files created, removed, renamed
+  or atomically replaced, commits, and runtime memory writes, in a few stat calls.
+- `verify`: a stat sweep of every record file against the stats the index holds. It also sees
+  a file edited in place. Small trees sweep on every read; above SWEEP_ALWAYS_MAX files a warm
+  process sweeps at most once per SWEEP_INTERVAL (a new process always sweeps first).
+
+When either cannot vouch for the index, the rebuild path takes over.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from git_memzoi.index.scan import RACY_NS, Scan, dirs_unchanged, file_stat_signature
+
+if TYPE_CHECKING:
+    from git_memzoi.runtime.workspace import Workspace
+
+CHECK_SUFFIX = ".check"
+SWEEP_ALWAYS_MAX = 500
+SWEEP_INTERVAL = 1.0
+_last_sweep: dict[str, float] = {}
+
+
+def parser_version() -> str:
+    from git_memzoi.index.parse_cache import PARSER_VERSION
+
+    return PARSER_VERSION
+
+
+def swept(index_path: Path) -> None:
+    """Note that this process just confirmed the index against every file."""
+    _last_sweep[str(index_path)] = time.monotonic()
+
+
+def check_path(index_path: Path) -> Path:
+    return index_path.with_name(index_path.name + CHECK_SUFFIX)
+
+
+def read_check(index_path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(check_path(index_path).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_check(index_path: Path, data: dict[str, Any], previous: dict[str, Any] | None = None) -> None:
+    """Record what the last full check vouched for (a cache: failing to write it is harmless)."""
+    if (previous if previous is not None else read_check(index_path)) == data:
+        return
+    target = check_path(index_path)
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    try:
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, target)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+def confirmed_ns(meta: dict[str, str], check: dict[str, Any] | None) -> int:
+    """The last moment every row's content was confirmed (the build, or a later sweep that hashed racy files)."""
+    confirmed = int(meta.get("scanned_ns", "0"))
+    if check and check.get("build_id") == meta.get("build_id"):
+        confirmed = max(confirmed, int(check.get("verified_ns", 0)))
+    return confirmed
+
+
+def fresh(ws: "Workspace", meta: dict[str, str]) -> bool:
+    """The cheap check (see the module docstring); False means "sweep or rebuild"."""
+    path = ws.layout.index_db
+    check = read_check(path)
+    if check is None or check.get("build_id") != meta.get("build_id"):
+        return False
+    if meta.get("parser") != parser_version():
+        return False
+    if float(meta.get("lease_hours", "nan")) != ws.config.retention.session_lease_hours:
+        return False
+    workdir = str(ws.repo.require_workdir())
+    if check.get("workdir") != workdir or not dirs_unchanged(workdir, check.get("dirs") or {"": None}):
+        return False
+    shared = check.get("shared")
+    if shared is None or file_stat_signature(str(ws.layout.shared_db)) != shared:
+        return False
+    if int(check.get("files", 0)) <= SWEEP_ALWAYS_MAX:
+        return False
+    return time.monotonic() - _last_sweep.get(str(path), float("-inf")) < SWEEP_INTERVAL
+
+
+@dataclass
+class Verified:
+    """A sweep found the index true: its counts and the stored problems of invalid files."""
+
+    records: int
+    runtime: int
+    problems: list[tuple[str, list[Any]]] = field(default_factory=list)  # (path, [line, code, message, severity])
+
+
+def verify(ws: "Workspace", conn: sqlite3.Connection, meta: dict[str, str], scan: Scan,
+           shared_now: list[int] | None) -> Verified | None:
+    """Compare every record file's stat with the index (no reads, no parsing); None when anything differs."""
+    index_path = ws.layout.index_db
+    workdir = str(ws.repo.require_workdir())
+    check = read_check(index_path)
+    if (meta.get("parser") != parser_version() or meta.get("workdir") != workdir or scan.symlinks
+            or float(meta.get("lease_hours", "nan")) != ws.config.retention.session_lease_hours):
+        return None
+    if check is None or check.get("build_id") != meta.get("build_id"):
+        return None
+    stored_shared = check.get("shared")
+    if stored_shared is None or shared_now is None or stored_shared != shared_now:
+        return None
+    trusted_before = confirmed_ns(meta, check) - RACY_NS
+    try:
+        rows = conn.execute("SELECT path, size, mtime_ns FROM records WHERE size IS NOT NULL").fetchall()
+        bad = conn.execute("SELECT path, size, mtime_ns, problems FROM invalid").fetchall()
+        runtime = conn.execute("SELECT count(*) FROM records WHERE size IS NULL").fetchone()[0]
+    except sqlite3.DatabaseError:
+        return None
+    if len(rows) + len(bad) != len(scan.files):
+        return None
+    files = scan.files
+    for path, size, mtime_ns, *_ in (*rows, *bad):
+        st = files.get(path)
+        if st is None or st.size != size or st.mtime_ns != mtime_ns or mtime_ns >= trusted_before:
+            return None
+    problems = [(path, entry) for path, _, _, text in bad for entry in json.loads(text)]
+    write_check(index_path, {"workdir": workdir, "dirs": scan.dirs, "shared": stored_shared,
+                             "files": len(files), "verified_ns": check.get("verified_ns", 0),
+                             "build_id": meta.get("build_id")}, check)
+    return Verified(len(rows), int(runtime), problems)

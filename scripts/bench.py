@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""Benchmark the index and recall against a floor, on deterministic synthetic repositories.
+
+For each size N it generates N records (mixed lanes, types, applies_to, bodies of realistic
+length), commits them with pygit2 and measures, in one run and side by side:
+
+- the floor: a plain loop that reads every record and YAML-parses its frontmatter (C loader);
+- a cold full rebuild (empty MEMZOI_HOME, nothing cached), a no-op rebuild, and the rebuild
+  of a fresh linked worktree of the same commit;
+- in-process search and context (p50/p95 over the queries), each call including the
+  read path's staleness check;
+- end to end `git memzoi search` against `python3 -c pass`.
+
+Figures are written to BENCHMARKS.md as ratios to the floor, with the targets beside them.
+If scripts/bench_hooks.py exists, its `section(workdir)` is appended to the report.
+
+    .venv/bin/python scripts/bench.py                 # 10k records
+    .venv/bin/python scripts/bench.py --sizes 1000,10000,50000
+    .venv/bin/python scripts/bench.py --quick --sizes 200 --output /tmp/B.md   # smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import platform
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import pygit2  # noqa: E402
+import yaml  # noqa: E402
+
+SEED = 20260705
+LANES = [("semantic", 55), ("procedural", 15), ("episodic", 20), ("session", 10)]
+TYPES = {
+    "semantic": ["decision", "fact", "constraint", "convention", "warning", "risk", "preference", "failed_attempt"],
+    "procedural": ["procedure", "runbook"],
+    "episodic": ["incident", "summary", "handoff", "note"],
+    "session": ["checkpoint", "note"],
+}
+SOURCES = [("human", None), ("issue", "issue://{n}"), ("pr", "pr://{n}"), ("doc", "docs/adr/{n:04d}.md"),
+           ("agent", None), (None, None), ("commit", "{sha}")]
+WORDS = """
+access account adapter alert allocation analytics api archive artifact async audit auth backend backoff
+backup batch benchmark binary blob branch broker browser budget buffer build bundle cache callback canary
+certificate channel checkout checksum cleanup client cluster codec collector column commit compiler
+component compression config connection consumer container context contract controller cookie coverage
+cron cursor dashboard database deadline debug decoder default dependency deploy deprecation descriptor
+diff digest directory disk dispatch docker document domain download driver endpoint engine entry
+environment error event exception executor export extension failover feature fetch field filter
+firewall fixture flag flaky format fragment framework gateway generator handler hash header health heap
+hook host idempotent image import incident index ingest input installer instance integration interface
+invoice issuer job journal kernel key lambda latency layout lease library lifecycle limit linter listener
+load locale lock log lookup manifest mapping marker memory merge message metric middleware migration
+mirror mobile mock model module monitor mutex namespace network node notification object offset
+operator optimizer order origin output owner package page pagination parser partition patch payload
+payment permission pipeline platform plugin policy pool port preview primary probe process producer
+profile protocol provider proxy publisher query queue quota rate reader rebase receipt record recovery
+redirect refactor refresh region registry release replica report repository request resolver resource
+response retention retry review revision role rollback rollout route router runtime sandbox scheduler
+schema scope script search secret segment selector sequence serializer server service session shard
+signal signature snapshot socket source span spec staging state storage stream subscriber suite
+supervisor switch sync syntax table tag task template tenant terminal test thread throttle ticket
+timeout token topic trace tracker transaction transform transport trigger tunnel type upload upstream
+user validator value vendor version view volume webhook widget worker workflow writer
+""".split()
+VERBS = """must should never always avoid prefer requires breaks blocks uses keeps stores validates rejects
+retries caches reads writes sends returns depends handles""".split()
+GLUE = "the a of in on for with when before after because so and but or to from by".split()
+MODULES = ["api", "auth", "billing", "cli", "core", "db", "deploy", "docs", "frontend", "infra", "jobs",
+           "mobile", "payments", "search", "storage", "ui", "worker", "sdk", "ml", "ops"]
+TARGETS = {  # issue targets, as ratios to the floor (rebuilds) or absolute (recall)
+    "cold": 1.3, "noop": 0.05, "worktree": 0.25, "search_p95_ms": 10.0, "context_p95_ms": 25.0, "cli": 10.0,
+}
+
+
+def sentence(rng: random.Random, low: int = 8, high: int = 20) -> str:
+    n = rng.randint(low, high)
+    words = []
+    for i in range(n):
+        pool = VERBS if i % 5 == 2 else GLUE if i % 3 == 1 else WORDS
+        words.append(rng.choice(pool))
+    text = " ".join(words)
+    return text[0].upper() + text[1:] + "."
+
+
+def make_record(n: int, rng: random.Random) -> tuple[str, str]:
+    """(repository path, file text) of synthetic record n."""
+    lane = rng.choices([lane for lane, _ in LANES], [w for _, w in LANES])[0]
+    kind = rng.choice(TYPES[lane])
+    title_words = [rng.choice(WORDS) for _ in range(rng.randint(3, 7))]
+    title = " ".join(title_words).capitalize()
+    rid = f"{'-'.join(title_words[:4])}-{n}"
+    day = rng.randint(1, 28)
+    stamp = f"2026-{rng.randint(1, 6):02d}-{day:02d}T{rng.randint(0, 23):02d}:00:00Z"
+    retention: dict[str, str] = {}
+    if lane == "episodic":
+        retention = {"occurred_at": stamp}
+    elif lane == "session":
+        retention = {"started_at": stamp, "last_active_at": stamp}
+    elif rng.random() < 0.05:
+        retention = {"explicit_expires_at": "2027-01-01T00:00:00Z"}
+    applies: list[str] = []
+    for _ in range(rng.choices([0, 1, 2, 3], [35, 40, 18, 7])[0]):
+        module = rng.choice(MODULES)
+        shape = rng.random()
+        if shape < 0.4:
+            applies.append(f"src/{module}/**")
+        elif shape < 0.7:
+            applies.append(f"src/{module}/{rng.choice(WORDS)}.py")
+        else:
+            applies.append(f"src/{module}/{rng.choice(WORDS)}")
+    source, ref = rng.choice(SOURCES)
+    data: dict[str, object] = {
+        "id": rid, "kind": "memory", "profile": "memzoi", "type": kind, "lane": lane, "title": title,
+        "description": sentence(rng, 10, 24), "timestamp": stamp,
+        "status": "active" if rng.random() < 0.92 else rng.choice(["superseded", "tombstoned", "expired"]),
+        "scope": "repo", "visibility": "repo", "content_class": "general_repo_knowledge",
+        "confidence": round(rng.uniform(0.5, 1.0), 2),
+    }
+    if applies:
+        data["applies_to"] = sorted(set(applies))
+    tags = sorted({rng.choice(WORDS) for _ in range(rng.randint(0, 4))})
+    if tags:
+        data["tags"] = tags
+    data["source"] = source
+    data["source_ref"] = ref.format(n=n, sha=f"{n:040x}") if ref else None
+    if rng.random() < 0.5:
+        data["proposal_id"] = f"prop_{n:08d}"
+    data["retention"] = retention
+    data["origin"] = {"origin_key": f"bench:{n}", "route": "repository_materialization"}
+    paragraphs = []
+    for _ in range(rng.randint(1, 4)):
+        paragraphs.append(" ".join(sentence(rng) for _ in range(rng.randint(2, 6))))
+    body = f"# {title}\n\n" + "\n\n".join(paragraphs) + "\n"
+    front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000)
+    folder = f"{lane}/{kind.replace('_', '-')}s"
+    return f".memzoi/records/{folder}/{rid}.md", f"---\n{front}---\n\n{body}"
+
+
+def generate(root: Path, n: int) -> pygit2.Repository:
+    """A committed repository with n synthetic records (deterministic for a given n)."""
+    rng = random.Random(SEED + n)
+    repo = pygit2.init_repository(str(root), initial_head="main")
+    (root / ".memzoi" / "proposals" / "pending").mkdir(parents=True)
+    (root / ".memzoi" / "index.md").write_text("# Memory index\n")
+    (root / ".memzoi" / "log.md").write_text("# Memory log\n")
+    (root / "README.md").write_text("# bench\n")
+    for i in range(n):
+        rel, text = make_record(i, rng)
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    index = repo.index
+    index.add_all()
+    index.write()
+    sig = pygit2.Signature("Bench", "bench@example.com", 1767225600, 0)
+    repo.create_commit("HEAD", sig, sig, "synthetic records", index.write_tree(), [])
+    return repo
+
+
+def floor(root: Path) -> float:
+    """Read every record and YAML-parse its frontmatter with the C loader: the least any indexer does."""
+    started = time.perf_counter()
+    count = 0
+    for folder, _, files in os.walk(root / ".memzoi" / "records"):
+        for name in files:
+            if not name.endswith(".md"):
+                continue
+            with open(os.path.join(folder, name), "rb") as handle:
+                text = handle.read().decode("utf-8")
+            end = text.index("\n---\n", 3)
+            yaml.load(text[4:end + 1], Loader=yaml.CSafeLoader)
+            count += 1
+    assert count
+    return time.perf_counter() - started
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, int(round(pct / 100 * len(ordered) + 0.5)) - 1))
+    return ordered[k]
+
+
+@dataclass
+class Result:
+    n: int
+    floor: float = 0.0
+    cold: float = 0.0
+    noop: float = 0.0
+    worktree: float = 0.0
+    worktree_parsed: int = 0
+    search_ms: list[float] = field(default_factory=list)
+    context_ms: list[float] = field(default_factory=list)
+    cli_ms: float = 0.0
+    python_ms: float = 0.0
+    index_mb: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+def queries(rng: random.Random, count: int) -> list[tuple[str, str | None]]:
+    out: list[tuple[str, str | None]] = []
+    hostile = ["session-validation", "src/auth/token.ts", '"unbalanced', "NOT cache", "v1.2.3", "a*", "tenant OR"]
+    for i in range(count):
+        if i % 10 == 9:
+            out.append((rng.choice(hostile), None))
+            continue
+        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 3)))
+        path = f"src/{rng.choice(MODULES)}/{rng.choice(WORDS)}.py" if i % 4 == 0 else None
+        out.append((text, path))
+    return out
+
+
+def timed(fn, *args, **kwargs) -> float:  # type: ignore[no-untyped-def]
+    started = time.perf_counter()
+    fn(*args, **kwargs)
+    return time.perf_counter() - started
+
+
+def run_size(n: int, work: Path, quick: bool, nqueries: int, repeats: int) -> Result:
+    from git_memzoi.index.rebuild import rebuild
+    from git_memzoi.recall.context import build_context
+    from git_memzoi.recall.search import search
+    from git_memzoi.runtime.workspace import Workspace
+
+    result = Result(n)
+    root = work / f"repo-{n}"
+    print(f"[{n}] generating {n} records …", file=sys.stderr)
+    repo = generate(root, n)
+    time.sleep(0 if quick else 2.1)  # let the files' timestamps settle past the racy window
+    floor(root)  # warm the page cache the same way for everyone
+    result.floor = min(floor(root) for _ in range(repeats))
+    print(f"[{n}] floor {result.floor:.3f}s", file=sys.stderr)
+
+    cold = []
+    for attempt in range(repeats):
+        home = work / f"home-{n}-cold-{attempt}"
+        os.environ["MEMZOI_HOME"] = str(home)
+        ws = Workspace.open(root)
+        cold.append(timed(rebuild, ws))
+        if attempt < repeats - 1:
+            shutil.rmtree(home)
+    result.cold = min(cold)
+    ws = Workspace.open(root)
+    result.index_mb = ws.layout.index_db.stat().st_size / 1e6
+    print(f"[{n}] cold {result.cold:.3f}s", file=sys.stderr)
+    if not quick:
+        time.sleep(2.1)  # the no-op rebuild below trusts stats older than the racy window
+    rebuild(ws)
+    result.noop = statistics.median(timed(rebuild, ws) for _ in range(max(repeats, 5)))
+    print(f"[{n}] no-op {result.noop:.4f}s", file=sys.stderr)
+
+    worktree_times = []
+    for attempt in range(repeats):
+        where = work / f"wt-{n}-{attempt}"
+        branch = repo.branches.local.create(f"bench-{attempt}", repo.head.peel(pygit2.Commit))
+        repo.add_worktree(f"bench-{attempt}", str(where), branch)
+        other = Workspace.open(where)
+        started = time.perf_counter()
+        report = rebuild(other)
+        worktree_times.append(time.perf_counter() - started)
+        result.worktree_parsed = max(result.worktree_parsed, report.parsed)
+    result.worktree = min(worktree_times)
+    print(f"[{n}] fresh worktree {result.worktree:.3f}s (parsed {result.worktree_parsed})", file=sys.stderr)
+
+    rng = random.Random(SEED)
+    qs = queries(rng, nqueries)
+    for text, path in qs[:5]:
+        search(ws, text, path=path)
+    for text, path in qs:
+        started = time.perf_counter()
+        search(ws, text, path=path)
+        result.search_ms.append((time.perf_counter() - started) * 1000)
+    for text, path in qs[:5]:
+        build_context(ws, text, paths=[path] if path else [])
+    for text, path in qs:
+        started = time.perf_counter()
+        build_context(ws, text, paths=[path] if path else [])
+        result.context_ms.append((time.perf_counter() - started) * 1000)
+    print(f"[{n}] search p95 {percentile(result.search_ms, 95):.2f} ms, "
+          f"context p95 {percentile(result.context_ms, 95):.2f} ms", file=sys.stderr)
+
+    env = os.environ | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    runs = 3 if quick else 15
+    python = []
+    cli = []
+    for i in range(runs + 1):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        python.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        subprocess.run(["git", "memzoi", "search", qs[i % len(qs)][0]], cwd=root, env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cli.append(time.perf_counter() - started)
+    result.python_ms = statistics.median(python[1:]) * 1000
+    result.cli_ms = statistics.median(cli[1:]) * 1000
+    print(f"[{n}] CLI search {result.cli_ms:.1f} ms vs python -c pass {result.python_ms:.1f} ms", file=sys.stderr)
+    return result
+
+
+def row(name: str, seconds: float, ratio: float | None, target: str, met: bool | None) -> str:
+    ratio_text = f"{ratio:.3f}×" if ratio is not None else "—"
+    verdict = "—" if met is None else ("yes" if met else "**no**")
+    return f"| {name} | {seconds * 1000:,.1f} ms | {ratio_text} | {target} | {verdict} |"
+
+
+def render(results: list[Result], quick: bool, repeats: int, nqueries: int) -> str:
+    lines = [
+        "# Benchmarks",
+        "",
+        "Produced by `scripts/bench.py` (deterministic synthetic repositories; every figure below comes from",
+        "one run of it). Rebuild times are ratios to the **floor**: a plain loop that reads every record and",
+        "YAML-parses its frontmatter with `yaml.CSafeLoader`, the least any indexer has to do.",
+        "",
+        f"- machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"SQLite {sqlite3.sqlite_version}, PyYAML {yaml.__version__} (libyaml {yaml.__with_libyaml__})",
+        f"- method: floor, cold and fresh-worktree figures are the best of {repeats}; no-op is the median of "
+        f"{max(repeats, 5)}; search and context are p50/p95 over {nqueries} queries (a quarter with `--path`, "
+        "a tenth hostile text) in one warm process, each call including `open_index`'s staleness check; "
+        "CLI figures are medians of 15 runs through `git memzoi` (the first discarded).",
+        "- cold: empty `MEMZOI_HOME` (no index, no parse cache); page cache warm for every measurement.",
+        "- fresh worktree: `git worktree add` of the same commit, then `rebuild` there (another worktree's",
+        "  index and the shared parse cache exist, as they do in practice).",
+    ]
+    if quick:
+        lines += ["", "**Quick mode (smoke run): sizes and repetitions are too small for the figures to mean much.**"]
+    for r in results:
+        search50, search95 = percentile(r.search_ms, 50), percentile(r.search_ms, 95)
+        context50, context95 = percentile(r.context_ms, 50), percentile(r.context_ms, 95)
+        cli_ratio = r.cli_ms / r.python_ms
+        lines += [
+            "",
+            f"## {r.n:,} records",
+            "",
+            f"Index size {r.index_mb:.1f} MB; the fresh worktree parsed {r.worktree_parsed} files.",
+            "",
+            "| measure | time | ratio | target | met |",
+            "|---|---:|---:|---|---|",
+            row("floor: read + CSafeLoader", r.floor, 1.0, "—", None),
+            row("cold full rebuild", r.cold, r.cold / r.floor, f"≤ {TARGETS['cold']}× floor",
+                r.cold / r.floor <= TARGETS["cold"]),
+            row("no-op rebuild", r.noop, r.noop / r.floor, f"≤ {TARGETS['noop']}× floor",
+                r.noop / r.floor <= TARGETS["noop"]),
+            row("fresh linked worktree rebuild", r.worktree, r.worktree / r.floor,
+                f"≤ {TARGETS['worktree']}× floor", r.worktree / r.floor <= TARGETS["worktree"]),
+            f"| search in-process p50 / p95 | {search50:.2f} / {search95:.2f} ms | — | "
+            f"p95 ≤ {TARGETS['search_p95_ms']:g} ms | {'yes' if search95 <= TARGETS['search_p95_ms'] else '**no**'} |",
+            f"| context in-process p50 / p95 | {context50:.2f} / {context95:.2f} ms | — | "
+            f"p95 ≤ {TARGETS['context_p95_ms']:g} ms | {'yes' if context95 <= TARGETS['context_p95_ms'] else '**no**'} |",
+            f"| `git memzoi search` end to end | {r.cli_ms:.1f} ms | {cli_ratio:.2f}× `python3 -c pass` "
+            f"({r.python_ms:.1f} ms) | ≤ {TARGETS['cli']:g}× | {'yes' if cli_ratio <= TARGETS['cli'] else '**no**'} |",
+        ]
+        lines += [f"- {note}" for note in r.notes]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000", help="comma-separated record counts (default 10000)")
+    parser.add_argument("--quick", action="store_true", help="smoke run: few repetitions and queries")
+    parser.add_argument("--output", default=str(ROOT / "BENCHMARKS.md"), help="where to write the report")
+    parser.add_argument("--workdir", help="where to build the repositories (default: a temp folder, removed)")
+    parser.add_argument("--queries", type=int, help="queries per measurement (default 200; 20 with --quick)")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    nqueries = args.queries or (20 if args.quick else 200)
+    repeats = 1 if args.quick else 3
+    temp = None
+    if args.workdir:
+        work = Path(args.workdir)
+        work.mkdir(parents=True, exist_ok=True)
+    else:
+        temp = tempfile.mkdtemp(prefix="memzoi-bench-")
+        work = Path(temp)
+    saved_home = os.environ.get("MEMZOI_HOME")
+    try:
+        results = [run_size(n, work, args.quick, nqueries, repeats) for n in sizes]
+        report = render(results, args.quick, repeats, nqueries)
+        hooks = ROOT / "scripts" / "bench_hooks.py"
+        if hooks.exists():
+            spec = importlib.util.spec_from_file_location("bench_hooks", hooks)
+            assert spec and spec.loader
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            report += "\n" + module.section(work).rstrip("\n") + "\n"
+        Path(args.output).write_text(report, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    finally:
+        if saved_home is None:
+            os.environ.pop("MEMZOI_HOME", None)
+        else:
+            os.environ["MEMZOI_HOME"] = saved_home
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

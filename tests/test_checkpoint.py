@@ -181,3 +181,12 @@ def test_usage_errors(repo: Repo) -> None:
     assert "--task" in run_cli("checkpoint", "add", "--note", "n", expect=2).stderr
     assert "no checkpoint" in run_cli("checkpoint", "continue", "ses_missing", expect=1).stderr
     assert "no checkpoint" in run_cli("checkpoint", "close", "ses_missing", expect=1).stderr
+
+
+def test_forget_a_checkpoint(repo: Repo) -> None:
+    record_id = start()
+    result = run_cli("local", "forget", record_id, "--json").json()
+    assert result["store"] == "session"
+    assert run_cli("checkpoint", "list", "--json").json() == {"checkpoints": []}
+    events = [json.loads(line) for line in run_cli("events", "--jsonl").stdout.splitlines()]
+    assert [(e["action"], e["ids"]) for e in events][-1] == ("session.forget", [record_id])

@@ -73,3 +73,35 @@ def test_concurrent_cli_writers_on_a_fresh_shared_db(repo: Repo, tmp_path: Path)
     titles = sorted(r["title"] for r in run_cli("local", "list", "--json").json()["records"])
     assert titles == sorted(f"{t} {i}" for t in "ml" for i in range(1, 7))
     assert all(json.loads(line)["action"] == "local.add" for line in lines)
+
+
+RENEWER = r"""
+import sys, time
+from pathlib import Path
+go, record_id, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+from git_memzoi.local import sessions
+from git_memzoi.runtime.workspace import Workspace
+ws = Workspace.open()
+while not go.exists():
+    time.sleep(0.005)
+for _ in range(n):
+    sessions.renew(ws, record_id)
+print("done")
+"""
+
+
+def test_two_worktrees_renewing_one_checkpoint_keep_it_valid(repo: Repo, tmp_path: Path) -> None:
+    """Read-check-write of a checkpoint happens under one write lock: every renewal lands on a valid record."""
+    linked = repo.add_worktree("agent-d", tmp_path / "agent-d")
+    record_id = run_cli("checkpoint", "add", "--task", "T", "--note", "n").stdout.strip()
+    go = tmp_path / "go"
+    workers = [_spawn([sys.executable, "-c", RENEWER, str(go), record_id, "15"], where)
+               for where in (repo.path, linked.path)]
+    go.write_text("go")
+    for proc in workers:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    events = [json.loads(line) for line in run_cli("events", "--jsonl").stdout.splitlines()]
+    assert [e["action"] for e in events].count("checkpoint.continue") == 30
+    shown = run_cli("checkpoint", "show", record_id, "--json").json()
+    assert shown["current"] is True and shown["note"] == "n"

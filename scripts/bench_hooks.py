@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import pygit2
 from pygit2.enums import FileMode
@@ -108,7 +109,7 @@ def _put(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str, blob: pyg
         sub = None
         if tree is not None:
             try:
-                sub = repo[tree[head].id]
+                sub = cast(pygit2.Tree, repo[tree[head].id])
             except KeyError:
                 sub = None
         builder.insert(head, _put(repo, sub, rest, blob), FileMode.TREE)
@@ -126,14 +127,15 @@ def build(path: Path) -> tuple[pygit2.Repository, str, str, str]:
              "README.md": b"# bench\n"}
     files.update({f".memzoi/records/{p.name}": p.read_bytes() for p in sorted(INTEROP.glob("*.md"))})
     for rel, data in files.items():
-        tree = repo[_put(repo, tree, rel, repo.create_blob(data))]
+        tree = cast(pygit2.Tree, repo[_put(repo, tree, rel, repo.create_blob(data))])
+    assert tree is not None
     base = repo.create_commit("refs/heads/main", SIG, SIG, "base", tree.id, [])
     log = files[".memzoi/log.md"]
 
     def history(step: Callable[[pygit2.Tree, int], pygit2.Oid]) -> str:
-        parent, current = base, repo[base].tree
+        parent, current = base, cast(pygit2.Commit, repo[base]).tree
         for n in range(COMMITS):
-            current = repo[step(current, n)]
+            current = cast(pygit2.Tree, repo[step(current, n)])
             parent = repo.create_commit(None, SIG, SIG, f"change {n}", current.id, [parent])
         return str(parent)
 
@@ -142,9 +144,9 @@ def build(path: Path) -> tuple[pygit2.Repository, str, str, str]:
         log += f"- applied mem_bench_{n:04d}: bench-{n:04d}\n".encode()
         oid = _put(repo, current, f".memzoi/records/bench/bench-{n:04d}.md",
                    repo.create_blob(RECORD.format(n=n).encode()))
-        oid = _put(repo, repo[oid], f".memzoi/proposals/resolved/applied/mem_bench_{n:04d}.md",
+        oid = _put(repo, cast(pygit2.Tree, repo[oid]), f".memzoi/proposals/resolved/applied/mem_bench_{n:04d}.md",
                    repo.create_blob(PACKET.format(n=n).encode()))
-        return _put(repo, repo[oid], ".memzoi/log.md", repo.create_blob(log))
+        return _put(repo, cast(pygit2.Tree, repo[oid]), ".memzoi/log.md", repo.create_blob(log))
 
     def touch_code(current: pygit2.Tree, n: int) -> pygit2.Oid:
         return _put(repo, current, f"src/module_{n % 50}/file_{n}.py", repo.create_blob(f"x = {n}\n".encode()))
@@ -175,7 +177,7 @@ def measure(git_dir: Path, base: str, tip: str) -> dict[str, float]:
     def run_cli() -> None:
         subprocess.run(cli, input=stdin, env=env, check=True, capture_output=True, text=True)
 
-    def rev_list(*extra: str) -> Callable[[], None]:
+    def rev_list(*extra: str) -> Callable[[], object]:
         return lambda: subprocess.run(["git", "rev-list", *extra, f"{base}..{tip}"], env=env, check=True,
                                       capture_output=True)
 

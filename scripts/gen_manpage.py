@@ -14,6 +14,7 @@ import inspect
 import re
 import sys
 from pathlib import Path
+from typing import cast
 
 import click
 
@@ -25,6 +26,7 @@ from git_memzoi import __version__  # noqa: E402
 from git_memzoi.cli.main import COMMANDS, CONTEXT_SETTINGS, cli  # noqa: E402
 
 PAGE = ROOT / "git_memzoi" / "man" / "git-memzoi.1"
+HELP_NAMES = cast(list[str], CONTEXT_SETTINGS["help_option_names"])
 
 EXIT_STATUS = [
     ("0", "Success."),
@@ -115,7 +117,7 @@ def commands(group: click.Group, ctx: click.Context, prefix: str, top: bool) -> 
         command = group.get_command(ctx, name)
         if command is None or command.hidden:
             continue
-        sub = click.Context(command, info_name=name, parent=ctx, **CONTEXT_SETTINGS)
+        sub = click.Context(command, info_name=name, parent=ctx, help_option_names=HELP_NAMES)
         words = f"{prefix} {name}"
         usage = " ".join(command.collect_usage_pieces(sub))
         out.append(f".SS \"{esc(words)}\"")
@@ -137,7 +139,7 @@ def definitions(rows: list[tuple[str, str]]) -> str:
 
 def render() -> str:
     """The whole man page, as roff text."""
-    ctx = click.Context(cli, info_name="git memzoi", **CONTEXT_SETTINGS)
+    ctx = click.Context(cli, info_name="git memzoi", help_option_names=HELP_NAMES)
     description = paragraphs(cli.help)
     summary = inspect.cleandoc(cli.help or "project memory").split("\n", 1)[0].rstrip(".")
     parts = [

@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pygit2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import AUTHOR, Repo, git, memzoi_exe, run_cli
+from git_memzoi.hooks.checks import _is_status_transition, _scan_lines
 from git_memzoi.profile.frontmatter import set_top_level_scalar
 from git_memzoi.runtime.init import init_tree
 
@@ -417,3 +420,43 @@ def test_push_touching_memzoi_validates_each_distinct_tree_once(remote: Remote) 
 def test_malformed_hook_input_is_a_usage_error(remote: Remote) -> None:
     result = run_cli("hook", "pre-receive", input="not a ref line\n", cwd=remote.bare, expect=2)
     assert "hook input line 1" in result.stderr
+
+
+# the rules themselves, in-process ------------------------------------------------------------
+
+ACTIVE = record("use-postgres")
+
+
+@pytest.mark.parametrize("new_status, allowed", [
+    ("superseded", True), ("tombstoned", True), ("expired", True), ("redacted", False), ("active", False),
+])
+def test_only_apply_status_transitions_are_allowed(new_status: str, allowed: bool) -> None:
+    new = set_top_level_scalar(ACTIVE, "status", new_status)
+    assert _is_status_transition(ACTIVE.encode(), new.encode(), "active") is allowed
+
+
+def test_transition_must_leave_every_other_byte_alone() -> None:
+    new = set_top_level_scalar(ACTIVE, "status", "tombstoned")
+    assert not _is_status_transition(ACTIVE.encode(), (new + "\n").encode(), "active")
+    assert not _is_status_transition(ACTIVE.encode(), new.replace("status: tombstoned", "status:  tombstoned")
+                                     .encode(), "active")
+    assert not _is_status_transition(ACTIVE.encode(), new.replace("kind: memory\n", "kind: memory\nupdated: "
+                                     "'2026-02-01T00:00:00Z'\n").encode(), "active")
+    retired = set_top_level_scalar(ACTIVE, "status", "superseded")
+    assert not _is_status_transition(retired.encode(), set_top_level_scalar(retired, "status", "tombstoned")
+                                     .encode(), "superseded")
+
+
+@settings(max_examples=200, deadline=None)
+@given(position=st.integers(min_value=0, max_value=len(ACTIVE)), char=st.characters(codec="utf-8"))
+def test_any_inserted_character_is_an_edit(position: int, char: str) -> None:
+    for status in ("superseded", "tombstoned", "expired"):
+        new = set_top_level_scalar(ACTIVE, "status", status)
+        edited = new[:position] + char + new[position:]
+        assert not _is_status_transition(ACTIVE.encode(), edited.encode(), "active")
+
+
+def test_added_lines_are_scanned_with_their_own_line_numbers() -> None:
+    lines = [(3, "nothing here"), (4, "key AKIAABCDEFGHIJKLMNOP"), (9, "-----BEGIN RSA PRIVATE KEY-----")]
+    assert [(f.kind, f.line) for f in _scan_lines(lines)] == [("aws-access-key", 4), ("private-key", 9)]
+    assert _scan_lines([]) == []

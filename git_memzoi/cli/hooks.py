@@ -68,7 +68,7 @@ def _stdin() -> str:
     return sys.stdin.read()
 
 
-@hook.command("pre-receive")
+@hook.command("pre-receive", short_help="Server: check a push (ref lines on stdin).")
 @json_option
 def pre_receive(as_json: bool) -> None:
     """Check a push on the server: reads `<old> <new> <ref>` lines on stdin, as git gives them.
@@ -82,7 +82,7 @@ def pre_receive(as_json: bool) -> None:
     _render(check_server_push(ws.repo, updates), as_json, "push")
 
 
-@hook.command("update")
+@hook.command("update", short_help="Server: check one pushed ref (REF OLD NEW).")
 @click.argument("ref")
 @click.argument("old")
 @click.argument("new")
@@ -94,7 +94,7 @@ def update(ref: str, old: str, new: str, as_json: bool) -> None:
     _render(check_server_push(ws.repo, [parsed]), as_json, "push")
 
 
-@hook.command("pre-commit")
+@hook.command("pre-commit", short_help="Client: check the staged .memzoi/.")
 @json_option
 def pre_commit(as_json: bool) -> None:
     """Check the staged .memzoi/ tree (what the commit will hold) and scan what it adds for secrets."""
@@ -102,7 +102,7 @@ def pre_commit(as_json: bool) -> None:
     _render(check_staged(ws.repo), as_json, "commit")
 
 
-@hook.command("pre-push")
+@hook.command("pre-push", short_help="Client: run the server's checks before pushing.")
 @click.argument("remote", required=False, default="")
 @click.argument("url", required=False, default="")
 @json_option
@@ -117,7 +117,7 @@ def pre_push(remote: str, url: str, as_json: bool) -> None:
     _render(check_client_push(ws.repo, remote, updates), as_json, "push")
 
 
-@hook.command("install")
+@hook.command("install", short_help="Install the hook scripts (honours core.hooksPath).")
 @click.option("--pre-commit", "names", flag_value="pre-commit", multiple=True,
               help="Install the pre-commit hook (staged .memzoi/ check).")
 @click.option("--pre-push", "names", flag_value="pre-push", multiple=True,

@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode, ObjectType, SortMode
@@ -118,7 +118,7 @@ class History:
     def memzoi_of(self, sha: str) -> str | None:
         """The .memzoi/ subtree OID of commit `sha` (cached)."""
         if sha not in self._memzoi_of:
-            commit = self.git[sha]
+            commit = cast(pygit2.Commit, self.git[sha])
             self._memzoi_of[sha] = self.repo.subtree_oid(commit.tree)
         return self._memzoi_of[sha]
 
@@ -172,11 +172,11 @@ class History:
         if new is None:
             return [TreeChange("D", c.path, c.new_oid, None, c.new_symlink, False)
                     for c in self.changes(None, old)]
-        new_tree = self.git[new]
+        new_tree = self._tree(new)
         if old is None:
             diff = new_tree.diff_to_tree(flags=_DIFF_FLAGS, swap=True)
         else:
-            diff = self.git[old].diff_to_tree(new_tree, flags=_DIFF_FLAGS)
+            diff = self._tree(old).diff_to_tree(new_tree, flags=_DIFF_FLAGS)
         out: list[TreeChange] = []
         for delta in diff.deltas:
             status = _STATUS.get(delta.status)
@@ -196,14 +196,17 @@ class History:
         """Every file of a .memzoi/ subtree, by repository-root path."""
         return {c.path: FileEntry(c.new_oid or "", c.new_symlink) for c in self.changes(None, memzoi)}
 
+    def _tree(self, oid: str) -> pygit2.Tree:
+        return cast(pygit2.Tree, self.git[oid])
+
     def blob(self, oid: str) -> bytes:
         """A blob's bytes."""
-        data: bytes = self.git[oid].data
-        return data
+        return cast(pygit2.Blob, self.git[oid]).data
 
     def added_lines(self, old: str, new: str) -> list[tuple[int, str]]:
         """(line number in `new`, text) of the lines `new` adds over `old`; every line when binary."""
-        patch = self.git[old].diff(self.git[new], context_lines=0)
+        patch = cast(pygit2.Blob, self.git[old]).diff(  # type: ignore[call-arg]  # the stub lacks it
+            cast(pygit2.Blob, self.git[new]), context_lines=0)
         if patch.delta.is_binary:
             text = self.blob(new).decode("utf-8", "replace")
             return list(enumerate(text.split("\n"), start=1))
@@ -213,7 +216,7 @@ class History:
     def config_blob(self, sha: str, relpath: str) -> tuple[str, bytes] | None:
         """(blob OID, bytes) of `relpath` in commit `sha`'s tree, or None."""
         try:
-            entry = self.git[sha].tree[relpath]
+            entry = cast(pygit2.Commit, self.git[sha]).tree[relpath]
         except KeyError:
             return None
         if entry.type != ObjectType.BLOB:
@@ -236,7 +239,7 @@ class History:
                 index = pygit2.Index(str(path))
             else:
                 index = self.git.index
-            tree = self.git[index.write_tree(self.git)]
+            tree = cast(pygit2.Tree, self.git[index.write_tree(self.git)])
         except pygit2.GitError as exc:
             raise MemzoiError(f"cannot read the staged tree: {exc}",
                               hint="resolve merge conflicts and stage the result first") from None

@@ -143,7 +143,7 @@ def make_remote(tmp_path: Path, hook: str = "pre-receive") -> Remote:
     bare = tmp_path / "server.git"
     git("init", "--bare", "-q", str(bare), cwd=tmp_path)
     if hook == "pre-receive":
-        installed = git("memzoi", "hook", "install", cwd=bare)  # real git finds git-memzoi on PATH
+        installed = run_cli("hook", "install", cwd=bare)
         assert "pre-receive hook created" in installed.stderr
     git("clone", "-q", str(bare), "work", cwd=tmp_path)
     work = Repo(tmp_path / "work", pygit2.Repository(str(tmp_path / "work")))
@@ -162,8 +162,12 @@ def remote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Remote:
     return r
 
 
-def test_install_in_bare_repository_writes_an_executable_pre_receive(remote: Remote) -> None:
-    hook = remote.bare / "hooks" / "pre-receive"
+def test_install_in_bare_repository_writes_an_executable_pre_receive(tmp_path: Path) -> None:
+    bare = tmp_path / "server.git"
+    git("init", "--bare", "-q", str(bare), cwd=tmp_path)
+    installed = git("memzoi", "hook", "install", cwd=bare)  # real git finds git-memzoi on PATH
+    hook = bare / "hooks" / "pre-receive"
+    assert f"pre-receive hook created: {hook}" in installed.stderr
     text = hook.read_text()
     assert text.startswith("#!/bin/sh\n") and "hook pre-receive" in text and memzoi_exe() in text
     assert hook.stat().st_mode & 0o111

@@ -33,7 +33,8 @@ def test_default_promotion_declares_unknown_and_apply_refuses(repo: Repo) -> Non
     assert packet.origin.origin_key == f"local-promotion:{local_id}" and packet.origin.route == "local_promotion"
     assert packet.visibility == "repo" and packet.scope is not None and packet.scope.kind == "project"
     assert packet.scope.paths == ["tests/**"] and packet.tags == ["build"] and packet.source == "agent"
-    assert "pending" in run_cli("apply", pid, expect=1).stderr  # never approved, so never applied
+    refused = run_cli("apply", pid, expect=1)
+    assert "sensitivity: unknown is not repo-safe" in refused.stderr
     assert "repo-safe" in run_cli("approve", pid, expect=1).stderr  # and it cannot be approved
     assert records_dir(repo) == []
     assert list((repo.path / ".memzoi/proposals").rglob("*.md")) == []

@@ -46,6 +46,20 @@ CASES += [(kind, step) for kind in ("reject-receipt", "propose-packet")
           for step in ("journal", "file-1-temp", "file-1", "db-before-commit", "db-committed", "journal-commit")]
 
 
+_AFTER: dict[str, dict] = {}
+_ARGS: dict[str, list[str]] = {}
+
+
+def _after(tmp_path: Path, kind: str) -> dict:
+    """The state the step leaves when it completes (the same bytes in every repository: time and actor are pinned)."""
+    if kind not in _AFTER:
+        reference = tmp_path / "reference"
+        _ARGS[kind] = _scenario(reference, kind)
+        run_cli(*_ARGS[kind], cwd=reference)
+        _AFTER[kind] = snapshot(reference)
+    return _AFTER[kind]
+
+
 def _committed(step: str, kind: str) -> bool:
     steps = install.fault_steps(FILES[kind])
     return steps.index(step) >= steps.index(install.FIRST_COMMITTED_STEP)
@@ -61,10 +75,8 @@ def _leftovers(root: Path) -> list[str]:
 @pytest.mark.parametrize("kind, step", CASES)
 def test_kill_at_every_step_then_repair(tmp_path: Path, monkeypatch, kind: str, step: str) -> None:
     at(APPLIED_AT)
-    reference = tmp_path / "reference"
-    args = _scenario(reference, kind)
-    run_cli(*args, cwd=reference)
-    after = snapshot(reference)
+    after = _after(tmp_path, kind)
+    args = _ARGS[kind]
 
     root = tmp_path / "faulted"
     _scenario(root, kind)

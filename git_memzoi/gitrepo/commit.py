@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
 
 import pygit2
 from pygit2.enums import FileMode
@@ -13,21 +14,40 @@ from git_memzoi.errors import MemzoiError, Refused
 from git_memzoi.gitrepo.repo import GitRepo
 
 
-def _identity(repo: pygit2.Repository, role: str) -> tuple[str, str]:
-    """Name and email as git picks them: GIT_<ROLE>_NAME/EMAIL, else user.name/user.email."""
-    name = os.environ.get(f"GIT_{role}_NAME")
-    email = os.environ.get(f"GIT_{role}_EMAIL")
-    config = repo.config
+def config_value(repo: GitRepo, key: str) -> str | None:
+    """A git config value as git itself resolves it, honouring GIT_CONFIG_GLOBAL (which libgit2 ignores)."""
+    files = [repo.git_dir / "config.worktree", repo.common_dir / "config"]
+    override = os.environ.get("GIT_CONFIG_GLOBAL")
+    if override:
+        files.append(Path(override))
+    for path in files:
+        if path.is_file():
+            try:
+                value = pygit2.Config(str(path))[key]
+            except (KeyError, ValueError, pygit2.GitError):
+                continue
+            if isinstance(value, str) and value.strip():
+                return value
+    if override:
+        return None  # git reads no other global file then; libgit2's own lookup would
     try:
-        name = name or config["user.name"]
-        email = email or config["user.email"]
-    except KeyError:
+        value = repo.pygit.config[key]
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _identity(repo: GitRepo, role: str) -> tuple[str, str]:
+    """Name and email as git picks them: GIT_<ROLE>_NAME/EMAIL, else user.name/user.email."""
+    name = os.environ.get(f"GIT_{role}_NAME") or config_value(repo, "user.name")
+    email = os.environ.get(f"GIT_{role}_EMAIL") or config_value(repo, "user.email")
+    if not name or not email:
         raise Refused("cannot commit: git has no user.name / user.email",
-                      hint='git config user.name "Your Name" && git config user.email you@example.com') from None
-    return str(name), str(email)
+                      hint='git config user.name "Your Name" && git config user.email you@example.com')
+    return name, email
 
 
-def _signature(repo: pygit2.Repository, role: str, when: datetime) -> pygit2.Signature:
+def _signature(repo: GitRepo, role: str, when: datetime) -> pygit2.Signature:
     name, email = _identity(repo, role)
     offset = when.utcoffset()
     minutes = int(offset.total_seconds() // 60) if offset is not None else 0
@@ -64,8 +84,8 @@ def commit_paths(repo: GitRepo, paths: Sequence[str], message: str, *, when: dat
     try:
         tree = staged.write_tree(git)
         parents = [head.id] if head is not None else []
-        sig_author = _signature(git, "AUTHOR", when)
-        sig_committer = _signature(git, "COMMITTER", when)
+        sig_author = _signature(repo, "AUTHOR", when)
+        sig_committer = _signature(repo, "COMMITTER", when)
         oid = git.create_commit("HEAD", sig_author, sig_committer, message, tree, parents)
         index.read()
         for rel, blob, mode in updates:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from git_memzoi.errors import FormatError, Refused
+from git_memzoi.errors import FormatError, MemzoiError, Refused
 from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow
 from git_memzoi.lifecycle import checks, install, packets, recovery, state, targets
 from git_memzoi.lifecycle.packets import GITATTRIBUTES, LOG
@@ -15,7 +15,6 @@ from git_memzoi.lifecycle.targets import Settled, Source
 from git_memzoi.profile import concept_id as concept
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.document import InvalidDocument, ParsedPacket, read_record
-from git_memzoi.profile.timefmt import format_rfc3339
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.workspace import Workspace
 
@@ -74,6 +73,8 @@ def _check_source(src: Source, parsed: ParsedPacket, where: str) -> Settled | No
         if row.state == "rejected":
             raise Refused(f"{pid} was rejected ({row.reason or 'no reason given'}); it cannot be applied",
                           code="rejected")
+        if not parsed.packet.repo_safe:
+            _refuse_sensitivity(parsed, where)
         if src.via == "inbox" and row.state != "approved":
             hint = f"git memzoi approve {pid}" if row.state == "validated" else None
             if src.file_path:
@@ -88,6 +89,13 @@ def _check_source(src: Source, parsed: ParsedPacket, where: str) -> Settled | No
                       hint=f"apply the reviewed file (git memzoi apply {src.file_path}) or reject one of them",
                       code="packet-differs")
     return None
+
+
+def _refuse_sensitivity(parsed: ParsedPacket, where: str) -> None:
+    packet = parsed.packet
+    declared = packet.sensitivity if packet.sensitivity_declared else "unknown (not declared)"
+    raise Refused(f"{where}: sensitivity: {declared} is not repo-safe; such a proposal can only be rejected",
+                  code="sensitivity")
 
 
 def _same_text(stored: str, parsed: ParsedPacket) -> bool:
@@ -151,9 +159,7 @@ def plan_apply(snap: Snapshot, src: Source, opts: ApplyOptions, receipt: Settled
         raise Refused(f"{where}: id: this proposal ID belongs to a proposal rejected as not repo-safe "
                       f"({receipt.path}); give the packet a new ID", code="packet-id-collision")
     if not packet.repo_safe:
-        declared = packet.sensitivity if packet.sensitivity_declared else "unknown (not declared)"
-        raise Refused(f"{where}: sensitivity: {declared} is not repo-safe; such a proposal can only be rejected",
-                      code="sensitivity")
+        _refuse_sensitivity(parsed, where)
     if packets.scope_kind(packet) == "local":
         raise Refused(f"{where}: scope.kind: local memory cannot become a repository record",
                       hint="keep it with git memzoi local add", code="scope-local")
@@ -254,7 +260,11 @@ def apply(ws: Workspace, target: str, *, reviewer: str | None = None, concept_id
         if commit:
             from git_memzoi.gitrepo.commit import commit_paths
 
-            sha = commit_paths(ws.repo, plan.paths, f"memzoi: apply {plan.proposal_id}", when=clock.now())
+            try:
+                sha = commit_paths(ws.repo, plan.paths, f"memzoi: apply {plan.proposal_id}", when=clock.now())
+            except MemzoiError as exc:
+                raise Refused(f"applied {plan.proposal_id}, but the commit failed: {exc.message}",
+                              hint="commit the applied files yourself", code="commit-failed") from None
     return ApplyResult(plan.proposal_id, plan.outcome, plan.action, list(plan.records), plan.paths,
                        plan.resolved_path, sha, plan.messages[0], warnings, session.repaired)
 

@@ -24,9 +24,7 @@ from git_memzoi.lifecycle.state import Snapshot
 from git_memzoi.profile import concept_id as concept
 from git_memzoi.profile import frontmatter, secrets as secret_scan
 from git_memzoi.profile.document import ParsedPacket
-from git_memzoi.profile.timefmt import format_rfc3339
 from git_memzoi.recall.models import InboxItem
-from git_memzoi.runtime import clock
 from git_memzoi.runtime.workspace import Workspace
 
 #: The order packet fields are written in (the profile's example order); unknown fields follow.

@@ -189,11 +189,10 @@ def who(repo: GitRepo) -> str:
     name = os.environ.get("MEMZOI_ACTOR")
     if name and name.strip():
         return name.strip()
-    try:
-        configured = repo.pygit.config["user.name"]
-    except (KeyError, ValueError):
-        configured = None
-    if isinstance(configured, str) and configured.strip():
+    from git_memzoi.gitrepo.commit import config_value
+
+    configured = config_value(repo, "user.name")
+    if configured:
         return configured.strip()
     return os.environ.get("USER") or "unknown"
 

@@ -48,20 +48,29 @@ _Resolver.yaml_implicit_resolvers = {
 }
 
 
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
 class _Constructor(yaml.constructor.SafeConstructor):
     """SafeConstructor that refuses duplicate keys, non-string keys and merge keys."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                raise _Located("yaml-merge-key", "YAML merge keys (<<) are not allowed", key_node)
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
+        # One pass: every key is a plain string scalar (so there is no merge key to flatten and the
+        # key constructs to its own text), checked for duplicates before its value is built.
+        if not isinstance(node, yaml.MappingNode):
+            return super().construct_mapping(node, deep=True)
+        mapping: dict[Any, Any] = {}
+        construct = self.construct_object
+        for key_node, value_node in node.value:
+            if key_node.tag != _STR_TAG or not isinstance(key_node, yaml.ScalarNode):
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    raise _Located("yaml-merge-key", "YAML merge keys (<<) are not allowed", key_node)
                 raise _Located("yaml-key", "mapping keys must be plain strings", key_node)
-            if key_node.value in seen:
-                raise _Located("yaml-duplicate-key", f"duplicate key {key_node.value!r}", key_node)
-            seen.add(key_node.value)
-        return super().construct_mapping(node, deep=True)
+            key = key_node.value
+            if key in mapping:
+                raise _Located("yaml-duplicate-key", f"duplicate key {key!r}", key_node)
+            mapping[key] = construct(value_node, deep=True)
+        return mapping
 
 
 _Constructor.add_constructor("tag:yaml.org,2002:timestamp",  # type: ignore[type-var]
@@ -155,11 +164,11 @@ def load_frontmatter(front: str, path: str = "<input>") -> dict[str, Any]:
     if len(front.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
         raise FormatError("frontmatter-too-large",
                           f"frontmatter is larger than {MAX_FRONTMATTER_BYTES} bytes", path=path, line=2)
-    tab = _TAB_INDENT.search(front)
+    tab = _TAB_INDENT.search(front) if "\t" in front else None
     if tab:
         raise FormatError("yaml-tab", "tab used for indentation; YAML indents with spaces",
                           path=path, line=front[: tab.start()].count("\n") + (tab.group(0).startswith("\n")) + 2)
-    if _MAYBE_ANCHOR.search(front):
+    if ("&" in front or "*" in front) and _MAYBE_ANCHOR.search(front):
         _refuse_anchors(front, path)
     loader = _Loader(front)
     try:

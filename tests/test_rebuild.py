@@ -233,8 +233,10 @@ import sys, time
 from git_memzoi.index.rebuild import rebuild
 from git_memzoi.runtime.workspace import Workspace
 stop_at = sys.argv[1]
+calls = []
 def progress(done, total):
-    if (stop_at == "parse" and done == 3) or (stop_at == "install" and done == total):
+    calls.append(done)
+    if (stop_at == "parse" and len(calls) == 1) or (stop_at == "install" and done == total):
         print("STOP", flush=True)
         time.sleep(120)
 rebuild(Workspace.open(), full=True, progress=progress)
@@ -279,7 +281,8 @@ def test_progress_bar_only_on_a_terminal(repo: Repo) -> None:
     assert result.stderr.count("\n") == 1 and "210 records" in result.stderr
     calls: list[tuple[int, int]] = []
     rebuild(ws(), full=True, progress=lambda done, total: calls.append((done, total)))
-    assert calls and calls[-1][0] == calls[-1][1] and len(calls) >= 210
+    assert len(calls) >= 3 and calls[-1][0] == calls[-1][1] == 420  # 210 parsed + 210 rows written
+    assert [done for done, _ in calls] == sorted(done for done, _ in calls)
 
 
 def test_lease_hours_change_recomputes_session_boundaries(repo: Repo) -> None:
@@ -294,3 +297,31 @@ def test_lease_hours_change_recomputes_session_boundaries(repo: Repo) -> None:
     assert run_cli("search", "lemurs", "--json").json()["hits"] == []
     decision = run_cli("expiry", "sess-one", "--json").json()
     assert (decision["boundary"], decision["boundary_kind"]) == ("2026-01-01T06:00:00Z", "lease")
+
+
+def test_parallel_parse_gives_the_same_index(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    from git_memzoi.index import parse
+
+    for n in range(24):
+        add_record(repo, f"p/{n:02d}", f"par-{n:02d}", tags=[f"t{n}"], applies_to=[f"src/m{n % 3}/**"])
+    repo.write(".memzoi/records/p/broken.md", "---\nid: [unclosed\n---\nbody\n")
+
+    def dump() -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+        conn = open_index(ws(), refresh=False)
+        try:
+            rows = conn.execute("SELECT path, record_id, title, body, tags_json, applies_json, boundary, document "
+                                "FROM records ORDER BY path").fetchall()
+            bad = conn.execute("SELECT path, problems FROM invalid ORDER BY path").fetchall()
+        finally:
+            conn.close()
+        return rows, bad
+
+    monkeypatch.setattr(parse, "PARALLEL_MIN", 10**9)
+    rebuild(ws(), full=True)
+    sequential = dump()
+    monkeypatch.setattr(parse, "PARALLEL_MIN", 5)
+    monkeypatch.setattr(parse, "_CHUNK", 4)
+    report = rebuild(ws(), full=True)
+    assert report.parsed == 25 and [p.code for p in report.problems] == ["yaml-syntax"]
+    assert dump() == sequential
+    assert len(sequential[0]) == 24

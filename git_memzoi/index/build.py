@@ -181,7 +181,14 @@ def boundary_columns(b: Boundary) -> tuple[Any, ...]:
     from git_memzoi.profile.timefmt import format_rfc3339
 
     return (instant(b.at) if b.at is not None else None, format_rfc3339(b.at) if b.at is not None else None,
-            b.kind, b.rule, b.basis, json.dumps(list(b.facts)))
+            b.kind, b.rule, b.basis, _dumps(list(b.facts)))
+
+
+def _dumps(value: Any) -> str:
+    """JSON text, without the encoder for the empty lists and mappings most rows carry."""
+    if not value:
+        return "[]" if isinstance(value, list) else "{}"
+    return json.dumps(value)
 
 
 def _build_row(item: _Pending, concept: str | None, facts: dict[str, list[dict[str, str]]],
@@ -190,8 +197,8 @@ def _build_row(item: _Pending, concept: str | None, facts: dict[str, list[dict[s
     b = lane_boundary(f["id"], f["lane"], f["status"], f["retention"], facts.get(f["id"], ()), lease)
     return (item.path, item.store, f["id"], concept, f["type"], f["lane"], f["status"], f["visibility"],
             f["scope"], f["title"], f["description"], item.document[f["body_start"]:], " ".join(f["tags"]),
-            json.dumps(f["tags"]), json.dumps(f["applies_to"]), f["source"], f["source_ref"],
-            f["proposal_id"], f["supersedes"], f["timestamp"], f["confidence"], json.dumps(f["retention"]),
+            _dumps(f["tags"]), _dumps(f["applies_to"]), f["source"], f["source_ref"],
+            f["proposal_id"], f["supersedes"], f["timestamp"], f["confidence"], _dumps(f["retention"]),
             *boundary_columns(b), item.document, item.oid, item.size, item.mtime_ns)
 
 
@@ -241,7 +248,7 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
             return done
     # the slow path: only now load the parser and the profile models
     from git_memzoi.index.mirror import read_runtime
-    from git_memzoi.index.parse import blob_oid, parse_payload, problems_of
+    from git_memzoi.index.parse import blob_oid, parse_many, parse_payload, problems_of
     from git_memzoi.index.parse_cache import PARSER_VERSION, ParseCache
     from git_memzoi.profile import concept_id
     from git_memzoi.profile.document import Problem
@@ -316,31 +323,36 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
             continue
         pending[doc.path] = _Pending(doc.path, doc.store, oid, doc.document, None, None, data)
 
-    # 3. payloads: parse cache, then the parser
-    cache = ParseCache.open(layout.parse_cache)
-    try:
-        hits = {} if full else cache.get_many(item.oid for item in pending.values())
-        fresh: dict[str, Any] = {}
-        inserts_hint = sum(1 for item in pending.values())
-        total = sum(1 for item in pending.values() if item.oid not in hits) + inserts_hint
-        done = 0
-        for item in pending.values():
-            if item.oid in hits:
-                item.payload = hits[item.oid]
-                report.cached += 1
-                continue
-            if item.oid in fresh:
-                item.payload = fresh[item.oid]
-            else:
-                item.payload = parse_payload(item.raw, item.path)
-                fresh[item.oid] = item.payload
-            report.parsed += 1
-            done += 1
-            if progress is not None:
-                progress(done, total)
-        cache.put_many(fresh)
-    finally:
-        cache.close()
+    # 3. payloads: parse cache, then the parser (in worker processes when there are many)
+    total = done = 0
+    if pending:
+        cache = ParseCache.open(layout.parse_cache)
+        try:
+            hits = {} if full else cache.get_many(item.oid for item in pending.values())
+            todo: dict[str, tuple[str, str, bytes]] = {}
+            for item in pending.values():
+                if item.oid in hits:
+                    item.payload = hits[item.oid]
+                    report.cached += 1
+                elif item.oid not in todo:
+                    todo[item.oid] = (item.oid, item.path, item.raw)
+            total = len(todo) + len(pending)
+
+            def tick(count: int) -> None:
+                nonlocal done
+                done += count
+                if progress is not None:
+                    progress(done, total)
+
+            fresh = parse_many(list(todo.values()), tick)
+            decoded = {oid: json.loads(text) for oid, text in fresh.items()}
+            for item in pending.values():
+                if item.payload is None:
+                    item.payload = decoded[item.oid]
+                    report.parsed += 1
+            cache.put_many(fresh)
+        finally:
+            cache.close()
 
     # 4. placement: concept IDs, duplicate record IDs (first path wins, as validate reports them)
     concept: dict[str, str] = {}

@@ -8,12 +8,17 @@ offset into the document text rather than a second copy.
 from __future__ import annotations
 
 import hashlib
-import re
+import json
+import os
+from collections.abc import Callable
 from typing import Any
 
 from git_memzoi.profile.document import InvalidDocument, Problem, read_record
+from git_memzoi.profile.frontmatter import FENCE
 
-_ID_LINE = re.compile(r"^id:", re.MULTILINE)
+#: Below this many files, parsing in worker processes costs more than it saves.
+PARALLEL_MIN = 800
+_CHUNK = 200
 
 
 def blob_oid(data: bytes) -> str:
@@ -30,9 +35,9 @@ def parse_payload(raw: bytes, where: str) -> dict[str, Any]:
     except InvalidDocument as exc:
         return {"problems": [[p.line, p.code, p.message, p.severity] for p in exc.problems]}
     record, doc = parsed.record, parsed.doc
-    text_len = len(raw.decode("utf-8"))
-    match = _ID_LINE.search(doc.frontmatter_text)
-    id_line = doc.frontmatter_text.count("\n", 0, match.start()) + 2 if match else 2
+    front = doc.frontmatter_text
+    match = 0 if front.startswith("id:") else front.find("\nid:") + 1
+    id_line = front.count("\n", 0, match) + 2 if match >= 0 else 2
     return {"ok": {
         "id": record.id,
         "type": record.type,
@@ -51,7 +56,8 @@ def parse_payload(raw: bytes, where: str) -> dict[str, Any]:
         "timestamp": record.timestamp,
         "confidence": float(record.confidence),
         "retention": record.retention.model_dump(exclude_none=True),
-        "body_start": text_len - len(doc.body),
+        # the body follows "---\n" + frontmatter + "---\n" (a record's body is never empty)
+        "body_start": len(front) + 2 * (len(FENCE) + 1),
         "id_line": id_line,
     }}
 
@@ -59,3 +65,47 @@ def parse_payload(raw: bytes, where: str) -> dict[str, Any]:
 def problems_of(payload: dict[str, Any], path: str) -> list[Problem]:
     """The payload's problems, placed at `path`."""
     return [Problem(path, line, code, message, severity) for line, code, message, severity in payload["problems"]]
+
+
+def _parse_chunk(chunk: list[tuple[str, str, bytes]]) -> list[tuple[str, str]]:
+    return [(oid, json.dumps(parse_payload(raw, where), separators=(",", ":"))) for oid, where, raw in chunk]
+
+
+def workers() -> int:
+    """How many parser processes a large parse may use (the CPUs this process may run on)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def parse_many(items: list[tuple[str, str, bytes]],
+               progress: Callable[[int], None] | None = None) -> dict[str, str]:
+    """Payloads (as the JSON text the parse cache stores) by OID, for (oid, where, raw) items.
+
+    Large batches are parsed by forked worker processes: each file is parsed exactly as
+    `parse_payload` would here; the workers only spread the CPU work over the machine's cores.
+    """
+    out: dict[str, str] = {}
+    count = workers()
+    chunks = [items[start:start + _CHUNK] for start in range(0, len(items), _CHUNK)]
+    context = None
+    if len(items) >= PARALLEL_MIN and count > 1:
+        import multiprocessing
+
+        try:
+            context = multiprocessing.get_context("fork")
+        except ValueError:  # no fork on this platform: parse here
+            context = None
+    if context is None:
+        for chunk in chunks:
+            out.update(_parse_chunk(chunk))
+            if progress is not None:
+                progress(len(chunk))
+        return out
+    with context.Pool(min(count, len(chunks))) as pool:
+        for results in pool.imap_unordered(_parse_chunk, chunks):
+            out.update(results)
+            if progress is not None:
+                progress(len(results))
+    return out

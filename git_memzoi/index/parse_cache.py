@@ -68,14 +68,13 @@ class ParseCache:
             return {}
         return found
 
-    def put_many(self, entries: dict[str, Any]) -> None:
-        """Store payloads; a cache that cannot be written is simply not updated."""
+    def put_many(self, entries: dict[str, str]) -> None:
+        """Store payloads given as JSON text; a cache that cannot be written is simply not updated."""
         if self.conn is None or not entries:
             return
         try:
             self.conn.execute("BEGIN IMMEDIATE")
-            self.conn.executemany("INSERT OR REPLACE INTO parsed (oid, payload) VALUES (?, ?)",
-                                  [(oid, json.dumps(payload, separators=(",", ":"))) for oid, payload in entries.items()])
+            self.conn.executemany("INSERT OR REPLACE INTO parsed (oid, payload) VALUES (?, ?)", entries.items())
             self.conn.execute("COMMIT")
         except sqlite3.DatabaseError:
             try:

@@ -218,3 +218,23 @@ def test_index_failure_is_a_warning_not_an_undo(repo) -> None:
     assert result.json()["outcome"] == "applied"
     assert result.json()["warnings"] and "index.db was not updated" in result.stderr
     assert (repo.path / RECORD).is_file() and states(repo.path) == {PID: "applied"}
+
+
+def test_apply_next_to_published_interop_records_changes_none_of_them(repo) -> None:
+    import shutil
+
+    from conftest import interop_dir
+
+    for path in (interop_dir() / ".memzoi/records").glob("*.md"):
+        shutil.copy(path, repo.path / ".memzoi/records" / path.name)
+    repo.commit("import published memory")
+    before = {p.name: p.read_bytes() for p in (repo.path / ".memzoi/records").glob("*.md")}
+    write_packet(repo, supersede_packet("rust-msrv-is-1-96-1", title="Rust MSRV is 1.97"))
+    run_cli("apply", "mem_2026_03_01_supersede_abc123")
+    after = {p.name: p.read_bytes() for p in (repo.path / ".memzoi/records").glob("*.md")}
+    assert after.pop("rust-msrv-is-1-96-1.md") == before.pop("rust-msrv-is-1-96-1.md").replace(
+        b"status: active", b"status: superseded")
+    assert after == before
+    assert _front(repo.path / ".memzoi/records/semantic/decisions/rust-msrv-is-1-97.md")["supersedes"] == \
+        "rust-msrv-is-1-96-1"
+    run_cli("validate")

@@ -60,13 +60,15 @@ BODY = "# Protected routes must validate sessions server-side\n\nDo not trust cl
 def supersede_packet(target: str, pid: str = "mem_2026_03_01_supersede_abc123", **over: Any) -> dict[str, Any]:
     proposal = {"action": "supersede", "proposed_by": "agent", "proposed_at": PROPOSED_AT,
                 "reason": "The old rule was too narrow."}
-    return packet(pid, proposal=proposal, supersedes=[target], title="Validate every session server-side", **over)
+    over.setdefault("title", "Validate every session server-side")
+    return packet(pid, proposal=proposal, supersedes=[target], **over)
 
 
 def tombstone_packet(target: str, pid: str = "mem_2026_03_01_tombstone_abc123", **over: Any) -> dict[str, Any]:
     proposal = {"action": "tombstone", "proposed_by": "agent", "proposed_at": PROPOSED_AT,
                 "reason": "No longer true.", "target": target}
-    return packet(pid, proposal=proposal, title=f"Tombstone {target}", **over)
+    over.setdefault("title", f"Tombstone {target}")
+    return packet(pid, proposal=proposal, **over)
 
 
 def write_packet(repo: Repo, data: dict[str, Any], body: str = BODY, name: str | None = None) -> str:

@@ -16,7 +16,7 @@ from git_memzoi.errors import UsageError
 from git_memzoi.index import runtime_store, shared_db
 from git_memzoi.local import store
 from git_memzoi.local.store import RuntimeRecord
-from git_memzoi.profile import secrets, vocab
+from git_memzoi.profile import secrets
 from git_memzoi.profile.timefmt import format_rfc3339, is_rfc3339, parse_rfc3339
 from git_memzoi.recall.models import SearchResult
 from git_memzoi.runtime.workspace import Workspace
@@ -94,14 +94,13 @@ def add(ws: Workspace, *, title: str, body: str, type: str = "note", lane: str =
     return Added(store.parse(row), warnings)
 
 
-def listing(ws: Workspace, *, store_name: str = "local", type: str | None = None,
-            lane: str | None = None) -> list[RuntimeRecord]:
+def listing(ws: Workspace, *, type: str | None = None, lane: str | None = None) -> list[RuntimeRecord]:
     """Local memory records, oldest first (optionally one type or lane)."""
     with store.reading(ws) as conn:
         if conn is None:
             return []
         out = []
-        for row in runtime_store.iter_records(conn, store=store_name):
+        for row in runtime_store.iter_records(conn, store="local"):
             item = store.parse(row)
             if (type is None or item.record.type == type) and (lane is None or item.record.lane == lane):
                 out.append(item)
@@ -147,7 +146,3 @@ def search(ws: Workspace, query: str, *, limit: int | None = None, type: str | N
     return result.model_copy(update={"hits": hits[:count],
                                      "filters": {**result.filters, "limit": count, "store": "local"}})
 
-
-def known_types() -> tuple[str, ...]:
-    """The profile's memory types, for CLI choices."""
-    return vocab.MEMORY_TYPES

@@ -209,41 +209,69 @@ def test_server_never_creates_shared_db_and_runs_from_a_subfolder_via_git(memory
     assert not any(p.name.startswith("shared.db") for p in ws.layout.project.iterdir())
 
 
+async def cli(*args: str, cwd: Path) -> str:
+    """Run the installed `git memzoi` as its own process (a writer racing the servers)."""
+    done = await anyio.run_process([memzoi_exe(), *args], cwd=cwd, check=False)
+    assert done.returncode == 0, (args, done.stderr.decode())
+    return done.stdout.decode().strip()
+
+
 def test_two_servers_see_records_that_change_between_calls(memory_repo: Repo, tmp_path: Path) -> None:
     new_id = "rotate-signing-keys-quarterly"
+    applied: list[str] = []
+    # shared.db exists before the servers start, as it does once anything was proposed; its
+    # very first creation racing a reader is a separate case (shared_db.connect).
+    shared_db.connect(Workspace.open(memory_repo.path).layout.shared_db).close()
 
     async def ask(client: ClientSession) -> list[str]:
         result = await client.call_tool("search_memory", {"query": "signing keys quarterly"})
         assert not result.is_error, text_of(result)
         return [h["record_id"] for h in result.structured_content["hits"]]
 
+    async def keep_asking(client: ClientSession, until: anyio.Event, seen: list[list[str]]) -> None:
+        while not until.is_set():
+            seen.append(await ask(client))
+            await anyio.sleep(0.05)  # leave the CPU to the writer it races
+
+    async def change(*proposal: str) -> None:
+        """propose, approve and apply --commit through the CLI while both servers keep answering."""
+        done = anyio.Event()
+        seen: dict[str, list[list[str]]] = {"first": [], "second": []}
+        async with anyio.create_task_group() as group:
+            group.start_soon(keep_asking, first, done, seen["first"])
+            group.start_soon(keep_asking, second, done, seen["second"])
+            pid = await cli("propose", *proposal, cwd=memory_repo.path)
+            await cli("approve", pid, cwd=memory_repo.path)
+            await cli("apply", pid, "--commit", cwd=memory_repo.path)
+            await cli("rebuild", "--full", cwd=memory_repo.path)
+            applied.append(pid)
+            done.set()
+        assert seen["first"] and seen["second"]
+
     async def main() -> None:
+        nonlocal first, second
         async with session(server_params(memory_repo.path), tmp_path / "a.err") as first, \
                 session(server_params(memory_repo.path), tmp_path / "b.err") as second:
             assert new_id not in await ask(first) and new_id not in await ask(second)
-            write_record(memory_repo, "decisions/keys", record_text(
-                new_id, title="Rotate signing keys quarterly", body="Signing keys rotate every quarter."))
-            memory_repo.commit("new decision")
-            # both servers and a CLI rebuild touch the same index.db at once
-            async with anyio.create_task_group() as group:
-                results: dict[str, list[str]] = {}
-
-                async def one(name: str, client: ClientSession) -> None:
-                    results[name] = await ask(client)
-
-                group.start_soon(one, "first", first)
-                group.start_soon(one, "second", second)
-                await anyio.run_process([memzoi_exe(), "rebuild", "--full"], cwd=memory_repo.path, check=True)
-            assert new_id in results["first"] and new_id in results["second"]
-            (memory_repo.path / ".memzoi" / "records" / "decisions" / "keys.md").write_text(record_text(
-                new_id, title="Rotate signing keys quarterly", status="tombstoned"), encoding="utf-8")
-            memory_repo.commit("tombstone")
+            await change("--type", "decision", "--title", "Rotate signing keys quarterly",
+                         "--body", "Signing keys rotate every quarter.")
+            assert new_id in await ask(first) and new_id in await ask(second)
+            await change("--action", "tombstone", "--target", new_id, "--reason", "Keys now rotate monthly.")
             assert new_id not in await ask(first) and new_id not in await ask(second)
 
+    first = second = None  # bound by main()
     run_async(main)
     for log in ("a.err", "b.err"):
         text = (tmp_path / log).read_text(encoding="utf-8")
         assert "locked" not in text and "Traceback" not in text
+    # no write was lost: both proposals are applied in shared.db and the record is tombstoned in git
+    conn = shared_db.connect(Workspace.open(memory_repo.path).layout.shared_db, readonly=True)
+    states = dict(conn.execute("SELECT id, state FROM proposals").fetchall())
+    conn.close()
+    assert [states[pid] for pid in applied] == ["applied", "applied"]
+    head = memory_repo.git.head.peel().tree
+    blob = head / ".memzoi" / "records" / "semantic" / "decisions" / f"{new_id}.md"
+    assert b"status: tombstoned" in blob.data
 
 
 def test_serve_outside_a_repository_fails_before_speaking_mcp(tmp_path: Path) -> None:

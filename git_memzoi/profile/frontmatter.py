@@ -238,9 +238,26 @@ def _field_lines(front: str) -> dict[tuple[Any, ...], int]:
     return lines
 
 
+class _Dumper(yaml.SafeDumper):
+    """SafeDumper that double-quotes strings holding characters YAML would fold as line breaks."""
+
+
+_FOLDED = re.compile("[\x85\u2028\u2029\r\t]|[^\S\n ]")
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if _FOLDED.search(value):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+    return dumper.represent_str(value)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
 def render(data: dict[str, Any], body: str) -> str:
     """Render frontmatter and body as a memory file (LF, UTF-8 text, key order kept)."""
-    front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1_000_000)
+    front = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False,
+                      width=1_000_000)
     if not body.startswith("\n"):
         body = "\n" + body
     if not body.endswith("\n"):

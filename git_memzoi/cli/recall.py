@@ -108,7 +108,8 @@ def search(query: tuple[str, ...], path: str | None, type_: str | None, lane: st
         say("no matching records")
         return
     for number, hit in enumerate(result.hits, 1):
-        flag = "" if hit.current else f"  [query-only: {hit.status}]"
+        flag = "" if hit.current else "  [query-only: retention boundary passed]" if hit.status == "active" \
+            else f"  [query-only: {hit.status}]"
         click.echo(f"{number}. {hit.title}  ({hit.type}, {hit.lane}){flag}")
         click.echo(f"   id: {hit.record_id}  score: {hit.score:.3f}"
                    + (f"  applies_to: {', '.join(hit.applies_to)}" if hit.applies_to else ""))

@@ -65,9 +65,15 @@ def _one_line(text: str | None, limit: int = 240) -> str:
 def _hit(row: Sequence[Any], score: float, snippet: str, now: float) -> Hit:
     import json
 
+    title = row[C["title"]]
+    text = snippet.lstrip()
+    if text.startswith("#"):  # a body's leading "# Title" heading repeats the title
+        heading = text.lstrip("#").lstrip()
+        if heading.startswith(title):
+            snippet = heading[len(title):]
     return Hit(record_id=row[C["record_id"]], store=row[C["store"]], title=row[C["title"]], type=row[C["type"]],
                lane=row[C["lane"]], status=row[C["status"]], current=is_current(row, now), score=round(score, 4),
-               snippet=_one_line(snippet), applies_to=json.loads(row[C["applies_json"]]), citation=citation(row))
+               snippet=_one_line(snippet).lstrip(), applies_to=json.loads(row[C["applies_json"]]), citation=citation(row))
 
 
 def ranked(conn: sqlite3.Connection, query_terms: list[str], where: str, params: dict[str, Any],

@@ -282,6 +282,14 @@ def test_serve_outside_a_repository_fails_before_speaking_mcp(tmp_path: Path) ->
     assert done.returncode == 128 and "repository" in done.stderr and done.stdout == ""
 
 
+def test_serve_in_a_bare_repository_fails_before_speaking_mcp(repo: Repo, tmp_path: Path) -> None:
+    bare = tmp_path / "server.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo.path), str(bare)], check=True)
+    done = subprocess.run([memzoi_exe(), "mcp", "serve", "--repo", str(bare)], capture_output=True, text=True,
+                          input="", timeout=30)
+    assert done.returncode == 2 and "work tree" in done.stderr and done.stdout == ""
+
+
 # -- mcp config --------------------------------------------------------------------------------
 
 def test_config_snippets_for_each_client(repo: Repo) -> None:

@@ -108,6 +108,8 @@ def test_next_lifecycle_command_repairs_first(tmp_path: Path, monkeypatch) -> No
     killed = run_memzoi(*args, cwd=root, env={"MEMZOI_FAULT": "file-3", "MEMZOI_NOW": APPLIED_AT})
     assert killed.returncode == -signal.SIGKILL
     assert snapshot(root) != before  # half installed
+    health = run_cli("doctor", "--json", expect=1).json()
+    assert health["checks"]["journal"].startswith("1 interrupted") and health["repaired"] == []
     listed = run_cli("proposals", "--json").json()["proposals"]  # even a read repairs when a journal waits
     assert [p["id"] for p in listed] == [PID]
     assert snapshot(root) == before and _leftovers(root) == []

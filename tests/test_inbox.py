@@ -37,7 +37,10 @@ def test_status_filter(repo) -> None:
     run_cli("approve", second)
     third = _propose("Third")
     run_cli("reject", third, "--reason", "no")
-    ids = lambda status: {p["id"] for p in run_cli("proposals", "--status", status, "--json").json()["proposals"]}  # noqa: E731
+
+    def ids(status: str) -> set[str]:
+        return {p["id"] for p in run_cli("proposals", "--status", status, "--json").json()["proposals"]}
+
     assert ids("validated") == {first}
     assert ids("approved") == {second}
     assert ids("rejected") == {third}

@@ -60,7 +60,8 @@ def _warn(lines: list[str], prefix: str = "") -> None:
 @click.option("--sensitivity", type=click.Choice(vocab.SENSITIVITIES), default="repo-safe", show_default=True,
               help="Anything but repo-safe stays in the local inbox and can only be rejected.")
 @click.option("--content-class", default="general_repo_knowledge", show_default=True, help="snake_case class.")
-@click.option("--visibility", type=click.Choice(vocab.VISIBILITIES), help="The record's sharing boundary (default repo).")
+@click.option("--visibility", type=click.Choice(vocab.VISIBILITIES),
+              help="The record's sharing boundary (default repo).")
 @click.option("--source", help="Evidence kind: path, human, issue, pr, doc, …")
 @click.option("--source-ref", help="Evidence locator: src/auth/session.ts, issue://123, a commit SHA, a URL.")
 @click.option("--confidence", help="A number from 0.0 to 1.0, or low / medium / high.")

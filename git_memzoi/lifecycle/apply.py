@@ -218,8 +218,7 @@ def plan_apply(snap: Snapshot, src: Source, opts: ApplyOptions, receipt: Settled
 
     row = src.row
     after = ProposalRow(
-        id=pid, state="applied", packet=row.packet if row else src.raw.decode("utf-8"),
-        body_digest=row.body_digest if row else packets.body_digest(parsed.doc.body),
+        id=pid, state="applied", packet=src.raw.decode("utf-8"), body_digest=packets.body_digest(parsed.doc.body),
         file_id=row.file_id if row else (src.file_id if src.file_path else None),
         created_at=row.created_at if row else opts.now, updated_at=opts.now, reviewer=opts.reviewer,
         reason=reason, resolved_at=opts.now, affected_ids=tuple(affected))

@@ -88,8 +88,7 @@ def plan_reject(snap: Snapshot, src: Source, *, reviewer: str, now: str, reason:
     _common_tail(snap, changes, src, log_line)
     checks.outputs(changes, set())
     after = ProposalRow(
-        id=pid, state="rejected", packet=row.packet if row else src.raw.decode("utf-8"),
-        body_digest=row.body_digest if row else packets.body_digest(parsed.doc.body),
+        id=pid, state="rejected", packet=src.raw.decode("utf-8"), body_digest=packets.body_digest(parsed.doc.body),
         file_id=row.file_id if row else (src.file_id if src.file_path else None),
         created_at=row.created_at if row else now, updated_at=now, reviewer=reviewer, reason=reason,
         resolved_at=now, affected_ids=())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -92,7 +93,7 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False) -> sqlit
     if not exists and (readonly or not create):
         raise StateError(f"{path}: shared.db does not exist yet", hint="run a command that writes memory first")
     if not exists:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _create_new(path)
     try:
         if readonly:
             conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
@@ -115,6 +116,33 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False) -> sqlit
         return conn
     except sqlite3.DatabaseError as exc:
         raise _fail(path, str(exc)) from None
+
+
+def _create_new(path: Path) -> None:
+    """Build a complete shared.db beside `path` and link it into place, so no reader ever sees it half made.
+
+    os.link refuses to replace an existing file: when two processes race, one file wins and
+    the other's copy is discarded; neither overwrites the other.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=".shared-db-", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            _create_schema(conn, tmp, False)
+            conn.execute("PRAGMA journal_mode = WAL")
+        finally:
+            conn.close()
+        for leftover in (Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+            leftover.unlink(missing_ok=True)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _create_schema(conn: sqlite3.Connection, path: Path, existed: bool) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import signal
 import sys
 import traceback
 from typing import Any
@@ -97,6 +98,9 @@ def _report(error: MemzoiError) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI and exit with the contract's exit code."""
+    # Like git: a reader that stops early (`git memzoi events | head`) ends us quietly by SIGPIPE.
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(run(sys.argv[1:] if argv is None else argv))
 
 

@@ -2,7 +2,8 @@
 
 A change is one new .memzoi/ subtree against its parents' subtrees (a pushed commit, or the
 staged index against HEAD). Work is shared across the changes of one push: each distinct file
-blob is parsed once, each distinct tree is validated once, each added blob is scanned once.
+blob is parsed once, each distinct tree is validated once (as a delta of its parent's, see
+treestate), and only the lines a change adds are scanned for secrets.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from dataclasses import dataclass, field
 from git_memzoi.errors import ConfigError, FormatError
 from git_memzoi.gitrepo.history import FileEntry, History, TreeChange
 from git_memzoi.gitrepo.repo import MEMZOI_DIR
+from git_memzoi.hooks.treestate import TreeState
 from git_memzoi.profile import frontmatter, secrets
-from git_memzoi.profile.document import ParsedPacket, ParsedRecord, Problem
-from git_memzoi.profile.tree import RECORDS, SourceFile, TreeReport, check_file, cross_check
+from git_memzoi.profile.document import Problem
+from git_memzoi.profile.tree import RECORDS, SourceFile, TreeReport, check_file
 from git_memzoi.runtime import config as configmod
 
 CONFIG_PATH = f"{MEMZOI_DIR}/config.toml"
@@ -57,16 +59,6 @@ class CheckReport:
         }
 
 
-@dataclass
-class _TreeState:
-    """One .memzoi/ tree, assembled from cached per-file reports so the next tree can be a delta."""
-
-    entries: dict[str, FileEntry]
-    records: dict[str, ParsedRecord]
-    packets: dict[str, ParsedPacket]
-    problems: dict[str, list[Problem]]
-
-
 class MemoryChecker:
     """Checks .memzoi/ changes against their parents, caching by blob and tree OID across a push."""
 
@@ -75,8 +67,9 @@ class MemoryChecker:
         self.base_config = base_config
         self.report = CheckReport()
         self._files: dict[tuple[str, str, bool], TreeReport] = {}
-        self._states: OrderedDict[str, _TreeState] = OrderedDict()
+        self._states: OrderedDict[str, TreeState] = OrderedDict()
         self._tree_errors: dict[str, list[Problem]] = {}
+        self._exact: set[str] = set()
         self._scanned: dict[tuple[str | None, str], list[secrets.SecretFinding]] = {}
         self._configs: dict[str | None, tuple[bool, Problem | None]] = {}
         self._seen: set[str] = set()
@@ -100,6 +93,19 @@ class MemoryChecker:
                     problems.append(problem)
             if change.new_oid is not None and not change.new_symlink:
                 problems.extend(self._secrets(change))
+        return self._record(where, problems)
+
+    def verify(self, where: str, memzoi: str | None) -> list[Problem]:
+        """Re-run the cross-file rules over a whole tree this push validated as a delta.
+
+        Done for the tree each pushed ref ends on: what lands is checked exactly as
+        `validate --rev` would, whatever the delta bookkeeping concluded.
+        """
+        if memzoi is None or memzoi not in self._tree_errors:
+            return []
+        return self._record(where, self.tree_errors(memzoi, exact=True))
+
+    def _record(self, where: str, problems: list[Problem]) -> list[Problem]:
         fresh = []
         for problem in sorted(problems, key=lambda p: (p.path, p.line, p.code)):
             key = str(problem)
@@ -110,47 +116,36 @@ class MemoryChecker:
         return fresh
 
     # tree validity -----------------------------------------------------------------
-    def tree_errors(self, memzoi: str | None, near: str | None = None) -> list[Problem]:
-        """The errors of validating the whole tree (committed mode), once per distinct tree OID."""
+    def tree_errors(self, memzoi: str | None, near: str | None = None, *,
+                    exact: bool = False) -> list[Problem]:
+        """The errors validate_tree (committed mode) finds in a tree, computed once per tree OID.
+
+        The tree is built from `near` (usually the parent's tree) by a delta; `exact` re-runs the
+        cross-file rules over the whole tree, as a check of the delta (done for pushed ref tips).
+        """
         if memzoi is None:
             return []
-        if memzoi not in self._tree_errors:
+        if memzoi not in self._tree_errors or (exact and memzoi not in self._exact):
             state = self._state(memzoi, near)
-            # cross_check only reads records and packets, so the state's own tables serve
-            report = TreeReport(problems=[p for ps in state.problems.values() for p in ps],
-                                records=state.records, packets=state.packets)
-            cross_check(report)
-            self._tree_errors[memzoi] = sorted(report.errors, key=lambda p: (p.path, p.line, p.code))
-            self.report.trees_validated += 1
+            if exact:
+                state.recheck_all()
+                self._exact.add(memzoi)
+            if memzoi not in self._tree_errors:
+                self.report.trees_validated += 1
+            self._tree_errors[memzoi] = state.errors()
         return self._tree_errors[memzoi]
 
-    def _state(self, memzoi: str, near: str | None) -> _TreeState:
+    def _state(self, memzoi: str, near: str | None) -> TreeState:
         if memzoi in self._states:
             self._states.move_to_end(memzoi)
             return self._states[memzoi]
         base = self._states.get(near) if near is not None else None
-        if base is None:
-            state = _TreeState({}, {}, {}, {})
-            changes = self.history.changes(None, memzoi)
-        else:
-            state = _TreeState(dict(base.entries), dict(base.records), dict(base.packets), dict(base.problems))
-            changes = self.history.changes(near, memzoi)
-        for change in changes:
-            path = change.path
-            state.entries.pop(path, None)
-            state.records.pop(path, None)
-            state.packets.pop(path, None)
-            state.problems.pop(path, None)
-            if change.new_oid is None:
-                continue
-            state.entries[path] = FileEntry(change.new_oid, change.new_symlink)
-            one = self._file(path, change.new_oid, change.new_symlink)
-            if one.problems:
-                state.problems[path] = one.problems
-            if path in one.records:
-                state.records[path] = one.records[path]
-            if path in one.packets:
-                state.packets[path] = one.packets[path]
+        state = base.copy() if base is not None else TreeState()
+        changes = self.history.changes(near if base is not None else None, memzoi)
+        state.apply((c.path,
+                     FileEntry(c.new_oid, c.new_symlink) if c.new_oid is not None else None,
+                     self._file(c.path, c.new_oid, c.new_symlink) if c.new_oid is not None else None)
+                    for c in changes)
         self._states[memzoi] = state
         while len(self._states) > _TREE_STATES_KEPT:
             self._states.popitem(last=False)

@@ -86,6 +86,8 @@ def check_push(repo: GitRepo, updates: Iterable[RefUpdate], hide: Iterable[str])
         report.summaries[commit.sha] = commit.summary
         config = history.config_blob(commit.sha, CONFIG_PATH) if commit.memzoi is not None else None
         checker.check(commit.sha, commit.memzoi, commit.parents, commit.parent_memzoi, config)
+    for tip in tips:
+        checker.verify(tip, history.memzoi_of(tip))
     return report
 
 

@@ -1,0 +1,151 @@
+"""One .memzoi/ tree's validation, kept so that the next commit's tree is checked as a delta.
+
+validate_tree is check_file on every file, then cross_check over all of them. A push of many
+commits that each change memory would pay O(tree) per commit for cross_check alone, so a
+TreeState keeps the per-file reports plus two indexes, and after a change re-runs
+cross_check only on the files the change can affect: the changed ones, every record or
+packet sharing an ID with them, and every file that refers to a changed record's ID
+(a resolved packet's affected records, a proposal target, a supersedes link). The errors
+at those files are replaced; every other file's cross-file errors cannot have changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal, TypeVar
+
+from git_memzoi.gitrepo.history import FileEntry
+from git_memzoi.profile.document import ParsedPacket, ParsedRecord, Problem
+from git_memzoi.profile.tree import TreeReport, cross_check
+
+Kind = Literal["record", "packet"]
+K = TypeVar("K")
+
+
+def _with(table: dict[K, frozenset[str]], key: K, path: str) -> None:
+    table[key] = table.get(key, frozenset()) | {path}
+
+
+def _without(table: dict[K, frozenset[str]], key: K, path: str) -> None:
+    rest = table.get(key, frozenset()) - {path}
+    if rest:
+        table[key] = rest
+    else:
+        table.pop(key, None)
+
+
+@dataclass(frozen=True)
+class _Item:
+    """What cross-file rules see of one file: its kind, its ID, and the record IDs it refers to."""
+
+    kind: Kind
+    id: str
+    refs: frozenset[str]
+
+
+def _item(path: str, one: TreeReport) -> _Item | None:
+    if path in one.records:
+        record = one.records[path].record
+        return _Item("record", record.id, frozenset([record.supersedes] if record.supersedes else []))
+    if path in one.packets:
+        packet = one.packets[path].packet
+        refs = set(packet.resolution.affected_record_ids) if packet.resolution is not None else set()
+        if packet.target_id is not None:
+            refs.add(packet.target_id)
+        return _Item("packet", packet.id, frozenset(refs))
+    return None
+
+
+@dataclass
+class TreeState:
+    """Files, per-file reports and cross-file errors of one tree; `copy` then `apply` makes the next."""
+
+    entries: dict[str, FileEntry] = field(default_factory=dict)
+    records: dict[str, ParsedRecord] = field(default_factory=dict)
+    packets: dict[str, ParsedPacket] = field(default_factory=dict)
+    problems: dict[str, list[Problem]] = field(default_factory=dict)
+    cross: dict[str, list[Problem]] = field(default_factory=dict)
+    _items: dict[str, _Item] = field(default_factory=dict)
+    _by_id: dict[tuple[Kind, str], frozenset[str]] = field(default_factory=dict)
+    _referrers: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def copy(self) -> "TreeState":
+        """A state that `apply` can change without touching this one (tables are copied, sets shared)."""
+        return TreeState(dict(self.entries), dict(self.records), dict(self.packets), dict(self.problems),
+                         dict(self.cross), dict(self._items), dict(self._by_id), dict(self._referrers))
+
+    def apply(self, changes: Iterable[tuple[str, FileEntry | None, TreeReport | None]]) -> None:
+        """Replace files (path, entry, its own report; None entry: removed) and redo affected cross checks."""
+        changed: set[str] = set()
+        touched: set[tuple[Kind, str]] = set()
+        for path, entry, one in changes:
+            changed.add(path)
+            old = self._items.pop(path, None)
+            if old is not None:
+                self._index(path, old, remove=True)
+                touched.add((old.kind, old.id))
+            self.entries.pop(path, None)
+            self.records.pop(path, None)
+            self.packets.pop(path, None)
+            self.problems.pop(path, None)
+            if entry is None or one is None:
+                continue
+            self.entries[path] = entry
+            if one.problems:
+                self.problems[path] = one.problems
+            if path in one.records:
+                self.records[path] = one.records[path]
+            if path in one.packets:
+                self.packets[path] = one.packets[path]
+            new = _item(path, one)
+            if new is not None:
+                self._items[path] = new
+                self._index(path, new, remove=False)
+                touched.add((new.kind, new.id))
+        dirty = set(changed)
+        for kind, ident in touched:
+            dirty |= self._by_id.get((kind, ident), frozenset())
+            if kind == "record":
+                dirty |= self._referrers.get(ident, frozenset())
+        self._recheck(dirty)
+
+    def recheck_all(self) -> None:
+        """Run cross_check over the whole tree (what validate_tree does), replacing every cross error."""
+        self.cross.clear()
+        self._recheck(set(self._items))
+
+    def errors(self) -> list[Problem]:
+        """Every error validate_tree would report for this tree, sorted by path and line."""
+        found = [p for ps in self.problems.values() for p in ps if p.severity == "error"]
+        found.extend(p for ps in self.cross.values() for p in ps)
+        return sorted(found, key=lambda p: (p.path, p.line, p.code))
+
+    def _index(self, path: str, item: _Item, *, remove: bool) -> None:
+        change = _without if remove else _with
+        change(self._by_id, (item.kind, item.id), path)
+        for ref in item.refs:
+            change(self._referrers, ref, path)
+
+    def _recheck(self, dirty: set[str]) -> None:
+        """cross_check over the dirty files plus everything their rules read; keep the dirty files' errors."""
+        subset = set(dirty)
+        for path in dirty:
+            item = self._items.get(path)
+            if item is None:
+                continue
+            subset |= self._by_id.get((item.kind, item.id), frozenset())
+            for ref in item.refs:
+                subset |= self._by_id.get(("record", ref), frozenset())
+        report = TreeReport(records={p: self.records[p] for p in subset if p in self.records},
+                            packets={p: self.packets[p] for p in subset if p in self.packets})
+        cross_check(report)
+        found: dict[str, list[Problem]] = {}
+        for problem in report.errors:
+            if problem.path in dirty:
+                found.setdefault(problem.path, []).append(problem)
+        for path in dirty:
+            if path in found:
+                self.cross[path] = found[path]
+            else:
+                self.cross.pop(path, None)

@@ -180,6 +180,8 @@ def boundary_columns(b: Boundary) -> tuple[Any, ...]:
     """The records columns a retention boundary fills (boundary … facts)."""
     from git_memzoi.profile.timefmt import format_rfc3339
 
+    if b.at is None and not b.facts:
+        return (None, None, b.kind, b.rule, b.basis, "[]")
     return (instant(b.at) if b.at is not None else None, format_rfc3339(b.at) if b.at is not None else None,
             b.kind, b.rule, b.basis, _dumps(list(b.facts)))
 
@@ -273,6 +275,14 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
 
     problems: list[Problem] = [Problem(rel, 1, "symlink", "memory files must be regular files, not symlinks")
                                for rel in scan.symlinks]
+    if base is None:  # nothing to start from: stream every row into a new index
+        from git_memzoi.index.fresh import build_fresh
+
+        check = {"workdir": workdir, "dirs": scan.dirs, "shared": shared_sig, "files": len(scan.files),
+                 "verified_ns": now_ns}
+        return build_fresh(ws, scan=scan, runtime=runtime, problems=problems, check=check, now_ns=now_ns,
+                           report=report, strict=strict, full=full, lease=lease, started=started,
+                           progress=progress)
     keep: dict[str, str] = {}                   # repo path -> record_id, kept row
     keep_invalid: dict[str, tuple[Any, ...]] = {}
     stat_updates: list[tuple[int, int, str]] = []
@@ -337,14 +347,16 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
                 elif item.oid not in todo:
                     todo[item.oid] = (item.oid, item.path, item.raw)
             total = len(todo) + len(pending)
+            fresh: dict[str, str] = {}
 
-            def tick(count: int) -> None:
+            def tick(results: list[tuple[str, str]]) -> None:
                 nonlocal done
-                done += count
+                fresh.update(results)
+                done += len(results)
                 if progress is not None:
                     progress(done, total)
 
-            fresh = parse_many(list(todo.values()), tick)
+            parse_many(list(todo.values()), tick)
             decoded = {oid: json.loads(text) for oid, text in fresh.items()}
             for item in pending.values():
                 if item.payload is None:
@@ -484,7 +496,7 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
             if bulk:
                 conn.execute("INSERT INTO records_fts (rowid, title, description, body, tags) "
                              "SELECT rowid, title, description, body, tags FROM records")
-                index_db.add_triggers(conn)
+                index_db.finish(conn)
             if stat_updates:
                 conn.executemany("UPDATE records SET size = ?, mtime_ns = ? WHERE path = ?", stat_updates)
             if boundary_updates:

@@ -16,7 +16,7 @@ from typing import Any
 
 from git_memzoi.errors import StateError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TEMP_PREFIX = "index.db.tmp-"
 
 #: Columns of `records`, in insert order. `tags` is the space-joined text FTS indexes;
@@ -49,15 +49,11 @@ CREATE TABLE records (
     oid TEXT NOT NULL,             -- git blob OID of the file (or of the runtime document text)
     size INTEGER, mtime_ns INTEGER -- work-tree stat when indexed (NULL for runtime rows)
 );
-CREATE INDEX records_id ON records(record_id);
-CREATE INDEX records_type ON records(type, status);
 CREATE TABLE applies (
     record INTEGER NOT NULL,       -- records.rowid
     base TEXT NOT NULL,            -- the entry without a trailing /**
     entry TEXT NOT NULL
 );
-CREATE INDEX applies_base ON applies(base);
-CREATE INDEX applies_record ON applies(record);
 CREATE TABLE invalid (
     path TEXT PRIMARY KEY, oid TEXT NOT NULL, size INTEGER, mtime_ns INTEGER,
     record_id TEXT,                -- set when the file is valid on its own but duplicates an ID
@@ -70,8 +66,16 @@ CREATE TABLE facts (
 CREATE INDEX facts_record ON facts(record_id);
 CREATE VIRTUAL TABLE records_fts USING fts5(
     title, description, body, tags, content='records', content_rowid='rowid',
-    tokenize='porter unicode61 remove_diacritics 2'
+    tokenize='porter unicode61 remove_diacritics 2', detail=column
 );
+"""
+
+#: Built after a bulk load (faster than maintaining them row by row).
+_INDEXES = """
+CREATE INDEX records_id ON records(record_id);
+CREATE INDEX records_type ON records(type, status);
+CREATE INDEX applies_base ON applies(base);
+CREATE INDEX applies_record ON applies(record);
 """
 
 _TRIGGERS = """
@@ -107,9 +111,10 @@ def create(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def add_triggers(conn: sqlite3.Connection) -> None:
-    """Keep FTS and `applies` in step with row changes (after a bulk load filled them directly)."""
-    for statement in _statements(_TRIGGERS):
+def finish(conn: sqlite3.Connection) -> None:
+    """After a bulk load: build the secondary indexes, and the triggers that keep FTS and `applies`
+    in step with later row changes."""
+    for statement in _statements(_INDEXES) + _statements(_TRIGGERS):
         conn.execute(statement)
 
 

@@ -79,14 +79,13 @@ def workers() -> int:
         return os.cpu_count() or 1
 
 
-def parse_many(items: list[tuple[str, str, bytes]],
-               progress: Callable[[int], None] | None = None) -> dict[str, str]:
-    """Payloads (as the JSON text the parse cache stores) by OID, for (oid, where, raw) items.
+def parse_many(items: list[tuple[str, str, bytes]], on_chunk: Callable[[list[tuple[str, str]]], None]) -> None:
+    """Parse (oid, where, raw) items, handing `on_chunk` each batch of (oid, payload JSON text) as it is done.
 
-    Large batches are parsed by forked worker processes: each file is parsed exactly as
-    `parse_payload` would here; the workers only spread the CPU work over the machine's cores.
+    Large batches are parsed by forked worker processes while the caller consumes finished
+    batches; each file is parsed exactly as `parse_payload` would here. `on_chunk` always runs
+    in the calling thread.
     """
-    out: dict[str, str] = {}
     count = workers()
     chunks = [items[start:start + _CHUNK] for start in range(0, len(items), _CHUNK)]
     context = None
@@ -99,13 +98,8 @@ def parse_many(items: list[tuple[str, str, bytes]],
             context = None
     if context is None:
         for chunk in chunks:
-            out.update(_parse_chunk(chunk))
-            if progress is not None:
-                progress(len(chunk))
-        return out
+            on_chunk(_parse_chunk(chunk))
+        return
     with context.Pool(min(count, len(chunks))) as pool:
         for results in pool.imap_unordered(_parse_chunk, chunks):
-            out.update(results)
-            if progress is not None:
-                progress(len(results))
-    return out
+            on_chunk(results)

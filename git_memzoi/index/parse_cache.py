@@ -29,14 +29,28 @@ class ParseCache:
         self.conn = conn
 
     @classmethod
-    def open(cls, path: Path) -> "ParseCache":
-        """Open (or create) the cache; an unusable one is moved aside and the cache starts empty."""
+    def open(cls, path: Path, *, readonly: bool = False) -> "ParseCache":
+        """Open (or create) the cache; an unusable one is moved aside and the cache starts empty.
+
+        `readonly` only reads (a worker process looking entries up); a missing or unreadable
+        cache then just has no entries.
+        """
+        if readonly:
+            try:
+                conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5.0, isolation_level=None)
+                row = conn.execute("SELECT value FROM meta WHERE key = 'parser'").fetchone()
+                if row is None or row[0] != PARSER_VERSION:
+                    conn.close()
+                    return cls(None)
+                return cls(conn)
+            except sqlite3.DatabaseError:
+                return cls(None)
         for attempt in (1, 2):
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
                 conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute("PRAGMA synchronous = OFF")  # a cache: losing the last writes costs a re-parse
                 conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
                 conn.execute("CREATE TABLE IF NOT EXISTS parsed (oid TEXT PRIMARY KEY, payload TEXT NOT NULL)")
                 row = conn.execute("SELECT value FROM meta WHERE key = 'parser'").fetchone()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from datetime import datetime, timedelta
 
 from git_memzoi.profile.timefmt import format_rfc3339, parse_rfc3339
@@ -74,9 +75,23 @@ def facts_for(record_id: str, facts: Iterable[Mapping[str, object]]) -> tuple[di
     return tuple(out)
 
 
+@lru_cache(maxsize=64)
+def _plain(lane: str, status: str, lease_hours: float) -> Boundary:
+    """The boundary of a record whose retention fields do not matter and that has no facts (most records)."""
+    return _compute("", lane, status, {}, (), lease_hours)
+
+
 def boundary(record_id: str, lane: str, status: str, retention: Mapping[str, object],
              facts: Iterable[Mapping[str, object]], lease_hours: float) -> Boundary:
     """The retention boundary of one record under its lane's rule."""
+    if not facts and (status != "active" or (
+            lane in ("semantic", "procedural") and not retention.get("explicit_expires_at"))):
+        return _plain(lane, status, lease_hours)
+    return _compute(record_id, lane, status, retention, facts, lease_hours)
+
+
+def _compute(record_id: str, lane: str, status: str, retention: Mapping[str, object],
+             facts: Iterable[Mapping[str, object]], lease_hours: float) -> Boundary:
     rule = lane_rule(lane, lease_hours)
     mine = facts_for(record_id, facts)
     if status != "active":

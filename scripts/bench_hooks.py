@@ -151,7 +151,15 @@ def build(path: Path) -> tuple[pygit2.Repository, str, str, str]:
     def touch_code(current: pygit2.Tree, n: int) -> pygit2.Oid:
         return _put(repo, current, f"src/module_{n % 50}/file_{n}.py", repo.create_blob(f"x = {n}\n".encode()))
 
-    return repo, str(base), history(apply_record), history(touch_code)
+    memory_tip, code_tip = history(apply_record), history(touch_code)
+    # A push arrives as a pack, not as loose objects: pack everything, then drop the helper refs
+    # so that the two histories are again reachable from no ref (new to the server).
+    for name, tip in (("memory", memory_tip), ("code", code_tip)):
+        repo.references.create(f"refs/bench/{name}", tip)
+    subprocess.run(["git", "repack", "-a", "-d", "-q"], cwd=path, check=True)
+    for name in ("memory", "code"):
+        repo.references.delete(f"refs/bench/{name}")
+    return repo, str(base), memory_tip, code_tip
 
 
 def best(run: Callable[[], object], times: int) -> float:

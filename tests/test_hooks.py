@@ -355,6 +355,20 @@ def test_merge_that_drops_a_record_is_rejected(remote: Remote) -> None:
     remote.rejected(f"{record_path('use-redis')}:1: record-deleted")
 
 
+def test_sibling_commits_are_each_validated_in_full(remote: Remote) -> None:
+    git_repo = remote.work.git
+    remote.commit({record_path("use-redis"): record("use-redis")})
+    git_repo.branches.local.create("topic", git_repo.head.peel(pygit2.Commit))
+    remote.commit({record_path("use-kafka"): record("use-kafka")})
+    git_repo.checkout("refs/heads/topic")
+    remote.commit({".memzoi/records/project/cache.md": record("use-redis", title="Cache")})
+    git_repo.checkout("refs/heads/main")
+    git("merge", "-q", "--no-edit", "topic", cwd=remote.work.path)
+    stderr = remote.rejected(".memzoi/records/project/use-redis.md:2: id-duplicate: record ID 'use-redis' is "
+                             "also used by .memzoi/records/project/cache.md")
+    assert stderr.count("id-duplicate") == 1
+
+
 def test_each_problem_is_reported_once_for_a_many_commit_push(remote: Remote) -> None:
     remote.commit({record_path("use-redis"): record("use-redis").replace("lane: semantic\n", "")})
     for n in range(3):

@@ -139,8 +139,10 @@ class MemoryChecker:
         if memzoi in self._states:
             self._states.move_to_end(memzoi)
             return self._states[memzoi]
-        base = self._states.get(near) if near is not None else None
-        state = base.copy() if base is not None else TreeState()
+        # Take the parent's state over instead of copying it: in a linear push it is never needed
+        # again, and a sibling that does need it rebuilds it from the cached per-file reports.
+        base = self._states.pop(near, None) if near is not None else None
+        state = base if base is not None else TreeState()
         changes = self.history.changes(near if base is not None else None, memzoi)
         state.apply((c.path,
                      FileEntry(c.new_oid, c.new_symlink) if c.new_oid is not None else None,

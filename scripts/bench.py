@@ -86,12 +86,44 @@ TARGETS = {  # issue targets, as ratios to the floor (rebuilds) or absolute (rec
 }
 
 
+SUFFIXES = ["s", "er", "ing", "ed", "able", "less", "ize", "ization", "ness", "ful", "ward", "ish"]
+
+
+def vocabulary(size: int = 4000) -> list[str]:
+    """A deterministic project vocabulary: the base words, then derived words and compounds."""
+    rng = random.Random(SEED)
+    words = list(dict.fromkeys(WORDS))
+    seen = set(words)
+    while len(words) < size:
+        base = rng.choice(WORDS)
+        word = base + rng.choice(SUFFIXES) if rng.random() < 0.5 else base + rng.choice(WORDS)
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+    rng.shuffle(words)
+    return words
+
+
+VOCAB = vocabulary()
+#: Word frequencies in real text follow Zipf's law: a few words are everywhere, most are rare. The
+#: head of the curve (the, a, of …) is GLUE; content words start further down it.
+ZIPF = list(__import__("itertools").accumulate(1.0 / ((rank + 20) ** 1.07) for rank in range(len(VOCAB))))
+
+
+def word(rng: random.Random) -> str:
+    return rng.choices(VOCAB, cum_weights=ZIPF)[0]
+
+
 def sentence(rng: random.Random, low: int = 8, high: int = 20) -> str:
     n = rng.randint(low, high)
     words = []
     for i in range(n):
-        pool = VERBS if i % 5 == 2 else GLUE if i % 3 == 1 else WORDS
-        words.append(rng.choice(pool))
+        if i % 5 == 2:
+            words.append(rng.choice(VERBS))
+        elif i % 3 == 1:
+            words.append(rng.choice(GLUE))
+        else:
+            words.append(word(rng))
     text = " ".join(words)
     return text[0].upper() + text[1:] + "."
 
@@ -100,7 +132,7 @@ def make_record(n: int, rng: random.Random) -> tuple[str, str]:
     """(repository path, file text) of synthetic record n."""
     lane = rng.choices([lane for lane, _ in LANES], [w for _, w in LANES])[0]
     kind = rng.choice(TYPES[lane])
-    title_words = [rng.choice(WORDS) for _ in range(rng.randint(3, 7))]
+    title_words = [word(rng) for _ in range(rng.randint(3, 7))]
     title = " ".join(title_words).capitalize()
     rid = f"{'-'.join(title_words[:4])}-{n}"
     day = rng.randint(1, 28)
@@ -211,13 +243,16 @@ class Result:
 
 
 def queries(rng: random.Random, count: int) -> list[tuple[str, str | None]]:
+    """Query texts: words a person would look up (any word of the vocabulary, common ones included),
+    a quarter with --path, a tenth hostile text."""
     out: list[tuple[str, str | None]] = []
     hostile = ["session-validation", "src/auth/token.ts", '"unbalanced', "NOT cache", "v1.2.3", "a*", "tenant OR"]
     for i in range(count):
         if i % 10 == 9:
             out.append((rng.choice(hostile), None))
             continue
-        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 3)))
+        pick = (lambda: word(rng)) if i % 3 == 0 else (lambda: rng.choice(VOCAB))
+        text = " ".join(pick() for _ in range(rng.randint(1, 3)))
         path = f"src/{rng.choice(MODULES)}/{rng.choice(WORDS)}.py" if i % 4 == 0 else None
         out.append((text, path))
     return out

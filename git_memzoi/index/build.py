@@ -197,11 +197,13 @@ def _build_row(item: _Pending, concept: str | None, facts: dict[str, list[dict[s
                lease: float) -> tuple[Any, ...]:
     f = item.payload["ok"]  # type: ignore[index]
     b = lane_boundary(f["id"], f["lane"], f["status"], f["retention"], facts.get(f["id"], ()), lease)
+    boundary, boundary_at, kind, rule, basis, considered = boundary_columns(b)
+    # the order of index_db.RECORD_COLUMNS
     return (item.path, item.store, f["id"], concept, f["type"], f["lane"], f["status"], f["visibility"],
-            f["scope"], f["title"], f["description"], item.document[f["body_start"]:], " ".join(f["tags"]),
-            _dumps(f["tags"]), _dumps(f["applies_to"]), f["source"], f["source_ref"],
-            f["proposal_id"], f["supersedes"], f["timestamp"], f["confidence"], _dumps(f["retention"]),
-            *boundary_columns(b), item.document, item.oid, item.size, item.mtime_ns)
+            f["scope"], boundary, f["confidence"], item.oid, item.size, item.mtime_ns, f["timestamp"],
+            f["source"], f["source_ref"], f["proposal_id"], f["supersedes"], boundary_at, kind, rule, basis,
+            considered, _dumps(f["retention"]), _dumps(f["tags"]), _dumps(f["applies_to"]), f["title"],
+            f["description"], " ".join(f["tags"]), item.document[f["body_start"]:], item.document)
 
 
 def _verified(ws: "Workspace", scan: Scan, shared_sig: list[int] | None, report: RebuildReport,

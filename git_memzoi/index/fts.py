@@ -3,7 +3,8 @@
 FTS5 has its own query language (quotes, `AND`/`OR`/`NOT`, `*`, `^`, column filters, NEAR),
 so raw text is never passed to MATCH. The text is split into words the way the index's
 tokenizer splits them (letters and digits; everything else separates), each word becomes a
-quoted string (a trailing `*` right after a word keeps its prefix meaning), and the words are
+quoted string (a trailing `*` right after a word of three or more letters keeps its prefix
+meaning), and the words are
 joined with AND for the precise query and with OR for the fallback. Operators typed by the
 user are just words.
 """
@@ -13,6 +14,8 @@ from __future__ import annotations
 import re
 
 MAX_TERMS = 32
+#: A prefix search needs this many letters; `a*` would rank every record (it searches for `a`).
+PREFIX_MIN = 3
 _WORD = re.compile(r"([^\W_]+)(\*?)")
 
 
@@ -21,7 +24,7 @@ def terms(text: str) -> list[str]:
     out: list[str] = []
     for match in _WORD.finditer(text):
         word, star = match.group(1), match.group(2)
-        term = f'"{word}"' + ("*" if star else "")
+        term = f'"{word}"' + ("*" if star and len(word) >= PREFIX_MIN else "")
         if term not in out:
             out.append(term)
         if len(out) == MAX_TERMS:

@@ -16,17 +16,18 @@ from typing import Any
 
 from git_memzoi.errors import StateError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 TEMP_PREFIX = "index.db.tmp-"
 
 #: Columns of `records`, in insert order. `tags` is the space-joined text FTS indexes;
 #: `tags_json`/`applies_json` keep the lists. `boundary` is the retention boundary as Unix
 #: seconds (NULL: none), compared with the clock at query time.
 RECORD_COLUMNS: tuple[str, ...] = (
+    # small columns that filters read come first, so a filter never reads past the long texts
     "path", "store", "record_id", "concept_id", "type", "lane", "status", "visibility", "scope",
-    "title", "description", "body", "tags", "tags_json", "applies_json", "source", "source_ref",
-    "proposal_id", "supersedes", "timestamp", "confidence", "retention", "boundary", "boundary_at",
-    "boundary_kind", "rule", "basis", "facts", "document", "oid", "size", "mtime_ns",
+    "boundary", "confidence", "oid", "size", "mtime_ns", "timestamp", "source", "source_ref",
+    "proposal_id", "supersedes", "boundary_at", "boundary_kind", "rule", "basis", "facts",
+    "retention", "tags_json", "applies_json", "title", "description", "tags", "body", "document",
 )
 COLUMN = {name: index for index, name in enumerate(RECORD_COLUMNS)}
 
@@ -39,15 +40,14 @@ CREATE TABLE records (
     record_id TEXT NOT NULL,
     concept_id TEXT,
     type TEXT NOT NULL, lane TEXT NOT NULL, status TEXT NOT NULL, visibility TEXT NOT NULL,
-    scope TEXT NOT NULL, title TEXT NOT NULL, description TEXT, body TEXT NOT NULL,
-    tags TEXT NOT NULL, tags_json TEXT NOT NULL, applies_json TEXT NOT NULL,
-    source TEXT, source_ref TEXT, proposal_id TEXT, supersedes TEXT,
-    timestamp TEXT NOT NULL, confidence REAL NOT NULL, retention TEXT NOT NULL,
-    boundary REAL, boundary_at TEXT, boundary_kind TEXT, rule TEXT NOT NULL, basis TEXT NOT NULL,
-    facts TEXT NOT NULL,
-    document TEXT NOT NULL,
+    scope TEXT NOT NULL, boundary REAL, confidence REAL NOT NULL,
     oid TEXT NOT NULL,             -- git blob OID of the file (or of the runtime document text)
-    size INTEGER, mtime_ns INTEGER -- work-tree stat when indexed (NULL for runtime rows)
+    size INTEGER, mtime_ns INTEGER,-- work-tree stat when indexed (NULL for runtime rows)
+    timestamp TEXT NOT NULL, source TEXT, source_ref TEXT, proposal_id TEXT, supersedes TEXT,
+    boundary_at TEXT, boundary_kind TEXT, rule TEXT NOT NULL, basis TEXT NOT NULL, facts TEXT NOT NULL,
+    retention TEXT NOT NULL, tags_json TEXT NOT NULL, applies_json TEXT NOT NULL,
+    title TEXT NOT NULL, description TEXT, tags TEXT NOT NULL, body TEXT NOT NULL,
+    document TEXT NOT NULL
 );
 CREATE TABLE applies (
     record INTEGER NOT NULL,       -- records.rowid
@@ -66,7 +66,7 @@ CREATE TABLE facts (
 CREATE INDEX facts_record ON facts(record_id);
 CREATE VIRTUAL TABLE records_fts USING fts5(
     title, description, body, tags, content='records', content_rowid='rowid',
-    tokenize='porter unicode61 remove_diacritics 2', detail=column
+    tokenize='porter unicode61 remove_diacritics 2'
 );
 """
 

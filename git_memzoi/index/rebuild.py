@@ -36,7 +36,7 @@ def rebuild(ws: "Workspace", *, full: bool = False, strict: bool = False,
     ws.repo.require_workdir()
     shared_db.check(ws.layout.shared_db)
     report = sync(ws, full=full, strict=strict, progress=progress)
-    staleness.swept(ws.layout.index_db)
+    staleness.swept(ws.layout.index_db, report.duration)
     return report
 
 
@@ -58,7 +58,7 @@ def open_index(ws: "Workspace", *, refresh: bool = True) -> sqlite3.Connection:
         if meta and staleness.fresh(ws, meta):
             return conn
     report = sync(ws, full=False, strict=False, progress=None)
-    staleness.swept(path)
+    staleness.swept(path, report.duration)
     if conn is not None and not report.changed and _inode(path) == inode:
         return conn
     if conn is not None:

@@ -7,7 +7,8 @@ Two levels, both free of parsing:
   or atomically replaced, commits, and runtime memory writes, in a few stat calls.
 - `verify`: a stat sweep of every record file against the stats the index holds. It also sees
   a file edited in place. Small trees sweep on every read; above SWEEP_ALWAYS_MAX files a warm
-  process sweeps at most once per SWEEP_INTERVAL (a new process always sweeps first).
+  process sweeps at most once per SWEEP_INTERVAL, and less often when a sweep is slow, so that
+  sweeping never takes more than a twentieth of its time (a new process always sweeps first).
 
 When either cannot vouch for the index, the rebuild path takes over.
 """
@@ -31,7 +32,9 @@ if TYPE_CHECKING:
 CHECK_SUFFIX = ".check"
 SWEEP_ALWAYS_MAX = 500
 SWEEP_INTERVAL = 1.0
-_last_sweep: dict[str, float] = {}
+#: A warm process spends at most 1/SWEEP_SHARE of its time sweeping (slow disks sweep less often).
+SWEEP_SHARE = 20
+_last_sweep: dict[str, tuple[float, float]] = {}
 
 
 def parser_version() -> str:
@@ -40,9 +43,9 @@ def parser_version() -> str:
     return PARSER_VERSION
 
 
-def swept(index_path: Path) -> None:
-    """Note that this process just confirmed the index against every file."""
-    _last_sweep[str(index_path)] = time.monotonic()
+def swept(index_path: Path, cost: float = 0.0) -> None:
+    """Note that this process just confirmed the index against every file (taking `cost` seconds)."""
+    _last_sweep[str(index_path)] = (time.monotonic(), cost)
 
 
 def check_path(index_path: Path) -> Path:
@@ -99,7 +102,8 @@ def fresh(ws: "Workspace", meta: dict[str, str]) -> bool:
         return False
     if int(check.get("files", 0)) <= SWEEP_ALWAYS_MAX:
         return False
-    return time.monotonic() - _last_sweep.get(str(path), float("-inf")) < SWEEP_INTERVAL
+    at, cost = _last_sweep.get(str(path), (float("-inf"), 0.0))
+    return time.monotonic() - at < max(SWEEP_INTERVAL, SWEEP_SHARE * cost)
 
 
 @dataclass

@@ -34,6 +34,8 @@ TEXT_CANDIDATES = 40
 #: A text match weaker than this share of the best one is noise, not context.
 TEXT_FLOOR = 0.25
 OMITTED_SHOWN = 10
+#: Records considered for a pack (the best-ranked); the rest are not candidates at all.
+MAX_CANDIDATES = 100
 _HEADING = re.compile(r"^#{1,6}\s+(.*)$")
 
 
@@ -63,16 +65,14 @@ def words_in(text: str) -> int:
     return len(text.split())
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.lower().split())
+def _show(value: str | None) -> str:
+    return "null" if value is None else value
 
 
 def cite_line(c: Citation) -> str:
     """One line of evidence; missing values are shown as null."""
-    def show(value: str | None) -> str:
-        return "null" if value is None else value
-    return (f"Cite: {c.record_id} · source: {show(c.source)} · source_ref: {show(c.source_ref)} · "
-            f"proposal_id: {show(c.proposal_id)}")
+    return (f"Cite: {c.record_id} · source: {_show(c.source)} · source_ref: {_show(c.source_ref)} · "
+            f"proposal_id: {_show(c.proposal_id)}")
 
 
 def _label(kind: str) -> str:
@@ -80,8 +80,10 @@ def _label(kind: str) -> str:
 
 
 def block(row: Sequence[Any], text: str) -> str:
-    """How one record appears in the pack."""
-    return f"## {_label(row[C['type']])}: {row[C['title']]}\n\n{text}\n\n{cite_line(citation(row))}\n"
+    """How one record appears in the pack (its citation line as `cite_line` writes it)."""
+    cite = (f"Cite: {row[C['record_id']]} · source: {_show(row[C['source']])} · "
+            f"source_ref: {_show(row[C['source_ref']])} · proposal_id: {_show(row[C['proposal_id']])}")
+    return f"## {_label(row[C['type']])}: {row[C['title']]}\n\n{text}\n\n{cite}\n"
 
 
 def _by_paths(conn: sqlite3.Connection, paths: list[str], where: str, params: dict[str, Any],
@@ -119,8 +121,8 @@ def build_context(ws: "Workspace", task: str, *, paths: Sequence[str] = (), budg
         query_terms = fts.terms(" ".join(fts.significant(task)))
         if query_terms:
             hits = ranked(conn, query_terms, where, params, TEXT_CANDIDATES)
-            best = max((score for _, score, _ in hits), default=0.0) or 1.0
-            for row, score, _ in hits:
+            best = max((score for _, score in hits), default=0.0) or 1.0
+            for row, score in hits:
                 relevance = max(score, 0.0) / best
                 if relevance < TEXT_FLOOR:
                     continue
@@ -142,34 +144,33 @@ def _pack(task: str, paths: list[str], budget: int, ordered: list[_Candidate]) -
     blocks: list[str] = []
     seen_body: dict[str, str] = {}
     seen_title: dict[str, str] = {}
-    for cand in ordered:
+    for cand in ordered[:MAX_CANDIDATES]:
         row = cand.row
         rid, title = row[C["record_id"]], row[C["title"]]
         body = clean_body(title, row[C["body"]])
-        twin = seen_body.get(_normal(body)) or seen_title.get(_normal(title))
+        body_words = body.split()
+        normal_body, normal_title = " ".join(body_words).lower(), " ".join(title.split()).lower()
+        twin = seen_body.get(normal_body) or seen_title.get(normal_title)
         if twin is not None:
             omitted.append(Omission(record_id=rid, title=title, reason=f"duplicate of {twin}"))
             continue
-        seen_body[_normal(body)] = rid
-        seen_title[_normal(title)] = rid
-        why = "; ".join(dict.fromkeys(cand.why)) + f"; {row[C['type']]}"
-        chosen = None
-        for text, note in ((body, ""), (row[C["description"]] or "", " (description only: body over budget)")):
-            if not text:
-                continue
-            rendered = block(row, text)
-            if used + words_in(rendered) <= budget:
-                chosen = (text, rendered, note)
-                break
-        if chosen is None:
-            need = words_in(block(row, body))
+        seen_body[normal_body] = rid
+        seen_title[normal_title] = rid
+        frame = words_in(block(row, ""))  # heading and citation
+        left = budget - used
+        if frame + len(body_words) <= left:
+            text, note = body, ""
+        elif row[C["description"]] and frame + words_in(row[C["description"]]) <= left:
+            text, note = row[C["description"]], " (description only: body over budget)"
+        else:
             omitted.append(Omission(record_id=rid, title=title,
-                                    reason=f"over budget ({need} words, {budget - used} left)"))
+                                    reason=f"over budget ({frame + len(body_words)} words, {left} left)"))
             continue
-        text, rendered, note = chosen
+        rendered = block(row, text)
         count = words_in(rendered)
         used += count
         blocks.append(rendered)
+        why = "; ".join(dict.fromkeys(cand.why)) + f"; {row[C['type']]}"
         items.append(ContextItem(record_id=rid, store=row[C["store"]], type=row[C["type"]], lane=row[C["lane"]],
                                  title=title, text=text, words=count, why=why + note, citation=citation(row)))
     text = header + "".join(f"\n{b}" for b in blocks)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,7 @@ def check_filters(type: str | None, lane: str | None, limit: int | None) -> None
 
 def filter_sql(params: dict[str, Any], *, path: str | None, type: str | None, lane: str | None,
                include_all: bool, include_local: bool) -> str:
-    """The WHERE clauses (over alias `r`) for the filters; fills `params`."""
+    """The WHERE clauses (over alias `r`) for the filters; fills `params` (`path` adds `:p0…` bases)."""
     clauses = []
     if not include_all:
         clauses.append(current_filter("r"))
@@ -49,12 +50,17 @@ def filter_sql(params: dict[str, Any], *, path: str | None, type: str | None, la
         clauses.append("r.lane = :lane")
         params["lane"] = lane
     if path is not None:
-        names = []
-        for index, base in enumerate(pathmatch.ancestors(path)):
-            params[f"p{index}"] = base
-            names.append(f":p{index}")
-        clauses.append(f"r.rowid IN (SELECT record FROM applies WHERE base IN ({', '.join(names)}))")
+        clauses.append(f"r.rowid IN (SELECT record FROM applies WHERE base IN ({path_marks(params, path)}))")
     return " AND ".join(clauses) or "1"
+
+
+def path_marks(params: dict[str, Any], path: str) -> str:
+    """Bind every entry base that would cover `path` as :p0, :p1, …; return the placeholders."""
+    names = []
+    for index, base in enumerate(pathmatch.ancestors(path)):
+        params[f"p{index}"] = base
+        names.append(f":p{index}")
+    return ", ".join(names)
 
 
 def _one_line(text: str | None, limit: int = 240) -> str:
@@ -62,24 +68,53 @@ def _one_line(text: str | None, limit: int = 240) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def _hit(row: Sequence[Any], score: float, snippet: str, now: float) -> Hit:
+def snippet_pattern(words: list[str]) -> "re.Pattern[str] | None":
+    """A pattern finding the first query word (or its stem: "rebuilds" finds "rebuild") in a text."""
+    stems = sorted({w[: max(3, len(w) - 2)] for w in words if w}, key=len, reverse=True)
+    if not stems:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(s) for s in stems) + ")", re.IGNORECASE)
+
+
+def snippet(row: Sequence[Any], pattern: "re.Pattern[str] | None") -> str:
+    """About SNIPPET_WORDS words of the description or body around the first query word they hold."""
+    from git_memzoi.recall.context import clean_body
+
+    body = clean_body(row[C["title"]], row[C["body"]])
+    for text in (row[C["description"]], body):
+        if not text or pattern is None:
+            continue
+        found = pattern.search(text)
+        if found is None:
+            continue
+        head = text[: found.start()].split()
+        before = head[len(head) - SNIPPET_WORDS // 3:] if len(head) > SNIPPET_WORDS // 3 else head
+        room = SNIPPET_WORDS - len(before)
+        after = text[found.start():].split(None, room)
+        lead = "…" if len(head) > len(before) else ""
+        return lead + " ".join(before + after[:room]) + ("…" if len(after) > room else "")
+    text = row[C["description"]] or body
+    tokens = text.split(None, SNIPPET_WORDS)
+    return " ".join(tokens[:SNIPPET_WORDS]) + ("…" if len(tokens) > SNIPPET_WORDS else "")
+
+
+def _hit(row: Sequence[Any], score: float, text: str, now: float) -> Hit:
     import json
 
-    title = row[C["title"]]
-    text = snippet.lstrip()
-    if text.startswith("#"):  # a body's leading "# Title" heading repeats the title
-        heading = text.lstrip("#").lstrip()
-        if heading.startswith(title):
-            snippet = heading[len(title):]
     return Hit(record_id=row[C["record_id"]], store=row[C["store"]], title=row[C["title"]], type=row[C["type"]],
                lane=row[C["lane"]], status=row[C["status"]], current=is_current(row, now), score=round(score, 4),
-               snippet=_one_line(snippet).lstrip(), applies_to=json.loads(row[C["applies_json"]]), citation=citation(row))
+               snippet=_one_line(text), applies_to=json.loads(row[C["applies_json"]]), citation=citation(row))
 
 
-def ranked(conn: sqlite3.Connection, query_terms: list[str], where: str, params: dict[str, Any],
-           limit: int) -> list[tuple[tuple[Any, ...], float, str]]:
-    """(row, score, snippet) best first: every word matching first, then any word, never an FTS error."""
-    out: list[tuple[tuple[Any, ...], float, str]] = []
+def ranked(conn: sqlite3.Connection, query_terms: list[str], where: str, params: dict[str, Any], limit: int,
+           *, path: str | None = None) -> list[tuple[tuple[Any, ...], float]]:
+    """(row, score) best first: records matching every word, then any word; never an FTS error.
+
+    `where` filters rows (alias r). Without a path the best-ranked FTS matches are fetched first
+    and filtered after (the filters rarely drop many); with a path, ranking starts from the
+    records whose applies_to covers it.
+    """
+    out: list[tuple[tuple[Any, ...], float]] = []
     seen: set[int] = set()
     bound = {k: v for k, v in params.items() if not k.startswith("_")}
     queries = [fts.all_of(query_terms)]
@@ -88,23 +123,56 @@ def ranked(conn: sqlite3.Connection, query_terms: list[str], where: str, params:
     for match in queries:
         if len(out) >= limit:
             break
-        sql = (f"SELECT {SELECT}, {BM25} AS rank, "
-               f"snippet(records_fts, -1, '', '', '…', {SNIPPET_WORDS}) "
-               f"FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
-               f"WHERE records_fts MATCH :match AND {where} ORDER BY rank, r.path LIMIT :limit")
         try:
-            rows = conn.execute(sql, bound | {"match": match, "limit": limit + len(seen)}).fetchall()
+            if path is not None:
+                found = _ranked_in_path(conn, match, where, bound, path, limit + len(seen))
+            else:
+                found = _ranked_then_filtered(conn, match, where, bound, limit + len(seen))
         except sqlite3.OperationalError:
             continue  # cannot happen with quoted terms; never let query text break recall
-        for row in rows:
-            rowid = row[C["rowid"]]
-            if rowid in seen:
+        for row, score in found:
+            if row[C["rowid"]] in seen:
                 continue
-            seen.add(rowid)
-            out.append((row[: len(C)], -float(row[len(C)]), row[len(C) + 1]))
+            seen.add(row[C["rowid"]])
+            out.append((row, score))
             if len(out) >= limit:
                 break
     return out
+
+
+def _ranked_then_filtered(conn: sqlite3.Connection, match: str, where: str, bound: dict[str, Any],
+                          limit: int) -> list[tuple[tuple[Any, ...], float]]:
+    want = limit * 3 + 10
+    while True:
+        top = conn.execute(f"SELECT rowid, {BM25} AS rank FROM records_fts WHERE records_fts MATCH :match "
+                           "ORDER BY rank LIMIT :want", {"match": match, "want": want}).fetchall()
+        if not top:
+            return []
+        marks = ", ".join(str(int(rowid)) for rowid, _ in top)
+        allowed = {rowid for (rowid,) in conn.execute(
+            f"SELECT r.rowid FROM records r WHERE r.rowid IN ({marks}) AND {where}", bound)}
+        best = [(rowid, -float(rank)) for rowid, rank in top if rowid in allowed][:limit]
+        if len(best) >= limit or len(top) < want:
+            marks = ", ".join(str(int(rowid)) for rowid, _ in best)
+            rows = {row[C["rowid"]]: row for row in conn.execute(
+                f"SELECT {SELECT} FROM records r WHERE r.rowid IN ({marks})")} if best else {}
+            return [(rows[rowid], score) for rowid, score in best]
+        want *= 4
+
+
+def _ranked_in_path(conn: sqlite3.Connection, match: str, where: str, bound: dict[str, Any], path: str,
+                    limit: int) -> list[tuple[tuple[Any, ...], float]]:
+    params = dict(bound)
+    marks = path_marks(params, path)
+    rows = conn.execute(
+        f"SELECT {SELECT}, {BM25} AS rank FROM applies a "
+        f"JOIN records_fts ON records_fts.rowid = a.record JOIN records r ON r.rowid = a.record "
+        f"WHERE a.base IN ({marks}) AND records_fts MATCH :match AND {where} ORDER BY rank, r.path LIMIT :limit",
+        params | {"match": match, "limit": limit * 2}).fetchall()  # a record may hold two covering entries
+    found: dict[int, tuple[tuple[Any, ...], float]] = {}
+    for row in rows:
+        found.setdefault(row[C["rowid"]], (row[: len(C)], -float(row[len(C)])))
+    return list(found.values())[:limit]
 
 
 def search(ws: "Workspace", query: str, *, path: str | None = None, type: str | None = None,
@@ -115,20 +183,24 @@ def search(ws: "Workspace", query: str, *, path: str | None = None, type: str | 
     norm_path = pathmatch.normalise(path, ws.repo.workdir) if path is not None else None
     count = limit if limit is not None else ws.config.recall.search_limit
     params = now_params()
-    where = filter_sql(params, path=norm_path, type=type, lane=lane, include_all=include_all,
+    where = filter_sql(params, path=None, type=type, lane=lane, include_all=include_all,
                        include_local=include_local)
     query_terms = fts.terms(query)
     conn = open_index(ws)
     try:
         if query_terms:
-            found = ranked(conn, query_terms, where, params, count)
+            found = ranked(conn, query_terms, where, params, count, path=norm_path)
         else:  # no words: the filters alone, in path order
+            if norm_path is not None:
+                where = f"{where} AND r.rowid IN (SELECT record FROM applies WHERE base IN " \
+                        f"({path_marks(params, norm_path)}))"
             bound = {k: v for k, v in params.items() if not k.startswith("_")}
             rows = conn.execute(f"SELECT {SELECT} FROM records r WHERE {where} ORDER BY r.path LIMIT :limit",
                                 bound | {"limit": count}).fetchall()
-            found = [(row, 0.0, row[C["description"]] or row[C["body"]]) for row in rows]
+            found = [(row, 0.0) for row in rows]
     finally:
         conn.close()
-    hits = [_hit(row, score, snippet, params["now"]) for row, score, snippet in found]
+    pattern = snippet_pattern(fts.words(query))
+    hits = [_hit(row, score, snippet(row, pattern), params["now"]) for row, score in found]
     return SearchResult(query=query, hits=hits, filters={
         "path": norm_path, "type": type, "lane": lane, "limit": count, "all": include_all, "local": include_local})

@@ -112,7 +112,7 @@ def test_pre_commit_scans_for_secrets(repo: Repo) -> None:
     repo.write(record_path("deploy"), record("deploy", body="Use key AKIAABCDEFGHIJKLMNOP to deploy."))
     git("add", "-A", cwd=repo.path)
     code, stderr = _commit(repo)
-    assert code == 1 and f"{record_path('deploy')}:24: secret: looks like a aws access key" in stderr
+    assert code == 1 and f"{record_path('deploy')}:24: secret: looks like an AWS access key" in stderr
 
 
 def test_pre_commit_allows_a_clean_merge(repo: Repo) -> None:

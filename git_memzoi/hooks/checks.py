@@ -227,7 +227,7 @@ class MemoryChecker:
                 found = _scan_lines(self.history.added_lines(base, change.new_oid))
             self._scanned[key] = found
         return [Problem(change.path, f.line, "secret",
-                        f"looks like a {f.kind.replace('-', ' ')}; secrets must not enter repository memory")
+                        f"{f.looks_like}; secrets must not enter repository memory")
                 for f in found]
 
     # config ------------------------------------------------------------------------------

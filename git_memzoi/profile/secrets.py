@@ -29,6 +29,15 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+_LABELS = {
+    "aws-access-key": "AWS access key", "aws-secret-key": "AWS secret key", "github-token": "GitHub token",
+    "gitlab-token": "GitLab token", "slack-token": "Slack token", "slack-webhook": "Slack webhook URL",
+    "google-api-key": "Google API key", "stripe-key": "Stripe key", "openai-key": "API secret key",
+    "npm-token": "npm token", "jwt": "JSON web token", "password-in-url": "password in a URL",
+    "assigned-secret": "password or secret assignment",
+}
+
+
 @dataclass(frozen=True)
 class SecretFinding:
     """A secret-looking span: what kind it looks like and the 1-based line it is on."""
@@ -36,8 +45,15 @@ class SecretFinding:
     kind: str
     line: int
 
+    @property
+    def looks_like(self) -> str:
+        """`looks like an AWS access key`: the kind in words, with its article."""
+        label = _LABELS.get(self.kind, self.kind.replace("-", " "))
+        article = "an" if label[0].lower() in "aeiou" else "a"
+        return f"looks like {article} {label}"
+
     def describe(self) -> str:
-        return f"line {self.line}: looks like a {self.kind.replace('-', ' ')}"
+        return f"line {self.line}: {self.looks_like}"
 
 
 def scan(text: str) -> list[SecretFinding]:

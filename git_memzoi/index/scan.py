@@ -8,8 +8,11 @@ change within the same timestamp tick would not show) and are never trusted.
 
 from __future__ import annotations
 
+import hashlib
 import os
+from array import array
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from git_memzoi.gitrepo.repo import MEMZOI_DIR
 
@@ -18,9 +21,8 @@ RECORDS_DIR = f"{MEMZOI_DIR}/records"
 RACY_NS = 2_000_000_000
 
 
-@dataclass(frozen=True, slots=True)
-class FileStat:
-    """A record file in the work tree."""
+class FileStat(NamedTuple):
+    """A record file in the work tree (a tuple: tens of thousands are made per sweep)."""
 
     rel: str
     full: str
@@ -36,6 +38,16 @@ class Scan:
     dirs: dict[str, list[int] | None] = field(default_factory=dict)
     symlinks: list[str] = field(default_factory=list)
     taken_ns: int = 0
+    newest_ns: int = 0   # the latest file mtime seen
+
+    def digest(self) -> str:
+        """A fingerprint of every file's path, size and mtime, in walk order."""
+        names = "\0".join(self.files).encode("utf-8", "surrogateescape")
+        numbers = array("q")
+        for st in self.files.values():
+            numbers.append(st.size)
+            numbers.append(st.mtime_ns)
+        return hashlib.sha1(names + b"\1" + numbers.tobytes()).hexdigest()
 
 
 def _dir_sig(full: str, now_ns: int) -> list[int] | None:
@@ -51,6 +63,8 @@ def _dir_sig(full: str, now_ns: int) -> list[int] | None:
 def scan_records(workdir: str, now_ns: int) -> Scan:
     """Walk .memzoi/records/ (folder stats first, so a change during the walk shows next time)."""
     scan = Scan(taken_ns=now_ns)
+    files = scan.files
+    newest = 0
     root = os.path.join(workdir, MEMZOI_DIR)
     scan.dirs[MEMZOI_DIR] = _dir_sig(root, now_ns)
     stack = [RECORDS_DIR]
@@ -74,7 +88,11 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
             if not entry.name.endswith(".md"):
                 continue
             st = entry.stat()
-            scan.files[rel] = FileStat(rel, entry.path, st.st_size, st.st_mtime_ns)
+            mtime = st.st_mtime_ns
+            files[rel] = FileStat(rel, entry.path, st.st_size, mtime)
+            if mtime > newest:
+                newest = mtime
+    scan.newest_ns = newest
     return scan
 
 

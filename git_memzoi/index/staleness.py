@@ -6,9 +6,10 @@ Two levels, both free of parsing:
   for (the `index.db.check` file beside the index). It sees files created, removed, renamed
   or atomically replaced, commits, and runtime memory writes, in a few stat calls.
 - `verify`: a stat sweep of every record file against the stats the index holds. It also sees
-  a file edited in place. Small trees sweep on every read; above SWEEP_ALWAYS_MAX files a warm
-  process sweeps at most once per SWEEP_INTERVAL, and less often when a sweep is slow, so that
-  sweeping never takes more than a twentieth of its time (a new process always sweeps first).
+  a file edited in place. Small trees sweep on every read. Above SWEEP_ALWAYS_MAX files, readers
+  (any process: the check file records when the last sweep ran) sweep at most once per
+  SWEEP_INTERVAL, and less often when a sweep is slow, so that sweeping never takes more than a
+  twentieth of their time; in between, the cheap check alone vouches for the index.
 
 When either cannot vouch for the index, the rebuild path takes over.
 """
@@ -32,9 +33,8 @@ if TYPE_CHECKING:
 CHECK_SUFFIX = ".check"
 SWEEP_ALWAYS_MAX = 500
 SWEEP_INTERVAL = 1.0
-#: A warm process spends at most 1/SWEEP_SHARE of its time sweeping (slow disks sweep less often).
+#: Readers spend at most 1/SWEEP_SHARE of their time sweeping (slow disks sweep less often).
 SWEEP_SHARE = 20
-_last_sweep: dict[str, tuple[float, float]] = {}
 
 
 def parser_version() -> str:
@@ -44,8 +44,10 @@ def parser_version() -> str:
 
 
 def swept(index_path: Path, cost: float = 0.0) -> None:
-    """Note that this process just confirmed the index against every file (taking `cost` seconds)."""
-    _last_sweep[str(index_path)] = (time.monotonic(), cost)
+    """Note (for every process) that the index was just confirmed against every file, in `cost` seconds."""
+    check = read_check(index_path)
+    if check is not None:
+        write_check(index_path, check | {"swept_at": time.time(), "sweep_cost": round(cost, 4)}, check)
 
 
 def check_path(index_path: Path) -> Path:
@@ -102,8 +104,8 @@ def fresh(ws: "Workspace", meta: dict[str, str]) -> bool:
         return False
     if int(check.get("files", 0)) <= SWEEP_ALWAYS_MAX:
         return False
-    at, cost = _last_sweep.get(str(path), (float("-inf"), 0.0))
-    return time.monotonic() - at < max(SWEEP_INTERVAL, SWEEP_SHARE * cost)
+    age = time.time() - float(check.get("swept_at", 0.0))
+    return 0.0 <= age < max(SWEEP_INTERVAL, SWEEP_SHARE * float(check.get("sweep_cost", 0.0)))
 
 
 @dataclass
@@ -130,15 +132,26 @@ def verify(ws: "Workspace", conn: sqlite3.Connection, meta: dict[str, str], scan
     if stored_shared is None or shared_now is None or stored_shared != shared_now:
         return None
     trusted_before = confirmed_ns(meta, check) - RACY_NS
+    files = scan.files
+    digest = scan.digest()
+    if digest == check.get("digest") and scan.newest_ns < trusted_before:
+        # every stat is what a previous sweep confirmed against the index: no need to read it again
+        try:
+            bad = conn.execute("SELECT path, problems FROM invalid").fetchall()
+            runtime = conn.execute("SELECT count(*) FROM records WHERE size IS NULL").fetchone()[0]
+        except sqlite3.DatabaseError:
+            return None
+        problems = [(path, entry) for path, text in bad for entry in json.loads(text)]
+        write_check(index_path, check | {"dirs": scan.dirs}, check)
+        return Verified(len(files) - len(bad), int(runtime), problems)
     try:
         rows = conn.execute("SELECT path, size, mtime_ns FROM records WHERE size IS NOT NULL").fetchall()
         bad = conn.execute("SELECT path, size, mtime_ns, problems FROM invalid").fetchall()
         runtime = conn.execute("SELECT count(*) FROM records WHERE size IS NULL").fetchone()[0]
     except sqlite3.DatabaseError:
         return None
-    if len(rows) + len(bad) != len(scan.files):
+    if len(rows) + len(bad) != len(files):
         return None
-    files = scan.files
     for path, size, mtime_ns, *_ in (*rows, *bad):
         st = files.get(path)
         if st is None or st.size != size or st.mtime_ns != mtime_ns or mtime_ns >= trusted_before:
@@ -146,5 +159,5 @@ def verify(ws: "Workspace", conn: sqlite3.Connection, meta: dict[str, str], scan
     problems = [(path, entry) for path, _, _, text in bad for entry in json.loads(text)]
     write_check(index_path, {"workdir": workdir, "dirs": scan.dirs, "shared": stored_shared,
                              "files": len(files), "verified_ns": check.get("verified_ns", 0),
-                             "build_id": meta.get("build_id")}, check)
+                             "build_id": meta.get("build_id"), "digest": digest}, check)
     return Verified(len(rows), int(runtime), problems)

@@ -114,9 +114,11 @@ def _load_base(path: Path, own: bool) -> _Base | None:
         base = _Base(path=path, own=own, meta=index_db.read_meta(conn))
         if base.meta.get("parser") != staleness.parser_version():
             return None
-        for rowid, p, oid, size, mtime, rid in conn.execute(
-                "SELECT rowid, path, oid, size, mtime_ns, record_id FROM records"):
-            base.rows[p] = (rowid, oid, size, mtime, rid)
+        for p, oid, size, mtime, rid in conn.execute("SELECT path, oid, size, mtime_ns, record_id FROM files"):
+            base.rows[p] = (0, oid, size, mtime, rid)
+        for rowid, p, oid, rid in conn.execute(
+                "SELECT rowid, path, oid, record_id FROM records WHERE store != 'repo'"):
+            base.rows[p] = (rowid, oid, None, None, rid)
         for p, oid, size, mtime, rid, problems in conn.execute(
                 "SELECT path, oid, size, mtime_ns, record_id, problems FROM invalid"):
             base.invalid[p] = (oid, size, mtime, rid, problems)
@@ -200,10 +202,10 @@ def _build_row(item: _Pending, concept: str | None, facts: dict[str, list[dict[s
     boundary, boundary_at, kind, rule, basis, considered = boundary_columns(b)
     # the order of index_db.RECORD_COLUMNS
     return (item.path, item.store, f["id"], concept, f["type"], f["lane"], f["status"], f["visibility"],
-            f["scope"], boundary, f["confidence"], item.oid, item.size, item.mtime_ns, f["timestamp"],
+            f["scope"], boundary, f["confidence"], item.oid, f["timestamp"],
             f["source"], f["source_ref"], f["proposal_id"], f["supersedes"], boundary_at, kind, rule, basis,
             considered, _dumps(f["retention"]), _dumps(f["tags"]), _dumps(f["applies_to"]), f["title"],
-            f["description"], " ".join(f["tags"]), item.document[f["body_start"]:], item.document)
+            f["description"], " ".join(f["tags"]), f["body_start"], item.document)
 
 
 def _verified(ws: "Workspace", scan: Scan, shared_sig: list[int] | None, report: RebuildReport,
@@ -292,8 +294,8 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
 
     # 1. repository files: stat, then blob OID, decide what must be rebuilt
     for rel, st in scan.files.items():
-        old_row = base.rows.get(rel) if base else None
-        old_bad = base.invalid.get(rel) if base else None
+        old_row = base.rows.get(rel)
+        old_bad = base.invalid.get(rel)
         old_oid, old_size, old_mtime = (old_row[1:4] if old_row else old_bad[0:3] if old_bad else (None, None, None))
         if (stat_trusted and old_oid is not None and old_size == st.size and old_mtime == st.mtime_ns
                 and st.mtime_ns < scanned_before):
@@ -301,7 +303,7 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
             raw = None
         else:
             try:
-                with open(st.full, "rb") as handle:
+                with open(scan.full(rel), "rb") as handle:
                     raw = handle.read()
             except OSError as exc:
                 problems.append(Problem(rel, 1, "unreadable", f"cannot read: {exc.strerror}"))
@@ -317,7 +319,7 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
             problems.extend(Problem(rel, *entry) for entry in json.loads(old_bad[4]))
             continue
         if raw is None:
-            with open(st.full, "rb") as handle:
+            with open(scan.full(rel), "rb") as handle:
                 raw = handle.read()
         try:
             text = raw.decode("utf-8")
@@ -329,7 +331,7 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
     for doc in runtime.documents:
         data = doc.document.encode("utf-8")
         oid = blob_oid(data)
-        old_row = base.rows.get(doc.path) if base else None
+        old_row = base.rows.get(doc.path)
         if old_row is not None and old_row[1] == oid:
             keep[doc.path] = old_row[4]
             continue
@@ -376,11 +378,11 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
     for p, rid in keep.items():
         if not p.startswith("shared.db:"):
             candidates.append((p, rid))
-    for p, bad in (base.invalid.items() if base else ()):
+    for p, bad in base.invalid.items():
         if bad[3] is not None and p in scan.files and p not in pending:
             # valid on its own but a duplicate last time: it competes again, from the cache
             st = scan.files[p]
-            with open(st.full, "rb") as handle:
+            with open(scan.full(p), "rb") as handle:
                 raw = handle.read()
             item = _Pending(p, "repo", blob_oid(raw), raw.decode("utf-8"), st.size, st.mtime_ns, raw)
             item.payload = parse_payload(raw, p)
@@ -426,15 +428,15 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
 
     # 5. the diff against the base
     present = set(scan.files) | {d.path for d in runtime.documents}
-    base_paths = set(base.rows) if base else set()
+    base_paths = set(base.rows)
     drop = {p for p in base_paths if p not in present or p in pending or p in losers}
     inserts = [item for p, item in pending.items()
                if "ok" in (item.payload or {}) and p not in losers and (item.store != "repo" or p in concept)]
     facts_by_id = _facts_by_id(runtime.facts)
     boundary_updates: list[tuple[Any, ...]] = []
-    base_lease = float(base.meta.get("lease_hours", "nan")) if base else lease
-    facts_changed = base is None or base.facts != runtime.facts
-    if base is not None and (facts_changed or base_lease != lease):
+    base_lease = float(base.meta.get("lease_hours", "nan"))
+    facts_changed = base.facts != runtime.facts
+    if facts_changed or base_lease != lease:
         old = {tuple(sorted(f.items())) for f in base.facts}
         new = {tuple(sorted(f.items())) for f in runtime.facts}
         touched = {dict(f)["record_id"] for f in old ^ new}
@@ -447,14 +449,13 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
     report.runtime = len([p for p in keep if p not in drop and p.startswith("shared.db:")]) + \
         len([i for i in inserts if i.store != "repo"])
 
-    old_invalid = sorted((p, *v) for p, v in base.invalid.items()) if base else []
-    changed = (base is None or not base.own or bool(drop) or bool(inserts) or bool(stat_updates)
+    old_invalid = sorted((p, *v) for p, v in base.invalid.items())
+    changed = (not base.own or bool(drop) or bool(inserts) or bool(stat_updates)
                or bool(boundary_updates) or facts_changed or base_lease != lease
                or sorted(invalid_rows) != old_invalid)
     check = {"workdir": workdir, "dirs": scan.dirs, "shared": shared_sig,
              "files": len(scan.files), "verified_ns": now_ns}
     if not changed:
-        assert base is not None
         previous = staleness.read_check(index_path) or {}
         if not any(st.mtime_ns >= scanned_before for st in scan.files.values()):
             check["verified_ns"] = previous.get("verified_ns", now_ns)
@@ -469,22 +470,21 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
     tmp = folder / f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
     build_id = secrets.token_hex(8)
     try:
-        if base is not None:
-            shutil.copyfile(base.path, tmp)  # type: ignore[arg-type]
-            conn = index_db.connect_build(tmp)
-            bulk = False
-        else:
-            conn = index_db.create(tmp)
-            bulk = True
+        shutil.copyfile(base.path, tmp)  # type: ignore[arg-type]
+        conn = index_db.connect_build(tmp)
         try:
             conn.execute("BEGIN")
             if drop:
                 conn.executemany("DELETE FROM records WHERE path = ?", [(p,) for p in sorted(drop)])
-            rowid = base.max_rowid if base else 0
-            rows, applies = [], []
+                conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in sorted(drop)])
+            rowid = base.max_rowid
+            rows, applies, stats = [], [], []
             for item in sorted(inserts, key=lambda i: i.path):
                 rowid += 1
                 rows.append((rowid, *_build_row(item, concept.get(item.path), facts_by_id, lease)))
+                if item.store == "repo":
+                    stats.append((item.path, item.oid, item.size, item.mtime_ns,
+                                  item.payload["ok"]["id"]))  # type: ignore[index]
                 for entry in item.payload["ok"]["applies_to"]:  # type: ignore[index]
                     applies.append((rowid, entry[:-3] if entry.endswith("/**") else entry, entry))
             marks = ", ".join("?" * (len(RECORD_COLUMNS) + 1))
@@ -495,12 +495,10 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
                     done = min(done + len(rows[start:start + _CHUNK]), total)
                     progress(done, total)
             conn.executemany("INSERT INTO applies (record, base, entry) VALUES (?, ?, ?)", applies)
-            if bulk:
-                conn.execute("INSERT INTO records_fts (rowid, title, description, body, tags) "
-                             "SELECT rowid, title, description, body, tags FROM records")
-                index_db.finish(conn)
+            conn.executemany("INSERT INTO files (path, oid, size, mtime_ns, record_id) VALUES (?, ?, ?, ?, ?)",
+                             stats)
             if stat_updates:
-                conn.executemany("UPDATE records SET size = ?, mtime_ns = ? WHERE path = ?", stat_updates)
+                conn.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", stat_updates)
             if boundary_updates:
                 conn.executemany("UPDATE records SET boundary = ?, boundary_at = ?, boundary_kind = ?, rule = ?, "
                                  "basis = ?, facts = ? WHERE rowid = ?", boundary_updates)
@@ -513,6 +511,7 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
             index_db.write_meta(conn, {
                 "build_id": build_id, "parser": PARSER_VERSION, "lease_hours": repr(float(lease)),
                 "scanned_ns": str(now_ns), "workdir": workdir,
+                "repo_records": str(report.records), "runtime_records": str(report.runtime),
             })
             conn.execute("COMMIT")
         finally:

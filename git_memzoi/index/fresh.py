@@ -134,7 +134,7 @@ def build_fresh(ws: "Workspace", *, scan: "Scan", runtime: "RuntimeSnapshot", pr
     folder.mkdir(parents=True, exist_ok=True)
     index_db.remove_stale_temps(folder)
     tmp = folder / f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
-    items: list[tuple[Any, ...]] = [(rel, "repo", st.full, st.size, st.mtime_ns, None)
+    items: list[tuple[Any, ...]] = [(rel, "repo", scan.full(rel), st.size, st.mtime_ns, None)
                                     for rel, st in sorted(scan.files.items())]
     items += [(doc.path, doc.store, None, None, None, doc.document.encode("utf-8")) for doc in runtime.documents]
     invalid_rows: list[tuple[Any, ...]] = []
@@ -152,7 +152,7 @@ def build_fresh(ws: "Workspace", *, scan: "Scan", runtime: "RuntimeSnapshot", pr
         if progress is not None:
             progress(0, total)
         for batch in _batches(items):
-            rows, fts, applies, fresh = [], [], [], {}
+            rows, fts, applies, stats, fresh = [], [], [], [], {}
             for path, oid, size, mtime, text, row, bad, rid, id_line, entries in batch:
                 if text is not None:
                     fresh[oid] = text
@@ -167,16 +167,19 @@ def build_fresh(ws: "Workspace", *, scan: "Scan", runtime: "RuntimeSnapshot", pr
                     continue
                 next_rowid += 1
                 rows.append((next_rowid, *row))
-                words = (next_rowid, row[_COL["title"]], row[_COL["description"]], row[_COL["body"]],
-                         row[_COL["tags"]])
+                words = (next_rowid, row[_COL["title"]], row[_COL["description"]],
+                         row[_COL["document"]][row[_COL["body_start"]]:], row[_COL["tags"]])
                 fts.append(words)
                 applies += [(next_rowid, e[:-3] if e.endswith("/**") else e, e) for e in entries]
                 if not path.startswith("shared.db:"):
                     by_id.setdefault(rid, []).append((path, next_rowid, id_line, words))
                     made_rows[path] = (oid, size, mtime)
+                    stats.append((path, oid, size, mtime, rid))
             conn.executemany(_INSERT, rows)
             conn.executemany(_FTS, fts)
             conn.executemany("INSERT INTO applies (record, base, entry) VALUES (?, ?, ?)", applies)
+            conn.executemany("INSERT INTO files (path, oid, size, mtime_ns, record_id) VALUES (?, ?, ?, ?, ?)",
+                             stats)
             cache.put_many(fresh)
             done += len(batch)
             if progress is not None:
@@ -191,6 +194,7 @@ def build_fresh(ws: "Workspace", *, scan: "Scan", runtime: "RuntimeSnapshot", pr
             for path, rowid, id_line, words in holders[1:]:
                 conn.execute("DELETE FROM records WHERE rowid = ?", (rowid,))
                 conn.execute("DELETE FROM applies WHERE record = ?", (rowid,))
+                conn.execute("DELETE FROM files WHERE path = ?", (path,))
                 conn.execute(_FTS_DELETE, words)
                 found = [Problem(path, id_line, "id-duplicate", f"record ID {rid!r} is also used by {first}")]
                 problems.extend(found)
@@ -205,9 +209,10 @@ def build_fresh(ws: "Workspace", *, scan: "Scan", runtime: "RuntimeSnapshot", pr
                          "VALUES (?, ?, ?, ?, ?, ?)", invalid_rows)
         conn.executemany("INSERT INTO facts (seq, record_id, fact, until, reason, actor, created_at) "
                          "VALUES (:seq, :record_id, :fact, :until, :reason, :actor, :created_at)", runtime.facts)
-        index_db.write_meta(conn, {"build_id": build_id, "parser": PARSER_VERSION, "lease_hours": repr(float(lease)),
-                                   "scanned_ns": str(now_ns), "workdir": check["workdir"]})
         counts = conn.execute("SELECT sum(store = 'repo'), sum(store != 'repo') FROM records").fetchone()
+        index_db.write_meta(conn, {"build_id": build_id, "parser": PARSER_VERSION, "lease_hours": repr(float(lease)),
+                                   "scanned_ns": str(now_ns), "workdir": check["workdir"],
+                                   "repo_records": str(counts[0] or 0), "runtime_records": str(counts[1] or 0)})
         conn.execute("COMMIT")
         conn.close()
         if progress is not None:

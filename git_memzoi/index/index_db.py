@@ -16,7 +16,7 @@ from typing import Any
 
 from git_memzoi.errors import StateError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 5
 TEMP_PREFIX = "index.db.tmp-"
 
 #: Columns of `records`, in insert order. `tags` is the space-joined text FTS indexes;
@@ -25,9 +25,9 @@ TEMP_PREFIX = "index.db.tmp-"
 RECORD_COLUMNS: tuple[str, ...] = (
     # small columns that filters read come first, so a filter never reads past the long texts
     "path", "store", "record_id", "concept_id", "type", "lane", "status", "visibility", "scope",
-    "boundary", "confidence", "oid", "size", "mtime_ns", "timestamp", "source", "source_ref",
+    "boundary", "confidence", "oid", "timestamp", "source", "source_ref",
     "proposal_id", "supersedes", "boundary_at", "boundary_kind", "rule", "basis", "facts",
-    "retention", "tags_json", "applies_json", "title", "description", "tags", "body", "document",
+    "retention", "tags_json", "applies_json", "title", "description", "tags", "body_start", "document",
 )
 COLUMN = {name: index for index, name in enumerate(RECORD_COLUMNS)}
 
@@ -42,13 +42,18 @@ CREATE TABLE records (
     type TEXT NOT NULL, lane TEXT NOT NULL, status TEXT NOT NULL, visibility TEXT NOT NULL,
     scope TEXT NOT NULL, boundary REAL, confidence REAL NOT NULL,
     oid TEXT NOT NULL,             -- git blob OID of the file (or of the runtime document text)
-    size INTEGER, mtime_ns INTEGER,-- work-tree stat when indexed (NULL for runtime rows)
     timestamp TEXT NOT NULL, source TEXT, source_ref TEXT, proposal_id TEXT, supersedes TEXT,
     boundary_at TEXT, boundary_kind TEXT, rule TEXT NOT NULL, basis TEXT NOT NULL, facts TEXT NOT NULL,
     retention TEXT NOT NULL, tags_json TEXT NOT NULL, applies_json TEXT NOT NULL,
-    title TEXT NOT NULL, description TEXT, tags TEXT NOT NULL, body TEXT NOT NULL,
-    document TEXT NOT NULL
+    title TEXT NOT NULL, description TEXT, tags TEXT NOT NULL,
+    body_start INTEGER NOT NULL,   -- where the Markdown body starts in the document (characters)
+    document TEXT NOT NULL,
+    body TEXT GENERATED ALWAYS AS (substr(document, body_start + 1)) VIRTUAL
 );
+CREATE TABLE files (               -- the work-tree stat of each indexed record file (a narrow table:
+    path TEXT PRIMARY KEY,         -- sweeps and incremental builds read it, never the records)
+    oid TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, record_id TEXT NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE applies (
     record INTEGER NOT NULL,       -- records.rowid
     base TEXT NOT NULL,            -- the entry without a trailing /**

@@ -22,10 +22,8 @@ RACY_NS = 2_000_000_000
 
 
 class FileStat(NamedTuple):
-    """A record file in the work tree (a tuple: tens of thousands are made per sweep)."""
+    """A record file's stat (a tuple: tens of thousands are made per sweep)."""
 
-    rel: str
-    full: str
     size: int
     mtime_ns: int
 
@@ -39,6 +37,11 @@ class Scan:
     symlinks: list[str] = field(default_factory=list)
     taken_ns: int = 0
     newest_ns: int = 0   # the latest file mtime seen
+    workdir: str = ""
+
+    def full(self, rel: str) -> str:
+        """The absolute path of a repository-relative file."""
+        return os.path.join(self.workdir, rel)
 
     def digest(self) -> str:
         """A fingerprint of every file's path, size and mtime, in walk order."""
@@ -62,7 +65,7 @@ def _dir_sig(full: str, now_ns: int) -> list[int] | None:
 
 def scan_records(workdir: str, now_ns: int) -> Scan:
     """Walk .memzoi/records/ (folder stats first, so a change during the walk shows next time)."""
-    scan = Scan(taken_ns=now_ns)
+    scan = Scan(taken_ns=now_ns, workdir=workdir)
     files = scan.files
     newest = 0
     root = os.path.join(workdir, MEMZOI_DIR)
@@ -76,22 +79,20 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
             entries = list(os.scandir(full_dir))
         except (FileNotFoundError, NotADirectoryError):
             continue
+        prefix = rel_dir + "/"
         for entry in entries:
-            rel = f"{rel_dir}/{entry.name}"
-            if entry.is_symlink():
-                if entry.name.endswith(".md"):
-                    scan.symlinks.append(rel)
-                continue
-            if entry.is_dir():
-                stack.append(rel)
-                continue
-            if not entry.name.endswith(".md"):
-                continue
-            st = entry.stat()
-            mtime = st.st_mtime_ns
-            files[rel] = FileStat(rel, entry.path, st.st_size, mtime)
-            if mtime > newest:
-                newest = mtime
+            name = entry.name
+            if name.endswith(".md") and not entry.is_symlink() and not entry.is_dir():
+                st = entry.stat()
+                mtime = st.st_mtime_ns
+                files[prefix + name] = FileStat(st.st_size, mtime)
+                if mtime > newest:
+                    newest = mtime
+            elif entry.is_symlink():
+                if name.endswith(".md"):
+                    scan.symlinks.append(prefix + name)
+            elif entry.is_dir():
+                stack.append(prefix + name)
     scan.newest_ns = newest
     return scan
 

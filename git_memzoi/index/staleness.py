@@ -138,16 +138,15 @@ def verify(ws: "Workspace", conn: sqlite3.Connection, meta: dict[str, str], scan
         # every stat is what a previous sweep confirmed against the index: no need to read it again
         try:
             bad = conn.execute("SELECT path, problems FROM invalid").fetchall()
-            runtime = conn.execute("SELECT count(*) FROM records WHERE size IS NULL").fetchone()[0]
         except sqlite3.DatabaseError:
             return None
         problems = [(path, entry) for path, text in bad for entry in json.loads(text)]
         write_check(index_path, check | {"dirs": scan.dirs}, check)
-        return Verified(len(files) - len(bad), int(runtime), problems)
+        return Verified(len(files) - len(bad), int(meta.get("runtime_records", "0")), problems)
     try:
-        rows = conn.execute("SELECT path, size, mtime_ns FROM records WHERE size IS NOT NULL").fetchall()
+        rows = conn.execute("SELECT path, size, mtime_ns FROM files").fetchall()
         bad = conn.execute("SELECT path, size, mtime_ns, problems FROM invalid").fetchall()
-        runtime = conn.execute("SELECT count(*) FROM records WHERE size IS NULL").fetchone()[0]
+        runtime = int(meta.get("runtime_records", "0"))
     except sqlite3.DatabaseError:
         return None
     if len(rows) + len(bad) != len(files):

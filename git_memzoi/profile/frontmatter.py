@@ -38,8 +38,30 @@ _MAYBE_ANCHOR = re.compile(r"(?:^|[\s\[{,:?-])[&*][^\s,\]}]", re.MULTILINE)
 _TAB_INDENT = re.compile(r"^[ ]*\t", re.MULTILINE)
 
 
+_PLAIN_TAGS: dict[str, str] = {}
+_PLAIN_TAGS_MAX = 65536
+
+
 class _Resolver(yaml.resolver.Resolver):
     """YAML 1.1 resolution without the timestamp rule: timestamps stay exact strings."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        # With no path resolvers a plain scalar's tag depends on its text alone, so it is memoised:
+        # keys and common values repeat in every file.
+        if kind is yaml.ScalarNode and implicit[0]:
+            tag = _PLAIN_TAGS.get(value)
+            if tag is None:
+                tag = super().resolve(kind, value, implicit)
+                if len(value) <= 128 and len(_PLAIN_TAGS) < _PLAIN_TAGS_MAX:
+                    _PLAIN_TAGS[value] = tag
+            return tag
+        return super().resolve(kind, value, implicit)
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        """No path resolvers: nothing to track (the base class returns at once too)."""
+
+    def ascend_resolver(self) -> None:
+        """No path resolvers: nothing to track."""
 
 
 _Resolver.yaml_implicit_resolvers = {
@@ -49,10 +71,24 @@ _Resolver.yaml_implicit_resolvers = {
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_MAP_TAG = "tag:yaml.org,2002:map"
 
 
 class _Constructor(yaml.constructor.SafeConstructor):
     """SafeConstructor that refuses duplicate keys, non-string keys and merge keys."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        # Strings, lists and mappings are built directly (anchors and aliases never get this far,
+        # so no node is shared and there is nothing to memoise); other tags take the usual route.
+        tag, kind = node.tag, node.__class__
+        if tag == _STR_TAG and kind is yaml.ScalarNode:
+            return node.value
+        if tag == _MAP_TAG and kind is yaml.MappingNode:
+            return self.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+        if tag == _SEQ_TAG and kind is yaml.SequenceNode:
+            return [self.construct_object(child, True) for child in node.value]
+        return super().construct_object(node, deep=deep)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         # One pass: every key is a plain string scalar (so there is no merge key to flatten and the

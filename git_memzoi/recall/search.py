@@ -110,9 +110,8 @@ def ranked(conn: sqlite3.Connection, query_terms: list[str], where: str, params:
            *, path: str | None = None) -> list[tuple[tuple[Any, ...], float]]:
     """(row, score) best first: records matching every word, then any word; never an FTS error.
 
-    `where` filters rows (alias r). Without a path the best-ranked FTS matches are fetched first
-    and filtered after (the filters rarely drop many); with a path, ranking starts from the
-    records whose applies_to covers it.
+    `where` filters rows (alias r); with a path, ranking starts from the records whose
+    applies_to covers it.
     """
     out: list[tuple[tuple[Any, ...], float]] = []
     seen: set[int] = set()
@@ -124,10 +123,7 @@ def ranked(conn: sqlite3.Connection, query_terms: list[str], where: str, params:
         if len(out) >= limit:
             break
         try:
-            if path is not None:
-                found = _ranked_in_path(conn, match, where, bound, path, limit + len(seen))
-            else:
-                found = _ranked_then_filtered(conn, match, where, bound, limit + len(seen))
+            found = _ranked_then_filtered(conn, match, where, bound, limit + len(seen), path)
         except sqlite3.OperationalError:
             continue  # cannot happen with quoted terms; never let query text break recall
         for row, score in found:
@@ -140,39 +136,39 @@ def ranked(conn: sqlite3.Connection, query_terms: list[str], where: str, params:
     return out
 
 
-def _ranked_then_filtered(conn: sqlite3.Connection, match: str, where: str, bound: dict[str, Any],
-                          limit: int) -> list[tuple[tuple[Any, ...], float]]:
+def _ranked_then_filtered(conn: sqlite3.Connection, match: str, where: str, bound: dict[str, Any], limit: int,
+                          path: str | None = None) -> list[tuple[tuple[Any, ...], float]]:
+    """Rank FTS matches (within the records whose applies_to covers `path`), then filter the best few.
+
+    Only rowids and scores are ranked; the filters read the small leading columns of the best
+    candidates, and whole rows are read for the hits alone.
+    """
+    params: dict[str, Any] = {"match": match}
+    if path is None:
+        top_sql = (f"SELECT rowid, {BM25} AS rank FROM records_fts WHERE records_fts MATCH :match "
+                   "ORDER BY rank LIMIT :want")
+    else:
+        top_sql = (f"SELECT a.record, {BM25} AS rank FROM applies a JOIN records_fts ON records_fts.rowid = a.record "
+                   f"WHERE a.base IN ({path_marks(params, path)}) AND records_fts MATCH :match "
+                   "ORDER BY rank LIMIT :want")
     want = limit * 3 + 10
     while True:
-        top = conn.execute(f"SELECT rowid, {BM25} AS rank FROM records_fts WHERE records_fts MATCH :match "
-                           "ORDER BY rank LIMIT :want", {"match": match, "want": want}).fetchall()
+        top = conn.execute(top_sql, params | {"want": want}).fetchall()
         if not top:
             return []
-        marks = ", ".join(str(int(rowid)) for rowid, _ in top)
+        ranked_ids: dict[int, float] = {}
+        for rowid, rank in top:  # a record may hold two entries covering the path
+            ranked_ids.setdefault(rowid, -float(rank))
+        marks = ", ".join(str(int(rowid)) for rowid in ranked_ids)
         allowed = {rowid for (rowid,) in conn.execute(
             f"SELECT r.rowid FROM records r WHERE r.rowid IN ({marks}) AND {where}", bound)}
-        best = [(rowid, -float(rank)) for rowid, rank in top if rowid in allowed][:limit]
+        best = [(rowid, score) for rowid, score in ranked_ids.items() if rowid in allowed][:limit]
         if len(best) >= limit or len(top) < want:
             marks = ", ".join(str(int(rowid)) for rowid, _ in best)
             rows = {row[C["rowid"]]: row for row in conn.execute(
                 f"SELECT {SELECT} FROM records r WHERE r.rowid IN ({marks})")} if best else {}
             return [(rows[rowid], score) for rowid, score in best]
         want *= 4
-
-
-def _ranked_in_path(conn: sqlite3.Connection, match: str, where: str, bound: dict[str, Any], path: str,
-                    limit: int) -> list[tuple[tuple[Any, ...], float]]:
-    params = dict(bound)
-    marks = path_marks(params, path)
-    rows = conn.execute(
-        f"SELECT {SELECT}, {BM25} AS rank FROM applies a "
-        f"JOIN records_fts ON records_fts.rowid = a.record JOIN records r ON r.rowid = a.record "
-        f"WHERE a.base IN ({marks}) AND records_fts MATCH :match AND {where} ORDER BY rank, r.path LIMIT :limit",
-        params | {"match": match, "limit": limit * 2}).fetchall()  # a record may hold two covering entries
-    found: dict[int, tuple[tuple[Any, ...], float]] = {}
-    for row in rows:
-        found.setdefault(row[C["rowid"]], (row[: len(C)], -float(row[len(C)])))
-    return list(found.values())[:limit]
 
 
 def search(ws: "Workspace", query: str, *, path: str | None = None, type: str | None = None,

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import shutil
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
@@ -464,6 +462,9 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
         return report
 
     # 6. write a new index next to the old one and replace it
+    import secrets
+    import shutil
+
     folder = index_path.parent
     folder.mkdir(parents=True, exist_ok=True)
     index_db.remove_stale_temps(folder)

@@ -14,8 +14,8 @@ from array import array
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from git_memzoi.gitrepo.repo import MEMZOI_DIR
 
+MEMZOI_DIR = ".memzoi"  # gitrepo.repo.MEMZOI_DIR, without importing pygit2 on the read path
 RECORDS_DIR = f"{MEMZOI_DIR}/records"
 #: Timestamps closer than this to the moment they were read are not trusted (coarse clocks).
 RACY_NS = 2_000_000_000

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -67,7 +66,7 @@ def write_check(index_path: Path, data: dict[str, Any], previous: dict[str, Any]
     if (previous if previous is not None else read_check(index_path)) == data:
         return
     target = check_path(index_path)
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.{time.monotonic_ns()}")
     try:
         tmp.write_text(json.dumps(data))
         os.replace(tmp, target)

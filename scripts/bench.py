@@ -408,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", default=str(ROOT / "BENCHMARKS.md"), help="where to write the report")
     parser.add_argument("--workdir", help="where to build the repositories (default: a temp folder, removed)")
     parser.add_argument("--queries", type=int, help="queries per measurement (default 200; 20 with --quick)")
+    parser.add_argument("--skip-hooks", action="store_true", help="leave out scripts/bench_hooks.py's section")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     nqueries = args.queries or (20 if args.quick else 200)
@@ -424,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
         results = [run_size(n, work, args.quick, nqueries, repeats) for n in sizes]
         report = render(results, args.quick, repeats, nqueries)
         hooks = ROOT / "scripts" / "bench_hooks.py"
-        if hooks.exists():
+        if hooks.exists() and not args.skip_hooks:
             spec = importlib.util.spec_from_file_location("bench_hooks", hooks)
             assert spec and spec.loader
             module = importlib.util.module_from_spec(spec)

@@ -325,3 +325,34 @@ def test_parallel_parse_gives_the_same_index(repo: Repo, monkeypatch: pytest.Mon
     assert report.parsed == 25 and [p.code for p in report.problems] == ["yaml-syntax"]
     assert dump() == sequential
     assert len(sequential[0]) == 24
+
+
+def test_large_trees_share_sweeps_but_see_folder_changes_at_once(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    from git_memzoi.index import staleness
+
+    monkeypatch.setattr(staleness, "SWEEP_ALWAYS_MAX", 20)
+    monkeypatch.setattr(staleness, "SWEEP_INTERVAL", 3600.0)
+    for n in range(25):
+        add_record(repo, f"big/{n:02d}", f"big-{n:02d}", body=f"Record {n} about herons.")
+    rebuild(ws())
+    # the folders are "racy" (just written) until a sweep sees them settled; make them old
+    past = 1_600_000_000_000_000_000
+    for folder in (repo.path / ".memzoi", repo.path / ".memzoi/records", repo.path / ".memzoi/records/big"):
+        os.utime(folder, ns=(past, past))
+    for path in (repo.path / ".memzoi/records/big").iterdir():
+        os.utime(path, ns=(past, past))
+    rebuild(ws())
+    assert len(run_cli("search", "--json", "herons", "--limit", "50").json()["hits"]) == 25
+    # a new file changes its folder: seen by the very next read, with no sweep due
+    add_record(repo, "big/new", "big-new", body="An egret arrives.")
+    assert [h["record_id"] for h in run_cli("search", "--json", "egret").json()["hits"]] == ["big-new"]
+    # an in-place edit changes no folder: a large tree sees it at the next sweep
+    os.utime(repo.path / ".memzoi/records/big", ns=(past, past))
+    rebuild(ws())
+    target = repo.path / ".memzoi/records/big/00.md"
+    target.write_text(target.read_text().replace("herons", "pelicans"))
+    os.utime(target, ns=(past + 10**9, past + 10**9))
+    assert run_cli("search", "--json", "pelicans").json()["hits"] == []
+    monkeypatch.setattr(staleness, "SWEEP_INTERVAL", 0.0)
+    monkeypatch.setattr(staleness, "SWEEP_SHARE", 0)
+    assert [h["record_id"] for h in run_cli("search", "--json", "pelicans").json()["hits"]] == ["big-00"]

@@ -1,0 +1,26 @@
+"""The benchmark script runs end to end (a smoke run on a tiny repository; no timing is asserted)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT
+
+
+def test_bench_quick_smoke_run(tmp_path: Path) -> None:
+    out = tmp_path / "BENCH.md"
+    env = os.environ | {"PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench.py"), "--quick", "--sizes", "40",
+                             "--queries", "6", "--skip-hooks", "--output", str(out), "--workdir",
+                             str(tmp_path / "work")], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    text = out.read_text()
+    assert "## 40 records" in text and "Quick mode" in text
+    for measure in ("floor: read + CSafeLoader", "cold full rebuild", "no-op rebuild",
+                    "fresh linked worktree rebuild", "search in-process p50 / p95",
+                    "context in-process p50 / p95", "`git memzoi search` end to end"):
+        assert f"| {measure}" in text, measure
+    assert "the fresh worktree parsed 0 files" in text

@@ -244,12 +244,12 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
     shared_sig = file_stat_signature(str(layout.shared_db), now_ns)
     scan: Scan = scan_records(workdir, now_ns)
     if not full:
-        done = _verified(ws, scan, shared_sig, report, started)
-        if done is not None:
-            errors = [q for q in done.problems if q.severity == "error"]
+        verified = _verified(ws, scan, shared_sig, report, started)
+        if verified is not None:
+            errors = [q for q in verified.problems if q.severity == "error"]
             if strict and errors:
                 raise InvalidRecords(errors)
-            return done
+            return verified
     # the slow path: only now load the parser and the profile models
     from git_memzoi.index.mirror import read_runtime
     from git_memzoi.index.parse import blob_oid, parse_many, parse_payload, problems_of

@@ -51,7 +51,7 @@ def _make(chunk: list[tuple[str, str, str | None, Any, Any, bytes | None]]) -> l
     from git_memzoi.index.parse_cache import ParseCache
     from git_memzoi.profile import concept_id
 
-    loaded = []
+    loaded: list[tuple[Any, ...]] = []
     for path, store, full, size, mtime, raw in chunk:
         if raw is None:
             try:

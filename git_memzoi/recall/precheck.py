@@ -83,7 +83,7 @@ def _by_words(conn: sqlite3.Connection, text: str, params: dict[str, Any]) -> li
             rowid = row[C["rowid"]]
             rows[rowid] = row
             matched.setdefault(rowid, []).append(word)
-    out = []
+    out: list[tuple[Any, str, tuple[int, ...]]] = []
     for rowid, hits in matched.items():
         if len(hits) >= needed:
             out.append((rows[rowid], "words: " + ", ".join(hits), (0, -len(hits))))

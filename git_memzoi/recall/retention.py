@@ -47,10 +47,9 @@ def decide(record: "Record", now: datetime, facts: Iterable[Mapping[str, object]
 def explain(ws: "Workspace", record_id: str) -> ExpiryDecision:
     """Explain the retention decision for one record of this worktree's index (raises NotFound)."""
     from git_memzoi.profile.document import read_record
-    from git_memzoi.recall import records
+    from git_memzoi.recall.records import facts, get_record
     from git_memzoi.runtime import clock
 
-    found = records.get_record(ws, record_id)
+    found = get_record(ws, record_id)
     parsed = read_record(found.document.encode("utf-8"), found.path)
-    return decide(parsed.record, clock.now(), records.facts(ws, record_id),
-                  ws.config.retention.session_lease_hours)
+    return decide(parsed.record, clock.now(), facts(ws, record_id), ws.config.retention.session_lease_hours)

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int], None]
 _CHUNK = 1000
+#: From this many record files, a worktree new to its index reads blob OIDs from git's index.
+GIT_INDEX_MIN = 200
+RECORDS_PREFIX = ".memzoi/records/"
 
 
 @dataclass
@@ -291,14 +294,27 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
     pending: dict[str, _Pending] = {}
 
     # 1. repository files: stat, then blob OID, decide what must be rebuilt
+    tracked = None
+    if not stat_trusted and len(scan.files) >= GIT_INDEX_MIN:
+        # a worktree new to this index: git's own stat cache names the blob of every unchanged file
+        from git_memzoi.index.git_index import tracked_stats
+
+        tracked = tracked_stats(ws.repo.git_dir, RECORDS_PREFIX)
     for rel, st in scan.files.items():
         old_row = base.rows.get(rel)
         old_bad = base.invalid.get(rel)
         old_oid, old_size, old_mtime = (old_row[1:4] if old_row else old_bad[0:3] if old_bad else (None, None, None))
+        known = tracked.get(rel) if tracked else None
         if (stat_trusted and old_oid is not None and old_size == st.size and old_mtime == st.mtime_ns
                 and st.mtime_ns < scanned_before):
             oid = old_oid
             raw = None
+        elif (known is not None and known[1] == st.size & 0xFFFFFFFF and known[2] == st.mtime_ns
+              and known[3] == st.ino & 0xFFFFFFFF):
+            oid = known[0]
+            raw = None
+            if oid == old_oid and (old_size != st.size or old_mtime != st.mtime_ns):
+                stat_updates.append((st.size, st.mtime_ns, rel))
         else:
             try:
                 with open(scan.full(rel), "rb") as handle:

@@ -26,6 +26,7 @@ class FileStat(NamedTuple):
 
     size: int
     mtime_ns: int
+    ino: int
 
 
 @dataclass
@@ -85,7 +86,7 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
             if name.endswith(".md") and not entry.is_symlink() and not entry.is_dir():
                 st = entry.stat()
                 mtime = st.st_mtime_ns
-                files[prefix + name] = FileStat(st.st_size, mtime)
+                files[prefix + name] = FileStat(st.st_size, mtime, st.st_ino)
                 if mtime > newest:
                     newest = mtime
             elif entry.is_symlink():

@@ -1,0 +1,64 @@
+"""Blob OIDs of unchanged tracked files, read from the git index's stat cache instead of hashing them.
+
+git records each tracked file's stat data next to its blob OID when it checks the file out or
+stages it; a work-tree file whose size, mtime and inode still match (and that is not "racily
+clean": modified in the same instant the index was written) holds exactly that blob. This is
+how `git status` avoids reading files, and how a fresh linked worktree avoids hashing every
+record. Only index versions 2 and 3 are read; anything else (or anything unexpected) returns
+nothing, and the caller hashes the files as usual.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+
+_HEADER = struct.Struct(">4sLL")
+# ctime s/ns, mtime s/ns, dev, ino, mode, uid, gid, size, sha1, flags
+_ENTRY = struct.Struct(">LLLLLLLLLL20sH")
+
+
+def tracked_stats(git_dir: Path, prefix: str) -> dict[str, tuple[str, int, int, int]] | None:
+    """path -> (blob OID, size, mtime_ns, inode) for index entries under `prefix`, or None if unreadable.
+
+    Size and inode are the low 32 bits git keeps; compare them with `& 0xFFFFFFFF`.
+
+    Entries written in the same second as the index file itself are left out (racily clean).
+    """
+    path = git_dir / "index"
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+            index_mtime = os.fstat(handle.fileno()).st_mtime_ns
+    except OSError:
+        return None
+    if len(data) < _HEADER.size:
+        return None
+    signature, version, count = _HEADER.unpack_from(data, 0)
+    if signature != b"DIRC" or version not in (2, 3):
+        return None
+    wanted = prefix.encode("utf-8")
+    out: dict[str, tuple[str, int, int, int]] = {}
+    offset = _HEADER.size
+    racy_before = index_mtime - 1_000_000_000
+    try:
+        for _ in range(count):
+            (_cs, _cn, mtime_s, mtime_n, _dev, ino, _mode, _uid, _gid, size, sha,
+             flags) = _ENTRY.unpack_from(data, offset)
+            start = offset + _ENTRY.size
+            if flags & 0x4000:  # extended flags (version 3): two more bytes
+                start += 2
+            end = data.index(b"\0", start)
+            name = data[start:end]
+            # entries are padded with 1-8 NULs to a multiple of 8 bytes
+            offset += ((end - offset) // 8 + 1) * 8
+            if not name.startswith(wanted) or flags & 0x3000:  # stage != 0: a conflict
+                continue
+            mtime_ns = mtime_s * 1_000_000_000 + mtime_n
+            if mtime_ns >= racy_before:
+                continue
+            out[name.decode("utf-8", "surrogateescape")] = (sha.hex(), size, mtime_ns, ino)  # 32-bit fields
+    except (struct.error, ValueError):
+        return None
+    return out

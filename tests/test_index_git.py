@@ -1,0 +1,43 @@
+"""Blob OIDs from git's index stat cache agree with git itself; racy and unknown formats fall back."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from conftest import Repo, git
+from git_memzoi.index.git_index import tracked_stats
+from git_memzoi.index.parse import blob_oid
+from test_recall_support import add_record
+
+
+def test_tracked_stats_match_git_ls_files(repo: Repo) -> None:
+    for n in range(5):
+        add_record(repo, f"g/{n}", f"g-{n}")
+    git("add", "-A", cwd=repo.path)
+    past = 1_600_000_000_000_000_000
+    # git refreshes stat data on `update-index --refresh`; make the files older than the index first
+    for path in (repo.path / ".memzoi/records/g").iterdir():
+        os.utime(path, ns=(past, past))
+    git("update-index", "--refresh", cwd=repo.path, check=False)
+    stats = tracked_stats(repo.path / ".git", ".memzoi/records/")
+    assert stats is not None and {p for p in stats if p.endswith(".md")} == {f".memzoi/records/g/{n}.md" for n in range(5)}
+    listed = git("ls-files", "-s", ".memzoi/records/g", cwd=repo.path).stdout.splitlines()
+    assert len(listed) == 5
+    for line in listed:
+        meta, path = line.split("\t")
+        oid = meta.split()[1]
+        assert stats[path][0] == oid == blob_oid((repo.path / path).read_bytes())
+        st = os.stat(repo.path / path)
+        assert stats[path][1:] == (st.st_size, st.st_mtime_ns, st.st_ino & 0xFFFFFFFF)
+
+
+def test_racily_clean_entries_are_left_out_and_bad_indexes_give_nothing(repo: Repo, tmp_path: Path) -> None:
+    add_record(repo, "g/fresh", "fresh-one")
+    git("add", "-A", cwd=repo.path)  # written in the same second as the index: racily clean
+    assert tracked_stats(repo.path / ".git", ".memzoi/records/") == {}
+    (tmp_path / "index").write_bytes(b"DIRC\x00\x00\x00\x04\x00\x00\x00\x01")  # version 4: not read
+    assert tracked_stats(tmp_path, ".memzoi/") is None
+    (tmp_path / "index").write_bytes(b"DIRC\x00\x00\x00\x02\x00\x00\x00\x05truncated")
+    assert tracked_stats(tmp_path, ".memzoi/") is None
+    assert tracked_stats(tmp_path / "missing", ".memzoi/") is None

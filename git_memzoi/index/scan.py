@@ -44,14 +44,12 @@ class Scan:
         """The absolute path of a repository-relative file."""
         return os.path.join(self.workdir, rel)
 
+    numbers: "array[int]" = field(default_factory=lambda: array("q"))  # size, mtime of each file
+
     def digest(self) -> str:
         """A fingerprint of every file's path, size and mtime, in walk order."""
         names = "\0".join(self.files).encode("utf-8", "surrogateescape")
-        numbers = array("q")
-        for st in self.files.values():
-            numbers.append(st.size)
-            numbers.append(st.mtime_ns)
-        return hashlib.sha1(names + b"\1" + numbers.tobytes()).hexdigest()
+        return hashlib.sha1(names + b"\1" + self.numbers.tobytes()).hexdigest()
 
 
 def _dir_sig(full: str, now_ns: int) -> list[int] | None:
@@ -68,6 +66,7 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
     """Walk .memzoi/records/ (folder stats first, so a change during the walk shows next time)."""
     scan = Scan(taken_ns=now_ns, workdir=workdir)
     files = scan.files
+    numbers = scan.numbers
     newest = 0
     root = os.path.join(workdir, MEMZOI_DIR)
     scan.dirs[MEMZOI_DIR] = _dir_sig(root, now_ns)
@@ -83,10 +82,12 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
         prefix = rel_dir + "/"
         for entry in entries:
             name = entry.name
-            if name.endswith(".md") and not entry.is_symlink() and not entry.is_dir():
+            if name.endswith(".md") and entry.is_file(follow_symlinks=False):
                 st = entry.stat()
                 mtime = st.st_mtime_ns
                 files[prefix + name] = FileStat(st.st_size, mtime, st.st_ino)
+                numbers.append(st.st_size)
+                numbers.append(mtime)
                 if mtime > newest:
                     newest = mtime
             elif entry.is_symlink():

@@ -356,3 +356,35 @@ def test_large_trees_share_sweeps_but_see_folder_changes_at_once(repo: Repo, mon
     monkeypatch.setattr(staleness, "SWEEP_INTERVAL", 0.0)
     monkeypatch.setattr(staleness, "SWEEP_SHARE", 0)
     assert [h["record_id"] for h in run_cli("search", "--json", "pelicans").json()["hits"]] == ["big-00"]
+
+
+def test_progress_bar_on_a_terminal(repo: Repo) -> None:
+    import pty
+
+    from conftest import memzoi_exe
+
+    for n in range(210):
+        add_record(repo, f"bulk/{n:03d}", f"bulk-{n:03d}")
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run([memzoi_exe(), "rebuild", "--full"], cwd=repo.path, stdout=subprocess.PIPE,
+                              stderr=follower, timeout=120)
+        os.close(follower)
+        follower = -1
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        if follower != -1:
+            os.close(follower)
+        os.close(leader)
+    assert proc.returncode == 0
+    shown = b"".join(chunks).decode()
+    assert "indexing records" in shown and "210 records" in shown
+    assert proc.stdout == b""

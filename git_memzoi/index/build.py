@@ -117,8 +117,8 @@ def _load_base(path: Path, own: bool) -> _Base | None:
             return None
         for p, oid, size, mtime, rid in conn.execute("SELECT path, oid, size, mtime_ns, record_id FROM files"):
             base.rows[p] = (0, oid, size, mtime, rid)
-        for rowid, p, oid, rid in conn.execute(
-                "SELECT rowid, path, oid, record_id FROM records WHERE store != 'repo'"):
+        for rowid, p, oid, rid in conn.execute(  # runtime rows, by range over the path index
+                "SELECT rowid, path, oid, record_id FROM records WHERE path >= 'shared.db:' AND path < 'shared.db;'"):
             base.rows[p] = (rowid, oid, None, None, rid)
         for p, oid, size, mtime, rid, problems in conn.execute(
                 "SELECT path, oid, size, mtime_ns, record_id, problems FROM invalid"):

@@ -17,6 +17,8 @@ from typing import Any
 from git_memzoi.errors import StateError
 
 SCHEMA_VERSION = 5
+#: Rows hold a whole record file (2-4 KB); larger pages waste less space around them.
+PAGE_SIZE = 16384
 TEMP_PREFIX = "index.db.tmp-"
 
 #: Columns of `records`, in insert order. `tags` is the space-joined text FTS indexes;
@@ -110,6 +112,7 @@ def _statements(script: str) -> list[str]:
 def create(path: Path) -> sqlite3.Connection:
     """A new, empty index at `path` (a temp file), tuned for one bulk write."""
     conn = connect_build(path)
+    conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
     for statement in _statements(_SCHEMA):
         conn.execute(statement)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

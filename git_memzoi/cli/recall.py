@@ -41,6 +41,7 @@ class _Bar:
         self.shown = done
 
     def close(self) -> None:
+        """Finish the bar, if one was shown."""
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
 

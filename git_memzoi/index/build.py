@@ -58,6 +58,7 @@ class RebuildReport:
     seeded_from: str | None = None
 
     def as_json(self) -> dict[str, Any]:
+        """The `rebuild --json` document."""
         return {
             "index_db": self.index_path, "records": self.records, "runtime_records": self.runtime,
             "parsed": self.parsed, "cached": self.cached, "reused": self.reused, "removed": self.removed,

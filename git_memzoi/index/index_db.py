@@ -155,6 +155,7 @@ def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
 
 
 def write_meta(conn: sqlite3.Connection, values: dict[str, Any]) -> None:
+    """Set meta keys (strings stay strings, anything else is stored as JSON)."""
     conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                      [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in values.items()])
 

@@ -27,6 +27,7 @@ class RuntimeDocument:
 
     @property
     def path(self) -> str:
+        """How the index and citations name it: `shared.db:<store>/<id>`."""
         return f"shared.db:{self.store}/{self.record_id}"
 
 
@@ -40,6 +41,7 @@ class RuntimeSnapshot:
 
     @property
     def facts_signature(self) -> str:
+        """A digest of every retention fact."""
         return hashlib.sha1(json.dumps(self.facts, sort_keys=True).encode()).hexdigest()
 
 

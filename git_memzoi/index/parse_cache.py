@@ -97,6 +97,7 @@ class ParseCache:
                 pass
 
     def close(self) -> None:
+        """Close the connection (the cache can be reopened)."""
         if self.conn is not None:
             self.conn.close()
             self.conn = None

@@ -37,6 +37,7 @@ SWEEP_SHARE = 20
 
 
 def parser_version() -> str:
+    """The parse cache's version tag, which every index records."""
     from git_memzoi.index.parse_cache import PARSER_VERSION
 
     return PARSER_VERSION
@@ -50,10 +51,12 @@ def swept(index_path: Path, cost: float = 0.0) -> None:
 
 
 def check_path(index_path: Path) -> Path:
+    """`index.db.check`, beside the index."""
     return index_path.with_name(index_path.name + CHECK_SUFFIX)
 
 
 def read_check(index_path: Path) -> dict[str, Any] | None:
+    """What the last full check vouched for, or None."""
     try:
         data = json.loads(check_path(index_path).read_text())
     except (OSError, ValueError):

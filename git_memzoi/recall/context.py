@@ -48,6 +48,7 @@ class _Candidate:
 
     @property
     def rank(self) -> tuple[int, float, str]:
+        """Sort key: leading types first, then relevance, then path."""
         return (TYPE_ORDER.get(self.row[C["type"]], len(TYPE_ORDER)), -(self.text + self.path), self.row[C["path"]])
 
 
@@ -62,6 +63,7 @@ def clean_body(title: str, body: str) -> str:
 
 
 def words_in(text: str) -> int:
+    """How many words a text holds, as the budget counts them."""
     return len(text.split())
 
 

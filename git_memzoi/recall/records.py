@@ -44,6 +44,7 @@ def citation(row: Sequence[Any]) -> Citation:
 
 
 def is_current(row: Sequence[Any], now: float) -> bool:
+    """Active and strictly before the stored retention boundary."""
     boundary = row[C["boundary"]]
     return bool(row[C["status"]] == "active" and (boundary is None or boundary > now))
 

@@ -6,8 +6,6 @@ one that exists but cannot be read fails closed (StateError from shared_db.conne
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,11 +36,6 @@ class RuntimeSnapshot:
     documents: list[RuntimeDocument] = field(default_factory=list)
     facts: list[dict[str, str]] = field(default_factory=list)
     exists: bool = False
-
-    @property
-    def facts_signature(self) -> str:
-        """A digest of every retention fact."""
-        return hashlib.sha1(json.dumps(self.facts, sort_keys=True).encode()).hexdigest()
 
 
 _FACT_KEYS = ("seq", "record_id", "fact", "until", "reason", "actor", "created_at")

@@ -44,12 +44,11 @@ class Scan:
         """The absolute path of a repository-relative file."""
         return os.path.join(self.workdir, rel)
 
-    numbers: "array[int]" = field(default_factory=lambda: array("q"))  # size, mtime of each file
-
     def digest(self) -> str:
         """A fingerprint of every file's path, size and mtime, in walk order."""
         names = "\0".join(self.files).encode("utf-8", "surrogateescape")
-        return hashlib.sha1(names + b"\1" + self.numbers.tobytes()).hexdigest()
+        numbers = array("q", [n for st in self.files.values() for n in st[:2]])
+        return hashlib.sha1(names + b"\1" + numbers.tobytes()).hexdigest()
 
 
 def _dir_sig(full: str, now_ns: int) -> list[int] | None:
@@ -66,7 +65,7 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
     """Walk .memzoi/records/ (folder stats first, so a change during the walk shows next time)."""
     scan = Scan(taken_ns=now_ns, workdir=workdir)
     files = scan.files
-    numbers = scan.numbers
+    make = tuple.__new__  # FileStat without its Python-level constructor: this loop runs per file
     newest = 0
     root = os.path.join(workdir, MEMZOI_DIR)
     scan.dirs[MEMZOI_DIR] = _dir_sig(root, now_ns)
@@ -85,9 +84,7 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
             if name.endswith(".md") and entry.is_file(follow_symlinks=False):
                 st = entry.stat()
                 mtime = st.st_mtime_ns
-                files[prefix + name] = FileStat(st.st_size, mtime, st.st_ino)
-                numbers.append(st.st_size)
-                numbers.append(mtime)
+                files[prefix + name] = make(FileStat, (st.st_size, mtime, st.st_ino))
                 if mtime > newest:
                     newest = mtime
             elif entry.is_symlink():

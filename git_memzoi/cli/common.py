@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
+
+from git_memzoi.errors import UsageError
 
 from git_memzoi.runtime.workspace import Workspace
 
@@ -25,6 +28,20 @@ def workspace(ctx: click.Context | None = None) -> Workspace:
         root.obj["workspace"] = Workspace.open(root.obj.get("repo"))
     ws: Workspace = root.obj["workspace"]
     return ws
+
+
+def read_text_arg(path: str, flag: str) -> str:
+    """Text of a file named on the command line (`-` is stdin) as UTF-8, or a usage error naming it."""
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{flag} {path}: no such file") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{flag} {path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot read: {exc.strerror}") from None
 
 
 def emit_json(data: Any) -> None:

@@ -2,31 +2,16 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
-from git_memzoi.cli.common import emit_json, json_option, say, workspace
+from git_memzoi.cli.common import emit_json, json_option, read_text_arg, say, workspace
 from git_memzoi.errors import UsageError
 from git_memzoi.profile import vocab
 from git_memzoi.profile.timefmt import is_rfc3339
 
 CONFIDENCE_LABELS = ("low", "medium", "high")
-
-
-def _read_text(path: str, flag: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{flag} {path}: no such file") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{flag} {path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise UsageError(f"{flag} {path}: cannot read: {exc.strerror}") from None
 
 
 def _time(value: str | None, flag: str) -> str | None:
@@ -98,7 +83,7 @@ def propose(action: str, target: str | None, reason: str | None, type_: str | No
                  if value is not None]
         if given:
             raise UsageError(f"--from-file takes the whole packet; drop {', '.join(given)}")
-        raw = _read_text(from_file, "--from-file").encode("utf-8")
+        raw = read_text_arg(from_file, "--from-file").encode("utf-8")
         doc = frontmatter.parse(raw, from_file)
         entry = inbox.submit(ws, dict(doc.data), doc.body, packet_file=packet_file)
     else:
@@ -131,7 +116,7 @@ def _build(ws: Any, *, action: str, target: str | None, reason: str | None, type
         raise UsageError("--target: a create proposal cannot name a target")
     if action != "create" and target is None:
         raise UsageError(f"--target: a {action} proposal needs the record ID it acts on")
-    text = _read_text(body_file, "--body-file") if body_file is not None else body
+    text = read_text_arg(body_file, "--body-file") if body_file is not None else body
     facts = inbox.record_facts(ws, target) if action == "tombstone" and target else {}
     if title is None and action == "tombstone" and target:
         title = f"Tombstone {target}"

@@ -4,34 +4,19 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
-from git_memzoi.cli.common import emit_json, json_option, say, workspace
+from git_memzoi.cli.common import emit_json, json_option, read_text_arg, say, workspace
 from git_memzoi.errors import UsageError
 from git_memzoi.profile import vocab
-
-
-def _read_text(path: str, flag: str) -> str:
-    """Text of `path` (`-` is stdin) as UTF-8, or a usage error naming the file."""
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{flag} {path}: no such file") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{flag} {path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise UsageError(f"{flag} {path}: cannot read: {exc.strerror}") from None
 
 
 def _one_of(text: str | None, path: str | None, text_flag: str, file_flag: str) -> str:
     if (text is None) == (path is None):
         raise UsageError(f"give exactly one of {text_flag} TEXT or {file_flag} PATH")
-    return text if text is not None else _read_text(path or "-", file_flag)
+    return text if text is not None else read_text_arg(path or "-", file_flag)
 
 
 def _record_json(item: Any) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from git_memzoi.errors import FormatError, MemzoiError, Refused
+from git_memzoi.errors import FormatError, Refused
 from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow
 from git_memzoi.lifecycle import checks, install, packets, recovery, state, targets
 from git_memzoi.lifecycle.packets import GITATTRIBUTES, LOG
@@ -15,7 +15,6 @@ from git_memzoi.lifecycle.targets import Settled, Source
 from git_memzoi.profile import concept_id as concept
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.document import InvalidDocument, ParsedPacket, read_record
-from git_memzoi.runtime import clock
 from git_memzoi.runtime.workspace import Workspace
 
 #: How many `-N` suffixes a supersede tries when its default concept ID is taken.
@@ -253,17 +252,7 @@ def apply(ws: Workspace, target: str, *, reviewer: str | None = None, concept_id
         plan = plan_apply(snap, found, opts, receipt)
         if isinstance(plan, Settled):
             return _settled(plan, session.repaired)
-        install.install(root, ws.layout, session.conn, plan)
-        warnings = install.refresh_index(ws)
-        sha = None
-        if commit:
-            from git_memzoi.gitrepo.commit import commit_paths
-
-            try:
-                sha = commit_paths(ws.repo, plan.paths, f"memzoi: apply {plan.proposal_id}", when=clock.now())
-            except MemzoiError as exc:
-                raise Refused(f"applied {plan.proposal_id}, but the commit failed: {exc.message}",
-                              hint="commit the applied files yourself", code="commit-failed") from None
+        warnings, sha = install.install_and_commit(ws, root, session.conn, plan, verb="apply", commit=commit)
     return ApplyResult(plan.proposal_id, plan.outcome, plan.action, list(plan.records), plan.paths,
                        plan.resolved_path, sha, plan.messages[0], warnings, session.repaired)
 

@@ -10,21 +10,20 @@ that step, so tests can prove the claim above at every step (see `fault_steps`).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import sqlite3
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from git_memzoi.errors import Refused, StateError
+from git_memzoi.errors import MemzoiError, Refused, StateError
 from git_memzoi.index import inbox_store
 from git_memzoi.lifecycle import journal as journals
 from git_memzoi.lifecycle.packets import GITATTRIBUTES, MEMZOI
 from git_memzoi.lifecycle.plan import Plan
-from git_memzoi.runtime.atomic import TEMP_PREFIX, fsync_dir
+from git_memzoi.runtime.atomic import TEMP_PREFIX, fsync_dir, write_atomic
+from git_memzoi.runtime import clock
 from git_memzoi.runtime.home import Layout
 
 if TYPE_CHECKING:
@@ -88,28 +87,11 @@ def put(path: Path, data: bytes | None, step: str | None = None) -> None:
         if step:
             fault(step)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o644
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        if step:
-            fault(f"{step}-temp")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    fsync_dir(path.parent)
+    write_atomic(path, data, mode=mode, before_replace=(lambda: fault(f"{step}-temp")) if step else None)
     if step:
         fault(step)
 
@@ -208,10 +190,29 @@ def clean_temp(roots: list[Path], journal_dir: Path) -> list[str]:
     return removed
 
 
+_COMMITTED = {"apply": ("applied", "applied"), "reject": ("rejected", "resolved")}
+
+
+def install_and_commit(ws: "Workspace", root: Path, conn: sqlite3.Connection, plan: Plan, *, verb: str,
+                       commit: bool) -> tuple[list[str], str | None]:
+    """Install `plan`, update the index, and with `commit` record exactly its paths in one git commit."""
+    install(root, ws.layout, conn, plan)
+    warnings = refresh_index(ws)
+    if not commit:
+        return warnings, None
+    from git_memzoi.gitrepo.commit import commit_paths
+
+    try:
+        sha = commit_paths(ws.repo, plan.paths, f"memzoi: {verb} {plan.proposal_id}", when=clock.now())
+    except MemzoiError as exc:
+        done, files = _COMMITTED[verb]
+        raise Refused(f"{done} {plan.proposal_id}, but the commit failed: {exc.message}",
+                      hint=f"commit the {files} files yourself", code="commit-failed") from None
+    return warnings, sha
+
+
 def refresh_index(ws: "Workspace") -> list[str]:
     """Update this worktree's index.db; a failure is a warning, never an undo (the index is disposable)."""
-    if importlib.util.find_spec("git_memzoi.index.rebuild") is None:
-        return []
     try:
         from git_memzoi.index import rebuild
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from git_memzoi.errors import MemzoiError, Refused, UsageError
+from git_memzoi.errors import Refused, UsageError
 from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow, RejectionRow
 from git_memzoi.lifecycle import checks, install, packets, recovery, state, targets
 from git_memzoi.lifecycle.packets import GITATTRIBUTES, LOG
@@ -19,7 +19,6 @@ from git_memzoi.lifecycle.plan import FileChange, Plan, new_dirs_for
 from git_memzoi.lifecycle.state import Snapshot
 from git_memzoi.lifecycle.targets import Settled, Source
 from git_memzoi.profile import vocab
-from git_memzoi.runtime import clock
 from git_memzoi.runtime.workspace import Workspace
 
 
@@ -151,17 +150,7 @@ def reject(ws: Workspace, target: str, reason: str, *, reviewer: str | None = No
                            reason=reason.strip())
         if isinstance(plan, Settled):
             return _settled(plan, session.repaired)
-        install.install(root, ws.layout, session.conn, plan)
-        warnings = install.refresh_index(ws)
-        sha = None
-        if commit:
-            from git_memzoi.gitrepo.commit import commit_paths
-
-            try:
-                sha = commit_paths(ws.repo, plan.paths, f"memzoi: reject {plan.proposal_id}", when=clock.now())
-            except MemzoiError as exc:
-                raise Refused(f"rejected {plan.proposal_id}, but the commit failed: {exc.message}",
-                              hint="commit the resolved files yourself", code="commit-failed") from None
+        warnings, sha = install.install_and_commit(ws, root, session.conn, plan, verb="reject", commit=commit)
     hash_only = _hash_only(found)
     # a hash-only result never names the pending file: its name is the file ID alias
     files = [p for p in plan.paths if not (hash_only and p == found.file_path)]

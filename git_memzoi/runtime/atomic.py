@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 TEMP_PREFIX = ".memzoi-tmp-"
@@ -20,8 +21,13 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
-    """Replace `path` with `data` so that a reader sees the old bytes or the new, never a mix."""
+def write_atomic(path: Path, data: bytes, *, mode: int = 0o644,
+                 before_replace: Callable[[], None] | None = None) -> None:
+    """Replace `path` with `data` so that a reader sees the old bytes or the new, never a mix.
+
+    `before_replace` runs once the temp file is durable and just before the rename (a fault
+    injection point for crash tests).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
     try:
@@ -30,6 +36,8 @@ def write_atomic(path: Path, data: bytes, *, mode: int = 0o644) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
+        if before_replace is not None:
+            before_replace()
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -35,7 +35,8 @@ def lifecycle_lock(path: Path, timeout: float | None = None) -> Iterator[None]:
     wait = lock_timeout() if timeout is None else timeout
     lock = filelock.FileLock(str(path), timeout=wait)
     try:
-        lock.acquire()
+        # a short poll lets a waiting worktree in soon after a release, not 50 ms later
+        lock.acquire(poll_interval=0.01)
     except filelock.Timeout:
         raise LockTimeout(f"{path} is held by another memzoi process (waited {wait:g}s)",
                           hint="wait for the other apply to finish, or raise MEMZOI_LOCK_TIMEOUT") from None

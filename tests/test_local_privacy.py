@@ -9,7 +9,7 @@ from git_memzoi.runtime.workspace import Workspace
 
 LOCAL_MARK = "zqxlocalmark4417"
 SESSION_MARK = "zqxsessionmark8821"
-INCLUDE_LOCAL = "--local"  # the recall commands' opt-in to private and runtime memory
+INCLUDE_LOCAL = "--include-local"  # the recall commands' opt-in to private and runtime memory
 
 REPO_RECORD = """---
 id: use-postgres

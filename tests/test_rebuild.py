@@ -186,7 +186,7 @@ def test_runtime_rows_are_mirrored_on_the_next_read(repo: Repo) -> None:
                                 worktree_key=None, action="local.add")
     conn.close()
     assert len(run_cli("search", "kiwi", "--json").json()["hits"]) == 1
-    hits = run_cli("search", "kiwi", "--local", "--json").json()["hits"]
+    hits = run_cli("search", "kiwi", "--include-local", "--json").json()["hits"]
     assert {(h["record_id"], h["store"]) for h in hits} == {("shared-one", "repo"), ("loc-kiwi", "local")}
     local = next(h for h in hits if h["store"] == "local")
     assert local["citation"]["path"] == "shared.db:local/loc-kiwi"

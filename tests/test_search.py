@@ -127,7 +127,7 @@ def test_episodic_window_hides_then_all_finds(repo: Repo) -> None:
 def test_private_records_only_with_local(repo: Repo) -> None:
     add_record(repo, "semantic/private", "private-one", visibility="private", body="Secret llama plan.")
     assert ids("llama") == []
-    assert ids("llama", "--local") == ["private-one"]
+    assert ids("llama", "--include-local") == ["private-one"]
 
 
 def test_empty_query_lists_by_filters(corpus: Repo) -> None:

@@ -89,7 +89,7 @@ def rebuild(full: bool, strict: bool, as_json: bool) -> None:
 @click.option("--lane", metavar="L", help="Only records of this lane (session, semantic, episodic, procedural).")
 @click.option("--limit", type=int, metavar="N", help="At most N hits (default: recall.search_limit).")
 @click.option("--all", "include_all", is_flag=True, help="Include query-only, superseded and tombstoned records.")
-@click.option("--local", "include_local", is_flag=True, help="Include private records and local/session memory.")
+@click.option("--include-local", "include_local", is_flag=True, help="Include private records and local/session memory.")
 @json_option
 def search(query: tuple[str, ...], path: str | None, type_: str | None, lane: str | None, limit: int | None,
            include_all: bool, include_local: bool, as_json: bool) -> None:
@@ -147,7 +147,7 @@ def expiry(record_id: str, as_json: bool) -> None:
 @click.option("--task", required=True, metavar="T", help="What the agent is about to do.")
 @click.option("--path", "paths", multiple=True, metavar="P", help="A path the task touches (repeatable).")
 @click.option("--budget", type=int, metavar="N", help="Word budget (default: recall.context_budget).")
-@click.option("--local", "include_local", is_flag=True, help="Include private records and local/session memory.")
+@click.option("--include-local", "include_local", is_flag=True, help="Include private records and local/session memory.")
 @json_option
 def context(task: str, paths: tuple[str, ...], budget: int | None, include_local: bool, as_json: bool) -> None:
     """A prompt-ready context pack for a task: path-bound, risks first, fitted to a word budget."""

@@ -35,7 +35,7 @@ def rebuild(ws: "Workspace", *, full: bool = False, strict: bool = False,
 
     ws.repo.require_workdir()
     shared_db.check(ws.layout.shared_db)
-    report = sync(ws, full=full, strict=strict, progress=progress)
+    report = _sync_one_writer(ws, full=full, strict=strict, progress=progress)
     staleness.swept(ws.layout.index_db, report.duration)
     return report
 
@@ -57,7 +57,7 @@ def open_index(ws: "Workspace", *, refresh: bool = True) -> sqlite3.Connection:
             meta = {}
         if meta and staleness.fresh(ws, meta):
             return conn
-    report = sync(ws, full=False, strict=False, progress=None)
+    report = _sync_one_writer(ws, full=False, strict=False, progress=None)
     staleness.swept(path, report.duration)
     if conn is not None and not report.changed and _inode(path) == inode:
         return conn
@@ -68,6 +68,32 @@ def open_index(ws: "Workspace", *, refresh: bool = True) -> sqlite3.Connection:
         raise StateError(f"{path}: index.db could not be read after a refresh",
                          hint="run `git memzoi rebuild --full`")
     return conn
+
+
+INDEX_LOCK = "index.lock"
+WRITER_WAIT_SECONDS = 300.0
+
+
+def _sync_one_writer(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None) -> RebuildReport:
+    """Run `sync` as this worktree's only index writer.
+
+    A build copies the installed index as its base and replaces it at the end; two builds
+    interleaved would number rows from a base the other already replaced. Readers never take
+    this lock: they keep reading the installed file.
+    """
+    import filelock
+
+    ws.layout.worktree.mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(str(ws.layout.worktree / INDEX_LOCK), timeout=WRITER_WAIT_SECONDS)
+    try:
+        lock.acquire(poll_interval=0.01)
+    except filelock.Timeout:
+        raise StateError(f"{ws.layout.worktree / INDEX_LOCK} stayed held for {WRITER_WAIT_SECONDS:g}s "
+                         "by another index build", hint="retry when the other rebuild ends") from None
+    try:
+        return sync(ws, full=full, strict=strict, progress=progress)
+    finally:
+        lock.release()
 
 
 def _inode(path: "os.PathLike[str]") -> int | None:

@@ -278,7 +278,7 @@ class _Dumper(yaml.SafeDumper):
     """SafeDumper that double-quotes strings holding characters YAML would fold as line breaks."""
 
 
-_FOLDED = re.compile("[\x85\u2028\u2029\r\t]|[^\S\n ]")
+_FOLDED = re.compile(r"[\x85\u2028\u2029\r\t]|[^\S\n ]")
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:

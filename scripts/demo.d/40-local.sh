@@ -5,7 +5,7 @@ local_id=$(git memzoi local add --type fact --title "Tests need uv" --applies-to
 echo "stored $local_id"
 git worktree add -q ../project-agent-b -b agent-b
 step git -C ../project-agent-b memzoi local list
-step git -C ../project-agent-b memzoi search "uv sync" --local
+step git -C ../project-agent-b memzoi search "uv sync" --include-local
 step git -C ../project-agent-b memzoi search "uv sync"
 cp_id=$(git memzoi checkpoint add --task "Speed up the test suite" \
   --note "Profiled: fixture setup dominates. Next: cache the repo fixture.")

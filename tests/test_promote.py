@@ -110,7 +110,7 @@ def test_what_cannot_be_promoted(repo: Repo) -> None:
 def test_secret_in_local_memory_cannot_be_promoted_as_repo_safe(repo: Repo) -> None:
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     result = run_cli("local", "add", "--title", "Token", "--body", f"The CI token is {token}", "--json")
-    assert any("github token" in w for w in result.json()["warnings"])
+    assert any("looks like a GitHub token" in w for w in result.json()["warnings"])
     local_id = result.json()["id"]
     refused = run_cli("local", "promote", local_id, "--sensitivity", "repo-safe", expect=1)
     assert "github token" in refused.stderr and token not in refused.stderr

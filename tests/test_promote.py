@@ -113,7 +113,7 @@ def test_secret_in_local_memory_cannot_be_promoted_as_repo_safe(repo: Repo) -> N
     assert any("looks like a GitHub token" in w for w in result.json()["warnings"])
     local_id = result.json()["id"]
     refused = run_cli("local", "promote", local_id, "--sensitivity", "repo-safe", expect=1)
-    assert "github token" in refused.stderr and token not in refused.stderr
+    assert "GitHub token" in refused.stderr and token not in refused.stderr
     assert records_dir(repo) == []
 
 

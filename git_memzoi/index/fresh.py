@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from git_memzoi.errors import FormatError
 from git_memzoi.index import index_db, staleness
 from git_memzoi.index.index_db import RECORD_COLUMNS, TEMP_PREFIX
+from git_memzoi.profile.models import applies_to_base
 
 if TYPE_CHECKING:
     from git_memzoi.index.build import RebuildReport
@@ -170,7 +171,7 @@ def build_fresh(ws: "Workspace", *, scan: "Scan", runtime: "RuntimeSnapshot", pr
                 words = (next_rowid, row[_COL["title"]], row[_COL["description"]],
                          row[_COL["document"]][row[_COL["body_start"]]:], row[_COL["tags"]])
                 fts.append(words)
-                applies += [(next_rowid, e[:-3] if e.endswith("/**") else e, e) for e in entries]
+                applies += [(next_rowid, applies_to_base(e), e) for e in entries]
                 if not path.startswith("shared.db:"):
                     by_id.setdefault(rid, []).append((path, next_rowid, id_line, words))
                     made_rows[path] = (oid, size, mtime)

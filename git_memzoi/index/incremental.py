@@ -23,6 +23,7 @@ from git_memzoi.index.build import (
 from git_memzoi.index.index_db import RECORD_COLUMNS, TEMP_PREFIX
 from git_memzoi.index.retention_rules import boundary as lane_boundary
 from git_memzoi.index.scan import Scan
+from git_memzoi.profile.models import applies_to_base
 
 if TYPE_CHECKING:
     from git_memzoi.index.mirror import RuntimeSnapshot
@@ -260,7 +261,7 @@ def update(ws: "Workspace", *, base: _Base, scan: Scan, runtime: "RuntimeSnapsho
                     stats.append((item.path, item.oid, item.size, item.mtime_ns,
                                   item.payload["ok"]["id"]))  # type: ignore[index]
                 for entry in item.payload["ok"]["applies_to"]:  # type: ignore[index]
-                    applies.append((rowid, entry[:-3] if entry.endswith("/**") else entry, entry))
+                    applies.append((rowid, applies_to_base(entry), entry))
             marks = ", ".join("?" * (len(RECORD_COLUMNS) + 1))
             insert = f"INSERT INTO records (rowid, {', '.join(RECORD_COLUMNS)}) VALUES ({marks})"
             for start in range(0, len(rows), _CHUNK):

@@ -68,8 +68,15 @@ def _status_alias(value: Any) -> Any:
     return value
 
 
+def applies_to_base(entry: str) -> str:
+    """The path an `applies_to` entry is anchored at: `src/auth/**` and `src/auth/` -> `src/auth`."""
+    if entry.endswith("/**"):
+        return entry[:-3]
+    return entry[:-1] if entry.endswith("/") else entry
+
+
 def _applies_to(value: str) -> str:
-    path = value[:-3] if value.endswith("/**") else value
+    path = applies_to_base(value)
     if not path or path.startswith("/") or "\\" in path:
         raise PydanticCustomError("applies-to", "'{value}' must be a repository-relative path", {"value": value})
     if any(part in ("", ".", "..") for part in path.split("/")):

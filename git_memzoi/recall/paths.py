@@ -12,13 +12,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from git_memzoi.errors import UsageError
+from git_memzoi.profile.models import applies_to_base
 
 SCOPE_SUFFIX = "/**"
 
 
-def entry_base(entry: str) -> str:
-    """The path an `applies_to` entry is anchored at (`src/auth/**` -> `src/auth`)."""
-    return entry[: -len(SCOPE_SUFFIX)] if entry.endswith(SCOPE_SUFFIX) else entry
+entry_base = applies_to_base
 
 
 def covers(entry: str, path: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
@@ -165,36 +165,36 @@ def _load(raw: bytes, path: str) -> frontmatter.Document:
         raise InvalidDocument([problem_from(exc, path)]) from None
 
 
-def read_record(raw: bytes, path: str) -> ParsedRecord:
-    """Parse and validate a canonical record file (raises InvalidDocument)."""
+M = TypeVar("M", Record, Packet)
+
+
+def _validated(raw: bytes, path: str, model: type[M], wrong_kind: str, code: str, message: str
+               ) -> tuple[M, frontmatter.Document]:
+    """Parse `raw`, refuse the other kind of file, validate frontmatter and body together."""
     doc = _load(raw, path)
-    kind = doc.data.get("kind")
-    if kind == "proposal":
-        raise InvalidDocument([Problem(path, doc.line_of(("kind",)), "record-kind",
-                                       "a file under records/ must be kind: memory, not a proposal")])
+    if doc.data.get("kind") == wrong_kind:
+        raise InvalidDocument([Problem(path, doc.line_of(("kind",)), code, message)])
     try:
-        record = Record.model_validate(doc.data)
+        parsed = model.model_validate(doc.data)
     except ValidationError as exc:
         raise InvalidDocument(_problems(exc, doc) + _check_body(doc)) from None
     body = _check_body(doc)
     if body:
         raise InvalidDocument(body)
+    return parsed, doc
+
+
+def read_record(raw: bytes, path: str) -> ParsedRecord:
+    """Parse and validate a canonical record file (raises InvalidDocument)."""
+    record, doc = _validated(raw, path, Record, "proposal", "record-kind",
+                             "a file under records/ must be kind: memory, not a proposal")
     return ParsedRecord(record, doc)
 
 
 def read_packet(raw: bytes, path: str) -> ParsedPacket:
     """Parse and validate a proposal packet file (raises InvalidDocument)."""
-    doc = _load(raw, path)
-    if doc.data.get("kind") == "memory":
-        raise InvalidDocument([Problem(path, doc.line_of(("kind",)), "packet-kind",
-                                       "a file under proposals/ must be kind: proposal, not a memory record")])
-    try:
-        packet = Packet.model_validate(doc.data)
-    except ValidationError as exc:
-        raise InvalidDocument(_problems(exc, doc) + _check_body(doc)) from None
-    body = _check_body(doc)
-    if body:
-        raise InvalidDocument(body)
+    packet, doc = _validated(raw, path, Packet, "memory", "packet-kind",
+                             "a file under proposals/ must be kind: proposal, not a memory record")
     return ParsedPacket(packet, doc)
 
 

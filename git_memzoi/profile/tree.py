@@ -163,28 +163,30 @@ def _check_packet(report: TreeReport, source: SourceFile, mode: Mode) -> None:
     report.packets[path] = parsed
 
 
-def _cross_checks(report: TreeReport) -> None:
-    ids: dict[str, str] = {}
-    for path, parsed in sorted(report.records.items()):
-        rid = parsed.record.id
-        if rid in ids:
-            report.problems.append(Problem(path, parsed.doc.line_of(("id",)), "id-duplicate",
-                                           f"record ID {rid!r} is also used by {ids[rid]}"))
+def _owners(report: TreeReport, items: dict[str, tuple[str, frontmatter.Document]], code: str,
+            noun: str) -> dict[str, str]:
+    """Map each ID to the first path (in path order) that uses it; report every later user."""
+    owners: dict[str, str] = {}
+    for path, (ident, doc) in sorted(items.items()):
+        if ident in owners:
+            report.problems.append(Problem(path, doc.line_of(("id",)), code,
+                                           f"{noun} ID {ident!r} is also used by {owners[ident]}"))
         else:
-            ids[rid] = path
+            owners[ident] = path
+    return owners
+
+
+def _cross_checks(report: TreeReport) -> None:
+    ids = _owners(report, {path: (p.record.id, p.doc) for path, p in report.records.items()},
+                  "id-duplicate", "record")
     for path, parsed in sorted(report.records.items()):
         target = parsed.record.supersedes
         if target is not None and target not in ids:
             report.problems.append(Problem(path, parsed.doc.line_of(("supersedes",)), "supersedes-missing",
                                            f"supersedes {target!r}, which is not a record in this tree", "warning"))
-    packet_ids: dict[str, str] = {}
+    _owners(report, {path: (p.packet.id, p.doc) for path, p in report.packets.items()},
+            "packet-id-collision", "proposal")
     for path, parsed_packet in sorted(report.packets.items()):
-        pid = parsed_packet.packet.id
-        if pid in packet_ids:
-            report.problems.append(Problem(path, parsed_packet.doc.line_of(("id",)), "packet-id-collision",
-                                           f"proposal ID {pid!r} is also used by {packet_ids[pid]}"))
-        else:
-            packet_ids[pid] = path
         packet = parsed_packet.packet
         if packet.status == "applied" and packet.resolution is not None:
             if not packet.resolution.affected_record_ids:

@@ -284,6 +284,11 @@ def apply(target: str, reviewer: str | None, concept_id: str | None, reason: str
     from git_memzoi.lifecycle.apply import apply as run_apply
 
     result = run_apply(workspace(), target, reviewer=reviewer, concept_id=concept_id, reason=reason, commit=commit)
+    _report_resolution(result, as_json)
+
+
+def _report_resolution(result: Any, as_json: bool) -> None:
+    """What an apply or reject did: repairs first, the outcome, the commit, then warnings."""
     _warn(result.repaired, "repaired: ")
     if as_json:
         emit_json(result.as_json())
@@ -308,10 +313,4 @@ def reject(target: str, reason: str, reviewer: str | None, commit: bool, as_json
     from git_memzoi.lifecycle.reject import reject as run_reject
 
     result = run_reject(workspace(), target, reason, reviewer=reviewer, commit=commit)
-    _warn(result.repaired, "repaired: ")
-    if as_json:
-        emit_json(result.as_json())
-    say(result.message)
-    if result.commit:
-        say(f"committed {result.commit[:12]}")
-    _warn(result.warnings, "warning: ")
+    _report_resolution(result, as_json)

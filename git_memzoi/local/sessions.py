@@ -9,6 +9,7 @@ those boundaries is reached: a lapsed checkpoint is query-only, and a successor 
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import datetime
 from typing import Any
 
@@ -93,13 +94,18 @@ def renew(ws: Workspace, record_id: str) -> Checkpoint:
                 raise Refused(f"checkpoint {record_id} cannot be continued: {decision.reason}",
                               hint=f"start a successor: git memzoi checkpoint add --successor-of {record_id} "
                                    "--task T --note N", code="checkpoint-ended")
-            retention = item.record.retention.model_dump(exclude_none=True)
-            retention["last_active_at"] = format_rfc3339(now)
-            runtime_store.update_record(conn, record_id, document=_rewrite(item, retention), status="active",
-                                        action="checkpoint.continue", detail={"store": "session"})
-            row = runtime_store.get_record(conn, record_id)
+            row = _stamp(conn, item, "last_active_at", now, "checkpoint.continue")
     assert row is not None
     return to_checkpoint(ws, store.parse(row), now)
+
+
+def _stamp(conn: sqlite3.Connection, item: RuntimeRecord, key: str, now: datetime, action: str) -> Any:
+    """Set retention `key` to `now` in a checkpoint's document, audited as `action`; the new row."""
+    retention = item.record.retention.model_dump(exclude_none=True)
+    retention[key] = format_rfc3339(now)
+    runtime_store.update_record(conn, item.record.id, document=_rewrite(item, retention), status="active",
+                                action=action, detail={"store": "session"})
+    return runtime_store.get_record(conn, item.record.id)
 
 
 def close(ws: Workspace, record_id: str) -> Checkpoint:
@@ -111,11 +117,7 @@ def close(ws: Workspace, record_id: str) -> Checkpoint:
             ended = item.record.retention.ended_at
             if ended is not None:
                 raise Refused(f"checkpoint {record_id} was already closed at {ended}", code="checkpoint-ended")
-            retention = item.record.retention.model_dump(exclude_none=True)
-            retention["ended_at"] = format_rfc3339(now)
-            runtime_store.update_record(conn, record_id, document=_rewrite(item, retention), status="active",
-                                        action="checkpoint.close", detail={"store": "session"})
-            row = runtime_store.get_record(conn, record_id)
+            row = _stamp(conn, item, "ended_at", now, "checkpoint.close")
     assert row is not None
     return to_checkpoint(ws, store.parse(row), now)
 

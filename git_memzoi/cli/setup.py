@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sqlite3
 from typing import Any
 
@@ -63,14 +62,11 @@ def doctor(repair: bool, as_json: bool) -> None:
         checks["config"] = "ok"
     except MemzoiError as exc:
         checks["config"] = str(exc)
-    repaired: list[str] = []
-    if importlib.util.find_spec("git_memzoi.lifecycle.recovery") is not None:
-        from git_memzoi.lifecycle import recovery
+    from git_memzoi.lifecycle import recovery
 
-        if repair:
-            repaired = recovery.repair(ws)
-        pending = recovery.pending_journals(ws)
-        checks["journal"] = "ok" if not pending else f"{len(pending)} interrupted apply(s): run doctor --repair"
+    repaired = recovery.repair(ws) if repair else []
+    pending = recovery.pending_journals(ws)
+    checks["journal"] = "ok" if not pending else f"{len(pending)} interrupted apply(s): run doctor --repair"
     data = {
         "repository_key": ws.repo.repository_key,
         "worktree_key": ws.repo.worktree_key,

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from git_memzoi.errors import FormatError
 from git_memzoi.index import index_db, staleness
 from git_memzoi.index.index_db import RECORD_COLUMNS, TEMP_PREFIX
-from git_memzoi.profile.models import applies_to_base
+from git_memzoi.profile.applies import applies_to_base
 
 if TYPE_CHECKING:
     from git_memzoi.index.build import RebuildReport

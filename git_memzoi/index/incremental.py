@@ -23,7 +23,7 @@ from git_memzoi.index.build import (
 from git_memzoi.index.index_db import RECORD_COLUMNS, TEMP_PREFIX
 from git_memzoi.index.retention_rules import boundary as lane_boundary
 from git_memzoi.index.scan import Scan
-from git_memzoi.profile.models import applies_to_base
+from git_memzoi.profile.applies import applies_to_base
 
 if TYPE_CHECKING:
     from git_memzoi.index.mirror import RuntimeSnapshot

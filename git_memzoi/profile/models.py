@@ -14,6 +14,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from pydantic_core import PydanticCustomError
 
 from git_memzoi.profile import vocab
+from git_memzoi.profile.applies import applies_to_base
 from git_memzoi.profile.timefmt import is_rfc3339
 
 _SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -66,13 +67,6 @@ def _status_alias(value: Any) -> Any:
             "status-alias", "status '{value}' is an alias; the current value is '{current}'",
             {"value": value, "current": vocab.STATUS_ALIASES[value]})
     return value
-
-
-def applies_to_base(entry: str) -> str:
-    """The path an `applies_to` entry is anchored at: `src/auth/**` and `src/auth/` -> `src/auth`."""
-    if entry.endswith("/**"):
-        return entry[:-3]
-    return entry[:-1] if entry.endswith("/") else entry
 
 
 def _applies_to(value: str) -> str:

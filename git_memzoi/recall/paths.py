@@ -12,9 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from git_memzoi.errors import UsageError
-from git_memzoi.profile.models import applies_to_base
-
-SCOPE_SUFFIX = "/**"
+from git_memzoi.profile.applies import SCOPE_SUFFIX, applies_to_base
 
 
 entry_base = applies_to_base

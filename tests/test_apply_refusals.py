@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 from test_lifecycle_support import (
-    LATER, add_record, one_line_error, packet, snapshot, supersede_packet, tombstone_packet, write_packet,
+    LATER, add_record, packet, refused, supersede_packet, tombstone_packet, write_packet,
 )
 
 from git_memzoi.index import shared_db
@@ -23,16 +23,6 @@ def ready(repo):
     """A repository whose shared.db exists, so 'nothing changed' covers it too."""
     shared_db.connect(Workspace.open(repo.path).layout.shared_db).close()
     return repo
-
-
-def refused(repo, *args: str, needles: tuple[str, ...], code: int = 1) -> str:
-    before = snapshot(repo.path)
-    result = run_cli(*args, expect=code)
-    line = one_line_error(result.stderr)
-    for needle in needles:
-        assert needle in line, line
-    assert snapshot(repo.path) == before
-    return line
 
 
 def _proposal(**over):

@@ -163,3 +163,16 @@ def one_line_error(stderr: str) -> str:
 
 def loads(text: str) -> Any:
     return json.loads(text)
+
+
+def refused(repo: Repo, *args: str, needles: tuple[str, ...], code: int = 1) -> str:
+    """Run a command that must be refused: its one-line error holds `needles`, and nothing changed."""
+    from conftest import run_cli
+
+    before = snapshot(repo.path)
+    result = run_cli(*args, expect=code)
+    line = one_line_error(result.stderr)
+    for needle in needles:
+        assert needle in line, line
+    assert snapshot(repo.path) == before
+    return line

@@ -8,7 +8,7 @@ import pytest
 from conftest import run_cli
 from pydantic import TypeAdapter
 from test_lifecycle_support import (
-    PROPOSED_AT, add_record, at, loads, one_line_error, packet, snapshot, states, write_packet,
+    PROPOSED_AT, add_record, at, loads, packet, refused, states, write_packet,
 )
 
 from git_memzoi.index import shared_db
@@ -26,16 +26,6 @@ def ready(repo):
     shared_db.connect(Workspace.open(repo.path).layout.shared_db).close()
     at(PROPOSED_AT)
     return repo
-
-
-def refused(repo, *args: str, needles: tuple[str, ...], code: int = 1) -> str:
-    before = snapshot(repo.path)
-    result = run_cli(*args, expect=code)
-    line = one_line_error(result.stderr)
-    for needle in needles:
-        assert needle in line, line
-    assert snapshot(repo.path) == before
-    return line
 
 
 def test_propose_builds_a_valid_packet(ready) -> None:

@@ -1,4 +1,4 @@
-"""applies_to entries: exact paths, prefixes (with or without a trailing slash) and trailing /** scopes."""
+"""applies_to entries in records, and a folder prefix with a trailing slash from propose to precheck."""
 
 from __future__ import annotations
 
@@ -6,23 +6,8 @@ import pytest
 
 from conftest import FIXTURES, run_cli
 from git_memzoi.profile.document import InvalidDocument, read_record
-from git_memzoi.recall.paths import covers
 
 RECORD = (FIXTURES / "conformance/records/valid/profile-example.md").read_text()
-
-
-@pytest.mark.parametrize("entry, path, expected", [
-    ("db/migrations/", "db/migrations/0042.sql", True),
-    ("db/migrations/", "db/migrations", True),
-    ("db/migrations/", "db/migrationsx/a", False),
-    ("db/migrations", "db/migrations/a/b", True),
-    ("src/**", "src/a.py", True),
-    ("src/**", "srcx/a.py", False),
-    ("src/a.py", "src/a.py", True),
-    ("src/a.py", "src/a.pyc", False),
-])
-def test_covers(entry: str, path: str, expected: bool) -> None:
-    assert covers(entry, path) is expected
 
 
 @pytest.mark.parametrize("entry, ok", [

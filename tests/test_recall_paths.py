@@ -23,6 +23,9 @@ from git_memzoi.recall.paths import ancestors, covers, matching_entry, normalise
     ("src/auth/session.ts", "src/auth/session.tsx", False),
     ("src/auth/session.ts", "src/auth", False),
     ("src/*.ts", "src/a.ts", False),  # no general globs: a star is just a character
+    ("db/migrations/", "db/migrations/0042.sql", True),  # a folder prefix written with its slash
+    ("db/migrations/", "db/migrations", True),
+    ("db/migrations/", "db/migrationsx/a", False),
 ])
 def test_covers(entry: str, path: str, expected: bool) -> None:
     assert covers(entry, path) is expected

@@ -12,7 +12,8 @@ length), commits them with pygit2 and measures, in one run and side by side:
 - end to end `git memzoi search` against `python3 -c pass`.
 
 Figures are written to BENCHMARKS.md as ratios to the floor, with the targets beside them.
-If scripts/bench_hooks.py exists, its `section(workdir)` is appended to the report.
+Each scripts/bench_<topic>.py module (in name order) adds a section: its `section(workdir, quick)`
+returns Markdown that is appended to the report. `--only TOPIC,…` runs just those sections.
 
     .venv/bin/python scripts/bench.py                 # 10k records
     .venv/bin/python scripts/bench.py --sizes 1000,10000,50000
@@ -456,7 +457,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", default=str(ROOT / "BENCHMARKS.md"), help="where to write the report")
     parser.add_argument("--workdir", help="where to build the repositories (default: a temp folder, removed)")
     parser.add_argument("--queries", type=int, help="queries per measurement (default 200; 20 with --quick)")
-    parser.add_argument("--skip-hooks", action="store_true", help="leave out scripts/bench_hooks.py's section")
+    parser.add_argument("--sections", help="comma-separated bench_<topic>.py sections to run (default: all)")
+    parser.add_argument("--skip-sections", action="store_true", help="leave out every bench_<topic>.py section")
+    parser.add_argument("--skip-records", action="store_true", help="leave out the record-size figures")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     nqueries = args.queries or (20 if args.quick else 200)
@@ -470,15 +473,19 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(temp)
     saved_home = os.environ.get("MEMZOI_HOME")
     try:
-        results = [run_size(n, work, args.quick, nqueries, repeats) for n in sizes]
+        results = [] if args.skip_records else [run_size(n, work, args.quick, nqueries, repeats) for n in sizes]
         report = render(results, args.quick, repeats, nqueries)
-        hooks = ROOT / "scripts" / "bench_hooks.py"
-        if hooks.exists() and not args.skip_hooks:
-            spec = importlib.util.spec_from_file_location("bench_hooks", hooks)
+        wanted = None if args.sections is None else {t.strip() for t in args.sections.split(",") if t.strip()}
+        for path in [] if args.skip_sections else sorted((ROOT / "scripts").glob("bench_*.py")):
+            topic = path.stem.removeprefix("bench_")
+            if wanted is not None and topic not in wanted:
+                continue
+            spec = importlib.util.spec_from_file_location(path.stem, path)
             assert spec and spec.loader
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
-            report += "\n" + module.section(work).rstrip("\n") + "\n"
+            print(f"bench: section {topic}", file=sys.stderr)
+            report += "\n" + module.section(work / topic, args.quick).rstrip("\n") + "\n"
         Path(args.output).write_text(report, encoding="utf-8")
         print(f"wrote {args.output}", file=sys.stderr)
     finally:

@@ -203,7 +203,7 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:,.1f} ms" if seconds < 10 else f"{seconds:,.1f} s"
 
 
-def section(workdir: Path) -> str:
+def section(workdir: Path, quick: bool = False) -> str:
     """Build the benchmark repositories under `workdir`, measure, and return a Markdown section."""
     workdir.mkdir(parents=True, exist_ok=True)
     git_dir = workdir / "bench-hooks.git"

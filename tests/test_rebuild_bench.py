@@ -14,7 +14,7 @@ def test_bench_quick_smoke_run(tmp_path: Path) -> None:
     out = tmp_path / "BENCH.md"
     env = os.environ | {"PYTHONPATH": str(ROOT)}
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench.py"), "--quick", "--sizes", "40",
-                             "--queries", "6", "--skip-hooks", "--output", str(out), "--workdir",
+                             "--queries", "6", "--skip-sections", "--output", str(out), "--workdir",
                              str(tmp_path / "work")], capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 0, result.stderr
     text = out.read_text()

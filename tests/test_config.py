@@ -49,3 +49,12 @@ def test_unknown_key_and_bad_value_name_file_and_key(repo) -> None:
 def test_config_toml_is_not_a_memory_file(repo) -> None:
     repo.write(".memzoi/config.toml", '[workflow]\nproposal_approval = "auto"\n')
     assert run_cli("validate", "--json").json()["ok"] is True
+
+
+def test_agents_risk_decision_key(repo) -> None:
+    assert _ws().config.agents.risk_decision == "ask"
+    repo.write(".memzoi/config.toml", '[agents]\nrisk_decision = "deny"\n')
+    assert _ws().config.agents.risk_decision == "deny"
+    repo.write(".memzoi/config.toml", '[agents]\nrisk_decision = "block"\n')
+    out = run_cli("doctor", "--json", expect=1).json()
+    assert ".memzoi/config.toml: agents.risk_decision:" in out["checks"]["config"]

@@ -39,12 +39,20 @@ class HooksConfig(BaseModel):
     allow_in_place_edits: bool = False
 
 
+class AgentsConfig(BaseModel):
+    model_config = _SECTION
+    #: what `agent hook claude` answers for a `risk` record: ask the user, deny the tool call,
+    #: or only add the warning to the agent's context
+    risk_decision: Literal["ask", "deny", "context"] = "ask"
+
+
 class Config(BaseModel):
     model_config = _SECTION
     workflow: WorkflowConfig = WorkflowConfig()
     retention: RetentionConfig = RetentionConfig()
     recall: RecallConfig = RecallConfig()
     hooks: HooksConfig = HooksConfig()
+    agents: AgentsConfig = AgentsConfig()
 
 
 @dataclass(frozen=True)

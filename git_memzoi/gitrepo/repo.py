@@ -107,6 +107,14 @@ class GitRepo:
             return None
         return self.pygit.head.peel(pygit2.Commit)
 
+    def branch_name(self) -> str | None:
+        """The checked-out branch's short name (also for an unborn branch), or None when HEAD is detached."""
+        if self.pygit.head_is_detached:
+            return None
+        target = self.pygit.references["HEAD"].target
+        name = target if isinstance(target, str) else ""
+        return name.removeprefix("refs/heads/") or None
+
     def tree_files(self, tree: pygit2.Tree, prefix: str = MEMZOI_DIR) -> Iterator[TreeFile]:
         """Every blob under `prefix` in `tree`, depth first, with repository-root paths."""
         try:

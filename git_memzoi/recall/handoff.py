@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import FormatError, StateError
@@ -108,9 +109,9 @@ def latest_checkpoint(ws: "Workspace") -> Checkpoint | None:
                       current=expiry.current, expiry=expiry)
 
 
-def build_handoff(ws: "Workspace", task: str) -> Handoff:
-    """A context pack for `task`, the open inbox and the current session checkpoint, as one document."""
-    pack = build_context(ws, task)
+def build_handoff(ws: "Workspace", task: str, paths: Sequence[str] = ()) -> Handoff:
+    """A context pack for `task` (and `paths`), the open inbox and the current session checkpoint, as one document."""
+    pack = build_context(ws, task, paths=paths)
     inbox = open_inbox(ws)
     checkpoint = latest_checkpoint(ws)
     parts = [pack.text.rstrip("\n"), "", "## Open inbox", ""]

@@ -1,0 +1,1 @@
+"""Wiring git memzoi into coding agents: Claude Code hooks and client configuration."""

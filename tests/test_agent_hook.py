@@ -1,0 +1,234 @@
+"""`git memzoi agent hook claude`: recorded Claude Code hook events in, Claude Code's hook output out."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import FIXTURES, Repo, make_repo, memzoi_exe, run_cli
+from git_memzoi.agents.claude_hook import CONTEXT_LIMIT
+from test_recall_support import add_record
+
+EVENTS = FIXTURES / "claude-hooks"
+
+
+def event(name: str, cwd: Path, **override: Any) -> str:
+    """A recorded hook event with the project directory filled in (and fields overridden)."""
+    data = json.loads((EVENTS / f"{name}.json").read_text().replace("{CWD}", str(cwd)))
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(data.get(key), dict):
+            data[key].update(value)
+        else:
+            data[key] = value
+    return json.dumps(data)
+
+
+def hook(text: str, cwd: Path | None = None) -> tuple[dict[str, Any] | None, str]:
+    """Run the hook; it always exits 0. Returns (parsed stdout or None when silent, stderr)."""
+    result = run_cli("agent", "hook", "claude", input=text, cwd=cwd, expect=0)
+    return (json.loads(result.stdout) if result.stdout.strip() else None), result.stderr
+
+
+@pytest.fixture
+def memory(repo: Repo) -> Repo:
+    add_record(repo, "risks/migrations", "migrations-are-append-only", type="risk",
+               title="Migrations are append-only", description="Never edit an applied migration; add a new one.",
+               applies_to=["db/migrations/**"])
+    add_record(repo, "warnings/auth", "auth-validates-server-side", type="warning",
+               title="Auth validates sessions server-side", applies_to=["src/auth/**"])
+    add_record(repo, "failed/full-load", "full-load-runs-out-of-memory", type="failed_attempt",
+               title="Loading every order at once ran out of memory", applies_to=["notebooks/"])
+    add_record(repo, "risks/force-push", "never-force-push-main", type="risk",
+               title="Never force-push to main", body="Force-pushing main rewrites everyone's history.")
+    add_record(repo, "decisions/react-query", "use-react-query", type="decision",
+               title="Use React Query in apps/active", applies_to=["apps/active/**"])
+    repo.commit("memory")
+    return repo
+
+
+def test_edit_of_a_risky_path_asks_with_a_reason_and_context(memory: Repo) -> None:
+    out, err = hook(event("pretooluse-edit", memory.path))
+    assert err == ""
+    assert out is not None
+    answer = out["hookSpecificOutput"]
+    assert answer["hookEventName"] == "PreToolUse"
+    assert answer["permissionDecision"] == "ask"
+    assert answer["permissionDecisionReason"] == \
+        "git memzoi risk migrations-are-append-only: Migrations are append-only"
+    assert "\n" not in answer["permissionDecisionReason"]
+    context = answer["additionalContext"]
+    assert "path db/migrations/0042_orders.sql" in context
+    assert "[risk] Migrations are append-only (id: migrations-are-append-only)" in context
+    assert "Never edit an applied migration; add a new one." in context
+    assert set(out) == {"hookSpecificOutput"}
+
+
+@pytest.mark.parametrize("name, record, kind", [
+    ("pretooluse-write", "auth-validates-server-side", "warning"),
+    ("pretooluse-multiedit", "auth-validates-server-side", "warning"),
+    ("pretooluse-notebookedit", "full-load-runs-out-of-memory", "failed_attempt"),
+])
+def test_file_tools_give_warnings_as_context_without_a_decision(memory: Repo, name: str, record: str,
+                                                                kind: str) -> None:
+    out, _ = hook(event(name, memory.path))
+    assert out is not None
+    answer = out["hookSpecificOutput"]
+    assert answer["hookEventName"] == "PreToolUse"
+    assert "permissionDecision" not in answer and "permissionDecisionReason" not in answer
+    assert f"[{kind}]" in answer["additionalContext"] and f"(id: {record})" in answer["additionalContext"]
+
+
+def test_bash_command_is_prechecked_by_its_words(memory: Repo) -> None:
+    out, _ = hook(event("pretooluse-bash", memory.path))
+    assert out is not None
+    answer = out["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "ask"
+    assert answer["permissionDecisionReason"].startswith("git memzoi risk never-force-push-main:")
+    assert "command `git push --force origin main`" in answer["additionalContext"]
+    quiet, err = hook(event("pretooluse-bash", memory.path, tool_input={"command": "ls -la"}))
+    assert quiet is None and err == ""
+
+
+@pytest.mark.parametrize("setting, decision", [("deny", "deny"), ("context", None), ("ask", "ask")])
+def test_risk_decision_follows_config(memory: Repo, setting: str, decision: str | None) -> None:
+    memory.write(".memzoi/config.toml", f'[agents]\nrisk_decision = "{setting}"\n')
+    out, _ = hook(event("pretooluse-edit", memory.path))
+    assert out is not None
+    answer = out["hookSpecificOutput"]
+    assert answer.get("permissionDecision") == decision
+    assert ("permissionDecisionReason" in answer) == (decision is not None)
+    assert "Migrations are append-only" in answer["additionalContext"]
+
+
+def test_no_warnings_means_no_output(memory: Repo) -> None:
+    for name, tool_input in [("pretooluse-edit", {"file_path": str(memory.path / "README.md")}),
+                             ("pretooluse-edit", {"file_path": str(memory.path / "apps/active/page.tsx")}),
+                             ("pretooluse-notebookedit", {"notebook_path": str(memory.path / "other.ipynb")})]:
+        out, err = hook(event(name, memory.path, tool_input=tool_input))
+        assert out is None and err == ""
+
+
+def test_paths_outside_the_repository_get_no_answer(memory: Repo, tmp_path: Path) -> None:
+    elsewhere = make_repo(tmp_path / "elsewhere")
+    for path in (str(tmp_path / "db/migrations/1.sql"), str(elsewhere.path / "db/migrations/1.sql"),
+                 str(memory.path / ".git/config"), "../escaped/db/migrations/1.sql", str(memory.path)):
+        out, err = hook(event("pretooluse-edit", memory.path, tool_input={"file_path": path}))
+        assert out is None and err == "", path
+
+
+def test_relative_paths_and_a_subfolder_cwd(memory: Repo) -> None:
+    sub = memory.path / "db"
+    sub.mkdir()
+    out, _ = hook(event("pretooluse-edit", sub, tool_input={"file_path": "migrations/0042_orders.sql"}))
+    assert out is not None and "path db/migrations/0042_orders.sql" in out["hookSpecificOutput"]["additionalContext"]
+    out, _ = hook(event("pretooluse-edit", sub, tool_input={"file_path": str(sub / "migrations/x.sql")}), cwd=Path("/"))
+    assert out is not None, "the event's cwd names the repository, not the process's"
+
+
+def test_symlinked_project_dir_still_maps_into_the_repository(memory: Repo, tmp_path: Path) -> None:
+    link = tmp_path / "link"
+    link.symlink_to(memory.path)
+    out, _ = hook(event("pretooluse-edit", link))
+    assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "ask"
+
+
+def test_other_tools_get_no_answer(memory: Repo) -> None:
+    for tool, tool_input in [("Read", {"file_path": str(memory.path / "db/migrations/1.sql")}),
+                             ("Grep", {"pattern": "migrations"}), ("mcp__memzoi__search_memory", {"query": "x"})]:
+        out, err = hook(event("pretooluse-edit", memory.path, tool_name=tool, tool_input=tool_input))
+        assert out is None and err == ""
+
+
+def test_session_start_gives_a_budgeted_handoff(memory: Repo) -> None:
+    (memory.path / "db").mkdir()
+    out, err = hook(event("sessionstart", memory.path))
+    assert err == ""
+    assert out is not None
+    answer = out["hookSpecificOutput"]
+    assert set(answer) == {"hookEventName", "additionalContext"}
+    assert answer["hookEventName"] == "SessionStart"
+    context = answer["additionalContext"]
+    assert "# Context for: work on main" in context
+    assert "## Risk: Migrations are append-only" in context
+    assert "## Open inbox" in context and "## Session checkpoint" in context
+    assert len(context) <= CONTEXT_LIMIT
+
+
+def test_session_start_follows_the_current_checkpoint(memory: Repo) -> None:
+    run_cli("checkpoint", "add", "--task", "orders migration cleanup", "--note", "half the tables moved")
+    out, _ = hook(event("sessionstart", memory.path, source="resume"))
+    assert out is not None
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert "# Context for: orders migration cleanup" in context
+    assert "half the tables moved" in context
+
+
+def test_session_start_context_is_cut_to_claude_codes_limit(memory: Repo) -> None:
+    for n in range(40):
+        add_record(memory, f"risks/big-{n}", f"big-risk-{n}", type="risk", title=f"Big risk {n}",
+                   body=(f"migration detail {n} " * 200), applies_to=["db/"])
+    memory.write(".memzoi/config.toml", "[recall]\ncontext_budget = 100000\n")
+    (memory.path / "db").mkdir()
+    out, _ = hook(event("sessionstart", memory.path))
+    assert out is not None
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert len(context) <= CONTEXT_LIMIT and "cut to fit" in context
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "hook input is not JSON"),
+    ("{not json", "hook input is not JSON"),
+    ("[1, 2]", "hook input is not a JSON object"),
+    ('{"cwd": "/tmp"}', "hook input has no hook_event_name"),
+    ('{"hook_event_name": "PreToolUse", "cwd": "relative"}', "cwd must be an absolute path"),
+    ('{"hook_event_name": "PreToolUse", "cwd": "{CWD}", "tool_input": {}}', "PreToolUse event has no tool_name"),
+    ('{"hook_event_name": "PreToolUse", "cwd": "{CWD}", "tool_name": "Edit", "tool_input": "x"}',
+     "tool_input is not an object"),
+    ('{"hook_event_name": "PreToolUse", "cwd": "{CWD}", "tool_name": "Edit", "tool_input": {}}',
+     "tool_input.file_path is not a path"),
+    ('{"hook_event_name": "PreToolUse", "cwd": "{CWD}", "tool_name": "Bash", "tool_input": {"command": 7}}',
+     "tool_input.command is not a string"),
+    ('{"hook_event_name": "PostToolUse", "cwd": "{CWD}", "tool_name": "Edit", "tool_input": {}}',
+     "unsupported hook event 'PostToolUse'"),
+])
+def test_malformed_input_never_blocks(memory: Repo, text: str, message: str) -> None:
+    out, err = hook(text.replace("{CWD}", str(memory.path)))
+    assert out is None
+    assert err.count("\n") == 1 and err.startswith("git memzoi: agent hook claude: ") and message in err
+
+
+def test_not_utf8_input_never_blocks(memory: Repo) -> None:
+    result = subprocess.run([memzoi_exe(), "agent", "hook", "claude"], input=b"\xff\xfe{", capture_output=True,
+                            cwd=memory.path)
+    assert result.returncode == 0 and result.stdout == b""
+    assert result.stderr.decode().strip() == "git memzoi: agent hook claude: hook input is not UTF-8 text"
+
+
+def test_a_repository_without_memory_or_no_repository_never_blocks(tmp_path: Path) -> None:
+    bare = make_repo(tmp_path / "plain", init_memzoi=False)
+    out, err = hook(event("pretooluse-edit", bare.path))
+    assert out is None and err.count("\n") == 1 and "no .memzoi/" in err
+    out, err = hook(event("sessionstart", bare.path))
+    assert out is None and "no .memzoi/" in err
+    nowhere = tmp_path / "not-a-repo"
+    nowhere.mkdir()
+    out, err = hook(event("pretooluse-edit", nowhere))
+    assert out is None and err.count("\n") == 1 and err.startswith("git memzoi: agent hook claude: ")
+
+
+def test_a_broken_config_never_blocks(memory: Repo) -> None:
+    memory.write(".memzoi/config.toml", '[agents]\nrisk_decision = "block"\n')
+    out, err = hook(event("pretooluse-edit", memory.path))
+    assert out is None and "agents.risk_decision" in err and err.count("\n") == 1
+
+
+def test_through_git_as_claude_code_runs_it(memory: Repo) -> None:
+    result = subprocess.run(["git", "memzoi", "agent", "hook", "claude"], input=event("pretooluse-edit", memory.path),
+                            capture_output=True, text=True, cwd=memory.path)
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "ask"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -59,3 +60,42 @@ def hook_claude() -> None:
         return
     if answer is not None:
         click.echo(json.dumps(answer, ensure_ascii=False))
+
+
+@agent.command("install")
+@click.argument("client", type=click.Choice(["claude", "codex"]))
+@click.option("--dry-run", "dry_run", is_flag=True, help="Print the change as a unified diff; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+def install(client: str, dry_run: bool, as_json: bool) -> None:
+    """Configure a coding agent to use this repository's memory.
+
+    claude: writes the project's .mcp.json (server memzoi, run as `git memzoi mcp serve`) and
+    the SessionStart and PreToolUse hooks in .claude/settings.json (both run `git memzoi agent
+    hook claude`); both files are portable and can be committed. codex: adds
+    [mcp_servers.memzoi] to $CODEX_HOME/config.toml (default ~/.codex/config.toml). What is
+    already there stays; a second run changes nothing; an entry named memzoi that this command
+    did not write is refused (exit 1).
+    """
+    from git_memzoi.agents import install as installer
+    from git_memzoi.cli.common import emit_json, say, workspace
+    from git_memzoi.mcp.clientconfig import runtime_env
+
+    workdir = workspace().repo.require_workdir() if client == "claude" else None
+    changes = installer.plan(client, workdir or Path.cwd(), runtime_env())
+    if not dry_run:
+        installer.install(changes)
+    if as_json:
+        emit_json({"client": client, "dry_run": dry_run, "files": [c.as_json() for c in changes]})
+    elif dry_run:
+        click.echo("".join(c.diff() for c in changes), nl=False)
+    for change in changes:
+        shown = change.label
+        if not change.changed:
+            say(f"{shown}: already set up, unchanged")
+        elif dry_run:
+            say(f"{shown}: would {'create' if change.before is None else 'change'} (dry run, nothing written)")
+        else:
+            say(f"{shown}: {'created' if change.before is None else 'updated'}")
+    if client == "claude" and not dry_run and changes[0].changed:
+        say("Claude Code asks once to approve the project's MCP server memzoi (or set "
+            "enableAllProjectMcpServers in .claude/settings.local.json)")

@@ -1,0 +1,246 @@
+"""Client configuration for coding agents: merge git memzoi's MCP server and hooks into what is there.
+
+Claude Code: the project's `.mcp.json` (server `memzoi`) and `.claude/settings.json` (the
+SessionStart and PreToolUse hooks). Codex: `[mcp_servers.memzoi]` in `$CODEX_HOME/config.toml`
+(default `~/.codex/config.toml`), added as text so comments and layout stay, and read back
+with tomllib to prove the result. Every plan is computed first; nothing is written when an
+entry named `memzoi` that we did not write is in the way, and a second run changes no byte.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from git_memzoi.errors import ConfigError, Refused, UsageError
+from git_memzoi.runtime.atomic import write_atomic
+
+SERVER_NAME = "memzoi"
+#: Portable: found through git on PATH in every checkout, so `.mcp.json` can be committed.
+SERVER_COMMAND = "git"
+SERVER_ARGS = ["memzoi", "mcp", "serve"]
+HOOK_COMMAND = "git memzoi agent hook claude"
+PRETOOLUSE_MATCHER = "Edit|Write|MultiEdit|NotebookEdit|Bash"
+CLIENTS = ("claude", "codex")
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One configuration file: its bytes before (None when missing) and after."""
+
+    path: Path
+    label: str  # how to show it: repository-relative, or the Codex path as given
+    before: bytes | None
+    after: bytes
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def diff(self) -> str:
+        """A unified diff of the change ('' when nothing changes)."""
+        if not self.changed:
+            return ""
+        old = (self.before or b"").decode("utf-8").splitlines(keepends=True)
+        new = self.after.decode("utf-8").splitlines(keepends=True)
+        # git's a/ b/ prefixes for repository files; a file outside (Codex's config) by its own path
+        a, b = ("", "") if os.path.isabs(self.label) else ("a/", "b/")
+        lines = difflib.unified_diff(old, new, "/dev/null" if self.before is None else f"{a}{self.label}",
+                                     f"{b}{self.label}")
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                       for line in lines)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"path": str(self.path), "created": self.before is None, "changed": self.changed,
+                "diff": self.diff()}
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _text(path: Path, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
+
+
+def _json_object(path: Path, data: bytes | None) -> dict[str, Any]:
+    if data is None or not data.strip():
+        return {}
+    try:
+        value = json.loads(_text(path, data))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: not a JSON object")
+    return value
+
+
+def _section(path: Path, data: dict[str, Any], key: str) -> dict[str, Any]:
+    value = data.setdefault(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: {key} is not a JSON object")
+    return value
+
+
+def _dump(data: dict[str, Any]) -> bytes:
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def claude_server() -> dict[str, Any]:
+    """The `.mcp.json` entry for the server."""
+    return {"type": "stdio", "command": SERVER_COMMAND, "args": list(SERVER_ARGS)}
+
+
+def plan_mcp_json(path: Path, label: str) -> FileChange:
+    """`.mcp.json` with server `memzoi` added (other servers and keys kept)."""
+    before = _read(path)
+    data = _json_object(path, before)
+    servers = _section(path, data, "mcpServers")
+    existing = servers.get(SERVER_NAME)
+    if existing is not None and existing != claude_server():
+        raise Refused(f"{label}: mcpServers already has a server named {SERVER_NAME!r} that agent install did not "
+                      f"write: {json.dumps(existing, ensure_ascii=False)}",
+                      hint=f"remove or rename that entry, then rerun; ours is {json.dumps(claude_server())}")
+    if existing is not None:
+        return FileChange(path, label, before, before or b"")
+    servers[SERVER_NAME] = claude_server()
+    return FileChange(path, label, before, _dump(data))
+
+
+def _has_our_hook(path: Path, groups: list[Any], event: str) -> bool:
+    for group in groups:
+        if not isinstance(group, dict):
+            raise ConfigError(f"{path}: hooks.{event} holds something that is not a matcher object")
+        hooks = group.get("hooks", [])
+        if not isinstance(hooks, list):
+            raise ConfigError(f"{path}: hooks.{event}[].hooks is not a list")
+        if any(isinstance(h, dict) and h.get("command") == HOOK_COMMAND for h in hooks):
+            return True
+    return False
+
+
+def plan_settings_json(path: Path, label: str) -> FileChange:
+    """`.claude/settings.json` with the SessionStart and PreToolUse hooks added (everything else kept)."""
+    before = _read(path)
+    data = _json_object(path, before)
+    hooks = _section(path, data, "hooks")
+    ours = {"type": "command", "command": HOOK_COMMAND}
+    wanted = {"SessionStart": {"hooks": [ours]},
+              "PreToolUse": {"matcher": PRETOOLUSE_MATCHER, "hooks": [ours]}}
+    changed = False
+    for event, group in wanted.items():
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise ConfigError(f"{path}: hooks.{event} is not a list")
+        if not _has_our_hook(path, groups, event):
+            groups.append(group)
+            changed = True
+    if not changed:
+        return FileChange(path, label, before, before or b"")
+    return FileChange(path, label, before, _dump(data))
+
+
+def plan_claude(workdir: Path) -> list[FileChange]:
+    """The Claude Code project files: `.mcp.json` and `.claude/settings.json`."""
+    return [plan_mcp_json(workdir / ".mcp.json", ".mcp.json"),
+            plan_settings_json(workdir / ".claude" / "settings.json", ".claude/settings.json")]
+
+
+def codex_home() -> Path:
+    """`$CODEX_HOME`, else `~/.codex`."""
+    home = os.environ.get("CODEX_HOME")
+    return Path(home).expanduser() if home else Path.home() / ".codex"
+
+
+def _toml_string(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
+
+
+def codex_server(env: dict[str, str]) -> dict[str, Any]:
+    """The `[mcp_servers.memzoi]` table, as tomllib reads it back."""
+    entry: dict[str, Any] = {"command": SERVER_COMMAND, "args": list(SERVER_ARGS)}
+    if env:
+        entry["env"] = dict(sorted(env.items()))
+    return entry
+
+
+def codex_table(env: dict[str, str]) -> str:
+    """The TOML text of the `[mcp_servers.memzoi]` table."""
+    lines = ["# git memzoi: project memory over MCP for the repository Codex runs in",
+             f"[mcp_servers.{SERVER_NAME}]", f"command = {_toml_string(SERVER_COMMAND)}",
+             "args = [" + ", ".join(_toml_string(a) for a in SERVER_ARGS) + "]"]
+    if env:
+        pairs = ", ".join(f"{k} = {_toml_string(v)}" for k, v in sorted(env.items()))
+        lines.append(f"env = {{ {pairs} }}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml(path: Path, text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def plan_codex(config: Path, env: dict[str, str]) -> list[FileChange]:
+    """Codex's config.toml with `[mcp_servers.memzoi]` appended as text (comments and layout kept)."""
+    before = _read(config)
+    text = _text(config, before) if before is not None else ""
+    data = _toml(config, text)
+    servers = data.get("mcp_servers", {})
+    if not isinstance(servers, dict):
+        raise ConfigError(f"{config}: mcp_servers is not a table")
+    existing = servers.get(SERVER_NAME)
+    if existing is not None:
+        if existing != codex_server(env):
+            raise Refused(f"{config}: [mcp_servers.{SERVER_NAME}] is already there and agent install did not write "
+                          f"it: {json.dumps(existing, ensure_ascii=False)}",
+                          hint="remove or rename that table, then rerun")
+        return [FileChange(config, str(config), before, before or b"")]
+    head = text if not text or text.endswith("\n") else text + "\n"
+    after = head + ("\n" if head.strip() else "") + codex_table(env)
+    expected = dict(data)
+    expected["mcp_servers"] = {**servers, SERVER_NAME: codex_server(env)}
+    try:
+        result = tomllib.loads(after)
+    except tomllib.TOMLDecodeError:
+        result = None
+    if result != expected:
+        # e.g. mcp_servers is an inline table, which a later [mcp_servers.memzoi] header cannot extend
+        raise Refused(f"{config}: cannot add [mcp_servers.{SERVER_NAME}] without rewriting the file's own layout",
+                      hint="add this table by hand:\n" + codex_table(env).rstrip("\n"))
+    return [FileChange(config, str(config), before, after.encode("utf-8"))]
+
+
+def plan(client: str, workdir: Path, env: dict[str, str]) -> list[FileChange]:
+    """Every file change `agent install CLIENT` makes, planned before anything is written."""
+    if client == "claude":
+        return plan_claude(workdir)
+    if client == "codex":
+        return plan_codex(codex_home() / "config.toml", env)
+    raise UsageError(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}")
+
+
+def install(changes: list[FileChange]) -> None:
+    """Write each changed file atomically, keeping an existing file's permissions."""
+    for change in changes:
+        if not change.changed:
+            continue
+        mode = change.path.stat().st_mode & 0o777 if change.before is not None else 0o644
+        try:
+            write_atomic(change.path, change.after, mode=mode)
+        except OSError as exc:
+            raise ConfigError(f"{change.path}: cannot write: {exc.strerror}") from None

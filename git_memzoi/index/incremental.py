@@ -184,7 +184,13 @@ def update(ws: "Workspace", *, base: _Base, scan: Scan, runtime: "RuntimeSnapsho
         else:
             valid_ids[rid] = p
     for p, (rid, first) in losers.items():
-        line = pending[p].payload["ok"]["id_line"] if p in pending else 1  # type: ignore[index]
+        if p in pending:
+            line = pending[p].payload["ok"]["id_line"]  # type: ignore[index]
+        else:
+            # an unchanged file lost its ID to a new one: locate the problem on its `id:` line,
+            # as a full build and `validate` do (a rare case, so one file is read and parsed again)
+            with open(scan.full(p), "rb") as handle:
+                line = parse_payload(handle.read(), p).get("ok", {}).get("id_line", 1)
         found = [Problem(p, line, "id-duplicate", f"record ID {rid!r} is also used by {first}")]
         problems.extend(found)
         oid = pending[p].oid if p in pending else base.rows[p][1]  # type: ignore[union-attr]

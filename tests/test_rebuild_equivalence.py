@@ -1,0 +1,166 @@
+"""The incremental index equals a full rebuild, row for row and problem for problem.
+
+Random sequences of edits (add, edit, delete, rename, duplicate an ID, break a file, commit and
+switch branches) run against a real repository of more than 200 record files, so that a worktree
+new to its index takes the git-index shortcut. After every step the incremental index of one
+MEMZOI_HOME is compared with `rebuild --full` into another.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import Repo
+from git_memzoi.index.rebuild import rebuild
+from git_memzoi.runtime.workspace import Workspace
+from test_recall_support import record_text
+
+BASE_FILES = 210
+RECORDS = ".memzoi/records"
+
+
+def _dump(ws: Workspace) -> dict[str, Any]:
+    """Everything the index holds that a reader can see, keyed by path (rowids are build-specific)."""
+    conn = sqlite3.connect(f"{Path(ws.layout.index_db).as_uri()}?mode=ro", uri=True)
+    try:
+        cols = [r[1] for r in conn.execute("PRAGMA table_info(records)") if r[1] != "rowid"]
+        records = {row[0]: row for row in conn.execute(f"SELECT {', '.join(cols)} FROM records ORDER BY path")}
+        applies = sorted(conn.execute("SELECT r.path, a.base, a.entry FROM applies a JOIN records r "
+                                      "ON r.rowid = a.record").fetchall())
+        files = sorted(conn.execute("SELECT path, oid, size, record_id FROM files").fetchall())
+        invalid = sorted(conn.execute("SELECT path, oid, record_id, problems FROM invalid").fetchall())
+        fts = sorted(conn.execute("SELECT r.path FROM records_fts f JOIN records r ON r.rowid = f.rowid "
+                                  "WHERE records_fts MATCH 'alpha OR omega'").fetchall())
+        return {"records": records, "applies": applies, "files": files, "invalid": invalid, "fts": fts}
+    finally:
+        conn.close()
+
+
+def _build(home: Path, full: bool) -> tuple[dict[str, Any], list[tuple[str, int, str, str]]]:
+    os.environ["MEMZOI_HOME"] = str(home)
+    ws = Workspace.open()
+    report = rebuild(ws, full=full)
+    problems = sorted((p.path, p.line, p.code, p.message) for p in report.problems)
+    return _dump(ws), problems
+
+
+EDITS = st.lists(
+    st.tuples(st.sampled_from(["add", "edit", "delete", "rename", "duplicate", "break", "commit", "branch"]),
+              st.integers(min_value=0, max_value=10_000)),
+    min_size=1, max_size=6)
+
+
+def _records(root: Path) -> list[Path]:
+    return sorted((root / RECORDS).rglob("*.md"))
+
+
+def _apply(repo: Repo, edit: str, n: int, counter: list[int]) -> None:
+    root = repo.path
+    files = _records(root)
+    counter[0] += 1
+    serial = counter[0]
+    pick = files[n % len(files)] if files else None
+    if edit == "add" or pick is None:
+        word = "alpha" if n % 2 else "omega"
+        repo.write(f"{RECORDS}/new/r{serial}.md", record_text(f"new-{serial}", title=f"New {word} {serial}",
+                                                                applies_to=[f"src/m{n % 7}/**"]))
+    elif edit == "edit":
+        text = pick.read_text(encoding="utf-8")
+        pick.write_text(text.replace("\n---\n", f"\n---\nedited alpha {serial}\n", 1), encoding="utf-8")
+    elif edit == "delete":
+        pick.unlink()
+    elif edit == "rename":
+        dest = root / RECORDS / "moved" / f"m{serial}.md"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        pick.rename(dest)
+    elif edit == "duplicate":
+        # a new file that takes an existing record's ID, before or after it in path order
+        rid = pick.read_text(encoding="utf-8").split("id: ", 1)[1].split("\n", 1)[0].strip()
+        where = "0000" if n % 2 else "zzzz"
+        repo.write(f"{RECORDS}/{where}/d{serial}.md", record_text(rid, title=f"Dup omega {serial}"))
+    elif edit == "break":
+        pick.write_text(pick.read_text(encoding="utf-8").replace("lane: ", "lane: nonsense-", 1), encoding="utf-8")
+    elif edit == "commit":
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "--allow-empty", "-m", f"step {serial}")
+    elif edit == "branch":
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "--allow-empty", "-m", f"before switch {serial}")
+        name = f"b{serial}"
+        _git(root, "checkout", "-q", "-B", name, "HEAD~1")
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+@pytest.fixture
+def big_repo(repo: Repo) -> Repo:
+    for i in range(BASE_FILES):
+        word = "alpha" if i % 3 == 0 else "omega" if i % 3 == 1 else "gamma"
+        repo.write(f"{RECORDS}/area{i % 9}/rec{i:03d}.md",
+                   record_text(f"rec-{i:03d}", title=f"Record {word} {i}", applies_to=[f"src/m{i % 7}/"]))
+    repo.commit("base records")
+    repo.write("README.md", "x\n")
+    repo.commit("second commit")
+    return repo
+
+
+@pytest.mark.slow
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(EDITS, min_size=1, max_size=3), linked=st.booleans())
+def test_incremental_index_equals_full_rebuild(big_repo: Repo, tmp_path_factory: pytest.TempPathFactory,
+                                               steps: list[list[tuple[str, int]]], linked: bool) -> None:
+    saved_home, saved_cwd = os.environ["MEMZOI_HOME"], os.getcwd()
+    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=big_repo.path, check=True, capture_output=True,
+                          text=True).stdout.strip()
+    inc_home = tmp_path_factory.mktemp("incremental")
+    counter = [0]
+    work = big_repo
+    try:
+        _build(inc_home, full=False)
+        if linked:
+            # a linked worktree new to its index starts from the main worktree's index and takes
+            # blob OIDs from git's index stat cache (more than 200 record files)
+            path = tmp_path_factory.mktemp("linked") / "wt"
+            _git(big_repo.path, "worktree", "add", "-q", "--detach", str(path), "HEAD")
+            work = Repo(path, pygit2.Repository(str(path)))
+            os.chdir(path)
+        for number, batch in enumerate(steps):
+            for edit, n in batch:
+                _apply(work, edit, n, counter)
+            os.environ["MEMZOI_HOME"] = str(inc_home)
+            report = rebuild(Workspace.open())
+            if linked and number == 0:
+                assert report.seeded_from is not None
+            incremental = _dump(Workspace.open()), sorted((p.path, p.line, p.code, p.message) for p in report.problems)
+            full = _build(tmp_path_factory.mktemp("full"), full=True)
+            assert incremental[1] == full[1], "problems differ"
+            assert incremental[0] == full[0], "index rows differ"
+    finally:
+        os.environ["MEMZOI_HOME"] = saved_home
+        os.chdir(saved_cwd)
+        if work is not big_repo:
+            _git(big_repo.path, "worktree", "remove", "--force", str(work.path))
+        _git(big_repo.path, "checkout", "-q", "-f", base)
+        _git(big_repo.path, "clean", "-q", "-fdx", ".memzoi")
+
+
+def test_a_new_file_taking_an_unchanged_records_id_is_reported_on_its_id_line(big_repo: Repo) -> None:
+    """Incremental and full builds locate the duplicate on the same line (the `id:` line)."""
+    rebuild(Workspace.open())
+    big_repo.write(f"{RECORDS}/0000/first.md", record_text("rec-005", title="Takes an existing ID"))
+    incremental = rebuild(Workspace.open())
+    full = rebuild(Workspace.open(), full=True)
+    found = [(p.path, p.line, p.code) for p in incremental.problems]
+    assert found == [(f"{RECORDS}/area5/rec005.md", 2, "id-duplicate")]
+    assert found == [(p.path, p.line, p.code) for p in full.problems]

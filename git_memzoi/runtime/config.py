@@ -2,57 +2,117 @@
 
 Later files override earlier ones key by key. An unknown key, a bad value or a file that is
 not TOML is reported with its file and key; nothing is silently ignored.
+
+Checked by hand rather than by a pydantic model: every command reads its config, and importing
+pydantic would cost more than most commands' own work. The messages are pydantic's wording.
 """
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from git_memzoi.errors import ConfigError
 
-_SECTION = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-
-class WorkflowConfig(BaseModel):
-    model_config = _SECTION
+@dataclass(frozen=True)
+class WorkflowConfig:
     proposal_approval: Literal["manual", "auto"] = "manual"
 
 
-class RetentionConfig(BaseModel):
-    model_config = _SECTION
-    session_lease_hours: float = Field(default=24.0, gt=0, le=168)
+@dataclass(frozen=True)
+class RetentionConfig:
+    session_lease_hours: float = 24.0
 
 
-class RecallConfig(BaseModel):
-    model_config = _SECTION
-    search_limit: int = Field(default=10, ge=1, le=1000)
-    context_budget: int = Field(default=800, ge=50, le=100_000)
+@dataclass(frozen=True)
+class RecallConfig:
+    search_limit: int = 10
+    context_budget: int = 800
 
 
-class HooksConfig(BaseModel):
-    model_config = _SECTION
+@dataclass(frozen=True)
+class HooksConfig:
     allow_in_place_edits: bool = False
 
 
-class AgentsConfig(BaseModel):
-    model_config = _SECTION
+@dataclass(frozen=True)
+class AgentsConfig:
     #: what `agent hook claude` answers for a `risk` record: ask the user, deny the tool call,
     #: or only add the warning to the agent's context
     risk_decision: Literal["ask", "deny", "context"] = "ask"
 
 
-class Config(BaseModel):
-    model_config = _SECTION
-    workflow: WorkflowConfig = WorkflowConfig()
-    retention: RetentionConfig = RetentionConfig()
-    recall: RecallConfig = RecallConfig()
-    hooks: HooksConfig = HooksConfig()
-    agents: AgentsConfig = AgentsConfig()
+@dataclass(frozen=True)
+class Config:
+    workflow: WorkflowConfig = field(default_factory=WorkflowConfig)
+    retention: RetentionConfig = field(default_factory=RetentionConfig)
+    recall: RecallConfig = field(default_factory=RecallConfig)
+    hooks: HooksConfig = field(default_factory=HooksConfig)
+    agents: AgentsConfig = field(default_factory=AgentsConfig)
+
+
+class _Invalid(Exception):
+    """A value a check refused: the message, without file, key or value."""
+
+
+def _literal(*allowed: str) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if not isinstance(value, str) or value not in allowed:
+            quoted = [repr(a) for a in allowed]
+            raise _Invalid(f"Input should be {', '.join(quoted[:-1])} or {quoted[-1]}")
+        return value
+    return check
+
+
+def _bounded(value: Any, ge: float | None, gt: float | None, le: float) -> None:
+    # nan fails every comparison; the upper bound is checked first, so it is what nan reports
+    if not value <= le:
+        raise _Invalid(f"Input should be less than or equal to {le}")
+    if gt is not None and not value > gt:
+        raise _Invalid(f"Input should be greater than {gt}")
+    if ge is not None and not value >= ge:
+        raise _Invalid(f"Input should be greater than or equal to {ge}")
+
+
+def _number(*, gt: float, le: float) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _Invalid("Input should be a valid number")
+        _bounded(value, None, gt, le)
+        return float(value)
+    return check
+
+
+def _integer(*, ge: int, le: int) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _Invalid("Input should be a valid integer")
+        _bounded(value, ge, None, le)
+        return value
+    return check
+
+
+def _boolean(value: Any) -> Any:
+    if not isinstance(value, bool):
+        raise _Invalid("Input should be a valid boolean")
+    return value
+
+
+#: section -> (its dataclass, key -> check); strict: no value is converted from another type.
+SCHEMA: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
+    "workflow": (WorkflowConfig, {"proposal_approval": _literal("manual", "auto")}),
+    "retention": (RetentionConfig, {"session_lease_hours": _number(gt=0, le=168)}),
+    "recall": (RecallConfig, {"search_limit": _integer(ge=1, le=1000),
+                              "context_budget": _integer(ge=50, le=100_000)}),
+    "hooks": (HooksConfig, {"allow_in_place_edits": _boolean}),
+    "agents": (AgentsConfig, {"risk_decision": _literal("ask", "deny", "context")}),
+}
+
+assert [f.name for f in fields(Config)] == list(SCHEMA)
 
 
 @dataclass(frozen=True)
@@ -73,6 +133,37 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _build(name: str, data: dict[str, Any]) -> Config:
+    """The Config `data` describes, or ConfigError for its first problem.
+
+    Problems are found in the order pydantic reported them: section by section in schema order
+    (each section's keys in schema order, then its unknown keys), then unknown sections.
+    """
+    sections: dict[str, Any] = {}
+    for section, (cls, checks) in SCHEMA.items():
+        if section not in data:
+            continue
+        given = data[section]
+        if not isinstance(given, dict):
+            raise ConfigError(f"{name}: {section}: Input should be a valid dictionary or instance of "
+                              f"{cls.__name__} (got {given!r})")
+        values: dict[str, Any] = {}
+        for key, check in checks.items():
+            if key in given:
+                try:
+                    values[key] = check(given[key])
+                except _Invalid as exc:
+                    raise ConfigError(f"{name}: {section}.{key}: {exc} (got {given[key]!r})") from None
+        for key in given:
+            if key not in checks:
+                raise ConfigError(f"{name}: unknown key '{section}.{key}'")
+        sections[section] = cls(**values)
+    for key in data:
+        if key not in SCHEMA:
+            raise ConfigError(f"{name}: unknown key {key!r}")
+    return Config(**sections)
+
+
 def _parse(source: ConfigSource) -> dict[str, Any]:
     assert source.data is not None
     try:
@@ -82,14 +173,7 @@ def _parse(source: ConfigSource) -> dict[str, Any]:
         raise ConfigError(f"{source.name}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source.name}: not valid TOML: {exc}") from None
-    try:
-        Config.model_validate(data)  # each file must be valid on its own, so errors name it
-    except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        key = ".".join(str(p) for p in err["loc"])
-        if err["type"] == "extra_forbidden":
-            raise ConfigError(f"{source.name}: unknown key {key!r}") from None
-        raise ConfigError(f"{source.name}: {key}: {err['msg']} (got {err.get('input')!r})") from None
+    _build(source.name, data)  # each file must be valid on its own, so errors name it
     return data
 
 
@@ -99,10 +183,11 @@ def load(sources: list[ConfigSource]) -> Config:
     for source in sources:
         if source.data is not None:
             merged = _merge(merged, _parse(source))
-    return Config.model_validate(merged)
+    return _build("config", merged)
 
 
 def file_source(path: Path) -> ConfigSource:
+    """The config file at `path` (its bytes, or None when it does not exist)."""
     try:
         return ConfigSource(str(path), path.read_bytes())
     except FileNotFoundError:

@@ -26,8 +26,9 @@ def mcp() -> None:
     """The stdio MCP server (read-only tools) and its client configuration.
 
     The server answers search_memory, build_context_pack, precheck_path, precheck_command,
-    precheck_action, inspect_memory_expiry and handoff. None of its tools can propose, approve,
-    apply, reject or edit memory.
+    precheck_action, inspect_memory_expiry and handoff, serves each current, non-private record
+    as the resource memzoi://records/<concept-id>, and offers the prompts context_pack and
+    handoff. None of its tools can propose, approve, apply, reject or edit memory.
     """
 
 

@@ -1,4 +1,4 @@
-"""The stdio MCP server on the official SDK: seven read-only tools over this worktree's memory.
+"""The stdio MCP server on the official SDK: read-only tools, record resources and prompts over this worktree's memory.
 
 Tools are registered as coroutines that call recall directly, so every call runs on the event
 loop's thread, one at a time, over the same warm index. Failures come back as MCP tool errors
@@ -12,13 +12,13 @@ from collections.abc import Callable
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.types import CallToolResult, Resource, TextContent, ToolAnnotations
 from pydantic import Field
 
 from git_memzoi import __version__
-from git_memzoi.errors import MemzoiError
-from git_memzoi.mcp.tools import MemoryTools, ToolOutput
+from git_memzoi.errors import MemzoiError, NotFound
+from git_memzoi.mcp.tools import RECORD_URI_TEMPLATE, MemoryTools, ToolOutput
 from git_memzoi.profile.vocab import Lane, MemoryType
 from git_memzoi.recall.models import ContextPack, ExpiryDecision, Handoff, PrecheckResult, SearchResult
 from git_memzoi.runtime.workspace import Workspace
@@ -53,10 +53,60 @@ def _run(call: Callable[[], ToolOutput]) -> CallToolResult:
                           structured_content=out.model.model_dump(mode="json"))
 
 
+RECORD_MIME = "text/markdown"
+
+
+class MemoryServer(MCPServer):
+    """An MCPServer whose resource list is the records current at each request, not a list fixed at start."""
+
+    def __init__(self, tools: MemoryTools) -> None:
+        super().__init__("git-memzoi", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+        self.tools = tools
+
+    async def list_resources(self) -> list[Resource]:
+        fixed = await super().list_resources()
+        try:
+            records = self.tools.record_resources()
+        except MemzoiError as exc:
+            raise ResourceError(str(exc)) from exc
+        return fixed + [Resource(uri=r.uri, name=r.concept_id, title=r.title, description=r.description,
+                                 mime_type=RECORD_MIME) for r in records]
+
+
+def _read_record(tools: MemoryTools, concept_id: str) -> str:
+    try:
+        return tools.read_record(concept_id)
+    except NotFound as exc:
+        raise ResourceNotFoundError(str(exc)) from exc
+    except MemzoiError as exc:
+        raise ResourceError(str(exc)) from exc
+
+
+def _prompt_text(call: Callable[[], ToolOutput]) -> str:
+    try:
+        return call().text
+    except MemzoiError as exc:
+        raise ValueError(str(exc)) from exc
+
+
 def build_server(tools: MemoryTools) -> MCPServer:
-    """An MCPServer with the seven tools bound to `tools`."""
-    app: MCPServer = MCPServer("git-memzoi", version=__version__, instructions=INSTRUCTIONS,
-                               log_level="WARNING")
+    """An MCPServer with the seven tools, the record resources and two prompts bound to `tools`."""
+    app = MemoryServer(tools)
+
+    @app.resource(RECORD_URI_TEMPLATE, name="record", title="Memory record", mime_type=RECORD_MIME,
+                  description="A current, non-private memory record of this repository: its file, byte for byte.")
+    async def record(concept_id: str) -> str:
+        return _read_record(tools, concept_id)
+
+    @app.prompt(name="context_pack", title="Project memory for a task")
+    async def context_pack(task: str) -> str:
+        """The project memory relevant to a task: risks first, cited, within the word budget."""
+        return _prompt_text(lambda: tools.build_context_pack(_nonblank(task)))
+
+    @app.prompt(name="handoff", title="Hand over a task")
+    async def handoff_prompt(task: str) -> str:
+        """A context pack for the task plus the open proposal inbox, to pick up where the last agent stopped."""
+        return _prompt_text(lambda: tools.handoff(_nonblank(task)))
 
     @app.tool(annotations=READ_ONLY)
     async def search_memory(
@@ -122,6 +172,12 @@ def build_server(tools: MemoryTools) -> MCPServer:
         return _run(lambda: tools.handoff(task, include_local=include_local))
 
     return app
+
+
+def _nonblank(task: str) -> str:
+    if not task.strip():
+        raise ValueError("task must not be empty")
+    return task
 
 
 def serve_stdio(ws: Workspace) -> None:

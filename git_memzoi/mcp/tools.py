@@ -32,6 +32,22 @@ class ToolOutput:
     text: str
 
 
+#: Record resources: `memzoi://records/<concept-id>` (concept IDs need no escaping in a URI).
+RECORD_URI_PREFIX = "memzoi://records/"
+RECORD_URI_TEMPLATE = RECORD_URI_PREFIX + "{+concept_id}"
+
+
+@dataclass(frozen=True)
+class RecordResource:
+    """One record as an MCP resource: its URI and what a client shows in a list."""
+
+    uri: str
+    concept_id: str
+    record_id: str
+    title: str
+    description: str | None
+
+
 def _cite(citation: Citation) -> str:
     parts = [citation.path]
     if citation.source is not None or citation.source_ref is not None:
@@ -139,6 +155,20 @@ class MemoryTools:
 
         decision = explain(self.ws, _need(record_id, "record_id"))
         return ToolOutput(decision, expiry_text(decision))
+
+    def record_resources(self) -> list[RecordResource]:
+        """Every current, non-private repository record as a resource, by path."""
+        from git_memzoi.recall.records import shareable_records
+
+        return [RecordResource(uri=RECORD_URI_PREFIX + concept, concept_id=concept, record_id=rid, title=title,
+                               description=description)
+                for concept, rid, title, description in shareable_records(self.ws)]
+
+    def read_record(self, concept_id: str) -> str:
+        """A record resource's text: the record file, byte for byte."""
+        from git_memzoi.recall.records import shareable_document
+
+        return shareable_document(self.ws, _need(concept_id, "concept_id"))
 
     def handoff(self, task: str, include_local: bool = False) -> ToolOutput:
         from git_memzoi.recall.handoff import build_handoff

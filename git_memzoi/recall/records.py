@@ -127,3 +127,37 @@ def facts(ws: "Workspace", record_id: str) -> list[dict[str, str]]:
     finally:
         conn.close()
     return [dict(zip(keys, row)) for row in rows]
+
+
+#: What a client may read as a resource: current repository records that are not private.
+_SHAREABLE = "r.store = 'repo' AND r.visibility != 'private' AND r.concept_id IS NOT NULL"
+
+
+def shareable_records(ws: "Workspace") -> list[tuple[str, str, str, str | None]]:
+    """(concept ID, record ID, title, description) of each current, non-private repository record, by path."""
+    params = now_params()
+    conn = open_index(ws)
+    try:
+        rows = conn.execute(f"SELECT r.concept_id, r.record_id, r.title, r.description FROM records r "
+                            f"WHERE {current_filter('r')} AND {_SHAREABLE} ORDER BY r.path",
+                            {"now": params["now"]}).fetchall()
+    finally:
+        conn.close()
+    return [(row[0], row[1], row[2], row[3]) for row in rows]
+
+
+def shareable_document(ws: "Workspace", concept_id: str) -> str:
+    """The file text of the current, non-private repository record at `concept_id`; NotFound otherwise."""
+    params = now_params()
+    conn = open_index(ws)
+    try:
+        row = conn.execute(f"SELECT r.document FROM records r WHERE r.concept_id = :concept AND "
+                           f"{current_filter('r')} AND {_SHAREABLE}",
+                           {"now": params["now"], "concept": concept_id}).fetchone()
+    finally:
+        conn.close()
+    if row is None:
+        raise NotFound(f"no current shareable record at concept ID {concept_id!r}",
+                       hint="list them with resources/list; private and query-only records are not resources")
+    text: str = row[0]
+    return text

@@ -80,3 +80,28 @@ def test_corrupt_or_foreign_database_fails_closed_and_is_left_alone(tmp_path: Pa
     with pytest.raises(StateError, match="does not exist"):
         shared_db.connect(tmp_path / "absent.db", readonly=True)
     assert not (tmp_path / "absent.db").exists()
+
+
+def test_version_1_database_is_migrated_in_place_and_keeps_its_rows(tmp_path: Path) -> None:
+    """A shared.db made before proposals remembered their target blob gains the column; nothing is lost."""
+    path = tmp_path / "shared.db"
+    old = sqlite3.connect(path)
+    for statement in shared_db._SCHEMA.replace(
+            "    affected_ids  TEXT,                      -- JSON list of affected record IDs\n"
+            "    target_blob   TEXT                       -- supersede/tombstone: the target's blob OID when proposed\n",
+            "    affected_ids  TEXT\n").split(";"):
+        if statement.strip():
+            old.execute(statement)
+    assert "target_blob" not in old.execute("SELECT sql FROM sqlite_master WHERE name = 'proposals'").fetchone()[0]
+    old.execute("INSERT INTO proposals (id, state, packet, body_digest, file_id, created_at, updated_at) "
+                "VALUES ('p1', 'validated', 'text', 'd', NULL, 't', 't')")
+    old.execute("PRAGMA user_version = 1")
+    old.commit()
+    old.close()
+    conn = shared_db.connect(path, readonly=True)  # a reader upgrades it too
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == shared_db.SCHEMA_VERSION == 2
+    assert conn.execute("SELECT id, state, target_blob FROM proposals").fetchall() == [("p1", "validated", None)]
+    conn.close()
+    again = shared_db.connect(path)
+    assert again.execute("SELECT count(*) FROM proposals").fetchone()[0] == 1
+    again.close()

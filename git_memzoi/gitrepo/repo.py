@@ -160,27 +160,46 @@ class GitRepo:
         return flags == FileStatus.CURRENT
 
     # history -----------------------------------------------------------------
-    def last_change(self, relpath: str) -> tuple[str, datetime] | None:
-        """The newest commit reachable from HEAD that changed `relpath`, with its committer time."""
+    def head_blob(self, relpath: str) -> str | None:
+        """The blob OID `relpath` has in HEAD's tree, or None (unborn HEAD, absent, or not a regular file)."""
         head = self.head_commit()
         if head is None:
             return None
+        try:
+            entry = head.tree[relpath]
+        except KeyError:
+            return None
+        if entry.type != pygit2.enums.ObjectType.BLOB or entry.filemode == pygit2.enums.FileMode.LINK:
+            return None
+        return str(entry.id)
 
-        def blob_at(commit: pygit2.Commit) -> str | None:
+    def change_after(self, relpath: str, since: datetime) -> tuple[str, datetime] | None:
+        """A commit on HEAD's simplified history of `relpath` that changed it and is dated after `since`.
+
+        History is followed as `git log -- PATH` simplifies it: from HEAD, each step goes to the
+        first parent holding the same blob at `relpath` (TREESAME); a commit matching none of its
+        parents, or a root commit, changed it. The walk stops at the first commit whose committer
+        time is not after `since`, so it costs the commits made since then, never the whole graph.
+        """
+        commit = self.head_commit()
+        if commit is None:
+            return None
+
+        def blob_at(candidate: pygit2.Commit) -> str | None:
             try:
-                return str(commit.tree[relpath].id)
+                return str(candidate.tree[relpath].id)
             except KeyError:
                 return None
 
-        walker = self.pygit.walk(head.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
-        for commit in walker:
-            mine = blob_at(commit)
-            if mine is None:
-                continue
-            if not commit.parents or all(blob_at(parent) != mine for parent in commit.parents):
-                when = datetime.fromtimestamp(commit.commit_time, tz=timezone.utc)
+        mine = blob_at(commit)  # every commit on the followed line holds this same blob
+        while True:
+            when = datetime.fromtimestamp(commit.commit_time, tz=timezone.utc)
+            if when <= since:
+                return None
+            same = next((parent for parent in commit.parents if blob_at(parent) == mine), None)
+            if same is None:
                 return str(commit.id), when
-        return None
+            commit = same
 
 
 def open_repo(start: str | os.PathLike[str] | None = None) -> GitRepo:

@@ -19,7 +19,7 @@ OPEN_STATES = ("pending", "validated", "approved")
 STATES = ("pending", "validated", "approved", "applied", "rejected")
 
 _COLUMNS = ("id, state, packet, body_digest, file_id, created_at, updated_at, reviewer, reason, "
-            "resolved_at, affected_ids")
+            "resolved_at, affected_ids, target_blob")
 
 
 @dataclass(frozen=True)
@@ -37,11 +37,12 @@ class ProposalRow:
     reason: str | None = None
     resolved_at: str | None = None
     affected_ids: tuple[str, ...] | None = None
+    target_blob: str | None = None  # supersede/tombstone: the target's blob OID the proposal was made against
 
     def params(self) -> tuple[Any, ...]:
         affected = json.dumps(list(self.affected_ids)) if self.affected_ids is not None else None
         return (self.id, self.state, self.packet, self.body_digest, self.file_id, self.created_at,
-                self.updated_at, self.reviewer, self.reason, self.resolved_at, affected)
+                self.updated_at, self.reviewer, self.reason, self.resolved_at, affected, self.target_blob)
 
 
 @dataclass(frozen=True)
@@ -82,9 +83,9 @@ class Conflict(Exception):
 
 
 def _row(values: Iterable[Any]) -> ProposalRow:
-    (pid, state, packet, digest, file_id, created, updated, reviewer, reason, resolved, affected) = values
+    (pid, state, packet, digest, file_id, created, updated, reviewer, reason, resolved, affected, base) = values
     ids = tuple(json.loads(affected)) if affected is not None else None
-    return ProposalRow(pid, state, packet, digest, file_id, created, updated, reviewer, reason, resolved, ids)
+    return ProposalRow(pid, state, packet, digest, file_id, created, updated, reviewer, reason, resolved, ids, base)
 
 
 def get(conn: sqlite3.Connection, proposal_id: str) -> ProposalRow | None:
@@ -148,7 +149,7 @@ def execute(conn: sqlite3.Connection, change: DbChange, txid: str,
         for proposal_id in change.delete_ids:
             conn.execute("DELETE FROM proposals WHERE id = ?", (proposal_id,))
         if change.upsert is not None:
-            conn.execute(f"INSERT OR REPLACE INTO proposals ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            conn.execute(f"INSERT OR REPLACE INTO proposals ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                          change.upsert.params())
         for rejection in change.rejections:
             conn.execute("INSERT OR REPLACE INTO rejections (alias_sha256, receipt_id, receipt_path, created_at) "

@@ -21,7 +21,7 @@ from git_memzoi.errors import StateError
 from git_memzoi.profile.timefmt import format_rfc3339
 from git_memzoi.runtime import clock
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
 
 _SCHEMA = """
@@ -36,7 +36,8 @@ CREATE TABLE proposals (
     reviewer      TEXT,
     reason        TEXT,
     resolved_at   TEXT,
-    affected_ids  TEXT                       -- JSON list of affected record IDs
+    affected_ids  TEXT,                      -- JSON list of affected record IDs
+    target_blob   TEXT                       -- supersede/tombstone: the target's blob OID when proposed
 );
 CREATE INDEX proposals_state ON proposals(state);
 CREATE INDEX proposals_body ON proposals(body_digest);
@@ -81,6 +82,12 @@ CREATE TABLE events (
 """
 
 
+#: Statements that bring a shared.db from version N to N + 1, run in one transaction per step.
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: ("ALTER TABLE proposals ADD COLUMN target_blob TEXT",),
+}
+
+
 def _fail(path: Path, why: str) -> StateError:
     return StateError(f"{path}: shared.db is unreadable: {why}",
                       hint="shared.db is durable authority and is never recreated over; "
@@ -110,8 +117,10 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False) -> sqlit
             if readonly:
                 raise _fail(path, "it has no memzoi schema")
             version = _create_schema(conn, path, exists)
-        elif version != SCHEMA_VERSION:
+        if version > SCHEMA_VERSION:
             raise _fail(path, f"schema version {version}; this git memzoi reads version {SCHEMA_VERSION}")
+        if version < SCHEMA_VERSION:
+            _upgrade(conn if not readonly else None, path)
         conn.execute("SELECT count(*) FROM proposals").fetchone()
         return conn
     except sqlite3.DatabaseError as exc:
@@ -164,6 +173,31 @@ def _create_schema(conn: sqlite3.Connection, path: Path, existed: bool) -> int:
         raise
     conn.execute("COMMIT")
     return int(version)
+
+
+def _upgrade(conn: sqlite3.Connection | None, path: Path) -> None:
+    """Migrate an older shared.db in place, step by step; a read-only caller gets a short writable connection."""
+    own = conn is None
+    writer = conn if conn is not None else sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000,
+                                                           isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        try:
+            version = writer.execute("PRAGMA user_version").fetchone()[0]  # again: another process may have won
+            while version < SCHEMA_VERSION:
+                if version not in _MIGRATIONS:
+                    raise _fail(path, f"schema version {version} cannot be upgraded to {SCHEMA_VERSION}")
+                for statement in _MIGRATIONS[version]:
+                    writer.execute(statement)
+                version += 1
+                writer.execute(f"PRAGMA user_version = {version}")
+        except BaseException:
+            writer.execute("ROLLBACK")
+            raise
+        writer.execute("COMMIT")
+    finally:
+        if own:
+            writer.close()
 
 
 def check(path: Path) -> None:

@@ -139,7 +139,8 @@ def _new_record_path(snap: Snapshot, parsed: ParsedPacket, opts: ApplyOptions, w
     raise last_error
 
 
-def plan_apply(snap: Snapshot, src: Source, opts: ApplyOptions, receipt: Settled | None = None) -> Plan | Settled:
+def plan_apply(snap: Snapshot, src: Source, opts: ApplyOptions, receipt: Settled | None = None,
+               base: str | None = None) -> Plan | Settled:
     """The complete apply of `src` against `snap` (pure): or Settled when it is already applied."""
     parsed = src.require_valid()
     packet = parsed.packet
@@ -172,7 +173,7 @@ def plan_apply(snap: Snapshot, src: Source, opts: ApplyOptions, receipt: Settled
         affected = [replayed.id or replayed.path]
         summary = f"exact source replay of {affected[0]}: no new record"
     else:
-        target = checks.target(snap, parsed, where) if action != "create" else None
+        target = checks.target(snap, parsed, where, base) if action != "create" else None
         if action in ("create", "supersede"):
             cid, rid = _new_record_path(snap, parsed, opts, where, target.record.id if target else None)
             path = packets.record_path(cid)
@@ -220,7 +221,7 @@ def plan_apply(snap: Snapshot, src: Source, opts: ApplyOptions, receipt: Settled
         id=pid, state="applied", packet=src.raw.decode("utf-8"), body_digest=packets.body_digest(parsed.doc.body),
         file_id=row.file_id if row else (src.file_id if src.file_path else None),
         created_at=row.created_at if row else opts.now, updated_at=opts.now, reviewer=opts.reviewer,
-        reason=reason, resolved_at=opts.now, affected_ids=tuple(affected))
+        reason=reason, resolved_at=opts.now, affected_ids=tuple(affected), target_blob=row.target_blob if row else base)
     db = DbChange(
         event=EventSpec("apply", (pid, *affected), {"action": action, "records": affected, "resolved": resolved,
                                                     "replay": replayed is not None, "reviewer": opts.reviewer}),
@@ -245,11 +246,12 @@ def apply(ws: Workspace, target: str, *, reviewer: str | None = None, concept_id
             return _settled(found, session.repaired)
         parsed = found.require_valid()
         receipt = targets.hashed(root, session.conn, parsed.packet.id)
+        base = checks.proposed_base(parsed, found.raw, found.row)
         snap = state.gather(ws.repo, read=[LOG, GITATTRIBUTES, packets.resolved_path("applied", parsed.packet.id),
                                            packets.resolved_path("rejected", parsed.packet.id)],
-                            target_id=parsed.packet.target_id)
+                            target_id=parsed.packet.target_id, since=checks.history_since(parsed, base))
         opts = ApplyOptions(reviewer or state.who(ws.repo), state.now_text(), concept_id, reason)
-        plan = plan_apply(snap, found, opts, receipt)
+        plan = plan_apply(snap, found, opts, receipt, base)
         if isinstance(plan, Settled):
             return _settled(plan, session.repaired)
         warnings, sha = install.install_and_commit(ws, root, session.conn, plan, verb="apply", commit=commit)

@@ -2,18 +2,46 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from git_memzoi.errors import FormatError, Refused
+from git_memzoi.index.inbox_store import ProposalRow
 from git_memzoi.lifecycle import packets
 from git_memzoi.lifecycle.plan import FileChange
 from git_memzoi.lifecycle.state import Snapshot
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.document import InvalidDocument, ParsedPacket, ParsedRecord, read_record
 from git_memzoi.profile.timefmt import format_rfc3339, parse_rfc3339
+
+
+def proposed_base(parsed: ParsedPacket, raw: bytes, row: ProposalRow | None) -> str | None:
+    """The target blob a proposal was made against: the packet's proposal.target_blob, else its inbox row's.
+
+    The row's counts only when the row holds this very packet text (a file may reuse a row's ID).
+    """
+    given = parsed.packet.proposal.target_blob
+    if given is not None:
+        return given
+    if row is not None and row.target_blob is not None and row.packet.encode("utf-8") == raw:
+        return row.target_blob
+    return None
+
+
+def history_since(parsed: ParsedPacket, base: str | None) -> datetime | None:
+    """Where the history fallback starts (proposal.proposed_at), or None when a base makes it unnecessary."""
+    if base is not None or parsed.packet.proposal.action == "create":
+        return None
+    return parse_rfc3339(parsed.packet.proposal.proposed_at)
 from git_memzoi.profile.tree import SourceFile, validate_tree
 
 
-def target(snap: Snapshot, parsed: ParsedPacket, where: str) -> ParsedRecord:
-    """The supersede/tombstone target, refusing unless it exists, is active, matches the scope, and is unchanged."""
+def target(snap: Snapshot, parsed: ParsedPacket, where: str, base: str | None) -> ParsedRecord:
+    """The supersede/tombstone target, refusing unless it exists, is active, matches the scope, and is unchanged.
+
+    Unchanged means: clean in the work tree and, when the proposal carries the target's blob OID
+    (`base`), HEAD holds exactly that blob; without one, no commit on the target's simplified
+    history after proposal.proposed_at changed it (the gathered `change_after`).
+    """
     packet = parsed.packet
     tid = packet.target_id
     assert tid is not None
@@ -42,13 +70,18 @@ def target(snap: Snapshot, parsed: ParsedPacket, where: str) -> ParsedRecord:
                       f"target {tid!r} belongs to it", code="target-scope")
     if not facts.clean:
         raise Refused(f"{where}: target {facts.path} has uncommitted changes (or is untracked); it must be unchanged "
-                      f"since proposal.proposed_at", hint="commit or restore the record first", code="target-changed")
-    if facts.last_change is None:
+                      f"since it was proposed", hint="commit or restore the record first", code="target-changed")
+    if facts.head_blob is None:
         raise Refused(f"{where}: target {facts.path} is not in any commit on HEAD; it must be committed and unchanged "
-                      f"since proposal.proposed_at", code="target-changed")
-    sha, when = facts.last_change
-    proposed = parse_rfc3339(packet.proposal.proposed_at)
-    if when > proposed:
+                      f"since it was proposed", code="target-changed")
+    if base is not None:
+        if facts.head_blob != base:
+            raise Refused(f"{where}: target {facts.path} changed after the proposal: it is blob "
+                          f"{facts.head_blob[:12]}, the proposal was made against blob {base[:12]} "
+                          f"(proposal.target_blob)", hint="propose again against the current record",
+                          code="target-changed")
+    elif facts.change_after is not None:
+        sha, when = facts.change_after
         raise Refused(f"{where}: target {facts.path} changed after the proposal: commit {sha[:12]} at "
                       f"{format_rfc3339(when)} is later than proposal.proposed_at {packet.proposal.proposed_at}",
                       hint="propose again against the current record", code="target-changed")

@@ -24,6 +24,7 @@ from git_memzoi.lifecycle.state import Snapshot
 from git_memzoi.profile import concept_id as concept
 from git_memzoi.profile import frontmatter, secrets as secret_scan
 from git_memzoi.profile.document import ParsedPacket
+from git_memzoi.profile.timefmt import is_rfc3339, parse_rfc3339
 from git_memzoi.recall.models import InboxItem
 from git_memzoi.runtime.workspace import Workspace
 
@@ -167,7 +168,7 @@ def plan_propose(snap: Snapshot, raw: bytes, ctx: ProposeContext, id_hint: str) 
             raise Refused(f"{where}: scope.kind: local memory cannot become a repository record",
                           hint="keep it with git memzoi local add", code="scope-local")
         if packet.proposal.action != "create":
-            checks.target(snap, parsed, where)
+            checks.target(snap, parsed, where, packet.proposal.target_blob)
         new_state = "approved" if ctx.approval == "auto" else "validated"
     else:
         if ctx.packet_file:
@@ -186,9 +187,12 @@ def plan_propose(snap: Snapshot, raw: bytes, ctx: ProposeContext, id_hint: str) 
             raise Refused(f"{path} already exists", code="packet-id-collision")
         changes.append(FileChange(path, None, raw))
         file_id = pid
+    base = packet.proposal.target_blob
+    if base is None and packet.proposal.action != "create" and snap.target is not None:
+        base = snap.target.head_blob  # checked above to be the work tree's bytes too, when repo-safe
     row = ProposalRow(id=pid, state=new_state, packet=raw.decode("utf-8"),
                       body_digest=packets.body_digest(parsed.doc.body), file_id=file_id, created_at=ctx.now,
-                      updated_at=ctx.now)
+                      updated_at=ctx.now, target_blob=base)
     db = DbChange(EventSpec("propose", (pid,), {"state": new_state, "action": packet.proposal.action,
                                                 "packet_file": packets.pending_path(pid) if file_id else None}),
                   expect=((pid, None),), upsert=row)
@@ -209,9 +213,9 @@ def plan_approve(row: ProposalRow, parsed: ParsedPacket | None, now: str, snap: 
             raise Refused(f"inbox:{row.id}: sensitivity: {parsed.packet.sensitivity} is not repo-safe; it can only "
                           f"be rejected", code="sensitivity")
         if parsed.packet.proposal.action != "create" and snap is not None:
-            checks.target(snap, parsed, f"inbox:{row.id}")
+            checks.target(snap, parsed, f"inbox:{row.id}", checks.proposed_base(parsed, row.packet.encode("utf-8"), row))
     after = ProposalRow(row.id, "approved", row.packet, row.body_digest, row.file_id, row.created_at, now,
-                        row.reviewer, row.reason, row.resolved_at, row.affected_ids)
+                        row.reviewer, row.reason, row.resolved_at, row.affected_ids, row.target_blob)
     db = DbChange(EventSpec("approve", (row.id,), {"from": row.state}), expect=((row.id, row.state),), upsert=after)
     return Plan("approve", row.id, parsed.packet.proposal.action, "approved", (), db,
                 messages=(f"approved {row.id}",))
@@ -247,6 +251,19 @@ def _twin(snap: Snapshot, conn: Any, digest: str, pid: str) -> str | None:
     return None
 
 
+def _target_id(data: dict[str, Any]) -> str | None:
+    """The record a supersede or tombstone mapping names (unvalidated), or None."""
+    proposal = data.get("proposal")
+    if not isinstance(proposal, dict):
+        return None
+    found = None
+    if proposal.get("action") == "tombstone":
+        found = proposal.get("target")
+    elif proposal.get("action") == "supersede" and isinstance(data.get("supersedes"), list) and data["supersedes"]:
+        found = data["supersedes"][0]
+    return found if isinstance(found, str) else None
+
+
 def submit(ws: Workspace, data: dict[str, Any], body: str, *, packet_file: bool = False) -> InboxEntry:
     """Add a proposal to the inbox from a packet frontmatter mapping and body (optionally writing its packet file).
 
@@ -266,16 +283,19 @@ def submit(ws: Workspace, data: dict[str, Any], body: str, *, packet_file: bool 
             completed["id"] = new_id(str(completed.get("title")), now, salt=secrets.token_hex(4))
             if default_origin:
                 completed["origin"] = {"origin_key": f"proposal:{completed['id']}", "route": DEFAULT_ROUTE}
-        raw = packets.render_packet(completed, body)
         pid_hint = completed.get("id") if isinstance(completed.get("id"), str) else "new"
-        target_id = None
-        if isinstance(completed.get("proposal"), dict):
-            action = completed["proposal"].get("action")
-            if action == "tombstone":
-                target_id = completed["proposal"].get("target")
-            elif action == "supersede" and isinstance(completed.get("supersedes"), list) and completed["supersedes"]:
-                target_id = completed["supersedes"][0]
-        snap = state.gather(ws.repo, target_id=target_id if isinstance(target_id, str) else None)
+        proposal = completed.get("proposal")
+        target_id = _target_id(completed)
+        given_base = proposal.get("target_blob") if isinstance(proposal, dict) else None
+        since = None
+        if target_id is not None and given_base is None and isinstance(proposal, dict) \
+                and isinstance(proposal.get("proposed_at"), str) and is_rfc3339(proposal["proposed_at"]):
+            since = parse_rfc3339(proposal["proposed_at"])  # a packet given with an earlier proposed_at
+        snap = state.gather(ws.repo, target_id=target_id, since=since)
+        if packet_file and isinstance(proposal, dict) and "target_blob" not in proposal and snap.target is not None \
+                and snap.target.clean and snap.target.head_blob is not None:
+            proposal["target_blob"] = snap.target.head_blob  # the reviewed file carries what it was made against
+        raw = packets.render_packet(completed, body)
         conflict = _id_conflict(root, session.conn, str(pid_hint)) if isinstance(completed.get("id"), str) else None
         ctx = ProposeContext(now, ws.config.workflow.proposal_approval, packet_file, conflict,
                              _twin(snap, session.conn, packets.body_digest(body), str(pid_hint)))
@@ -305,7 +325,8 @@ def approve(ws: Workspace, proposal_id: str) -> InboxEntry:
             parsed = None
         snap = None
         if parsed is not None and row.state == "pending" and parsed.packet.target_id:
-            snap = state.gather(ws.repo, target_id=parsed.packet.target_id)
+            base = checks.proposed_base(parsed, row.packet.encode("utf-8"), row)
+            snap = state.gather(ws.repo, target_id=parsed.packet.target_id, since=checks.history_since(parsed, base))
         plan = plan_approve(row, parsed, state.now_text(), snap)
         install.install(root, ws.layout, session.conn, plan)
         after = inbox_store.get(session.conn, row.id)

@@ -90,7 +90,7 @@ def plan_reject(snap: Snapshot, src: Source, *, reviewer: str, now: str, reason:
         id=pid, state="rejected", packet=src.raw.decode("utf-8"), body_digest=packets.body_digest(parsed.doc.body),
         file_id=row.file_id if row else (src.file_id if src.file_path else None),
         created_at=row.created_at if row else now, updated_at=now, reviewer=reviewer, reason=reason,
-        resolved_at=now, affected_ids=())
+        resolved_at=now, affected_ids=(), target_blob=row.target_blob if row else None)
     db = DbChange(EventSpec("reject", (pid,), {"resolved": resolved, "hash_only": False, "reviewer": reviewer}),
                   expect=((pid, row.state if row else None),), upsert=after)
     return Plan("reject", pid, parsed.packet.proposal.action, "rejected", tuple(changes), db,

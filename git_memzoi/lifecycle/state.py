@@ -32,12 +32,17 @@ class RecordInfo:
 
 @dataclass(frozen=True)
 class TargetFacts:
-    """A supersede or tombstone target: its bytes and whether it changed since it was last committed."""
+    """A supersede or tombstone target: its bytes, whether the work tree matches HEAD, and HEAD's blob.
+
+    `change_after` is the history fallback for proposals that carry no target blob: a commit
+    after proposal.proposed_at that changed the target (None when none was seen, or not asked).
+    """
 
     path: str
     raw: bytes
     clean: bool
-    last_change: tuple[str, datetime] | None
+    head_blob: str | None
+    change_after: tuple[str, datetime] | None = None
 
 
 @dataclass(frozen=True)
@@ -148,8 +153,12 @@ def require_initialised(repo: GitRepo) -> Path:
     return root
 
 
-def gather(repo: GitRepo, read: Iterable[str] = (), target_id: str | None = None) -> Snapshot:
-    """Snapshot .memzoi/ (every path, every record's facts, the bytes of `read`) and the target's history."""
+def gather(repo: GitRepo, read: Iterable[str] = (), target_id: str | None = None,
+           since: datetime | None = None) -> Snapshot:
+    """Snapshot .memzoi/ (every path, every record's facts, the bytes of `read`) and the target's state.
+
+    With `since` (a proposal without a target blob), the target's history after that moment is read too.
+    """
     root = require_initialised(repo)
     files, dirs, links = _walk(root)
     if (root / GITATTRIBUTES).is_symlink():
@@ -168,7 +177,8 @@ def gather(repo: GitRepo, read: Iterable[str] = (), target_id: str | None = None
     target = None
     if target_path is not None:
         target = TargetFacts(target_path, contents[target_path], repo.is_clean(target_path),
-                             repo.last_change(target_path))
+                             repo.head_blob(target_path),
+                             repo.change_after(target_path, since) if since is not None else None)
     return Snapshot(root, frozenset(files), frozenset(dirs), frozenset(links), contents, records,
                     repo.repository_key, repo.name, target)
 

@@ -229,6 +229,8 @@ class ProposalBlock(BaseModel):
     proposed_at: Timestamp
     reason: Text | None = None
     target: Identifier | None = None
+    #: A memzoi extra (docs/contract.md): the target's git blob OID when it was proposed against.
+    target_blob: Annotated[str, Field(pattern=r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")] | None = None
     confidence: vocab.ProposalConfidenceLabel | Annotated[float, Field(ge=0.0, le=1.0)] | None = None
 
     @model_validator(mode="before")
@@ -283,6 +285,9 @@ class Packet(_Memory):
         if action == "create":
             if block.target is not None or self.supersedes:
                 raise PydanticCustomError("proposal-target", "a create proposal cannot name a target")
+            if block.target_blob is not None:
+                raise PydanticCustomError("proposal-target", "a create proposal has no target, so no "
+                                                             "proposal.target_blob")
         elif action == "supersede":
             if len(self.supersedes) != 1:
                 raise PydanticCustomError(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from git_memzoi.errors import ConfigError, FormatError
 from git_memzoi.gitrepo.history import FileEntry, History, TreeChange
 from git_memzoi.gitrepo.repo import MEMZOI_DIR
+from git_memzoi.hooks.treecache import TreeCache
 from git_memzoi.hooks.treestate import TreeState
 from git_memzoi.profile import frontmatter, secrets
 from git_memzoi.profile.document import Problem
@@ -62,9 +63,11 @@ class CheckReport:
 class MemoryChecker:
     """Checks .memzoi/ changes against their parents, caching by blob and tree OID across a push."""
 
-    def __init__(self, history: History, base_config: list[configmod.ConfigSource]) -> None:
+    def __init__(self, history: History, base_config: list[configmod.ConfigSource],
+                 tree_cache: TreeCache | None = None) -> None:
         self.history = history
         self.base_config = base_config
+        self.tree_cache = tree_cache
         self.report = CheckReport()
         self._files: dict[tuple[str, str, bool], TreeReport] = {}
         self._states: OrderedDict[str, TreeState] = OrderedDict()
@@ -142,7 +145,9 @@ class MemoryChecker:
         # Take the parent's state over instead of copying it: in a linear push it is never needed
         # again, and a sibling that does need it rebuilds it from the cached per-file reports.
         base = self._states.pop(near, None) if near is not None else None
-        state = base if base is not None else TreeState()
+        if base is None and near is not None and self.tree_cache is not None:
+            base = self.tree_cache.load(near, self._reload)
+        state = base if base is not None else TreeState(loader=self._reload)
         changes = self.history.changes(near if base is not None else None, memzoi)
         state.apply((c.path,
                      FileEntry(c.new_oid, c.new_symlink) if c.new_oid is not None else None,
@@ -152,6 +157,14 @@ class MemoryChecker:
         while len(self._states) > _TREE_STATES_KEPT:
             self._states.popitem(last=False)
         return state
+
+    def remember(self, memzoi: str | None) -> None:
+        """Store the validated state of tree `memzoi` in the tree cache, for the next change to start from."""
+        if memzoi is not None and self.tree_cache is not None and memzoi in self._states:
+            self.tree_cache.save(memzoi, self._states[memzoi])
+
+    def _reload(self, path: str, entry: FileEntry) -> TreeReport:
+        return self._file(path, entry.oid, entry.is_symlink)
 
     def _file(self, path: str, oid: str, is_symlink: bool) -> TreeReport:
         key = (path, oid, is_symlink)

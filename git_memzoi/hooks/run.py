@@ -9,6 +9,7 @@ from git_memzoi.errors import UsageError
 from git_memzoi.gitrepo import GitRepo
 from git_memzoi.gitrepo.history import History, is_zero, touches_memzoi
 from git_memzoi.hooks.checks import CONFIG_PATH, CheckReport, MemoryChecker
+from git_memzoi.hooks.treecache import TreeCache
 from git_memzoi.runtime import config as configmod
 from git_memzoi.runtime.home import Layout
 
@@ -110,10 +111,14 @@ def check_client_push(repo: GitRepo, remote: str, updates: list[RefUpdate]) -> C
 
 
 def check_staged(repo: GitRepo) -> CheckReport:
-    """pre-commit: the staged .memzoi/ against HEAD (and MERGE_HEAD while concluding a merge)."""
+    """pre-commit: the staged .memzoi/ against HEAD (and MERGE_HEAD while concluding a merge).
+
+    The staged tree is validated as a delta of HEAD's when an earlier run kept HEAD's tree
+    (see treecache), and is kept in turn for the commit after this one.
+    """
     repo.require_workdir()
     history = History(repo)
-    checker = MemoryChecker(history, base_config(repo))
+    checker = MemoryChecker(history, base_config(repo), TreeCache(Layout.for_repo(repo).hook_trees))
     memzoi, config = history.staged_memzoi()
     head = repo.head_commit()
     parents = tuple(([str(head.id)] if head is not None else []) + history.merge_heads())
@@ -125,4 +130,5 @@ def check_staged(repo: GitRepo) -> CheckReport:
         report.summaries["index"] = "staged changes"
         config_blob = ("staged", config) if config is not None else None
         checker.check("index", memzoi, parents, parent_memzoi, config_blob)
+        checker.remember(memzoi)
     return report

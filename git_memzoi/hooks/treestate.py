@@ -7,13 +7,18 @@ cross_check only on the files the change can affect: the changed ones, every rec
 packet sharing an ID with them, and every file that refers to a changed record's ID
 (a resolved packet's affected records, a proposal target, a supersedes link). The errors
 at those files are replaced; every other file's cross-file errors cannot have changed.
+
+A state can also be stored as a summary (`summary` / `from_summary`): each file's entry, ID,
+references and problems, without the parsed documents. Files whose documents a later
+cross-check needs are parsed again on demand through the state's `loader`, so a state read
+back from a summary costs what the next change touches, not what the tree holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from git_memzoi.gitrepo.history import FileEntry
 from git_memzoi.profile.document import ParsedPacket, ParsedRecord, Problem
@@ -21,6 +26,8 @@ from git_memzoi.profile.tree import TreeReport, cross_check
 
 Kind = Literal["record", "packet"]
 K = TypeVar("K")
+#: Parses one file of the tree again (path, entry) -> its own report, for states read from a summary.
+Loader = Callable[[str, FileEntry], TreeReport]
 
 
 def _with(table: dict[K, frozenset[str]], key: K, path: str) -> None:
@@ -69,11 +76,38 @@ class TreeState:
     _items: dict[str, _Item] = field(default_factory=dict)
     _by_id: dict[tuple[Kind, str], frozenset[str]] = field(default_factory=dict)
     _referrers: dict[str, frozenset[str]] = field(default_factory=dict)
+    loader: Loader | None = None
 
     def copy(self) -> "TreeState":
         """A state that `apply` can change without touching this one (tables are copied, sets shared)."""
         return TreeState(dict(self.entries), dict(self.records), dict(self.packets), dict(self.problems),
-                         dict(self.cross), dict(self._items), dict(self._by_id), dict(self._referrers))
+                         dict(self.cross), dict(self._items), dict(self._by_id), dict(self._referrers),
+                         self.loader)
+
+    def summary(self) -> dict[str, Any]:
+        """The state as plain JSON data: entries, IDs, references and problems, not parsed documents."""
+        files = []
+        for path, entry in sorted(self.entries.items()):
+            item = self._items.get(path)
+            files.append([path, entry.oid, entry.is_symlink, item.kind if item else None,
+                          item.id if item else None, sorted(item.refs) if item else []])
+        return {"files": files,
+                "problems": {p: [_problem_row(x) for x in ps] for p, ps in sorted(self.problems.items())},
+                "cross": {p: [_problem_row(x) for x in ps] for p, ps in sorted(self.cross.items())}}
+
+    @classmethod
+    def from_summary(cls, data: dict[str, Any], loader: Loader) -> "TreeState":
+        """A state read back from `summary`; `loader` parses a file when a cross-check needs its document."""
+        state = cls(loader=loader)
+        for path, oid, is_symlink, kind, ident, refs in data["files"]:
+            state.entries[path] = FileEntry(oid, bool(is_symlink))
+            if kind is not None:
+                item = _Item(kind, ident, frozenset(refs))
+                state._items[path] = item
+                state._index(path, item, remove=False)
+        state.problems = {p: [_problem(p, row) for row in rows] for p, rows in data["problems"].items()}
+        state.cross = {p: [_problem(p, row) for row in rows] for p, rows in data["cross"].items()}
+        return state
 
     def apply(self, changes: Iterable[tuple[str, FileEntry | None, TreeReport | None]]) -> None:
         """Replace files (path, entry, its own report; None entry: removed) and redo affected cross checks."""
@@ -137,6 +171,7 @@ class TreeState:
             subset |= self._by_id.get((item.kind, item.id), frozenset())
             for ref in item.refs:
                 subset |= self._by_id.get(("record", ref), frozenset())
+        self._load(subset)
         report = TreeReport(records={p: self.records[p] for p in subset if p in self.records},
                             packets={p: self.packets[p] for p in subset if p in self.packets})
         cross_check(report)
@@ -149,3 +184,25 @@ class TreeState:
                 self.cross[path] = found[path]
             else:
                 self.cross.pop(path, None)
+
+    def _load(self, paths: Iterable[str]) -> None:
+        """Parse again the files of `paths` whose documents a summary left out."""
+        for path in paths:
+            if path not in self._items or path in self.records or path in self.packets:
+                continue
+            if self.loader is None:
+                raise RuntimeError(f"tree state has no document for {path} and no loader")
+            one = self.loader(path, self.entries[path])
+            if path in one.records:
+                self.records[path] = one.records[path]
+            elif path in one.packets:
+                self.packets[path] = one.packets[path]
+
+
+def _problem_row(problem: Problem) -> list[Any]:
+    return [problem.line, problem.code, problem.message, problem.severity]
+
+
+def _problem(path: str, row: list[Any]) -> Problem:
+    line, code, message, severity = row
+    return Problem(path, int(line), str(code), str(message), severity)

@@ -53,6 +53,11 @@ class Layout:
         return self.project / "parse-cache.db"
 
     @property
+    def hook_trees(self) -> Path:
+        """Validated .memzoi/ trees the client hooks keep by tree OID, shared by linked worktrees."""
+        return self.project / "hook-trees"
+
+    @property
     def journal_dir(self) -> Path:
         """Apply journals, under the repository's runtime directory."""
         return self.project / "journal"

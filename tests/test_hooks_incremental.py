@@ -1,0 +1,143 @@
+"""pre-commit validates the staged tree as a delta of HEAD's kept tree, and reports what a full validate does."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import cast
+
+import pygit2
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import Repo, make_repo
+from git_memzoi.gitrepo import open_repo
+from git_memzoi.hooks.run import check_staged
+from git_memzoi.profile.tree import SourceFile, validate_tree
+from git_memzoi.runtime.home import Layout
+from test_hooks import packet, record
+
+RECORD_PATHS = [".memzoi/records/project/a.md", ".memzoi/records/project/b.md",
+                ".memzoi/records/project/deep/c.md", ".memzoi/records/project/d.md"]
+PACKET_PATHS = [".memzoi/proposals/resolved/applied/mem_1.md", ".memzoi/proposals/resolved/applied/mem_2.md",
+                ".memzoi/proposals/pending/mem_3.md"]
+IDS = ["alpha", "beta", "gamma"]
+#: The hook's own rules on a change (not tree validation); the comparison leaves them out.
+CHANGE_RULES = {"record-edited", "record-deleted", "secret", "config"}
+
+record_text = st.builds(
+    lambda rid, sup, status: record(rid, status=status, extra=f"supersedes: {sup}\n" if sup else ""),
+    st.sampled_from(IDS), st.sampled_from([None, *IDS, "delta"]),
+    st.sampled_from(["active", "superseded", "tombstoned"]))
+packet_text = st.builds(lambda pid, status, rid: packet(pid, status=status, affected=rid),
+                        st.sampled_from(["mem_1", "mem_2", "mem_3"]), st.sampled_from(["applied", "proposed"]),
+                        st.sampled_from([*IDS, "delta"]))
+edit = st.one_of(
+    st.tuples(st.just("write"), st.sampled_from(RECORD_PATHS), record_text),
+    st.tuples(st.just("write"), st.sampled_from(PACKET_PATHS), packet_text),
+    st.tuples(st.just("write"), st.sampled_from(RECORD_PATHS + PACKET_PATHS), st.just("---\nnot: [a record\n")),
+    st.tuples(st.just("delete"), st.sampled_from(RECORD_PATHS + PACKET_PATHS), st.just("")),
+    st.tuples(st.just("rename"), st.sampled_from(RECORD_PATHS + PACKET_PATHS), st.sampled_from(RECORD_PATHS)),
+)
+#: A step stages a few edits, then runs the hook, commits without it (--no-verify), or both.
+step = st.tuples(st.lists(edit, min_size=1, max_size=3), st.sampled_from(["hook", "commit", "hook+commit"]))
+
+
+def stage(repo: Repo, edits: list[tuple[str, str, str]]) -> None:
+    for action, path, arg in edits:
+        target = repo.path / path
+        if action == "write":
+            repo.write(path, arg)
+        elif action == "delete" and target.exists():
+            target.unlink()
+        elif action == "rename" and target.exists() and arg != path:
+            (repo.path / arg).parent.mkdir(parents=True, exist_ok=True)
+            target.rename(repo.path / arg)
+    index = repo.git.index
+    index.add_all([".memzoi"])
+    index.write()
+
+
+def full_validation(repo: Repo) -> list[str]:
+    """What `validate` reports for the staged tree, validated from scratch."""
+    tree = cast(pygit2.Tree, repo.git[repo.git.index.write_tree()])
+    memzoi = cast(pygit2.Tree, tree[".memzoi"])
+    files = []
+
+    def walk(folder: pygit2.Tree, prefix: str) -> None:
+        for entry in folder:
+            path = f"{prefix}/{entry.name}"
+            if isinstance(entry, pygit2.Tree):
+                walk(entry, path)
+            else:
+                blob = cast(pygit2.Blob, entry)
+                files.append(SourceFile(path, lambda b=blob: b.data, entry.filemode == pygit2.enums.FileMode.LINK))
+    walk(memzoi, ".memzoi")
+    report = validate_tree(sorted(files, key=lambda f: f.path), "committed")
+    return sorted(str(p) for p in report.errors)
+
+
+def staged_differs(repo: Repo) -> bool:
+    head = repo.git.head.peel(pygit2.Commit).tree
+    staged = cast(pygit2.Tree, repo.git[repo.git.index.write_tree()])
+    return bool(head[".memzoi"].id != staged[".memzoi"].id)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(step, min_size=1, max_size=6))
+def test_incremental_pre_commit_equals_full_validation(steps: list[tuple[list[tuple[str, str, str]], str]]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        repo = make_repo(Path(folder) / "project")
+        for edits, then in steps:
+            stage(repo, edits)
+            if "hook" in then:
+                report = check_staged(open_repo(repo.path))
+                found = sorted(str(f.problem) for f in report.findings if f.problem.code not in CHANGE_RULES)
+                if staged_differs(repo):
+                    assert found == full_validation(repo)
+                else:
+                    assert report.commits_checked == 0 and found == []
+            if "commit" in then:
+                repo.commit("step", paths=None)
+
+
+def test_the_next_commit_parses_only_what_it_changes(repo: Repo) -> None:
+    for n in range(30):
+        repo.write(f".memzoi/records/project/r{n:02d}.md", record(f"r{n:02d}"))
+    repo.git.index.add_all()
+    repo.git.index.write()
+    first = check_staged(open_repo(repo.path))
+    assert first.ok and first.files_parsed >= 30
+    repo.commit("thirty records")
+    assert (Layout.for_repo(open_repo(repo.path)).hook_trees).is_dir()
+
+    repo.write(".memzoi/records/project/new.md", record("new", extra="supersedes: r07\n"))
+    repo.git.index.add_all()
+    repo.git.index.write()
+    second = check_staged(open_repo(repo.path))
+    assert second.ok
+    assert second.files_parsed == 2  # the new record, and r07 whose ID it refers to
+    repo.commit("one more")
+
+    repo.write(".memzoi/records/project/dup.md", record("r12"))
+    repo.git.index.add_all()
+    repo.git.index.write()
+    third = check_staged(open_repo(repo.path))
+    assert [f.problem.code for f in third.findings] == ["id-duplicate"]
+    assert third.files_parsed == 2  # the duplicate and the record that owns its ID
+
+
+def test_a_damaged_kept_tree_is_validated_from_scratch(repo: Repo) -> None:
+    repo.write(".memzoi/records/project/one.md", record("one"))
+    repo.git.index.add_all()
+    repo.git.index.write()
+    assert check_staged(open_repo(repo.path)).ok
+    repo.commit("one")
+    kept = list(Layout.for_repo(open_repo(repo.path)).hook_trees.glob("*.json"))
+    assert len(kept) == 1
+    kept[0].write_text('{"version": "')
+    repo.write(".memzoi/records/project/two.md", record("one"))
+    repo.git.index.add_all()
+    repo.git.index.write()
+    report = check_staged(open_repo(repo.path))
+    assert [f.problem.code for f in report.findings] == ["id-duplicate"]

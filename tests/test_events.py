@@ -101,3 +101,22 @@ def test_real_pipe_closed_early_is_quiet(repo: Repo, tmp_path: Path) -> None:
     err = proc.stderr.read().decode()
     proc.wait(timeout=60)
     assert "Traceback" not in err and "internal error" not in err
+
+
+def test_actor_is_git_identity_when_memzoi_actor_is_unset(repo: Repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("MEMZOI_ACTOR")
+    monkeypatch.delenv("USER", raising=False)
+    monkeypatch.delenv("LOGNAME", raising=False)
+    run_cli("local", "add", "--title", "From git's global identity", "--body", "b")
+    subprocess.run(["git", "config", "user.name", "Repo Person"], cwd=repo.path, check=True)
+    subprocess.run(["git", "config", "user.email", "repo@example.com"], cwd=repo.path, check=True)
+    local_id = run_cli("local", "add", "--title", "From the repository's identity", "--body", "b").stdout.strip()
+    proposal = run_cli("propose", "--type", "decision", "--title", "Actor check", "--body", "b", "--json").json()
+    monkeypatch.setenv("MEMZOI_ACTOR", "robot-7")
+    run_cli("local", "forget", local_id)
+    actors = [(e["action"], e["actor"]) for e in jsonl()]
+    assert actors[0] == ("local.add", "Test Author <author@example.com>")
+    assert actors[1] == ("local.add", "Repo Person <repo@example.com>")
+    assert len(actors) > 3 and all(a == "Repo Person <repo@example.com>" for _, a in actors[2:-1]), (proposal, actors)
+    assert actors[-1] == ("local.forget", "robot-7")
+    assert all(a != "unknown" for _, a in actors)

@@ -94,8 +94,18 @@ def _fail(path: Path, why: str) -> StateError:
                            "restore it from a backup or move it aside deliberately")
 
 
-def connect(path: Path, *, create: bool = True, readonly: bool = False) -> sqlite3.Connection:
-    """Open shared.db, creating it only when no file exists; fail closed on anything unreadable."""
+class Connection(sqlite3.Connection):
+    """A shared.db connection that knows who acts through it, so every audit event names them."""
+
+    actor: str | None = None
+
+
+def connect(path: Path, *, create: bool = True, readonly: bool = False,
+            actor: str | None = None) -> sqlite3.Connection:
+    """Open shared.db, creating it only when no file exists; fail closed on anything unreadable.
+
+    `actor` names who acts for the audit events written through this connection.
+    """
     exists = path.exists()
     if not exists and (readonly or not create):
         raise StateError(f"{path}: shared.db does not exist yet", hint="run a command that writes memory first")
@@ -104,10 +114,11 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False) -> sqlit
     try:
         if readonly:
             conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
-                                   isolation_level=None, check_same_thread=False)
+                                   isolation_level=None, check_same_thread=False, factory=Connection)
         else:
             conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                                   check_same_thread=False)
+                                   check_same_thread=False, factory=Connection)
+        conn.actor = actor
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if not readonly:
             conn.execute("PRAGMA journal_mode = WAL")
@@ -231,8 +242,10 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 
 def actor() -> str:
-    """Who is acting: MEMZOI_ACTOR, else the OS user."""
-    return os.environ.get("MEMZOI_ACTOR") or os.environ.get("USER") or "unknown"
+    """Who is acting when the connection was not told: MEMZOI_ACTOR, else the OS user."""
+    from git_memzoi.gitrepo.identity import os_user
+
+    return os.environ.get("MEMZOI_ACTOR") or os_user() or "unknown"
 
 
 def append_event(conn: sqlite3.Connection, action: str, ids: list[str], detail: dict[str, Any] | None = None,
@@ -240,6 +253,6 @@ def append_event(conn: sqlite3.Connection, action: str, ids: list[str], detail: 
     """Append an audit event; call inside the transaction of the write it describes."""
     conn.execute(
         "INSERT INTO events (at, actor, action, ids, detail) VALUES (?, ?, ?, ?, ?)",
-        (format_rfc3339(clock.now()), who or actor(), action, json.dumps(ids),
+        (format_rfc3339(clock.now()), who or getattr(conn, "actor", None) or actor(), action, json.dumps(ids),
          json.dumps(detail or {}, sort_keys=True)),
     )

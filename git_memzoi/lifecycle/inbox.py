@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from git_memzoi.gitrepo.identity import actor
 from git_memzoi.errors import FormatError, NotFound, Refused
 from git_memzoi.index import inbox_store, shared_db
 from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow
@@ -434,7 +435,7 @@ def show(ws: Workspace, target: str) -> InboxEntry | targets.Settled:
     """One proposal by inbox ID, packet path or file ID; a resolved one reports how it was resolved."""
     recovery.settle_if_needed(ws)
     root = ws.repo.require_workdir()
-    conn = shared_db.connect(ws.layout.shared_db)
+    conn = shared_db.connect(ws.layout.shared_db, actor=actor(ws.repo))
     try:
         found = targets.resolve(ws.repo, conn, target)
     finally:

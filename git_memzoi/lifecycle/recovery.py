@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_memzoi.gitrepo.identity import actor
 from git_memzoi.index import inbox_store, shared_db
 from git_memzoi.lifecycle import install
 from git_memzoi.lifecycle import journal as journals
@@ -37,7 +38,7 @@ def _db_committed(ws: Workspace, conn: sqlite3.Connection | None, txid: str) -> 
         return inbox_store.journal_committed(conn, txid)
     if not ws.layout.shared_db.exists():
         return False
-    own = shared_db.connect(ws.layout.shared_db, create=False)
+    own = shared_db.connect(ws.layout.shared_db, create=False, actor=actor(ws.repo))
     try:
         return inbox_store.journal_committed(own, txid)
     finally:
@@ -83,7 +84,7 @@ class Session:
 def locked(ws: Workspace) -> Iterator[Session]:
     """Hold repo-lifecycle.lock, open shared.db and repair anything interrupted, for one lifecycle step."""
     with lifecycle_lock(ws.layout.lock):
-        conn = shared_db.connect(ws.layout.shared_db)
+        conn = shared_db.connect(ws.layout.shared_db, actor=actor(ws.repo))
         try:
             repaired = repair_locked(ws, conn)
             yield Session(ws, conn, repaired)

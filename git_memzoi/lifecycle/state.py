@@ -204,7 +204,9 @@ def who(repo: GitRepo) -> str:
     configured = config_value(repo, "user.name")
     if configured:
         return configured.strip()
-    return os.environ.get("USER") or "unknown"
+    from git_memzoi.gitrepo.identity import os_user
+
+    return os_user() or "unknown"
 
 
 def now_text() -> str:

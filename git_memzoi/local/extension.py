@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from git_memzoi.gitrepo.identity import actor
 from git_memzoi.errors import NotFound, Refused, UsageError
 from git_memzoi.index import runtime_store, shared_db
 from git_memzoi.local import store
@@ -93,7 +94,7 @@ def extend(ws: Workspace, record_id: str, *, until: str, reason: str) -> dict[st
                               code="extension-in-past")
             fact = runtime_store.add_fact(
                 conn, record_id=record_id, fact=runtime_store.EPISODIC_EXTENSION, until=format_rfc3339(target),
-                reason=reason, actor=shared_db.actor(), action="retention.extend", detail={"path": path})
+                reason=reason, actor=actor(ws.repo), action="retention.extend", detail={"path": path})
     return {"record_id": record_id, "path": path, "occurred_at": record.retention.occurred_at,
             "previous_window_end": format_rfc3339(current_end), "until": fact.until,
             "limit": format_rfc3339(limit), "reason": fact.reason, "actor": fact.actor,

@@ -53,7 +53,9 @@ def citation_path(store: str, record_id: str) -> str:
 @contextmanager
 def writing(ws: Workspace) -> Iterator[sqlite3.Connection]:
     """shared.db opened for writing (created on first use; fails closed when unreadable)."""
-    conn = shared_db.connect(ws.layout.shared_db)
+    from git_memzoi.gitrepo.identity import actor
+
+    conn = shared_db.connect(ws.layout.shared_db, actor=actor(ws.repo))
     try:
         yield conn
     finally:

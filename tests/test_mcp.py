@@ -355,3 +355,17 @@ def test_a_fresh_repository_with_no_records_serves_empty_answers(tmp_path: Path)
     run_async(main)
     assert seen["search"].structured_content["hits"] == []
     assert seen["precheck"].structured_content["warnings"] == []
+
+
+def test_output_schemas_come_from_the_recall_dataclasses() -> None:
+    from git_memzoi.mcp.server import output_model
+    from git_memzoi.recall.models import ExpiryDecision, Handoff
+
+    expiry = output_model(ExpiryDecision).model_json_schema()
+    assert expiry["description"].startswith("Why a record is current or query-only")
+    assert expiry["properties"]["facts"]["default"] == [] and "facts" not in expiry["required"]
+    handoff = output_model(Handoff).model_json_schema()
+    assert "description" not in handoff   # no docstring: no description, as before
+    assert set(handoff["$defs"]) == {"Checkpoint", "Citation", "ContextItem", "ContextPack", "ExpiryDecision",
+                                     "InboxItem", "Omission"}
+    assert handoff["properties"]["checkpoint"]["anyOf"][1] == {"type": "null"}

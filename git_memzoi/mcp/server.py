@@ -7,14 +7,17 @@ loop's thread, one at a time, over the same warm index. Failures come back as MC
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import logging
+import types
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.types import CallToolResult, Resource, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from git_memzoi import __version__
 from git_memzoi.errors import MemzoiError, NotFound
@@ -37,6 +40,49 @@ terminal); no tool here can propose, approve, apply, reject or edit memory. Priv
 memory is left out unless a tool's include_local argument asks for it."""
 
 MAX_LIMIT = 200
+
+
+def _pydantic_type(tp: Any) -> Any:
+    """`tp` with every recall dataclass in it replaced by its pydantic twin."""
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        return output_model(tp)
+    origin = get_origin(tp)
+    if origin is None or origin is Literal:
+        return tp
+    args = tuple(_pydantic_type(arg) for arg in get_args(tp))
+    if origin in (Union, types.UnionType):
+        return Union[args]
+    return origin[args]
+
+
+@functools.cache
+def output_model(cls: type) -> type[BaseModel]:
+    """A pydantic model with `cls`'s fields, defaults and docstring: the tool's output schema.
+
+    Recall returns dataclasses (the read path never imports pydantic); the schema clients see
+    stays the one the SDK derives from a model.
+    """
+    hints = get_type_hints(cls)
+    fields: dict[str, Any] = {}
+    for item in dataclasses.fields(cls):
+        kind = _pydantic_type(hints[item.name])
+        if item.default is not dataclasses.MISSING:
+            fields[item.name] = (kind, item.default)
+        elif item.default_factory is not dataclasses.MISSING:
+            fields[item.name] = (kind, item.default_factory())
+        else:
+            fields[item.name] = (kind, ...)
+    doc = cls.__doc__ if cls.__doc__ and not cls.__doc__.startswith(f"{cls.__name__}(") else None
+    model: type[BaseModel] = create_model(cls.__name__, __doc__=doc, __config__=ConfigDict(frozen=True),
+                                          **fields)
+    return model
+
+
+SearchOutput = output_model(SearchResult)
+ContextOutput = output_model(ContextPack)
+PrecheckOutput = output_model(PrecheckResult)
+ExpiryOutput = output_model(ExpiryDecision)
+HandoffOutput = output_model(Handoff)
 
 
 def _run(call: Callable[[], ToolOutput]) -> CallToolResult:
@@ -117,7 +163,7 @@ def build_server(tools: MemoryTools) -> MCPServer:
         limit: Annotated[int | None, Field(ge=1, le=MAX_LIMIT, description="At most this many hits.")] = None,
         include_local: Annotated[bool, Field(
             description="Also search private local and session memory of this machine.")] = False,
-    ) -> Annotated[CallToolResult, SearchResult]:
+    ) -> Annotated[CallToolResult, SearchOutput]:  # type: ignore[valid-type]
         """Full-text search over the current memory records; each hit cites its record and evidence."""
         return _run(lambda: tools.search_memory(query, path=path, type=type, lane=lane, limit=limit,
                                                 include_local=include_local))
@@ -129,7 +175,7 @@ def build_server(tools: MemoryTools) -> MCPServer:
         budget: Annotated[int | None, Field(ge=1, description="Word budget for the pack.")] = None,
         include_local: Annotated[bool, Field(
             description="Also include private local and session memory of this machine.")] = False,
-    ) -> Annotated[CallToolResult, ContextPack]:
+    ) -> Annotated[CallToolResult, ContextOutput]:  # type: ignore[valid-type]
         """A prompt-ready context pack of the memory relevant to a task, within a word budget."""
         return _run(lambda: tools.build_context_pack(task, paths=paths or (), budget=budget,
                                                      include_local=include_local))
@@ -137,28 +183,28 @@ def build_server(tools: MemoryTools) -> MCPServer:
     @app.tool(annotations=READ_ONLY)
     async def precheck_path(
         path: Annotated[str, Field(min_length=1, description="A repository path you are about to change.")],
-    ) -> Annotated[CallToolResult, PrecheckResult]:
+    ) -> Annotated[CallToolResult, PrecheckOutput]:  # type: ignore[valid-type]
         """Risks, warnings and failed attempts recorded for a path, most severe first."""
         return _run(lambda: tools.precheck_path(path))
 
     @app.tool(annotations=READ_ONLY)
     async def precheck_command(
         command: Annotated[str, Field(min_length=1, description="A shell command you are about to run.")],
-    ) -> Annotated[CallToolResult, PrecheckResult]:
+    ) -> Annotated[CallToolResult, PrecheckOutput]:  # type: ignore[valid-type]
         """Risks, warnings and failed attempts recorded for a command, most severe first."""
         return _run(lambda: tools.precheck_command(command))
 
     @app.tool(annotations=READ_ONLY)
     async def precheck_action(
         action: Annotated[str, Field(min_length=1, description="An action in a few words, e.g. 'bump the MSRV'.")],
-    ) -> Annotated[CallToolResult, PrecheckResult]:
+    ) -> Annotated[CallToolResult, PrecheckOutput]:  # type: ignore[valid-type]
         """Risks, warnings and failed attempts recorded for an action, most severe first."""
         return _run(lambda: tools.precheck_action(action))
 
     @app.tool(annotations=READ_ONLY)
     async def inspect_memory_expiry(
         record_id: Annotated[str, Field(min_length=1, description="The record ID to explain.")],
-    ) -> Annotated[CallToolResult, ExpiryDecision]:
+    ) -> Annotated[CallToolResult, ExpiryOutput]:  # type: ignore[valid-type]
         """Why a record is current or query-only: its lane rule, retention boundary and reason."""
         return _run(lambda: tools.inspect_memory_expiry(record_id))
 
@@ -167,7 +213,7 @@ def build_server(tools: MemoryTools) -> MCPServer:
         task: Annotated[str, Field(min_length=1, description="The task being handed over.")],
         include_local: Annotated[bool, Field(
             description="Also include the current session checkpoint (session memory of this machine).")] = False,
-    ) -> Annotated[CallToolResult, Handoff]:
+    ) -> Annotated[CallToolResult, HandoffOutput]:  # type: ignore[valid-type]
         """A context pack plus the open proposal inbox (and, on request, the session checkpoint), for switching agents."""
         return _run(lambda: tools.handoff(task, include_local=include_local))
 

@@ -9,11 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel
-
 from git_memzoi.errors import UsageError
 from git_memzoi.recall.models import (
-    Citation, ContextPack, ExpiryDecision, Handoff, PrecheckResult, SearchResult,
+    Citation, ContextPack, ExpiryDecision, Handoff, Model, PrecheckResult, SearchResult,
 )
 from git_memzoi.runtime.workspace import Workspace
 
@@ -28,7 +26,7 @@ TOOL_NAMES: tuple[str, ...] = (
 class ToolOutput:
     """What a tool returns: the recall model (structured content) and text for the model to read."""
 
-    model: BaseModel
+    model: Model
     text: str
 
 

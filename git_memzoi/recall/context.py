@@ -183,4 +183,4 @@ def _pack(task: str, paths: list[str], budget: int, ordered: list[_Candidate]) -
                                                for o in omitted[:OMITTED_SHOWN])
         if len(omitted) > OMITTED_SHOWN:
             text += f"- and {len(omitted) - OMITTED_SHOWN} more (see --json)\n"
-    return ContextPack(task=task, paths=paths, budget=budget, used=used, items=items, omitted=omitted, text=text)
+    return ContextPack(task=task, paths=list(paths), budget=budget, used=used, items=items, omitted=omitted, text=text)

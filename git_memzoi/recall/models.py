@@ -1,20 +1,42 @@
-"""Result models recall returns; the CLI renders them and the MCP server serialises them."""
+"""Result models recall returns; the CLI renders them and the MCP server serialises them.
+
+Frozen dataclasses, not pydantic models: every read command builds them, and importing pydantic
+would cost more than the read itself. `model_dump()` gives the same dictionaries pydantic gave.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
 
 Store = Literal["repo", "local", "session"]
 
-_FROZEN = ConfigDict(frozen=True)
+_M = TypeVar("_M", bound="Model")
 
 
-class Citation(BaseModel):
+class Model:
+    """The part of pydantic's model API that callers use: dumps and copies."""
+
+    def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
+        """The fields as plain dicts and lists, nested models included (JSON-ready in either mode)."""
+        out: dict[str, Any] = dataclasses.asdict(self)  # type: ignore[call-overload]
+        return out
+
+    def model_dump_json(self) -> str:
+        """The fields as one compact JSON document."""
+        return json.dumps(self.model_dump(), ensure_ascii=False, separators=(",", ":"))
+
+    def model_copy(self: _M, *, update: dict[str, Any]) -> _M:
+        """A copy with some fields replaced."""
+        return dataclasses.replace(self, **update)  # type: ignore[type-var]
+
+
+@dataclass(frozen=True)
+class Citation(Model):
     """Evidence for a recalled record: source/source_ref exactly as stored (null stays null)."""
 
-    model_config = _FROZEN
     record_id: str
     source: str | None
     source_ref: str | None
@@ -22,10 +44,10 @@ class Citation(BaseModel):
     path: str  # `.memzoi/records/<concept-id>.md`, or `shared.db:<store>/<id>` for runtime memory
 
 
-class ExpiryDecision(BaseModel):
+@dataclass(frozen=True)
+class ExpiryDecision(Model):
     """Why a record is current or query-only: the lane rule, the boundary and the reason."""
 
-    model_config = _FROZEN
     record_id: str
     lane: str
     status: str
@@ -35,13 +57,13 @@ class ExpiryDecision(BaseModel):
     boundary_kind: str | None  # terminal | lease | cap | explicit | window | extension | status
     reason: str                # one sentence for a person
     evaluated_at: str          # RFC 3339 "now" the decision used
-    facts: list[dict[str, str]] = []  # authorised retention facts that were considered
+    facts: list[dict[str, str]] = field(default_factory=list)  # authorised retention facts that were considered
 
 
-class IndexedRecord(BaseModel):
+@dataclass(frozen=True)
+class IndexedRecord(Model):
     """A record as the index holds it, with its raw file text for byte-exact exports."""
 
-    model_config = _FROZEN
     record_id: str
     concept_id: str | None     # None for runtime (shared.db) memory
     store: Store
@@ -60,10 +82,10 @@ class IndexedRecord(BaseModel):
     document: str              # the full file text, frontmatter and body, as stored
 
 
-class Hit(BaseModel):
+@dataclass(frozen=True)
+class Hit(Model):
     """One search result."""
 
-    model_config = _FROZEN
     record_id: str
     store: Store
     title: str
@@ -77,15 +99,15 @@ class Hit(BaseModel):
     citation: Citation
 
 
-class SearchResult(BaseModel):
-    model_config = _FROZEN
+@dataclass(frozen=True)
+class SearchResult(Model):
     query: str
     hits: list[Hit]
     filters: dict[str, str | int | bool | None]
 
 
-class ContextItem(BaseModel):
-    model_config = _FROZEN
+@dataclass(frozen=True)
+class ContextItem(Model):
     record_id: str
     store: Store
     type: str
@@ -97,15 +119,15 @@ class ContextItem(BaseModel):
     citation: Citation
 
 
-class Omission(BaseModel):
-    model_config = _FROZEN
+@dataclass(frozen=True)
+class Omission(Model):
     record_id: str
     title: str
     reason: str                # "over budget", "duplicate of <id>", ...
 
 
-class ContextPack(BaseModel):
-    model_config = _FROZEN
+@dataclass(frozen=True)
+class ContextPack(Model):
     task: str
     paths: list[str]
     budget: int                # words
@@ -115,8 +137,8 @@ class ContextPack(BaseModel):
     text: str                  # the prompt-ready Markdown pack
 
 
-class InboxItem(BaseModel):
-    model_config = _FROZEN
+@dataclass(frozen=True)
+class InboxItem(Model):
     proposal_id: str
     state: str
     action: str
@@ -124,8 +146,8 @@ class InboxItem(BaseModel):
     file: str | None           # pending packet path, when there is one
 
 
-class Checkpoint(BaseModel):
-    model_config = _FROZEN
+@dataclass(frozen=True)
+class Checkpoint(Model):
     record_id: str
     task: str
     note: str
@@ -135,8 +157,8 @@ class Checkpoint(BaseModel):
     expiry: ExpiryDecision
 
 
-class Handoff(BaseModel):
-    model_config = _FROZEN
+@dataclass(frozen=True)
+class Handoff(Model):
     task: str
     pack: ContextPack
     inbox: list[InboxItem]
@@ -144,8 +166,8 @@ class Handoff(BaseModel):
     text: str
 
 
-class PrecheckWarning(BaseModel):
-    model_config = _FROZEN
+@dataclass(frozen=True)
+class PrecheckWarning(Model):
     record_id: str
     type: str                  # risk | warning | failed_attempt
     severity: int              # lower is more severe
@@ -156,8 +178,8 @@ class PrecheckWarning(BaseModel):
     citation: Citation
 
 
-class PrecheckResult(BaseModel):
-    model_config = _FROZEN
+@dataclass(frozen=True)
+class PrecheckResult(Model):
     subject: Literal["path", "command", "action"]
     value: str
     warnings: list[PrecheckWarning]

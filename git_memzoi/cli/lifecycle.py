@@ -9,14 +9,20 @@ import click
 from git_memzoi.cli.common import emit_json, json_option, read_text_arg, say, workspace
 from git_memzoi.errors import UsageError
 from git_memzoi.profile import vocab
-from git_memzoi.profile.timefmt import is_rfc3339
+from git_memzoi.profile.timefmt import OutOfRange, parse_rfc3339
 
 CONFIDENCE_LABELS = ("low", "medium", "high")
 
 
 def _time(value: str | None, flag: str) -> str | None:
-    if value is not None and not is_rfc3339(value):
-        raise UsageError(f"{flag} {value!r} is not an RFC 3339 date-time with a timezone")
+    if value is None:
+        return None
+    try:
+        parse_rfc3339(value)
+    except OutOfRange as exc:
+        raise UsageError(f"{flag}: {exc}") from None
+    except ValueError:
+        raise UsageError(f"{flag} {value!r} is not an RFC 3339 date-time with a timezone") from None
     return value
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from datetime import datetime, timedelta
 
-from git_memzoi.profile.timefmt import format_rfc3339, parse_rfc3339
+from git_memzoi.profile.timefmt import format_rfc3339, parse_rfc3339, plus
 
 SESSION_CAP = timedelta(days=7)
 EPISODIC_WINDOW = timedelta(days=30)
@@ -120,11 +120,11 @@ def _session(rule: str, retention: Mapping[str, object], explicit: datetime | No
         candidates.append((explicit, "explicit", f"explicit_expires_at {_fmt(explicit)}"))
     lease_from, lease_field = (last_active, "last_active_at") if last_active is not None else (started, "started_at")
     if lease_from is not None:
-        lease_end = lease_from + timedelta(hours=lease_hours)
+        lease_end = plus(lease_from, timedelta(hours=lease_hours))
         candidates.append((lease_end, "lease",
                            f"inactivity lease: {lease_field} {_fmt(lease_from)} + {_hours(lease_hours)}"))
     if started is not None:
-        candidates.append((started + SESSION_CAP, "cap", f"7-day cap: started_at {_fmt(started)} + 7 days"))
+        candidates.append((plus(started, SESSION_CAP), "cap", f"7-day cap: started_at {_fmt(started)} + 7 days"))
     if not candidates:
         return Boundary(rule, None, None, "no retention timestamps to measure from", True, "active", facts)
     at, kind, basis = min(candidates, key=lambda c: (c[0], _SESSION_ORDER[c[1]]))
@@ -138,8 +138,8 @@ def _episodic(rule: str, retention: Mapping[str, object], explicit: datetime | N
         if explicit is not None:
             return Boundary(rule, explicit, "explicit", f"explicit_expires_at {_fmt(explicit)}", True, "active", facts)
         return Boundary(rule, None, None, "no occurred_at to measure from", True, "active", facts)
-    window_end = occurred + EPISODIC_WINDOW
-    cap = occurred + EPISODIC_MAX
+    window_end = plus(occurred, EPISODIC_WINDOW)
+    cap = plus(occurred, EPISODIC_MAX)
     at, kind = window_end, "window"
     basis = f"30-day window: occurred_at {_fmt(occurred)} + 30 days"
     for fact in facts:

@@ -16,7 +16,7 @@ from git_memzoi.index import runtime_store, shared_db
 from git_memzoi.local import store
 from git_memzoi.profile.document import InvalidDocument, read_record
 from git_memzoi.profile.models import Record
-from git_memzoi.profile.timefmt import format_rfc3339, is_rfc3339, parse_rfc3339
+from git_memzoi.profile.timefmt import format_rfc3339, is_rfc3339, parse_rfc3339, plus
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.sources import rev_files, worktree_files
 from git_memzoi.runtime.workspace import Workspace
@@ -52,7 +52,7 @@ def find_record(ws: Workspace, record_id: str) -> tuple[Record, str]:
 
 def window_end(occurred_at: datetime, facts: list[runtime_store.RetentionFact]) -> datetime:
     """The end of the current window: 30 days after occurred_at, or the latest authorised extension."""
-    end = occurred_at + ORDINARY_WINDOW
+    end = plus(occurred_at, ORDINARY_WINDOW)
     for fact in facts:
         if fact.fact == runtime_store.EPISODIC_EXTENSION and is_rfc3339(fact.until):
             end = max(end, parse_rfc3339(fact.until))
@@ -77,7 +77,7 @@ def extend(ws: Workspace, record_id: str, *, until: str, reason: str) -> dict[st
                       code="not-active")
     assert record.retention.occurred_at is not None  # the profile requires it for episodic records
     occurred = parse_rfc3339(record.retention.occurred_at)
-    limit = occurred + MAX_WINDOW
+    limit = plus(occurred, MAX_WINDOW)
     now = clock.now()
     with store.writing(ws) as conn:
         with shared_db.transaction(conn):

@@ -15,7 +15,7 @@ from git_memzoi.errors import UsageError
 
 Client = Literal["claude", "codex", "generic"]
 CLIENTS: tuple[str, ...] = ("claude", "codex", "generic")
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def server_config(repo_root: Path, client: str = "generic", name: str = "memzoi"
     """The snippet a client needs to run `git memzoi mcp serve --repo <repo_root>`."""
     if client not in CLIENTS:
         raise UsageError(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}")
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise UsageError(f"--name {name!r}: use letters, digits, - and _ only")
     command, prefix = launcher()
     args = [*prefix, "mcp", "serve", "--repo", str(repo_root)]

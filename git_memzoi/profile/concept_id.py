@@ -7,7 +7,7 @@ import unicodedata
 
 from git_memzoi.errors import FormatError
 
-_SEGMENT = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
+_SEGMENT = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
 RESERVED_NAMES = ("index", "log")
 MAX_LENGTH = 200
 
@@ -28,7 +28,7 @@ def check(concept_id: str) -> str:
     for segment in concept_id.split("/"):
         if segment in ("", ".", ".."):
             raise bad("has an empty, . or .. segment")
-        if not _SEGMENT.match(segment):
+        if not _SEGMENT.fullmatch(segment):
             raise bad("must use lowercase ASCII letters, digits and hyphens, each segment starting "
                       "and ending with a letter or digit")
     if concept_id.rsplit("/", 1)[-1] in RESERVED_NAMES:

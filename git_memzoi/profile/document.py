@@ -88,7 +88,7 @@ def _field_loc(data: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:
             out.append(part)
             node = node[part]
         elif isinstance(node, dict) and isinstance(part, str) and not out[-1:] == [part]:
-            if not re.match(r"^[a-z-]+\[|^(float|int|str|list|dict|bool|none)$", part):
+            if not re.match(r"[a-z-]+\[|(?:float|int|str|list|dict|bool|none)\Z", part):
                 out.append(part)  # a missing field: name it
                 node = None
     return tuple(out)

@@ -88,7 +88,15 @@ class _Constructor(yaml.constructor.SafeConstructor):
             return self.construct_mapping(node, deep=True)  # type: ignore[arg-type]
         if tag == _SEQ_TAG and kind is yaml.SequenceNode:
             return [self.construct_object(child, True) for child in node.value]
-        return super().construct_object(node, deep=deep)
+        if kind is not yaml.ScalarNode:
+            return super().construct_object(node, deep=deep)
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, LookupError, ArithmeticError, TypeError):
+            # PyYAML's int, float and bool constructors trust the resolver's pattern (`0x_`, a
+            # 5,000-digit integer) or an explicit tag (`!!bool maybe`, `!!int abc`) and then fail
+            # with a bare Python exception: that is a fault of this one value, so say where it is.
+            raise _Located("yaml-value", f"{_short(node.value)!r} is not a valid {_tag_name(tag)}", node) from None
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         # One pass: every key is a plain string scalar (so there is no merge key to flatten and the
@@ -111,6 +119,14 @@ class _Constructor(yaml.constructor.SafeConstructor):
 
 _Constructor.add_constructor("tag:yaml.org,2002:timestamp",  # type: ignore[type-var]
                              _Constructor.construct_yaml_str)
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _tag_name(tag: str) -> str:
+    return tag.rsplit(":", 1)[-1] if tag.startswith("tag:yaml.org,2002:") else tag
 
 
 class _Loader(_Parser, _Constructor, _Resolver):  # type: ignore[misc, valid-type]

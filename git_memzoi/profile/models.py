@@ -15,14 +15,18 @@ from pydantic_core import PydanticCustomError
 
 from git_memzoi.profile import vocab
 from git_memzoi.profile.applies import applies_to_base
-from git_memzoi.profile.timefmt import is_rfc3339
+from git_memzoi.profile.timefmt import OutOfRange, parse_rfc3339
 
-_SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
+_SNAKE = re.compile(r"[a-z][a-z0-9_]*")
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
 
 
 def _rfc3339(value: str) -> str:
-    if not is_rfc3339(value):
+    try:
+        parse_rfc3339(value)
+    except OutOfRange as exc:
+        raise PydanticCustomError("invalid-timestamp", "{why}", {"why": str(exc)}) from None
+    except ValueError:
         raise PydanticCustomError("invalid-timestamp", "'{value}' is not an RFC 3339 date-time with a timezone",
                                   {"value": value})
     return value
@@ -35,13 +39,13 @@ def _non_blank(value: str) -> str:
 
 
 def _snake(value: str) -> str:
-    if not _SNAKE.match(value):
+    if not _SNAKE.fullmatch(value):
         raise PydanticCustomError("invalid-value", "'{value}' must be lowercase snake_case", {"value": value})
     return value
 
 
 def _identifier(value: str) -> str:
-    if not _ID.match(value):
+    if not _ID.fullmatch(value):
         raise PydanticCustomError(
             "invalid-id", "'{value}' is not an ID (letters, digits, . _ : -, up to 200, no spaces or /)",
             {"value": value})
@@ -75,7 +79,10 @@ def _applies_to(value: str) -> str:
         raise PydanticCustomError("applies-to", "'{value}' must be a repository-relative path", {"value": value})
     if any(part in ("", ".", "..") for part in path.split("/")):
         raise PydanticCustomError("applies-to", "'{value}' has an empty, . or .. segment", {"value": value})
-    if any(ch in path for ch in "*?[]{}"):
+    # The matcher has no glob syntax: brackets and braces are ordinary characters (Next.js
+    # `app/[id]/page.tsx`). `*` and `?` are refused because no portable file name holds them, so
+    # such an entry is a glob that would silently match nothing.
+    if any(ch in path for ch in "*?"):
         raise PydanticCustomError(
             "applies-to-glob", "'{value}' uses glob syntax; only exact paths, prefixes and a trailing /** scope",
             {"value": value})

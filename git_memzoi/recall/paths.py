@@ -2,7 +2,8 @@
 
 Every entry is compared segment by segment: `src/auth`, `src/auth/**` and an exact file path
 `src/auth/session.ts` each cover themselves and everything below them, never `src/authz`.
-There is no general glob syntax (the profile's validator already refuses it in records).
+There is no general glob syntax: brackets and braces (`app/[id]/page.tsx`) are ordinary
+characters, and the profile's validator refuses `*` and `?` in records except in the trailing `/**`.
 """
 
 from __future__ import annotations

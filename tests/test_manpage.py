@@ -127,3 +127,28 @@ def test_man_and_git_help_find_the_installed_page(installed: Path, tmp_path: Pat
         shown = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path)
         assert shown.returncode == 0, shown.stderr
         assert "git memzoi hook pre-receive" in shown.stdout and "MEMZOI_LOCK_TIMEOUT" in shown.stdout
+
+
+@pytest.mark.skipif(shutil.which("man") is None, reason="the man program is not installed")
+def test_the_set_up_scripts_make_the_page_findable_for_an_editable_install(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "git-memzoi").symlink_to(shutil.which("git-memzoi", path=str(VENV_BIN)))
+    done = subprocess.run(["bash", "-c", f'. "{ROOT}/scripts/_venv.sh" && link_manpage "{venv}"'],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    env = {k: v for k, v in os.environ.items() if k not in ("MANPATH", "MANOPT")}
+    # only the new venv's bin: the page must come from its share/man, not from this test venv's
+    rest = [d for d in env["PATH"].split(os.pathsep) if Path(d).resolve() != VENV_BIN.resolve()]
+    env.update(PATH=os.pathsep.join([str(venv / "bin"), *rest]), MANPAGER="cat", PAGER="cat", MANWIDTH="100",
+               GIT_PAGER="cat")
+    link = venv / "share" / "man" / "man1" / "git-memzoi.1"
+    assert link.is_symlink() and link.resolve() == PAGE.resolve()
+    where = subprocess.run(["man", "-w", "git-memzoi"], capture_output=True, text=True, env=env)
+    assert Path(where.stdout.strip()).resolve() == PAGE.resolve(), where.stderr
+    shown = subprocess.run(["git", "memzoi", "--help"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert shown.returncode == 0 and "No manual entry" not in shown.stderr
+    assert "git memzoi hook pre-receive" in shown.stdout
+    again = subprocess.run(["bash", "-c", f'. "{ROOT}/scripts/_venv.sh" && link_manpage "{venv}"'],
+                           capture_output=True, text=True)
+    assert again.returncode == 0, "linking twice is fine"

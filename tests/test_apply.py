@@ -184,7 +184,7 @@ def test_apply_commit_records_exactly_the_touched_files(repo) -> None:
     result = run_cli("apply", PID, "--commit", "--json").json()
     git = pygit2.Repository(str(repo.path))
     head = git.head.peel(pygit2.Commit)
-    assert str(head.id) == result["commit"] and head.message == f"memzoi: apply {PID}"
+    assert str(head.id) == result["commit"] and head.message == f"memzoi: apply {PID}\n"  # as git writes it
     assert head.parents[0].id == head_before
     diff = git.diff(head.parents[0], head)
     touched = sorted(d.delta.new_file.path if d.delta.status != pygit2.enums.DeltaStatus.DELETED

@@ -1,100 +1,306 @@
-"""Commit exactly the given paths on HEAD with pygit2, leaving everything else the user staged alone."""
+"""Commit exactly the given paths on HEAD as the user's `git commit --only` would, in steps a journal can replay.
+
+The steps are: `prepare` (refuse before anything changes: unreadable index, no identity, a merge
+in progress), `stage` (the paths' work-tree state into the index), `build` (hooks, message,
+signature, the commit object; HEAD is not moved yet), `advance` (move HEAD by compare-and-swap),
+`run_post_commit`. `unstage` and `settle_staged` undo or redo the index side for recovery.
+"""
 
 from __future__ import annotations
 
+import email.utils
 import os
+import re
 from collections.abc import Sequence
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pygit2
 from pygit2.enums import FileMode
 
-from git_memzoi.errors import MemzoiError, Refused
+from git_memzoi.errors import Refused
+from git_memzoi.gitrepo import signing
+from git_memzoi.gitrepo.commit_hooks import run_hook
+from git_memzoi.gitrepo.config import config_value
 from git_memzoi.gitrepo.repo import GitRepo
 
+__all__ = ["config_value", "Prepared", "Built", "prepare", "stage", "build", "advance", "unstage",
+           "settle_staged", "run_post_commit", "TEMP_INDEX_PREFIX"]
 
-def config_value(repo: GitRepo, key: str) -> str | None:
-    """A git config value as git itself resolves it, honouring GIT_CONFIG_GLOBAL (which libgit2 ignores)."""
-    files = [repo.git_dir / "config.worktree", repo.common_dir / "config"]
-    override = os.environ.get("GIT_CONFIG_GLOBAL")
-    if override:
-        files.append(Path(override))
-    for path in files:
-        if path.is_file():
-            try:
-                value = pygit2.Config(str(path))[key]
-            except (KeyError, ValueError, pygit2.GitError):
-                continue
-            if isinstance(value, str) and value.strip():
-                return value
-    if override:
-        return None  # git reads no other global file then; libgit2's own lookup would
-    try:
-        value = repo.pygit.config[key]
-    except (KeyError, ValueError, pygit2.GitError):
-        return None
-    return value if isinstance(value, str) and value.strip() else None
+#: The temporary index the hooks see (git commit --only does the same); recovery removes leftovers.
+TEMP_INDEX_PREFIX = ".memzoi-tmp-index-"
+_IN_PROGRESS = {"MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick", "REVERT_HEAD": "a revert"}
+
+#: (path, blob ID or None when absent, file mode) of one index entry.
+IndexState = tuple[str, str | None, int]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What the commit starts from: the ref HEAD names ("HEAD" when detached), its commit, the paths' index entries."""
+
+    ref: str
+    head: str | None
+    index_before: tuple[IndexState, ...]
+
+
+@dataclass(frozen=True)
+class Built:
+    """The commit object made (not yet on HEAD), or why none was: a hook refused, signing failed."""
+
+    oid: str | None
+    refusal: str | None = None
 
 
 def _identity(repo: GitRepo, role: str) -> tuple[str, str]:
-    """Name and email as git picks them: GIT_<ROLE>_NAME/EMAIL, else user.name/user.email."""
-    name = os.environ.get(f"GIT_{role}_NAME") or config_value(repo, "user.name")
-    email = os.environ.get(f"GIT_{role}_EMAIL") or config_value(repo, "user.email")
-    if not name or not email:
+    """Name and email as git picks them: GIT_<ROLE>_*, then <role>.name/email, user.name/email, EMAIL."""
+    lower = role.lower()
+    name = (os.environ.get(f"GIT_{role}_NAME") or config_value(repo, f"{lower}.name")
+            or config_value(repo, "user.name"))
+    email_address = (os.environ.get(f"GIT_{role}_EMAIL") or config_value(repo, f"{lower}.email")
+                     or config_value(repo, "user.email") or os.environ.get("EMAIL"))
+    if not name or not email_address:
         raise Refused("cannot commit: git has no user.name / user.email",
                       hint='git config user.name "Your Name" && git config user.email you@example.com')
-    return name, email
+    return name, email_address
+
+
+_RAW_DATE = re.compile(r"@?(\d+)(?:\s+([+-])(\d\d):?(\d\d))?")
+
+
+def _date(role: str, default: datetime) -> datetime:
+    """GIT_<ROLE>_DATE in git's raw (`@1700000000 +0100`), ISO 8601 or RFC 2822 form, else `default`."""
+    text = os.environ.get(f"GIT_{role}_DATE", "").strip()
+    if not text:
+        return default.astimezone()  # the local offset, as git records it
+    raw = _RAW_DATE.fullmatch(text)
+    if raw:
+        seconds, sign, hours, minutes = raw.groups()
+        offset = timedelta(hours=int(hours or 0), minutes=int(minutes or 0)) * (-1 if sign == "-" else 1)
+        return datetime.fromtimestamp(int(seconds), timezone(offset))
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        try:
+            parsed = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            raise Refused(f"GIT_{role}_DATE={text!r} is not a date git memzoi understands",
+                          hint="use @<seconds> <+hhmm>, ISO 8601 or RFC 2822") from None
+    return parsed if parsed.tzinfo is not None else parsed.astimezone()
 
 
 def _signature(repo: GitRepo, role: str, when: datetime) -> pygit2.Signature:
-    name, email = _identity(repo, role)
-    offset = when.utcoffset()
+    name, email_address = _identity(repo, role)
+    moment = _date(role, when)
+    offset = moment.utcoffset()
     minutes = int(offset.total_seconds() // 60) if offset is not None else 0
-    return pygit2.Signature(name, email, int(when.timestamp()), minutes)
+    return pygit2.Signature(name, email_address, int(moment.timestamp()), minutes)
 
 
-def commit_paths(repo: GitRepo, paths: Sequence[str], message: str, *, when: datetime) -> str:
-    """Record the work-tree state of `paths` (present or deleted) in one commit on HEAD; return its ID.
-
-    The new tree is HEAD's tree with only those paths changed, and only those entries of the
-    index are updated, so whatever else is staged stays staged and out of this commit.
-    """
-    root = repo.require_workdir()
-    git = repo.pygit
-    head = repo.head_commit()
-    staged = pygit2.Index()
-    if head is not None:
-        staged.read_tree(head.tree)
-    index = git.index
-    updates: list[tuple[str, pygit2.Oid | None, FileMode]] = []
-    for rel in paths:
-        full = root / rel
-        if full.is_symlink() or (full.exists() and not full.is_file()):
-            raise Refused(f"cannot commit {rel}: not a regular file")
-        if full.exists():
-            oid = git.create_blob(full.read_bytes())
-            mode = FileMode.BLOB_EXECUTABLE if os.access(full, os.X_OK) else FileMode.BLOB
-            staged.add(pygit2.IndexEntry(rel, oid, mode))
-            updates.append((rel, oid, mode))
-        else:
-            if rel in staged:
-                staged.remove(rel)
-            updates.append((rel, None, FileMode.BLOB))
+def _read_index(repo: GitRepo) -> pygit2.Index:
+    index_path = repo.git_dir / "index"
     try:
-        tree = staged.write_tree(git)
-        parents = [head.id] if head is not None else []
-        sig_author = _signature(repo, "AUTHOR", when)
-        sig_committer = _signature(repo, "COMMITTER", when)
-        oid = git.create_commit("HEAD", sig_author, sig_committer, message, tree, parents)
-        index.read()
-        for rel, blob, mode in updates:
-            if blob is None:
-                if rel in index:
-                    index.remove(rel)
-            else:
-                index.add(pygit2.IndexEntry(rel, blob, mode))
+        index = repo.pygit.index
+        index.read(False)
+    except pygit2.GitError as exc:
+        hint = "git update-index --no-split-index (and git config core.splitIndex false)" \
+            if "link" in str(exc) else "commit the files with git yourself"
+        raise Refused(f"{index_path}: git memzoi cannot write this index ({exc})", hint=hint) from None
+    return index
+
+
+def prepare(repo: GitRepo, paths: Sequence[str]) -> Prepared:
+    """Check that a commit can be made here, before anything changes; note where HEAD and the index are."""
+    repo.require_workdir()
+    for name, what in _IN_PROGRESS.items():
+        if (repo.git_dir / name).exists():
+            raise Refused(f"cannot commit: {what} is in progress ({repo.git_dir / name} exists)",
+                          hint="finish or abort it, or apply without --commit")
+    lock = repo.git_dir / "index.lock"
+    if lock.exists():
+        raise Refused(f"cannot commit: {lock} exists, another git process is using the index",
+                      hint="wait for it; remove the file only if no git process is running")
+    index = _read_index(repo)
+    for role in ("AUTHOR", "COMMITTER"):
+        _identity(repo, role)
+        _date(role, datetime.now(timezone.utc))
+    git = repo.pygit
+    if git.head_is_unborn:
+        target = git.references["HEAD"].target
+        ref, head = str(target), None
+    elif git.head_is_detached:
+        ref, head = "HEAD", str(git.head.target)
+    else:
+        ref, head = git.head.name, str(git.head.target)
+    before: list[IndexState] = []
+    for rel in paths:
+        entry = index[rel] if rel in index else None
+        before.append((rel, str(entry.id), int(entry.mode)) if entry is not None else (rel, None, 0))
+    return Prepared(ref, head, tuple(before))
+
+
+def _file_state(root: Path, rel: str) -> Path | None:
+    full = root / rel
+    if full.is_symlink() or (full.exists() and not full.is_file()):
+        raise Refused(f"cannot commit {rel}: not a regular file")
+    return full if full.exists() else None
+
+
+def stage(repo: GitRepo, paths: Sequence[str]) -> None:
+    """Put the work-tree state of `paths` (present or deleted) into the index, as `git add -A -- paths`."""
+    root = repo.require_workdir()
+    index = _read_index(repo)
+    try:
+        for rel in paths:
+            if _file_state(root, rel) is not None:
+                index.add(rel)
+            elif rel in index:
+                index.remove(rel)
         index.write()
     except pygit2.GitError as exc:
-        raise MemzoiError(f"git commit failed: {exc}") from None
-    return str(oid)
+        raise Refused(f"{repo.git_dir / 'index'}: cannot stage {', '.join(paths)}: {exc}") from None
+
+
+def _clean_message(text: str) -> str:
+    """git's `whitespace` cleanup: trailing spaces, leading/trailing blank lines and repeated blank lines go."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    out: list[str] = []
+    for line in lines:
+        if line or (out and out[-1]):
+            out.append(line)
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out) + "\n" if out else ""
+
+
+def build(repo: GitRepo, prepared: Prepared, paths: Sequence[str], message: str, *, when: datetime) -> Built:
+    """Run the commit hooks on HEAD plus `paths`, then write the (signed) commit object; HEAD does not move."""
+    git = repo.pygit
+    head = git[prepared.head].peel(pygit2.Commit) if prepared.head else None
+    real = _read_index(repo)
+    temp = repo.git_dir / f"{TEMP_INDEX_PREFIX}{os.getpid()}"
+    try:
+        # the hooks see what `git commit --only <paths>` shows them: HEAD plus exactly these paths
+        only = pygit2.Index(str(temp))
+        if head is not None:
+            only.read_tree(head.tree)
+        for rel in paths:
+            if rel in real:
+                only.add(real[rel])
+            elif rel in only:
+                only.remove(rel)
+        only.write()
+        hook = run_hook(repo, "pre-commit", index_file=temp)
+        if not hook.ok:
+            return Built(None, hook.reason)
+        msg_file = repo.git_dir / "COMMIT_EDITMSG"
+        msg_file.write_text(message if message.endswith("\n") else message + "\n", encoding="utf-8")
+        for hook_args in (("prepare-commit-msg", str(msg_file), "message"), ("commit-msg", str(msg_file))):
+            hook = run_hook(repo, *hook_args, index_file=temp)
+            if not hook.ok:
+                return Built(None, hook.reason)
+        final = _clean_message(msg_file.read_text(encoding="utf-8", errors="replace"))
+        if not final:
+            return Built(None, "the commit message is empty after the commit hooks ran")
+        only.read(True)  # a pre-commit hook may have staged more, as git allows
+        tree = only.write_tree(git)
+        author = _signature(repo, "AUTHOR", when)
+        committer = _signature(repo, "COMMITTER", when)
+        parents = [head.id] if head is not None else []
+        if signing.wants_signature(repo):
+            # the stubs say Oid; the function returns the commit object's text (pygit2 1.21)
+            payload = str(git.create_commit_string(author, committer, final, tree, list[str | pygit2.Oid](parents)))
+            try:
+                signature = signing.sign(repo, payload, f"{committer.name} <{committer.email}>")
+            except Refused as exc:
+                return Built(None, exc.message)
+            oid = git.create_commit_with_signature(payload, signature)
+        else:
+            oid = git.create_commit(None, author, committer, final, tree, parents)
+        return Built(str(oid))
+    except pygit2.GitError as exc:
+        return Built(None, f"git could not write the commit: {exc}")
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def _ref_target(repo: GitRepo, ref: str) -> str | None:
+    found = repo.pygit.references.get(ref)
+    if found is None:
+        return None
+    target = found.resolve().target if ref == "HEAD" else found.target
+    return str(target)
+
+
+def advance(repo: GitRepo, prepared: Prepared, oid: str, message: str) -> None:
+    """Move HEAD's ref from the prepared commit to `oid`, only if nothing moved it in between (Refused otherwise)."""
+    git = repo.pygit
+    subject = message.strip().splitlines()[0] if message.strip() else ""
+    reflog = f"commit{' (initial)' if prepared.head is None else ''}: {subject}"
+    current = _ref_target(repo, prepared.ref)
+    if current != prepared.head:
+        raise Refused(f"{prepared.ref} moved while the commit was being made (now {current})")
+    try:
+        if prepared.head is None:
+            git.create_reference_direct(prepared.ref, pygit2.Oid(hex=oid), False, message=reflog)
+        else:
+            # set_target compares with the value read above and fails if the ref changed since
+            git.references[prepared.ref].set_target(pygit2.Oid(hex=oid), reflog)
+    except (pygit2.GitError, ValueError) as exc:
+        raise Refused(f"cannot move {prepared.ref} to the new commit: {exc}") from None
+
+
+def head_state(repo: GitRepo, prepared: Prepared) -> str | None:
+    """Where HEAD's ref points now (for recovery)."""
+    return _ref_target(repo, prepared.ref)
+
+
+def unstage(repo: GitRepo, prepared: Prepared) -> None:
+    """Give the paths back the index entries they had before `stage` (the roll back of an interrupted step)."""
+    root = repo.require_workdir()
+    index = _read_index(repo)
+    changed = False
+    for rel, oid, mode in prepared.index_before:
+        current = str(index[rel].id) if rel in index else None
+        if current == oid:
+            continue
+        changed = True
+        if oid is None:
+            index.remove(rel)
+        elif (root / rel).is_file() and str(git_hash(root / rel)) == oid:
+            index.add(rel)  # from the work tree, so the entry keeps its stat data
+        else:
+            index.add(pygit2.IndexEntry(rel, pygit2.Oid(hex=oid), FileMode(mode)))
+    if changed:
+        try:
+            index.write()
+        except pygit2.GitError as exc:
+            raise Refused(f"{repo.git_dir / 'index'}: cannot restore the index entries: {exc}") from None
+
+
+def git_hash(path: Path) -> pygit2.Oid:
+    """The blob ID git gives a file's bytes."""
+    return pygit2.hash(path.read_bytes())
+
+
+def settle_staged(repo: GitRepo, prepared: Prepared, oid: str | None, message: str,
+                  paths: Sequence[str]) -> list[str]:
+    """Finish a commit interrupted after its commit point: `paths` staged, and HEAD on `oid` if it still can be."""
+    notes: list[str] = []
+    stage(repo, paths)
+    if oid is None:
+        notes.append(f"the commit was not made; {', '.join(paths)} are staged")
+        return notes
+    current = head_state(repo, prepared)
+    if current == prepared.head:
+        advance(repo, prepared, oid, message)
+        notes.append(f"placed commit {oid[:12]} on {prepared.ref}")
+    elif current != oid:
+        notes.append(f"{prepared.ref} moved since the interrupted commit; it was not placed, the files are staged")
+    return notes
+
+
+def run_post_commit(repo: GitRepo) -> None:
+    """The post-commit hook; like git, its exit status changes nothing."""
+    run_hook(repo, "post-commit")

@@ -4,6 +4,11 @@ The database transaction is the commit point. Before it commits, recovery restor
 before-image; once it has committed, recovery finishes writing every after-image. Either way
 the work tree ends exactly as it was before the step or exactly as the step leaves it.
 
+With a git commit (`--commit`) the commit is part of the same unit: the paths are staged and
+the commit object is made (hooks, signature) before the commit point, and its ID is journaled;
+after the commit point HEAD moves to it. Recovery before the commit point restores the index
+entries too; after it, it stages the paths and moves HEAD, so HEAD, index and work tree agree.
+
 Test hook: `MEMZOI_FAULT=<step>` (read only here) makes the process kill itself with SIGKILL at
 that step, so tests can prove the claim above at every step (see `fault_steps`).
 """
@@ -13,11 +18,14 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from git_memzoi.errors import MemzoiError, Refused, StateError
+from git_memzoi.errors import Refused, StateError
+from git_memzoi.gitrepo import commit as gitcommit
+from git_memzoi.gitrepo.repo import GitRepo, open_repo
 from git_memzoi.index import inbox_store
 from git_memzoi.lifecycle import journal as journals
 from git_memzoi.lifecycle.packets import GITATTRIBUTES, MEMZOI
@@ -38,13 +46,18 @@ def fault(step: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def fault_steps(n_files: int) -> list[str]:
-    """Every fault step of an install that writes `n_files` files, in order."""
+def fault_steps(n_files: int, *, commit: bool = False) -> list[str]:
+    """Every fault step of an install that writes `n_files` files (and with `commit`, commits them), in order."""
     steps = ["planned", "journal-temp", "journal"]
     for i in range(1, n_files + 1):
         steps += [f"file-{i}-temp", f"file-{i}"]
-    return steps + ["files-installed", "db-before-commit", "db-committed", "journal-commit-temp",
-                    "journal-commit", "journal-deleted"]
+    steps.append("files-installed")
+    if commit:
+        steps += ["index-staged", "commit-built", "journal-oid-temp", "journal-oid"]
+    steps += ["db-before-commit", "db-committed"]
+    if commit:
+        steps.append("head-moved")
+    return steps + ["journal-commit-temp", "journal-commit", "journal-deleted"]
 
 
 #: The first step at which an interrupted install must end in the after state.
@@ -102,24 +115,51 @@ def _committed(conn: sqlite3.Connection, txid: str) -> bool:
     return inbox_store.journal_committed(conn, txid)
 
 
-def install(root: Path, layout: Layout, conn: sqlite3.Connection, plan: Plan) -> None:
-    """Carry out `plan` in the work tree at `root` and in shared.db, all or nothing."""
+@dataclass(frozen=True)
+class CommitRequest:
+    """Record the step's paths in one git commit on HEAD of `repo`, with `message`, made at `when`."""
+
+    repo: GitRepo
+    message: str
+    when: datetime
+
+
+def install(root: Path, layout: Layout, conn: sqlite3.Connection, plan: Plan,
+            commit: CommitRequest | None = None) -> gitcommit.Built | None:
+    """Carry out `plan` in the work tree at `root` and in shared.db (and with `commit`, in git), all or nothing.
+
+    Returns the commit made, or why none was (a hook refused, signing failed: the step stands and
+    its files stay staged); None without `commit`.
+    """
     fault("planned")
     for change in plan.files:
         if read_or_none(safe_path(root, change.path)) != change.before:
             raise Refused(f"{change.path} changed while the {plan.operation} was being planned; nothing was changed",
                           hint="run the command again")
+    prepared = gitcommit.prepare(commit.repo, plan.paths) if commit is not None else None
+    step = journals.CommitStep(commit.message, prepared.ref, prepared.head, prepared.index_before) \
+        if commit is not None and prepared is not None else None
     journal = journals.Journal(journals.new_txid(), plan.operation, plan.proposal_id, str(root),
-                               tuple(journals.Entry(c.path, c.before, c.after) for c in plan.files), plan.new_dirs)
+                               tuple(journals.Entry(c.path, c.before, c.after) for c in plan.files), plan.new_dirs,
+                               commit=step)
     jpath = journals.path_for(layout.journal_dir, journal.txid)
     layout.journal_dir.mkdir(parents=True, exist_ok=True)
     put(jpath, journal.to_bytes(), "journal")
+    built: gitcommit.Built | None = None
     try:
         for folder in plan.new_dirs:
             (root / folder).mkdir(exist_ok=True)
         for number, change in enumerate(plan.files, 1):
             put(root / change.path, change.after, f"file-{number}")
         fault("files-installed")
+        if commit is not None and prepared is not None and journal.commit is not None:
+            gitcommit.stage(commit.repo, plan.paths)
+            fault("index-staged")
+            built = gitcommit.build(commit.repo, prepared, plan.paths, commit.message, when=commit.when)
+            fault("commit-built")
+            if built.oid is not None:
+                journal = replace(journal, commit=replace(journal.commit, oid=built.oid))
+                put(jpath, journal.to_bytes(), "journal-oid")
         inbox_store.execute(conn, plan.db, journal.txid, before_commit=lambda: fault("db-before-commit"))
         fault("db-committed")
     except BaseException as exc:
@@ -132,16 +172,26 @@ def install(root: Path, layout: Layout, conn: sqlite3.Connection, plan: Plan) ->
         if isinstance(exc, sqlite3.DatabaseError):
             raise StateError(f"{layout.shared_db}: {exc}; the {plan.operation} was rolled back") from None
         raise
+    if commit is not None and prepared is not None and built is not None and built.oid is not None:
+        try:
+            gitcommit.advance(commit.repo, prepared, built.oid, commit.message)
+        except Refused as exc:
+            built = gitcommit.Built(None, exc.message)
+        fault("head-moved")
     put(jpath, replace(journal, committed=True).to_bytes(), "journal-commit")
     jpath.unlink()
     fsync_dir(jpath.parent)
     fault("journal-deleted")
+    if commit is not None and built is not None and built.oid is not None:
+        gitcommit.run_post_commit(commit.repo)
+    return built
 
 
 def settle(journal: journals.Journal, committed: bool) -> list[str]:
     """Bring every path of `journal` to its after-image (committed) or before-image; report paths left alone."""
     root = Path(journal.workdir)
     notes: list[str] = []
+    left: set[str] = set()
     for entry in journal.entries:
         full = root / entry.path
         want, other = (entry.after, entry.before) if committed else (entry.before, entry.after)
@@ -150,6 +200,7 @@ def settle(journal: journals.Journal, committed: bool) -> list[str]:
             current = read_or_none(full)
         except Refused as exc:
             notes.append(f"{entry.path}: left as is ({exc})")
+            left.add(entry.path)
             continue
         if current == want:
             continue
@@ -157,19 +208,34 @@ def settle(journal: journals.Journal, committed: bool) -> list[str]:
             put(full, want)
         else:
             notes.append(f"{entry.path}: left as is, it changed after the interrupted {journal.operation}")
+            left.add(entry.path)
     if not committed:
         for folder in reversed(journal.new_dirs):
             try:
                 (root / folder).rmdir()
             except OSError:
                 pass
+    if journal.commit is not None:
+        notes.extend(_settle_commit(journal, journal.commit, committed, left))
     return notes
 
 
-def clean_temp(roots: list[Path], journal_dir: Path) -> list[str]:
-    """Remove temp files an interrupted write left in .memzoi/, the work tree roots and the journal folder."""
+def _settle_commit(journal: journals.Journal, step: journals.CommitStep, committed: bool,
+                   left: set[str]) -> list[str]:
+    """The git side of `settle`: restore the index entries, or stage the paths and put the commit on HEAD."""
+    repo = open_repo(journal.workdir)
+    prepared = gitcommit.Prepared(step.ref, step.head, step.index_before)
+    if not committed:
+        gitcommit.unstage(repo, prepared)
+        return []
+    paths = [entry.path for entry in journal.entries if entry.path not in left]
+    return gitcommit.settle_staged(repo, prepared, step.oid, step.message, paths)
+
+
+def clean_temp(roots: list[Path], journal_dir: Path, git_dirs: tuple[Path, ...] = ()) -> list[str]:
+    """Remove temp files an interrupted write left in .memzoi/, the work tree roots, the journal and git folders."""
     removed: list[str] = []
-    folders: list[Path] = [journal_dir]
+    folders: list[Path] = [journal_dir, *git_dirs]
     for root in roots:
         folders.append(root)
         top = root / MEMZOI
@@ -196,19 +262,16 @@ _COMMITTED = {"apply": ("applied", "applied"), "reject": ("rejected", "resolved"
 def install_and_commit(ws: "Workspace", root: Path, conn: sqlite3.Connection, plan: Plan, *, verb: str,
                        commit: bool) -> tuple[list[str], str | None]:
     """Install `plan`, update the index, and with `commit` record exactly its paths in one git commit."""
-    install(root, ws.layout, conn, plan)
+    request = CommitRequest(ws.repo, f"memzoi: {verb} {plan.proposal_id}", clock.now()) if commit else None
+    built = install(root, ws.layout, conn, plan, request)
     warnings = refresh_index(ws)
-    if not commit:
+    if built is None:
         return warnings, None
-    from git_memzoi.gitrepo.commit import commit_paths
-
-    try:
-        sha = commit_paths(ws.repo, plan.paths, f"memzoi: {verb} {plan.proposal_id}", when=clock.now())
-    except MemzoiError as exc:
+    if built.oid is None:
         done, files = _COMMITTED[verb]
-        raise Refused(f"{done} {plan.proposal_id}, but the commit failed: {exc.message}",
-                      hint=f"commit the {files} files yourself", code="commit-failed") from None
-    return warnings, sha
+        raise Refused(f"{done} {plan.proposal_id}, but no commit was made: {built.refusal}; the {files} files "
+                      "are staged", hint="fix what stopped the commit, then git commit", code="commit-failed")
+    return warnings, built.oid
 
 
 def refresh_index(ws: "Workspace") -> list[str]:

@@ -2,7 +2,8 @@
 
 Every lifecycle command runs `repair` under repo-lifecycle.lock before it plans anything;
 `doctor --repair` runs it on demand. A journal whose shared.db side committed is completed
-(every after-image written); any other journal is rolled back (every before-image restored).
+(every after-image written, and for `--commit` the paths staged and the journaled commit put on
+HEAD); any other journal is rolled back (every before-image and index entry restored).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def repair_locked(ws: Workspace, conn: sqlite3.Connection | None = None) -> list
         fsync_dir(path.parent)
     if ws.repo.workdir is not None:
         roots.add(ws.repo.workdir)
-    removed = install.clean_temp(sorted(roots), ws.layout.journal_dir)
+    removed = install.clean_temp(sorted(roots), ws.layout.journal_dir, (ws.repo.git_dir,))
     lines.extend(f"removed orphan temp file {name}" for name in removed)
     return lines
 

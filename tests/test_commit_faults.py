@@ -1,0 +1,123 @@
+"""Kill `git memzoi apply --commit` (SIGKILL) at every step, repair, and find "before" or "after, committed"."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import pytest
+from conftest import git, make_repo, run_cli
+from test_lifecycle_support import APPLIED_AT, add_record, at, run_memzoi, snapshot, supersede_packet, write_packet
+
+from git_memzoi.index import shared_db
+from git_memzoi.lifecycle import install
+from git_memzoi.lifecycle.recovery import pending_journals
+from git_memzoi.runtime.atomic import TEMP_PREFIX
+from git_memzoi.runtime.workspace import Workspace
+
+PID = "mem_2026_03_01_supersede_abc123"
+ARGS = ["apply", PID, "--reviewer", "alice", "--commit"]
+STEPS = install.fault_steps(6, commit=True)
+
+
+def _scenario(root: Path) -> None:
+    """A supersede that writes six files, with an unrelated change staged that must stay staged and uncommitted."""
+    repo = make_repo(root)
+    shared_db.connect(Workspace.open(root).layout.shared_db).close()
+    repo.write(".gitattributes", "*.png binary\n")
+    repo.commit("attributes", paths=[".gitattributes"])
+    add_record(repo, "semantic/decisions/session-rule", "session-rule")
+    pending = write_packet(repo, supersede_packet("session-rule", pid=PID))
+    repo.commit("packet", paths=[pending])
+    repo.write("README.md", "# staged, not part of the apply\n")
+    index = repo.git.index
+    index.add("README.md")
+    index.write()
+
+
+def git_state(root: Path) -> dict[str, Any]:
+    """HEAD (tree, message, parents' trees), every index entry, and the work tree and shared.db."""
+    repo = pygit2.Repository(str(root))
+    head = repo.head.peel(pygit2.Commit)
+    index = repo.index
+    index.read(True)
+    return {
+        "head_tree": str(head.tree_id), "message": head.message,
+        "parent_trees": [str(p.tree_id) for p in head.parents],
+        "index": sorted((e.path, str(e.id), int(e.mode)) for e in index),
+        "files": snapshot(root),
+    }
+
+
+_AFTER: dict[str, Any] = {}
+
+
+def _after(tmp_path: Path) -> dict[str, Any]:
+    if not _AFTER:
+        reference = tmp_path / "reference"
+        _scenario(reference)
+        run_cli(*ARGS, cwd=reference)
+        _AFTER.update(git_state(reference))
+    return _AFTER
+
+
+def _leftovers(root: Path) -> list[str]:
+    ws = Workspace.open(root)
+    temps = [str(p) for folder in (root, root / ".memzoi", ws.layout.journal_dir, root / ".git") if folder.exists()
+             for p in folder.rglob(f"{TEMP_PREFIX}*")]
+    return temps + [str(p) for p in pending_journals(ws)]
+
+
+def test_the_commit_steps_come_between_the_files_and_the_journal_delete() -> None:
+    assert STEPS.index("index-staged") < STEPS.index("commit-built") < STEPS.index("db-committed") \
+        < STEPS.index("head-moved") < STEPS.index("journal-deleted")
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_kill_apply_commit_at_every_step_then_repair(tmp_path: Path, monkeypatch, step: str) -> None:
+    at(APPLIED_AT)
+    after = _after(tmp_path)
+    root = tmp_path / "faulted"
+    _scenario(root)
+    monkeypatch.chdir(root)
+    before = git_state(root)
+    killed = run_memzoi(*ARGS, cwd=root, env={"MEMZOI_FAULT": step, "MEMZOI_NOW": APPLIED_AT})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+
+    repaired = run_cli("doctor", "--repair", "--json", expect=None).json()["repaired"]
+    assert _leftovers(root) == []
+    state = git_state(root)
+    if STEPS.index(step) >= STEPS.index(install.FIRST_COMMITTED_STEP):
+        assert state == after
+        assert state["parent_trees"] == [before["head_tree"]]
+        assert any(line.startswith("completed") for line in repaired) or step == "journal-deleted"
+    else:
+        assert state == before
+        if step not in ("planned", "journal-temp"):
+            assert any(line.startswith("rolled back") for line in repaired), repaired
+    # the user's next ordinary commit records exactly what was staged: README.md, nothing reverted
+    git("commit", "-q", "-m", "next", cwd=root)
+    following = git_state(root)
+    changed = git("diff", "--name-only", "HEAD~1", "HEAD", cwd=root).stdout.split()
+    assert changed == ["README.md"]
+    assert following["files"] == state["files"]
+    if STEPS.index(step) < STEPS.index(install.FIRST_COMMITTED_STEP):
+        run_cli(*ARGS)  # the step can simply be run again
+        assert git_state(root)["files"] == after["files"]
+
+
+def test_a_killed_commit_is_finished_by_the_next_lifecycle_command(tmp_path: Path, monkeypatch) -> None:
+    at(APPLIED_AT)
+    after = _after(tmp_path)
+    root = tmp_path / "repo"
+    _scenario(root)
+    monkeypatch.chdir(root)
+    killed = run_memzoi(*ARGS, cwd=root, env={"MEMZOI_FAULT": "db-committed", "MEMZOI_NOW": APPLIED_AT})
+    assert killed.returncode == -signal.SIGKILL
+    assert git_state(root)["head_tree"] != after["head_tree"]  # killed before HEAD moved
+    again = run_cli(*ARGS, "--json").json()
+    assert again["outcome"] == "already-applied"
+    assert any("placed commit" in line for line in again["repaired"]), again["repaired"]
+    assert git_state(root) == after

@@ -1,18 +1,26 @@
-"""`git memzoi hook`: the server's pre-receive / update checks, the client's pre-commit / pre-push, install."""
+"""`git memzoi hook`: the server's pre-receive / update checks, the client's pre-commit / pre-push, install.
+
+The client hooks run on every commit and push, most of which leave .memzoi/ alone: this module
+imports only click and hooks.quick at load time, so that they can exit before the checks (and
+pygit2, pydantic and PyYAML behind them) are imported.
+"""
 
 from __future__ import annotations
 
+import json
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from git_memzoi.cli.common import emit_json, json_option, say, workspace
 from git_memzoi.errors import EXIT_NO, UsageError
-from git_memzoi.hooks.checks import CheckReport
-from git_memzoi.hooks.install import HOOK_NAMES, HookName, default_hooks, install as install_hooks
-from git_memzoi.hooks.run import (
-    RefUpdate, check_client_push, check_server_push, check_staged, parse_pre_push, parse_pre_receive,
-)
+from git_memzoi.hooks import quick
+
+if TYPE_CHECKING:
+    from git_memzoi.hooks.checks import CheckReport
+
+# Defined here rather than taken from cli.common, which loads the workspace (and pygit2).
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 
 _HINTS = {
     "record-edited": "change a record through a supersede or tombstone proposal (git memzoi propose, "
@@ -37,6 +45,8 @@ def hook() -> None:
 
 
 def _render(report: CheckReport, as_json: bool, what: str) -> None:
+    from git_memzoi.cli.common import emit_json, say
+
     if as_json:
         emit_json(report.as_json())
     else:
@@ -77,6 +87,9 @@ def pre_receive(as_json: bool) -> None:
     objects, including those git keeps in quarantine until the hook accepts them. Commits
     that leave .memzoi/ unchanged cost one tree lookup each.
     """
+    from git_memzoi.cli.common import workspace
+    from git_memzoi.hooks.run import check_server_push, parse_pre_receive
+
     ws = workspace()
     updates = parse_pre_receive(_stdin())
     _render(check_server_push(ws.repo, updates), as_json, "push")
@@ -89,15 +102,35 @@ def pre_receive(as_json: bool) -> None:
 @json_option
 def update(ref: str, old: str, new: str, as_json: bool) -> None:
     """Check one pushed ref on the server, as git's update hook: REF OLD NEW."""
+    from git_memzoi.cli.common import workspace
+    from git_memzoi.hooks.run import check_server_push, parse_pre_receive
+
     ws = workspace()
     [parsed] = parse_pre_receive(f"{old} {new} {ref}\n")
     _render(check_server_push(ws.repo, [parsed]), as_json, "push")
 
 
+def _untouched(as_json: bool, walked: int) -> None:
+    """Report, without loading the checks, a commit or push that leaves .memzoi/ alone."""
+    if as_json:  # the shape of CheckReport.as_json, as cli.common.emit_json writes it
+        sys.stdout.write(json.dumps({"ok": True, "commits_walked": walked, "commits_checked": 0,
+                                    "trees_validated": 0, "problems": []}, indent=2) + "\n")
+
+
 @hook.command("pre-commit", short_help="Client: check the staged .memzoi/.")
 @json_option
 def pre_commit(as_json: bool) -> None:
-    """Check the staged .memzoi/ tree (what the commit will hold) and scan what it adds for secrets."""
+    """Check the staged .memzoi/ tree (what the commit will hold) and scan what it adds for secrets.
+
+    Exits at once when the staged .memzoi/ equals HEAD's. Otherwise the staged tree is
+    validated as a delta of HEAD's, when an earlier commit here kept HEAD's tree.
+    """
+    if quick.staged_untouched():
+        _untouched(as_json, 1)
+        return
+    from git_memzoi.cli.common import workspace
+    from git_memzoi.hooks.run import check_staged
+
     ws = workspace()
     _render(check_staged(ws.repo), as_json, "commit")
 
@@ -109,12 +142,32 @@ def pre_commit(as_json: bool) -> None:
 def pre_push(remote: str, url: str, as_json: bool) -> None:
     """Run the server's checks on the commits a push sends: REMOTE URL from git, ref lines on stdin.
 
-    Reads `<local ref> <local sha> <remote ref> <remote sha>` lines; commits the remote's
-    tracking refs already reach are not checked again.
+    Reads `<local ref> <local sha> <remote ref> <remote sha>` lines. Commits the remote is
+    known to have (its remote SHAs, the tracking refs of REMOTE or of the remotes using that
+    URL) are not checked again; when nothing is known, at most the 200 newest commits are.
+    Exits at once when none of the commits checked changes .memzoi/.
     """
+    text = _stdin()
+    try:
+        plan: quick.PushPlan | None = quick.plan_push(remote, quick.parse_push_lines(text))
+    except quick.GitUnclear:
+        plan = None  # the full check below reports the input, or reads the repository itself
+    if plan is not None and not plan.touched:
+        _untouched(as_json, len(plan.commits))
+        return
+    from git_memzoi.cli.common import say, workspace
+    from git_memzoi.hooks.run import check_client_push, known_remote_commits, parse_pre_push
+
     ws = workspace()
-    updates: list[RefUpdate] = parse_pre_push(_stdin())
-    _render(check_client_push(ws.repo, remote, updates), as_json, "push")
+    updates = parse_pre_push(text)
+    if plan is None:  # git's plumbing failed where pygit2 reads the repository: the unbounded walk
+        hide = known_remote_commits(ws.repo, remote, updates)
+    else:
+        hide = set(plan.hide)
+        if plan.bounded and not as_json:
+            say(f"git memzoi: nothing says which commits {remote or 'the remote'} has: "
+                f"checking the {len(plan.commits)} newest")
+    _render(check_client_push(ws.repo, updates, hide), as_json, "push")
 
 
 @hook.command("install", short_help="Install the hook scripts (honours core.hooksPath).")
@@ -132,6 +185,9 @@ def install(names: tuple[str, ...], as_json: bool) -> None:
     A hook file git memzoi did not write is never replaced: install stops, changes nothing,
     and prints the line to add to that hook instead. Running install again is safe.
     """
+    from git_memzoi.cli.common import emit_json, say, workspace
+    from git_memzoi.hooks.install import HOOK_NAMES, HookName, default_hooks, install as install_hooks
+
     ws = workspace()
     chosen: tuple[HookName, ...] = tuple(n for n in HOOK_NAMES if n in names) or default_hooks(ws.repo)
     if "pre-commit" in chosen and ws.repo.is_bare:

@@ -67,10 +67,15 @@ def base_config(repo: GitRepo) -> list[configmod.ConfigSource]:
     return [configmod.file_source(layout.user_config), configmod.file_source(layout.project_config)]
 
 
-def check_push(repo: GitRepo, updates: Iterable[RefUpdate], hide: Iterable[str]) -> CheckReport:
-    """Check every commit the updates bring that no commit in `hide` reaches, parents first."""
+def check_push(repo: GitRepo, updates: Iterable[RefUpdate], hide: Iterable[str], *,
+               tree_cache: TreeCache | None = None, verify: bool = True) -> CheckReport:
+    """Check every commit the updates bring that no commit in `hide` reaches, parents first.
+
+    `verify` re-validates each pushed tip's tree whole (the server's check of the delta logic);
+    `tree_cache` lets the first pushed commit start from its parent's kept tree.
+    """
     history = History(repo)
-    checker = MemoryChecker(history, base_config(repo))
+    checker = MemoryChecker(history, base_config(repo), tree_cache)
     tips = []
     for update in updates:
         if update.is_deletion:
@@ -87,7 +92,7 @@ def check_push(repo: GitRepo, updates: Iterable[RefUpdate], hide: Iterable[str])
         report.summaries[commit.sha] = commit.summary
         config = history.config_blob(commit.sha, CONFIG_PATH) if commit.memzoi is not None else None
         checker.check(commit.sha, commit.memzoi, commit.parents, commit.parent_memzoi, config)
-    for tip in tips:
+    for tip in tips if verify else ():
         checker.verify(tip, history.memzoi_of(tip))
     return report
 
@@ -98,8 +103,8 @@ def check_server_push(repo: GitRepo, updates: Iterable[RefUpdate]) -> CheckRepor
     return check_push(repo, updates, history.ref_commits())
 
 
-def check_client_push(repo: GitRepo, remote: str, updates: list[RefUpdate]) -> CheckReport:
-    """pre-push: the commits neither the remote's tracking refs nor its current ref tips reach."""
+def known_remote_commits(repo: GitRepo, remote: str, updates: list[RefUpdate]) -> set[str]:
+    """The remote's tracking refs and the remote SHAs this repository has (when hooks.quick cannot ask git)."""
     history = History(repo)
     hide = history.ref_commits((f"refs/remotes/{remote}/",)) if remote else set()
     for update in updates:
@@ -107,7 +112,12 @@ def check_client_push(repo: GitRepo, remote: str, updates: list[RefUpdate]) -> C
             sha = history.commit_sha(update.old)
             if sha is not None:
                 hide.add(sha)
-    return check_push(repo, updates, hide)
+    return hide
+
+
+def check_client_push(repo: GitRepo, updates: list[RefUpdate], hide: Iterable[str]) -> CheckReport:
+    """pre-push: the commits none of `hide` reaches (what hooks.quick.plan_push says the remote has)."""
+    return check_push(repo, updates, hide, tree_cache=TreeCache(Layout.for_repo(repo).hook_trees), verify=False)
 
 
 def check_staged(repo: GitRepo) -> CheckReport:

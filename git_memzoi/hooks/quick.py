@@ -1,0 +1,163 @@
+"""What a commit or push touches in .memzoi/, decided by git itself before any heavy import.
+
+Most commits and pushes carry code, not memory. The client hooks ask git first, with the
+standard library only: one `git diff-index` for pre-commit, a `git rev-list` and a `git
+cat-file --batch-check` for pre-push. Loading pygit2 alone costs more than these git
+processes and the interpreter together, which is why this module runs git's plumbing
+instead. When memory is touched (or git's answer is anything unexpected), the full checks
+run; they never depend on this module being right about "touched".
+
+pre-push also decides here which commits the remote is known to have (the `PushPlan`),
+so that the early exit and the full check look at exactly the same commits.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+
+MEMZOI_DIR = ".memzoi"
+#: When nothing says what the remote has, at most this many of the newest commits are checked.
+UNKNOWN_REMOTE_LIMIT = 200
+_ZERO = frozenset("0")
+
+
+class GitUnclear(Exception):
+    """git could not answer the question (an error, an unborn branch, input it rejects)."""
+
+
+def _git(*args: str, input: str | None = None) -> str:
+    try:
+        done = subprocess.run(["git", *args], input=input, capture_output=True, text=True,
+                              env=os.environ.copy(), check=False)
+    except OSError as exc:
+        raise GitUnclear(str(exc)) from None
+    if done.returncode != 0:
+        raise GitUnclear(done.stderr.strip())
+    return done.stdout
+
+
+def staged_untouched() -> bool:
+    """True when the staged `.memzoi/` (GIT_INDEX_FILE honoured) equals HEAD's; False when it differs or git cannot say."""
+    try:
+        done = subprocess.run(["git", "diff-index", "--cached", "--quiet", "HEAD", "--", MEMZOI_DIR],
+                              capture_output=True, check=False)
+    except OSError:
+        return False
+    return done.returncode == 0  # 1: differs; 128: no HEAD yet, not a repository, a broken index
+
+
+@dataclass
+class PushPlan:
+    """The commits a pre-push looks at: reachable from `tips` and from none of `hide`.
+
+    `bounded` is True when nothing said what the remote has and the walk stopped at
+    UNKNOWN_REMOTE_LIMIT commits; `touched` is whether any of those commits changes .memzoi/.
+    """
+
+    tips: list[str] = field(default_factory=list)
+    hide: list[str] = field(default_factory=list)
+    commits: list[str] = field(default_factory=list)
+    bounded: bool = False
+    touched: bool = False
+
+
+def _is_zero(sha: str) -> bool:
+    return bool(sha) and set(sha) <= _ZERO
+
+
+def _existing_commits(names: list[str]) -> list[str]:
+    """The commits `names` peel to, leaving out names this repository does not have."""
+    if not names:
+        return []
+    out = _git("cat-file", "--batch-check=%(objectname) %(objecttype)",
+               input="".join(f"{n}^{{commit}}\n" for n in names))
+    return [line.split(" ")[0] for line in out.splitlines() if line.endswith(" commit")]
+
+
+def _remote_names_for(remote: str) -> list[str]:
+    """The configured remotes `remote` names: itself, or every remote whose URL it is."""
+    try:
+        out = _git("config", "--get-regexp", r"^remote\..*\.(url|pushurl)$")
+    except GitUnclear:
+        out = ""  # no remote configured at all: git config exits 1
+    names = set()
+    for line in out.splitlines():
+        key, _, value = line.partition(" ")
+        name = key[len("remote."):].rsplit(".", 1)[0]
+        if name == remote or value == remote:
+            names.add(name)
+    return sorted(names)
+
+
+def plan_push(remote: str, lines: list[tuple[str, str]]) -> PushPlan:
+    """Which commits a push of (local sha, remote sha) pairs brings, and whether they touch .memzoi/.
+
+    Known to be on the remote: the remote SHAs git reports that exist here, and the
+    remote-tracking refs of `remote` (a name, or a URL some configured remote uses). When
+    that is nothing at all, every remote-tracking ref of any remote counts as known and the
+    walk stops after the UNKNOWN_REMOTE_LIMIT newest commits (by commit date): older
+    commits are taken to be on the remote already. Raises GitUnclear when git cannot say.
+    """
+    plan = PushPlan()
+    plan.tips = _existing_commits([new for new, _ in lines if not _is_zero(new)])
+    if not plan.tips:
+        return plan  # deletions (or tags of trees and blobs) bring no commits
+    known = set(_existing_commits([old for _, old in lines if not _is_zero(old)]))
+    refs = _git("for-each-ref", "--format=%(objectname) %(refname)", "refs/remotes/").splitlines()
+    prefixes = tuple(f"refs/remotes/{name}/" for name in _remote_names_for(remote)) if remote else ()
+    tracking = [line.split(" ", 1) for line in refs if " " in line]
+    known.update(_existing_commits([sha for sha, ref in tracking if prefixes and ref.startswith(prefixes)]))
+    limit = None
+    if not known:
+        known.update(_existing_commits([sha for sha, _ in tracking]))
+        limit = UNKNOWN_REMOTE_LIMIT
+    revs = "".join(f"{t}\n" for t in plan.tips) + "".join(f"^{h}\n" for h in sorted(known))
+    args = ["rev-list", "--parents", "--stdin"] + ([f"--max-count={limit + 1}"] if limit is not None else [])
+    walked = [line.split(" ") for line in _git(*args, input=revs).splitlines()]
+    plan.hide = sorted(known)
+    if limit is not None and len(walked) > limit:
+        walked = walked[:limit]
+        plan.bounded = True
+        inside = {row[0] for row in walked}
+        # What the window's commits stand on is taken as the remote's, and so is a tip beyond it.
+        edge = {p for row in walked for p in row[1:] if p not in inside}
+        edge.update(t for t in plan.tips if t not in inside)
+        plan.hide = sorted(known | edge)
+    plan.commits = [row[0] for row in walked]
+    plan.touched = _any_touches(walked)
+    return plan
+
+
+def _any_touches(walked: list[list[str]]) -> bool:
+    """Whether any commit's .memzoi/ subtree differs from its first parent's (absent in both: no)."""
+    names = sorted({n for row in walked for n in row[:2]})
+    if not names:
+        return False
+    out = _git("cat-file", "--batch-check=%(objectname)",
+               input="".join(f"{n}:{MEMZOI_DIR}\n" for n in names)).splitlines()
+    if len(out) != len(names):
+        raise GitUnclear("git cat-file answered a different number of lines")
+    tree = {n: (None if line.endswith(" missing") else line) for n, line in zip(names, out)}
+    return any(tree[row[0]] != (tree[row[1]] if len(row) > 1 else None) for row in walked)
+
+
+def parse_push_lines(text: str) -> list[tuple[str, str]]:
+    """(local sha, remote sha) of each `<local ref> <local sha> <remote ref> <remote sha>` line.
+
+    Raises GitUnclear on anything else: the full check then reports the line as a usage error.
+    """
+    pairs = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        parts = line.split(" ")
+        if len(parts) != 4 or not all(_is_hex(parts[i]) for i in (1, 3)):
+            raise GitUnclear(f"unexpected pre-push input line {line!r}")
+        pairs.append((parts[1].lower(), parts[3].lower()))
+    return pairs
+
+
+def _is_hex(value: str) -> bool:
+    return len(value) in (40, 64) and all(ch in "0123456789abcdefABCDEF" for ch in value)

@@ -1,0 +1,151 @@
+"""Client hooks exit before heavy imports when .memzoi/ is untouched, and pre-push stays bounded by URL."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from conftest import Repo, git, make_repo, run_cli
+from git_memzoi.hooks.quick import UNKNOWN_REMOTE_LIMIT
+from test_hooks import make_remote, record, record_path
+
+#: What an untouched commit or push must never load: the checks' dependencies.
+FORBIDDEN = ("pygit2", "pydantic", "pydantic_core", "yaml", "mcp", "filelock", "sqlite3",
+             "git_memzoi.hooks.checks", "git_memzoi.profile")
+ZERO = "0" * 40
+
+
+def imported(args: list[str], cwd: Path, stdin: str = "") -> tuple[int, str, set[str]]:
+    """Run `git memzoi ARGS` under `python -X importtime`: exit code, stdout, top-level modules loaded."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "git_memzoi", *args], cwd=cwd,
+                          input=stdin, capture_output=True, text=True)
+    modules = set()
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            modules.add(line.rsplit("|", 1)[1].strip())
+    return done.returncode, done.stdout, modules
+
+
+def heavy(modules: set[str]) -> set[str]:
+    return {m for m in modules if m in FORBIDDEN or m.startswith(tuple(f"{f}." for f in FORBIDDEN))}
+
+
+def test_pre_commit_of_code_only_imports_nothing_heavy(repo: Repo) -> None:
+    repo.write("src/app.py", "print(1)\n")
+    git("add", "src/app.py", cwd=repo.path)
+    code, out, modules = imported(["hook", "pre-commit", "--json"], repo.path)
+    assert code == 0 and json.loads(out)["commits_checked"] == 0
+    assert "git_memzoi.hooks.quick" in modules and heavy(modules) == set()
+
+
+def test_pre_commit_of_memory_still_catches_a_bad_record(repo: Repo) -> None:
+    repo.write(record_path("bad"), record("bad").replace("lane: semantic\n", ""))
+    git("add", ".memzoi", cwd=repo.path)
+    code, out, modules = imported(["hook", "pre-commit", "--json"], repo.path)
+    assert code == 1 and "pydantic" in modules
+    assert [p["code"] for p in json.loads(out)["problems"]] == ["field-missing"]
+
+
+def test_pre_commit_through_git_is_quick_for_code_and_checks_memory(repo: Repo) -> None:
+    run_cli("hook", "install", "--pre-commit")
+    repo.write("src/app.py", "print(1)\n")
+    git("add", "-A", cwd=repo.path)
+    assert git("commit", "-q", "-m", "code", cwd=repo.path, check=False).returncode == 0
+    repo.write(record_path("dup"), record("dup"))
+    repo.write(".memzoi/records/project/other.md", record("dup"))
+    git("add", "-A", cwd=repo.path)
+    done = git("commit", "-q", "-m", "memory", cwd=repo.path, check=False)
+    assert done.returncode == 1 and "id-duplicate" in done.stderr
+
+
+def test_pre_commit_on_an_unborn_branch_runs_the_full_check(tmp_path: Path) -> None:
+    path = tmp_path / "fresh"
+    pygit2.init_repository(str(path), initial_head="main")
+    (path / ".memzoi" / "records" / "project").mkdir(parents=True)
+    (path / record_path("bad")).write_text(record("bad").replace("lane: semantic\n", ""))
+    git("add", "-A", cwd=path)
+    result = run_cli("hook", "pre-commit", "--json", cwd=path, expect=1)
+    assert [p["code"] for p in result.json()["problems"]] == ["field-missing"]
+
+
+def _push_lines(local: str, remote_sha: str, ref: str = "refs/heads/main") -> str:
+    return f"refs/heads/main {local} {ref} {remote_sha}\n"
+
+
+def test_pre_push_of_code_only_imports_nothing_heavy(tmp_path: Path) -> None:
+    remote = make_remote(tmp_path, hook="none")
+    remote.accepted()
+    old = remote.commit({"src/app.py": "print(2)\n"})
+    new = remote.commit({"src/app.py": "print(3)\n"})
+    code, out, modules = imported(["hook", "pre-push", "origin", str(remote.bare), "--json"], remote.work.path,
+                                  _push_lines(new, old))
+    assert code == 0 and json.loads(out)["commits_walked"] == 1
+    assert heavy(modules) == set()
+
+
+def _long_history(repo: Repo, commits: int) -> None:
+    """`commits` code-only commits on top of HEAD, written with fast-import."""
+    head = str(repo.git.head.target)
+    stream = []
+    for n in range(commits):
+        content = f"print({n})\n".encode()
+        stream.append(f"commit refs/heads/main\nmark :{n + 1}\n"
+                      f"committer T <t@example.com> {1767225600 + n} +0000\ndata 4\nstep\n")
+        stream.append(f"from {head}\n" if n == 0 else "")
+        stream.append(f"M 100644 inline src/app.py\ndata {len(content)}\n{content.decode()}\n")
+    git("fast-import", "--quiet", cwd=repo.path, input="".join(stream))
+    git("reset", "-q", "--hard", "main", cwd=repo.path)
+    repo.git.index.read(force=True)
+
+
+def test_pre_push_by_url_to_an_unknown_remote_is_bounded(tmp_path: Path) -> None:
+    work = make_repo(tmp_path / "work")
+    _long_history(work, UNKNOWN_REMOTE_LIMIT + 50)
+    bare = tmp_path / "server.git"
+    git("init", "--bare", "-q", str(bare), cwd=tmp_path)
+    tip = str(work.git.head.target)
+    result = run_cli("hook", "pre-push", str(bare), str(bare), "--json", cwd=work.path,
+                     input=_push_lines(tip, ZERO))
+    assert result.json()["commits_walked"] == UNKNOWN_REMOTE_LIMIT
+
+    # a bad record among the newest commits is caught through a real push by URL
+    work.write(record_path("bad"), record("bad").replace("lane: semantic\n", ""))
+    work.commit("bad record")
+    run_cli("hook", "install", "--pre-push", cwd=work.path)
+    done = git("push", str(bare), "main", cwd=work.path, check=False)
+    assert done.returncode == 1
+    assert "nothing says which commits" in done.stderr and "field-missing" in done.stderr
+    assert git("for-each-ref", cwd=bare).stdout == ""
+
+
+def test_pre_push_by_url_uses_the_tracking_refs_of_the_remote_with_that_url(tmp_path: Path) -> None:
+    remote = make_remote(tmp_path, hook="none")
+    remote.accepted()
+    _long_history(remote.work, 30)
+    git("fetch", "-q", "origin", cwd=remote.work.path)
+    tip = str(remote.work.git.head.target)
+    # pushing to a new branch by URL: the URL is origin's, whose tracking ref says what the server has
+    result = run_cli("hook", "pre-push", str(remote.bare), str(remote.bare), "--json", cwd=remote.work.path,
+                     input=_push_lines(tip, ZERO, "refs/heads/topic"))
+    assert result.json()["commits_walked"] == 30
+
+
+@pytest.mark.parametrize("touch", [False, True])
+def test_pre_push_by_url_of_one_commit_walks_one(tmp_path: Path, touch: bool) -> None:
+    remote = make_remote(tmp_path, hook="none")
+    remote.accepted()
+    _long_history(remote.work, 50)
+    git("push", "-q", str(remote.bare), "main", cwd=remote.work.path)
+    git("update-ref", "-d", "refs/remotes/origin/main", cwd=remote.work.path)
+    old = str(remote.work.git.head.target)
+    files = {record_path("new"): record("new")} if touch else {"src/app.py": "print('new')\n"}
+    new = remote.commit(files)
+    result = run_cli("hook", "pre-push", str(remote.bare), str(remote.bare), "--json", cwd=remote.work.path,
+                     input=_push_lines(new, old))
+    assert result.json()["commits_walked"] == 1
+    assert result.json()["commits_checked"] == int(touch)

@@ -1,6 +1,6 @@
 """`python -m git_memzoi` runs the same program as `git memzoi`."""
 
-from git_memzoi.cli.main import main
+from git_memzoi.cli.entry import main
 
 if __name__ == "__main__":
     main()

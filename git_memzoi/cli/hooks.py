@@ -7,7 +7,6 @@ pygit2, pydantic and PyYAML behind them) are imported.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING
 
@@ -112,9 +111,8 @@ def update(ref: str, old: str, new: str, as_json: bool) -> None:
 
 def _untouched(as_json: bool, walked: int) -> None:
     """Report, without loading the checks, a commit or push that leaves .memzoi/ alone."""
-    if as_json:  # the shape of CheckReport.as_json, as cli.common.emit_json writes it
-        sys.stdout.write(json.dumps({"ok": True, "commits_walked": walked, "commits_checked": 0,
-                                    "trees_validated": 0, "problems": []}, indent=2) + "\n")
+    if as_json:
+        sys.stdout.write(quick.untouched_report(walked))
 
 
 @hook.command("pre-commit", short_help="Client: check the staged .memzoi/.")

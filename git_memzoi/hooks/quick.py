@@ -13,9 +13,11 @@ so that the early exit and the full check look at exactly the same commits.
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import subprocess
-from dataclasses import dataclass, field
+import sys
 
 MEMZOI_DIR = ".memzoi"
 #: When nothing says what the remote has, at most this many of the newest commits are checked.
@@ -48,19 +50,20 @@ def staged_untouched() -> bool:
     return done.returncode == 0  # 1: differs; 128: no HEAD yet, not a repository, a broken index
 
 
-@dataclass
 class PushPlan:
     """The commits a pre-push looks at: reachable from `tips` and from none of `hide`.
 
     `bounded` is True when nothing said what the remote has and the walk stopped at
     UNKNOWN_REMOTE_LIMIT commits; `touched` is whether any of those commits changes .memzoi/.
+    (A plain class: importing dataclasses would cost this module's whole budget again.)
     """
 
-    tips: list[str] = field(default_factory=list)
-    hide: list[str] = field(default_factory=list)
-    commits: list[str] = field(default_factory=list)
-    bounded: bool = False
-    touched: bool = False
+    def __init__(self) -> None:
+        self.tips: list[str] = []
+        self.hide: list[str] = []
+        self.commits: list[str] = []
+        self.bounded = False
+        self.touched = False
 
 
 def _is_zero(sha: str) -> bool:
@@ -161,3 +164,41 @@ def parse_push_lines(text: str) -> list[tuple[str, str]]:
 
 def _is_hex(value: str) -> bool:
     return len(value) in (40, 64) and all(ch in "0123456789abcdefABCDEF" for ch in value)
+
+
+def untouched_report(walked: int) -> str:
+    """The --json report of a commit or push that leaves .memzoi/ alone (CheckReport.as_json's shape)."""
+    return json.dumps({"ok": True, "commits_walked": walked, "commits_checked": 0,
+                       "trees_validated": 0, "problems": []}, indent=2) + "\n"
+
+
+def early_exit(args: list[str]) -> int | None:
+    """`hook pre-commit|pre-push [REMOTE [URL]] [--json]` that leaves .memzoi/ alone: 0, after its report.
+
+    None means "run the command": memory is touched, git could not say, or the arguments are
+    anything else (help, other options), which click then handles. pre-push's stdin is read
+    here and put back for the command to read again.
+    """
+    if len(args) < 1 or args[0] not in ("pre-commit", "pre-push"):
+        return None
+    rest = [a for a in args[1:] if a != "--json"]
+    if any(a.startswith("-") for a in rest) or len(rest) > (0 if args[0] == "pre-commit" else 2):
+        return None
+    as_json = "--json" in args[1:]
+    if args[0] == "pre-commit":
+        if not staged_untouched():
+            return None
+        walked = 1
+    else:
+        text = sys.stdin.read()
+        sys.stdin = io.StringIO(text)
+        try:
+            plan = plan_push(rest[0] if rest else "", parse_push_lines(text))
+        except GitUnclear:
+            return None
+        if plan.touched:
+            return None
+        walked = len(plan.commits)
+    if as_json:
+        sys.stdout.write(untouched_report(walked))
+    return 0

@@ -213,7 +213,7 @@ def plan_apply(snap: Snapshot, src: Source, opts: ApplyOptions, receipt: Settled
     attributes = packets.union_merge(snap.read(GITATTRIBUTES))
     if attributes is not None:
         changes.append(FileChange(GITATTRIBUTES, snap.read(GITATTRIBUTES), attributes))
-    known = {r.id for r in snap.records if r.id} | {r.record_id for r in records}
+    known = {a for a in affected if snap.record(a) is not None} | {r.record_id for r in records}
     checks.outputs(changes, known)
 
     row = src.row
@@ -247,9 +247,9 @@ def apply(ws: Workspace, target: str, *, reviewer: str | None = None, concept_id
         parsed = found.require_valid()
         receipt = targets.hashed(root, session.conn, parsed.packet.id)
         base = checks.proposed_base(parsed, found.raw, found.row)
-        snap = state.gather(ws.repo, read=[LOG, GITATTRIBUTES, packets.resolved_path("applied", parsed.packet.id),
-                                           packets.resolved_path("rejected", parsed.packet.id)],
-                            target_id=parsed.packet.target_id, since=checks.history_since(parsed, base))
+        snap = state.gather(ws, read=[LOG, GITATTRIBUTES, packets.resolved_path("applied", parsed.packet.id),
+                                      packets.resolved_path("rejected", parsed.packet.id)],
+                            target_id=parsed.packet.target_id, since=checks.history_since(parsed, base), records=True)
         opts = ApplyOptions(reviewer or state.who(ws.repo), state.now_text(), concept_id, reason)
         plan = plan_apply(snap, found, opts, receipt, base)
         if isinstance(plan, Settled):

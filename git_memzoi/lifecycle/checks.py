@@ -46,8 +46,12 @@ def target(snap: Snapshot, parsed: ParsedPacket, where: str, base: str | None) -
     tid = packet.target_id
     assert tid is not None
     field = "supersedes" if packet.proposal.action == "supersede" else "proposal.target"
-    info = snap.record(tid)
-    if info is None or snap.target is None or snap.target.path != info.path:
+    if len(snap.target_paths) > 1:
+        raise Refused(f"{where}: {field}: target record {tid!r} is ambiguous: {len(snap.target_paths)} files carry "
+                      f"this ID ({', '.join(snap.target_paths)})",
+                      hint="give all but one of them another ID (git memzoi validate reports the duplicate)",
+                      code="target-ambiguous")
+    if snap.target is None:
         raise Refused(f"{where}: {field}: target record {tid!r} does not exist in {packets.RECORDS}/",
                       code="target-missing")
     facts = snap.target
@@ -57,6 +61,9 @@ def target(snap: Snapshot, parsed: ParsedPacket, where: str, base: str | None) -
         raise Refused(f"{where}: {field}: target {facts.path} is not a valid record ({exc.problems[0]})",
                       code="target-invalid") from None
     record = parsed_target.record
+    if record.id != tid:
+        raise Refused(f"{where}: {field}: target record {tid!r} does not exist in {packets.RECORDS}/ "
+                      f"({facts.path} now carries {record.id!r})", code="target-missing")
     if record.status != "active":
         raise Refused(f"{where}: {field}: target record {tid!r} ({facts.path}) is {record.status}, not active",
                       code="target-inactive")

@@ -241,7 +241,7 @@ def _twin(snap: Snapshot, conn: Any, digest: str, pid: str) -> str | None:
     found = inbox_store.twin(conn, digest)
     if found is not None and found != pid:
         return found
-    for path in sorted(p for p in snap.files if p.startswith(packets.PENDING + "/") and p.endswith(".md")):
+    for path in _pending_files(snap.workdir):
         try:
             doc = frontmatter.parse((snap.workdir / path).read_bytes(), path)
         except (FormatError, OSError):
@@ -292,7 +292,7 @@ def submit(ws: Workspace, data: dict[str, Any], body: str, *, packet_file: bool 
         if target_id is not None and given_base is None and isinstance(proposal, dict) \
                 and isinstance(proposal.get("proposed_at"), str) and is_rfc3339(proposal["proposed_at"]):
             since = parse_rfc3339(proposal["proposed_at"])  # a packet given with an earlier proposed_at
-        snap = state.gather(ws.repo, target_id=target_id, since=since)
+        snap = state.gather(ws, target_id=target_id, since=since)
         if packet_file and isinstance(proposal, dict) and "target_blob" not in proposal and snap.target is not None \
                 and snap.target.clean and snap.target.head_blob is not None:
             proposal["target_blob"] = snap.target.head_blob  # the reviewed file carries what it was made against
@@ -327,7 +327,7 @@ def approve(ws: Workspace, proposal_id: str) -> InboxEntry:
         snap = None
         if parsed is not None and row.state == "pending" and parsed.packet.target_id:
             base = checks.proposed_base(parsed, row.packet.encode("utf-8"), row)
-            snap = state.gather(ws.repo, target_id=parsed.packet.target_id, since=checks.history_since(parsed, base))
+            snap = state.gather(ws, target_id=parsed.packet.target_id, since=checks.history_since(parsed, base))
         plan = plan_approve(row, parsed, state.now_text(), snap)
         install.install(root, ws.layout, session.conn, plan)
         after = inbox_store.get(session.conn, row.id)
@@ -337,7 +337,7 @@ def approve(ws: Workspace, proposal_id: str) -> InboxEntry:
 
 def record_facts(ws: Workspace, record_id: str) -> dict[str, Any]:
     """The frontmatter of the record with this ID in the work tree ({} when there is none)."""
-    snap = state.gather(ws.repo)
+    snap = state.gather(ws, records=True)
     info = snap.record(record_id)
     if info is None:
         return {}

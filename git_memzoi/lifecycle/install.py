@@ -249,8 +249,10 @@ def clean_temp(roots: list[Path], journal_dir: Path, git_dirs: tuple[Path, ...] 
         except OSError:
             continue
         for name in names:
+            if not name.startswith(TEMP_PREFIX):
+                continue  # most names: no path object, no stat (records/ may hold tens of thousands)
             path = folder / name
-            if name.startswith(TEMP_PREFIX) and path.is_file() and not path.is_symlink():
+            if path.is_file() and not path.is_symlink():
                 path.unlink()
                 removed.append(str(path))
     return removed

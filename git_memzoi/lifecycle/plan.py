@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -60,7 +61,7 @@ class Plan:
         return bool(self.files)
 
 
-def new_dirs_for(paths: list[str], existing_dirs: frozenset[str]) -> tuple[str, ...]:
+def new_dirs_for(paths: list[str], existing_dirs: Container[str]) -> tuple[str, ...]:
     """Parent folders of `paths` that do not exist yet, shallowest first."""
     out: list[str] = []
     for path in paths:

@@ -145,7 +145,7 @@ def reject(ws: Workspace, target: str, reason: str, *, reviewer: str | None = No
         read = [LOG, GITATTRIBUTES]
         if pid is not None:
             read += [packets.resolved_path("applied", pid), packets.resolved_path("rejected", pid)]
-        snap = state.gather(ws.repo, read=read)
+        snap = state.gather(ws, read=read)
         plan = plan_reject(snap, found, reviewer=reviewer or state.who(ws.repo), now=state.now_text(),
                            reason=reason.strip())
         if isinstance(plan, Settled):

@@ -1,21 +1,30 @@
-"""Read what planning needs from the work tree and git, once, into an immutable Snapshot."""
+"""Read what planning needs from the work tree, the index and git into a Snapshot, at the cost of the change.
+
+Nothing here walks every record: record facts (IDs, statuses, scopes, origins, paths) come from
+this worktree's index.db (refreshed incrementally as the read path refreshes it) when a plan asks
+for them, and paths are probed with one lstat each when a plan asks about them.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+import sqlite3
+import stat
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from git_memzoi.errors import FormatError, Refused
+from git_memzoi.errors import FormatError, MemzoiError, Refused
 from git_memzoi.gitrepo import GitRepo
+from git_memzoi.index import lookup
 from git_memzoi.lifecycle.packets import GITATTRIBUTES, MEMZOI, RECORDS
 from git_memzoi.profile import concept_id as concept
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.timefmt import format_rfc3339
 from git_memzoi.runtime import clock
+from git_memzoi.runtime.workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -45,20 +54,118 @@ class TargetFacts:
     change_after: tuple[str, datetime] | None = None
 
 
+class Nodes:
+    """What each path a plan asks about is (file, dir, symlink, or nothing): one lstat per path, remembered."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._kind: dict[str, str | None] = {}
+
+    def kind(self, rel: str) -> str | None:
+        if rel not in self._kind:
+            try:
+                mode = os.lstat(self.root / rel).st_mode
+            except (OSError, ValueError):
+                self._kind[rel] = None
+            else:
+                self._kind[rel] = "symlink" if stat.S_ISLNK(mode) else "dir" if stat.S_ISDIR(mode) else "file"
+        return self._kind[rel]
+
+
+class NodeKind(Container[str]):
+    """`path in snap.files` (or .dirs, .symlinks), answered by probing that one path."""
+
+    def __init__(self, nodes: Nodes, kind: str) -> None:
+        self._nodes = nodes
+        self._want = kind
+
+    def __contains__(self, rel: object) -> bool:
+        return isinstance(rel, str) and self._nodes.kind(rel) == self._want
+
+
+class RecordFacts:
+    """Record facts by ID and by origin, from index.db (opened on first use) and the files it calls invalid."""
+
+    def __init__(self, ws: Workspace, root: Path) -> None:
+        self._ws = ws
+        self._root = root
+        self._conn: sqlite3.Connection | None = None
+        self._odd: list[RecordInfo] | None = None
+        self._all: list[RecordInfo] | None = None  # every record file, when the index is unavailable
+        self._by_id: dict[str, list[RecordInfo]] = {}
+
+    def _db(self) -> sqlite3.Connection | None:
+        """The index, or None when it cannot be opened or built: then every record file is read instead."""
+        if self._conn is None and self._all is None:
+            try:
+                self._conn = lookup.open_records(self._ws)
+            except (MemzoiError, OSError, sqlite3.Error):
+                self._all = [_record_info(self._root, rel) for rel in _record_files(self._root)]
+        return self._conn
+
+    def refresh(self) -> None:
+        """Bring the index up to date by a full stat sweep (when a fact it gave proved stale), and forget answers."""
+        from git_memzoi.index.rebuild import open_index, rebuild
+
+        if self._conn is not None:
+            self._conn.close()
+        self._conn, self._all, self._odd = None, None, None
+        self._by_id.clear()
+        try:
+            rebuild(self._ws)
+            self._conn = open_index(self._ws)
+        except (MemzoiError, OSError, sqlite3.Error):
+            self._all = [_record_info(self._root, rel) for rel in _record_files(self._root)]
+
+    def _invalid(self, db: sqlite3.Connection) -> list[RecordInfo]:
+        """Files the index holds as invalid, with their unvalidated frontmatter facts (usually none)."""
+        if self._odd is None:
+            self._odd = [_record_info(self._root, rel) for rel in lookup.invalid_paths(db)
+                         if (self._root / rel).is_file()]
+        return self._odd
+
+    def with_id(self, record_id: str) -> list[RecordInfo]:
+        """Every record file whose frontmatter has this ID (valid or not), by path."""
+        db = self._db()
+        if db is None:
+            assert self._all is not None
+            return [info for info in self._all if info.id == record_id]
+        if record_id not in self._by_id:
+            found = [RecordInfo(path, record_id, status, scope, None)
+                     for path, status, scope in lookup.with_id(db, record_id)]
+            found += [info for info in self._invalid(db) if info.id == record_id]
+            self._by_id[record_id] = sorted(found, key=lambda info: info.path)
+        return self._by_id[record_id]
+
+    def with_origin(self, origin_key: str, route: str) -> RecordInfo | None:
+        """The first record file (by path) whose origin is exactly (origin_key, route)."""
+        db = self._db()
+        if db is None:
+            assert self._all is not None
+            return next((info for info in self._all if info.origin == (origin_key, route)), None)
+        # a key YAML writes verbatim is a substring of every file that holds it: only those are parsed
+        verbatim = origin_key.isprintable() and not any(c in origin_key for c in "'\"\\")
+        found = [info for info in (_facts(path, text.encode("utf-8"))
+                                   for path, text in lookup.documents(db, origin_key if verbatim else None))
+                 if info.origin == (origin_key, route)]
+        found += [info for info in self._invalid(db) if info.origin == (origin_key, route)]
+        return min(found, key=lambda info: info.path) if found else None
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """The state one plan is made from; install checks the files again before it writes."""
 
     workdir: Path
-    files: frozenset[str]
-    dirs: frozenset[str]
-    symlinks: frozenset[str]
+    files: Container[str]
+    dirs: Container[str]
+    symlinks: Container[str]
     contents: Mapping[str, bytes]
-    records: tuple[RecordInfo, ...]
+    facts: RecordFacts | None
     repository_key: str
     repository_name: str
     target: TargetFacts | None = None
-    _by_id: dict[str, RecordInfo] = field(default_factory=dict, repr=False, compare=False)
+    target_paths: tuple[str, ...] = ()  # every record file carrying the target's ID
 
     def exists(self, path: str) -> bool:
         return path in self.files or path in self.dirs or path in self.symlinks
@@ -71,35 +178,30 @@ class Snapshot:
             return None
         raise KeyError(f"{path} was not gathered into the snapshot")
 
+    def records_with_id(self, record_id: str) -> list[RecordInfo]:
+        if self.facts is None:
+            raise KeyError("record facts were not gathered into the snapshot")
+        return self.facts.with_id(record_id)
+
     def record(self, record_id: str) -> RecordInfo | None:
-        if not self._by_id:
-            for info in self.records:
-                if info.id is not None:
-                    self._by_id.setdefault(info.id, info)
-        return self._by_id.get(record_id)
+        found = self.records_with_id(record_id)
+        return found[0] if found else None
 
     def record_with_origin(self, origin_key: str, route: str) -> RecordInfo | None:
-        for info in self.records:
-            if info.origin == (origin_key, route):
-                return info
-        return None
+        if self.facts is None:
+            raise KeyError("record facts were not gathered into the snapshot")
+        return self.facts.with_origin(origin_key, route)
 
 
 #: Parsed frontmatter facts per record file, keyed by its stat, so repeated applies parse each file once.
 _CACHE: dict[str, tuple[tuple[int, int, int], RecordInfo]] = {}
 
 
-def _record_info(root: Path, rel: str) -> RecordInfo:
-    full = root / rel
-    st = full.lstat()
-    key = (st.st_ino, st.st_size, st.st_mtime_ns)
-    cached = _CACHE.get(str(full))
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    info = RecordInfo(rel, None, None, None, None)
+def _facts(rel: str, raw: bytes) -> RecordInfo:
+    """ID, status, scope and origin from a record's frontmatter, unvalidated (None for what is missing)."""
     try:
-        data = frontmatter.parse(full.read_bytes(), rel).data
-    except (FormatError, OSError):
+        data = frontmatter.parse(raw, rel).data
+    except FormatError:
         data = {}
     origin = data.get("origin")
     origin_pair = None
@@ -110,36 +212,36 @@ def _record_info(root: Path, rel: str) -> RecordInfo:
         value = data.get(name)
         return value if isinstance(value, str) else None
 
-    info = RecordInfo(rel, text("id"), text("status"), text("scope"), origin_pair)
+    return RecordInfo(rel, text("id"), text("status"), text("scope"), origin_pair)
+
+
+def _record_info(root: Path, rel: str) -> RecordInfo:
+    full = root / rel
+    try:
+        st = full.lstat()
+    except OSError:
+        return RecordInfo(rel, None, None, None, None)
+    key = (st.st_ino, st.st_size, st.st_mtime_ns)
+    cached = _CACHE.get(str(full))
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    try:
+        info = _facts(rel, full.read_bytes())
+    except OSError:
+        info = RecordInfo(rel, None, None, None, None)
     _CACHE[str(full)] = (key, info)
     return info
 
 
-def _walk(root: Path) -> tuple[set[str], set[str], set[str]]:
-    files: set[str] = set()
-    dirs: set[str] = set()
-    links: set[str] = set()
-    top = root / MEMZOI
-    if top.is_symlink():
-        links.add(MEMZOI)
-        return files, dirs, links
-    if not top.is_dir():
-        return files, dirs, links
-    dirs.add(MEMZOI)
-    for folder, subdirs, names in os.walk(top):
+def _record_files(root: Path) -> list[str]:
+    """Every regular .md file under records/, sorted (the fallback when the index is unavailable)."""
+    out: list[str] = []
+    for folder, subdirs, names in os.walk(root / RECORDS):
         base = Path(folder)
+        subdirs[:] = [name for name in subdirs if not (base / name).is_symlink()]
         rel_base = base.relative_to(root).as_posix()
-        for name in list(subdirs):
-            rel = f"{rel_base}/{name}"
-            if (base / name).is_symlink():
-                links.add(rel)
-                subdirs.remove(name)
-            else:
-                dirs.add(rel)
-        for name in names:
-            rel = f"{rel_base}/{name}"
-            (links if (base / name).is_symlink() else files).add(rel)
-    return files, dirs, links
+        out += [f"{rel_base}/{name}" for name in names if name.endswith(".md") and not (base / name).is_symlink()]
+    return sorted(out)
 
 
 def require_initialised(repo: GitRepo) -> Path:
@@ -153,34 +255,43 @@ def require_initialised(repo: GitRepo) -> Path:
     return root
 
 
-def gather(repo: GitRepo, read: Iterable[str] = (), target_id: str | None = None,
-           since: datetime | None = None) -> Snapshot:
-    """Snapshot .memzoi/ (every path, every record's facts, the bytes of `read`) and the target's state.
+def gather(ws: Workspace, read: Iterable[str] = (), target_id: str | None = None,
+           since: datetime | None = None, records: bool = False) -> Snapshot:
+    """The state a plan needs: the bytes of `read`, record facts when `records` (or a target) asks, the target.
 
     With `since` (a proposal without a target blob), the target's history after that moment is read too.
     """
+    repo = ws.repo
     root = require_initialised(repo)
-    files, dirs, links = _walk(root)
-    if (root / GITATTRIBUTES).is_symlink():
-        links.add(GITATTRIBUTES)
-    elif (root / GITATTRIBUTES).is_file():
-        files.add(GITATTRIBUTES)
-    records = tuple(_record_info(root, rel) if rel not in links else RecordInfo(rel, None, None, None, None, True)
-                    for rel in sorted(files | links) if rel.startswith(RECORDS + "/") and rel.endswith(".md"))
-    target_path = None
-    if target_id is not None:
-        target_path = next((info.path for info in records if info.id == target_id and not info.is_symlink), None)
+    nodes = Nodes(root)
+    facts = RecordFacts(ws, root) if records or target_id is not None else None
     contents: dict[str, bytes] = {}
-    for rel in set(read) | ({target_path} if target_path else set()):
-        if rel in files:
+    for rel in set(read):
+        if nodes.kind(rel) == "file":
             contents[rel] = (root / rel).read_bytes()
     target = None
-    if target_path is not None:
-        target = TargetFacts(target_path, contents[target_path], repo.is_clean(target_path),
-                             repo.head_blob(target_path),
-                             repo.change_after(target_path, since) if since is not None else None)
-    return Snapshot(root, frozenset(files), frozenset(dirs), frozenset(links), contents, records,
-                    repo.repository_key, repo.name, target)
+    target_paths: tuple[str, ...] = ()
+    if facts is not None and target_id is not None:
+        target_paths, target = _target(facts, nodes, root, target_id)
+        if target is None or _facts(target.path, target.raw).id != target_id:
+            # not exactly one file, or one that no longer carries the ID: the index may be behind an
+            # edit made in place just now, so look again after a full sweep before refusing
+            facts.refresh()
+            target_paths, target = _target(facts, nodes, root, target_id)
+        if target is not None:
+            contents[target.path] = target.raw
+            target = TargetFacts(target.path, target.raw, repo.is_clean(target.path), repo.head_blob(target.path),
+                                 repo.change_after(target.path, since) if since is not None else None)
+    return Snapshot(root, NodeKind(nodes, "file"), NodeKind(nodes, "dir"), NodeKind(nodes, "symlink"), contents,
+                    facts, repo.repository_key, repo.name, target, target_paths)
+
+
+def _target(facts: RecordFacts, nodes: Nodes, root: Path, target_id: str) -> tuple[tuple[str, ...], TargetFacts | None]:
+    """Every path carrying the target ID, and the target's bytes when exactly one regular file does."""
+    paths = tuple(info.path for info in facts.with_id(target_id))
+    if len(paths) != 1 or nodes.kind(paths[0]) != "file":
+        return paths, None
+    return paths, TargetFacts(paths[0], (root / paths[0]).read_bytes(), False, None)
 
 
 def record_concept_id(path: str) -> str | None:

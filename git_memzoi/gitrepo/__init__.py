@@ -1,4 +1,4 @@
-"""The only package that imports pygit2: discovery, keys, trees at a revision, history, commits."""
+"""The only package that imports pygit2 (lazily): discovery, keys, trees at a revision, history, commits."""
 
 from git_memzoi.gitrepo.repo import GitRepo, open_repo
 

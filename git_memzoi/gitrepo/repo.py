@@ -1,4 +1,8 @@
-"""Discover a repository from any directory and read it through pygit2."""
+"""Discover a repository from any directory and read it through pygit2.
+
+pygit2 is imported on first use, not with this module: most read commands only need the
+repository's paths (see `gitrepo.discover`), and importing pygit2 costs more than their work.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-
-import pygit2
-from pygit2.enums import FileStatus, RepositoryOpenFlag
+from typing import TYPE_CHECKING
 
 from git_memzoi.errors import MemzoiError, NoWorkTree, RepositoryNotFound, UsageError
+
+if TYPE_CHECKING:
+    import pygit2
 
 MEMZOI_DIR = ".memzoi"
 
@@ -39,6 +44,8 @@ class TreeFile:
     repo: pygit2.Repository
 
     def read(self) -> bytes:
+        import pygit2
+
         blob = self.repo[self.oid]
         assert isinstance(blob, pygit2.Blob)
         return blob.data
@@ -48,7 +55,7 @@ class GitRepo:
     """One opened repository: a work tree (possibly linked) or a bare repository."""
 
     def __init__(self, repo: pygit2.Repository) -> None:
-        self.pygit = repo
+        self._pygit: pygit2.Repository | None = repo
         self.git_dir = Path(os.path.realpath(repo.path))
         commondir_file = self.git_dir / "commondir"
         if commondir_file.is_file():
@@ -57,6 +64,26 @@ class GitRepo:
         else:
             self.common_dir = self.git_dir
         self.workdir: Path | None = Path(os.path.realpath(repo.workdir)) if repo.workdir else None
+
+    @classmethod
+    def at(cls, git_dir: Path, common_dir: Path, workdir: Path | None) -> "GitRepo":
+        """A repository whose paths are already known (canonical); pygit2 opens it on first use."""
+        self = cls.__new__(cls)
+        self._pygit = None
+        self.git_dir, self.common_dir, self.workdir = git_dir, common_dir, workdir
+        return self
+
+    @property
+    def pygit(self) -> pygit2.Repository:
+        """The pygit2 repository (opened, and pygit2 imported, on first use)."""
+        if self._pygit is None:
+            import pygit2
+
+            try:
+                self._pygit = pygit2.Repository(str(self.git_dir))
+            except pygit2.GitError as exc:
+                raise MemzoiError(f"cannot open the git repository: {exc}") from None
+        return self._pygit
 
     # identity -----------------------------------------------------------------
     @property
@@ -95,6 +122,8 @@ class GitRepo:
     # revisions and trees ------------------------------------------------------
     def resolve(self, rev: str) -> pygit2.Commit:
         """The commit a revision names (raises UsageError with the revision)."""
+        import pygit2
+
         try:
             obj = self.pygit.revparse_single(rev)
             commit = obj.peel(pygit2.Commit)
@@ -103,6 +132,8 @@ class GitRepo:
         return commit
 
     def head_commit(self) -> pygit2.Commit | None:
+        import pygit2
+
         if self.pygit.head_is_unborn:
             return None
         return self.pygit.head.peel(pygit2.Commit)
@@ -117,6 +148,8 @@ class GitRepo:
 
     def tree_files(self, tree: pygit2.Tree, prefix: str = MEMZOI_DIR) -> Iterator[TreeFile]:
         """Every blob under `prefix` in `tree`, depth first, with repository-root paths."""
+        import pygit2
+
         try:
             entry = tree[prefix] if prefix else tree
         except KeyError:
@@ -149,10 +182,14 @@ class GitRepo:
     # work tree ---------------------------------------------------------------
     def hash_file(self, path: Path) -> str:
         """The git blob OID a work-tree file would have."""
+        import pygit2
+
         return str(pygit2.hashfile(str(path)))
 
     def is_clean(self, relpath: str) -> bool:
         """True when the work-tree file equals HEAD and nothing about it is staged."""
+        from pygit2.enums import FileStatus
+
         try:
             flags = self.pygit.status_file(relpath)
         except KeyError:
@@ -162,6 +199,8 @@ class GitRepo:
     # history -----------------------------------------------------------------
     def head_blob(self, relpath: str) -> str | None:
         """The blob OID `relpath` has in HEAD's tree, or None (unborn HEAD, absent, or not a regular file)."""
+        import pygit2
+
         head = self.head_commit()
         if head is None:
             return None
@@ -206,7 +245,21 @@ def open_repo(start: str | os.PathLike[str] | None = None) -> GitRepo:
     """Open the repository that contains `start` (default: the environment, then the cwd).
 
     GIT_DIR / GIT_WORK_TREE are honoured as git honours them, so hooks and `git -C` work.
+    The common layouts are found without pygit2 (`gitrepo.discover`); pygit2 decides the rest.
     """
+    from git_memzoi.gitrepo.discover import find
+
+    found_fast = find(start)
+    if found_fast is not None:
+        return GitRepo.at(*found_fast)
+    return open_with_pygit2(start)
+
+
+def open_with_pygit2(start: str | os.PathLike[str] | None = None) -> GitRepo:
+    """`open_repo` as pygit2 (libgit2) discovers repositories: every layout, every GIT_* variable."""
+    import pygit2
+    from pygit2.enums import RepositoryOpenFlag
+
     try:
         if start is None and os.environ.get("GIT_DIR"):
             repo = pygit2.Repository(os.environ["GIT_DIR"], RepositoryOpenFlag.FROM_ENV)
@@ -216,6 +269,7 @@ def open_repo(start: str | os.PathLike[str] | None = None) -> GitRepo:
         if found is None:
             raise RepositoryNotFound(f"not a git repository (or any parent up to /): {where}",
                                      hint="run git memzoi inside a git repository, or pass --repo")
-        return GitRepo(pygit2.Repository(found))
+        # opened from `where`, not from the git directory found: a gitfile's work tree is where the file is
+        return GitRepo(pygit2.Repository(where))
     except pygit2.GitError as exc:
         raise MemzoiError(f"cannot open the git repository: {exc}") from None

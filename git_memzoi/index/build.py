@@ -238,6 +238,30 @@ def _verified(ws: "Workspace", scan: Scan, shared_sig: list[int] | None, report:
     return report
 
 
+def _noop(ws: "Workspace", scan: Scan, shared_sig: list[int] | None, report: RebuildReport, started: float,
+          strict: bool) -> RebuildReport | None:
+    verified = _verified(ws, scan, shared_sig, report, started)
+    if verified is not None:
+        errors = [q for q in verified.problems if q.severity == "error"]
+        if strict and errors:
+            raise InvalidRecords(errors)
+    return verified
+
+
+def noop(ws: "Workspace", *, strict: bool) -> RebuildReport | None:
+    """The report of a rebuild with nothing to do, or None when there is something to do.
+
+    Only reads (a stat sweep against the installed index), so it needs no writer lock: the
+    index it vouches for stays true whether or not a writer replaces it meanwhile.
+    """
+    started = time.perf_counter()
+    workdir = str(ws.repo.require_workdir())
+    now_ns = time.time_ns()
+    shared_sig = file_stat_signature(str(ws.layout.shared_db), now_ns)
+    report = RebuildReport(index_path=str(ws.layout.index_db), full=False)
+    return _noop(ws, scan_records(workdir, now_ns), shared_sig, report, started, strict)
+
+
 def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None) -> RebuildReport:
     """Bring the installed index in line with the work tree and shared.db (see the module docstring)."""
     started = time.perf_counter()
@@ -251,11 +275,8 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
     shared_sig = file_stat_signature(str(layout.shared_db), now_ns)
     scan: Scan = scan_records(workdir, now_ns)
     if not full:
-        verified = _verified(ws, scan, shared_sig, report, started)
+        verified = _noop(ws, scan, shared_sig, report, started, strict)
         if verified is not None:
-            errors = [q for q in verified.problems if q.severity == "error"]
-            if strict and errors:
-                raise InvalidRecords(errors)
             return verified
     # the slow path: only now load the parser and the profile models
     from git_memzoi.index.mirror import read_runtime

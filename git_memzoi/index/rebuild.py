@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from git_memzoi.errors import StateError
 from git_memzoi.index import index_db, staleness
-from git_memzoi.index.build import InvalidRecords, Progress, RebuildReport, connect_installed, sync
+from git_memzoi.index.build import InvalidRecords, Progress, RebuildReport, connect_installed, noop, sync
 from git_memzoi.index.index_db import current_filter, instant
 
 if TYPE_CHECKING:
@@ -79,8 +79,13 @@ def _sync_one_writer(ws: "Workspace", *, full: bool, strict: bool, progress: Pro
 
     A build copies the installed index as its base and replaces it at the end; two builds
     interleaved would number rows from a base the other already replaced. Readers never take
-    this lock: they keep reading the installed file.
+    this lock: they keep reading the installed file. Nor does a rebuild with nothing to do,
+    which only reads.
     """
+    if not full:
+        report = noop(ws, strict=strict)
+        if report is not None:
+            return report
     import filelock
 
     ws.layout.worktree.mkdir(parents=True, exist_ok=True)

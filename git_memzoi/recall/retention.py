@@ -45,11 +45,23 @@ def decide(record: "Record", now: datetime, facts: Iterable[Mapping[str, object]
 
 
 def explain(ws: "Workspace", record_id: str) -> ExpiryDecision:
-    """Explain the retention decision for one record of this worktree's index (raises NotFound)."""
-    from git_memzoi.profile.document import read_record
+    """Explain the retention decision for one record of this worktree's index (raises NotFound).
+
+    The rule is applied afresh to the record's retention fields as the index holds them
+    (validated when indexed), its current facts and the configured lease: no file is parsed.
+    """
+    import json
+
+    from git_memzoi.index.rebuild import open_index
     from git_memzoi.recall.records import facts, get_record
     from git_memzoi.runtime import clock
 
     found = get_record(ws, record_id)
-    parsed = read_record(found.document.encode("utf-8"), found.path)
-    return decide(parsed.record, clock.now(), facts(ws, record_id), ws.config.retention.session_lease_hours)
+    conn = open_index(ws)
+    try:
+        (stored,) = conn.execute("SELECT retention FROM records WHERE path = ?", (found.path,)).fetchone()
+    finally:
+        conn.close()
+    b = boundary(found.record_id, found.lane, found.status, json.loads(stored), facts(ws, record_id),
+                 ws.config.retention.session_lease_hours)
+    return judge(found.record_id, found.lane, b, clock.now())

@@ -1,0 +1,82 @@
+"""The read path imports only what it needs: each read command, run for real under
+`python -X importtime` against an up-to-date index, must not load the heavy dependencies."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import Repo, interop_dir, run_cli
+
+#: Modules the read path must never load: they cost more than the commands' own work, and
+#: are needed only to parse (pydantic, PyYAML), to lock (filelock), to serve MCP, or (pygit2)
+#: for what repository discovery's fast path leaves to it.
+FORBIDDEN = ("pydantic", "pydantic_core", "yaml", "filelock", "mcp", "pygit2")
+EXPIRY_ID = "automatic-private-inference-is-event-bound"
+
+READ_COMMANDS = [
+    ("search", "content", "classification"),
+    ("search", "--json", "--path", "src/app.py", "memory"),
+    ("context", "--task", "add a proposal", "--path", "src/app.py"),
+    ("handoff", "--task", "switch agents"),
+    ("precheck", "--path", "src/app.py"),
+    ("precheck", "--command", "make deploy", "--json"),
+    ("precheck", "--action", "bump the version"),
+    ("expiry", EXPIRY_ID),
+    ("rebuild",),
+    ("--version",),
+    ("-h",),
+]
+
+
+def imported(args: tuple[str, ...], cwd: Path) -> set[str]:
+    """Every module `git memzoi ARGS` imports, from `python -X importtime` (the command must succeed)."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "git_memzoi", *args], cwd=cwd,
+                          capture_output=True, text=True, env=os.environ.copy())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", proc.stderr, re.MULTILINE))
+
+
+def _age(root: Path, seconds: float) -> None:
+    """Make every file and folder under `root` look `seconds` old (stats that young are never trusted)."""
+    then = time.time() - seconds
+    for folder, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:
+            os.utime(os.path.join(folder, name), (then, then), follow_symlinks=False)
+    os.utime(root, (then, then))
+
+
+@pytest.fixture
+def indexed_repo(repo: Repo) -> Repo:
+    records = repo.path / ".memzoi" / "records"
+    shutil.rmtree(records)
+    shutil.copytree(interop_dir() / ".memzoi" / "records", records)
+    repo.commit("memory")
+    _age(repo.path, 3600)
+    run_cli("rebuild")
+    _age(Path(os.environ["MEMZOI_HOME"]), 3600)
+    return repo
+
+
+@pytest.mark.parametrize("args", READ_COMMANDS, ids=lambda a: " ".join(a))
+def test_read_commands_do_not_import_heavy_modules(indexed_repo: Repo, args: tuple[str, ...]) -> None:
+    modules = imported(args, indexed_repo.path)
+    assert "git_memzoi.cli.main" in modules   # the measurement sees our own imports
+    heavy = sorted(m for m in modules if m.split(".")[0] in FORBIDDEN)
+    assert heavy == [], f"git memzoi {' '.join(args)} imported {heavy[:5]}"
+
+
+def test_a_stale_index_still_parses(indexed_repo: Repo) -> None:
+    """The guard above is not vacuous: when a record changes, the command loads the parser."""
+    target = next((indexed_repo.path / ".memzoi" / "records").glob("*.md"))
+    target.write_text(target.read_text().replace("\n---\n", "\n---\n\nEdited.\n", 1))
+    _age(indexed_repo.path, 3600)
+    modules = imported(("search", "content"), indexed_repo.path)
+    assert "yaml" in modules and "filelock" in modules

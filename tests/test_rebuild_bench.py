@@ -24,3 +24,17 @@ def test_bench_quick_smoke_run(tmp_path: Path) -> None:
                     "context in-process p50 / p95", "`git memzoi search` end to end"):
         assert f"| {measure}" in text, measure
     assert "the fresh worktree parsed 0 files" in text
+
+
+def test_bench_cli_quick_smoke_run(tmp_path: Path) -> None:
+    """scripts/bench_cli.py's section runs end to end on a small repository (no timing is asserted)."""
+    out = tmp_path / "BENCH.md"
+    env = os.environ | {"PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench.py"), "--quick", "--skip-records",
+                             "--sections", "cli", "--output", str(out), "--workdir", str(tmp_path / "work")],
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    text = out.read_text()
+    assert "## Command start-up" in text and "Quick mode" in text
+    for label in ("`search`", "`precheck --path`", "no-op `rebuild`", "`--version`", "`-h`"):
+        assert f"| {label} |" in text, label

@@ -46,7 +46,7 @@ def test_status_filter(repo) -> None:
     assert ids("rejected") == {third}
     assert ids("open") == {first, second}
     assert ids("all") == {first, second, third}
-    result = run_cli("proposals", "--status", "bogus", expect=1)
+    result = run_cli("proposals", "--status", "bogus", expect=2)
     assert "--status" in one_line_error(result.stderr)
 
 

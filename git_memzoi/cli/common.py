@@ -44,6 +44,32 @@ def read_text_arg(path: str, flag: str) -> str:
         raise UsageError(f"{flag} {path}: cannot read: {exc.strerror}") from None
 
 
+def one_line(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Option callback: refuse control characters (a newline, ESC, a line separator) in a one-line value.
+
+    Raised as the package's UsageError (exit 2) so the refusal is one `git memzoi:` line like every other.
+    """
+    from git_memzoi.profile.oneline import first_control
+
+    for item in value if isinstance(value, tuple) else (value,):
+        bad = first_control(item) if isinstance(item, str) else None
+        if bad is not None:
+            raise UsageError(f"{_flag(param)} {item!r} holds the control character {bad!r}; give one line of text")
+    return value
+
+
+def non_blank_line(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Option callback: one line of text that is not empty or only spaces."""
+    one_line(ctx, param, value)
+    if isinstance(value, str) and not value.strip():
+        raise UsageError(f"{_flag(param)} must not be empty")
+    return value
+
+
+def _flag(param: click.Parameter) -> str:
+    return param.opts[0] if param.opts else str(param.name)
+
+
 def emit_json(data: Any) -> None:
     """One JSON document on stdout."""
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n")

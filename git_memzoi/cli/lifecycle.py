@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from git_memzoi.cli.common import emit_json, json_option, read_text_arg, say, workspace
+from git_memzoi.cli.common import emit_json, json_option, non_blank_line, one_line, read_text_arg, say, workspace
 from git_memzoi.errors import UsageError
 from git_memzoi.profile import vocab
 from git_memzoi.profile.timefmt import OutOfRange, parse_rfc3339
@@ -26,6 +26,26 @@ def _time(value: str | None, flag: str) -> str | None:
     return value
 
 
+def _concept_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from git_memzoi.errors import FormatError
+    from git_memzoi.profile import concept_id
+
+    if value is not None:
+        try:
+            concept_id.check(value)
+        except FormatError as exc:
+            raise UsageError(f"--concept-id: {exc.message}") from None
+    return value
+
+
+def _status_filter(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from git_memzoi.lifecycle.inbox import STATUS_FILTERS
+
+    if value is not None and value not in STATUS_FILTERS:
+        raise UsageError(f"--status {value!r} is not one of {', '.join(STATUS_FILTERS)}")
+    return value
+
+
 def _warn(lines: list[str], prefix: str = "") -> None:
     for line in lines:
         say(f"{prefix}{line}")
@@ -36,33 +56,39 @@ def _warn(lines: list[str], prefix: str = "") -> None:
 @click.command()
 @click.option("--action", type=click.Choice(vocab.ACTIONS), default="create", show_default=True,
               help="create a record, supersede one, or tombstone one.")
-@click.option("--target", metavar="RECORD_ID", help="The record a supersede or tombstone acts on.")
-@click.option("--reason", help="Why (required for supersede and tombstone).")
+@click.option("--target", metavar="RECORD_ID", callback=one_line,
+              help="The record a supersede or tombstone acts on.")
+@click.option("--reason", callback=one_line, help="Why (required for supersede and tombstone).")
 @click.option("--type", "type_", type=click.Choice(vocab.MEMORY_TYPES),
               help="What shape of knowledge (default for a tombstone: the target's type).")
 @click.option("--lane", type=click.Choice(vocab.LANES), help="How it is used and retained (default semantic).")
-@click.option("--title", help="A one-line title.")
+@click.option("--title", callback=one_line, help="A one-line title.")
 @click.option("--body", help="The memory itself (Markdown).")
 @click.option("--body-file", metavar="PATH", help="Read the body from PATH (- for stdin).")
-@click.option("--description", help="One sentence (default: the body's first paragraph).")
-@click.option("--applies-to", "applies_to", multiple=True, metavar="PATH",
+@click.option("--description", callback=one_line, help="One sentence (default: the body's first paragraph).")
+@click.option("--applies-to", "applies_to", multiple=True, metavar="PATH", callback=one_line,
               help="A repository path, prefix or trailing /** it applies to (repeatable).")
-@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--tag", "tags", multiple=True, callback=one_line, help="A tag (repeatable).")
 @click.option("--sensitivity", type=click.Choice(vocab.SENSITIVITIES), default="repo-safe", show_default=True,
               help="Anything but repo-safe stays in the local inbox and can only be rejected.")
-@click.option("--content-class", default="general_repo_knowledge", show_default=True, help="snake_case class.")
+@click.option("--content-class", default="general_repo_knowledge", show_default=True, callback=one_line,
+              help="snake_case class.")
 @click.option("--visibility", type=click.Choice(vocab.VISIBILITIES),
               help="The record's sharing boundary (default repo).")
-@click.option("--source", help="Evidence kind: path, human, issue, pr, doc, …")
-@click.option("--source-ref", help="Evidence locator: src/auth/session.ts, issue://123, a commit SHA, a URL.")
-@click.option("--confidence", help="A number from 0.0 to 1.0, or low / medium / high.")
-@click.option("--origin-key", help="Content-free source-event identity (default proposal:<id>).")
-@click.option("--route", default=None, help="Origin route, snake_case (default repository_proposal).")
+@click.option("--source", callback=one_line, help="Evidence kind: path, human, issue, pr, doc, …")
+@click.option("--source-ref", callback=one_line,
+              help="Evidence locator: src/auth/session.ts, issue://123, a commit SHA, a URL.")
+@click.option("--confidence", callback=one_line, help="A number from 0.0 to 1.0, or low / medium / high.")
+@click.option("--origin-key", callback=one_line,
+              help="Content-free source-event identity (default proposal:<id>).")
+@click.option("--route", default=None, callback=one_line,
+              help="Origin route, snake_case (default repository_proposal).")
 @click.option("--occurred-at", metavar="TIME", help="Episodic lane: when it happened (default now).")
 @click.option("--started-at", metavar="TIME", help="Session lane: when the session started (default now).")
 @click.option("--expires-at", metavar="TIME", help="An explicit expiry (RFC 3339).")
-@click.option("--proposed-by", help="Who proposes it (default MEMZOI_ACTOR / git user.name).")
-@click.option("--from-file", "from_file", metavar="PACKET", help="Propose an existing packet file as is.")
+@click.option("--proposed-by", callback=one_line, help="Who proposes it (default MEMZOI_ACTOR / git user.name).")
+@click.option("--from-file", "from_file", metavar="PACKET",
+              help="Propose a complete packet file as it is (nothing is filled in).")
 @click.option("--packet", "packet_file", is_flag=True,
               help="Also write .memzoi/proposals/pending/<id>.md for review in a pull request.")
 @json_option
@@ -79,8 +105,7 @@ def propose(action: str, target: str | None, reason: str | None, type_: str | No
     declares it not repo-safe (such a proposal never leaves the local inbox). A proposal whose
     normalised body equals an open one is refused with the twin's ID.
     """
-    from git_memzoi.lifecycle import inbox
-    from git_memzoi.profile import frontmatter
+    from git_memzoi.lifecycle import inbox, packets
 
     ws = workspace()
     if from_file is not None:
@@ -90,8 +115,9 @@ def propose(action: str, target: str | None, reason: str | None, type_: str | No
         if given:
             raise UsageError(f"--from-file takes the whole packet; drop {', '.join(given)}")
         raw = read_text_arg(from_file, "--from-file").encode("utf-8")
-        doc = frontmatter.parse(raw, from_file)
-        entry = inbox.submit(ws, dict(doc.data), doc.body, packet_file=packet_file)
+        # The file is the whole packet: it must validate as it stands, nothing is filled in.
+        parsed = packets.load_packet(raw, from_file)
+        entry = inbox.submit(ws, dict(parsed.doc.data), parsed.doc.body, packet_file=packet_file, fill=False)
     else:
         data, text = _build(ws, action=action, target=target, reason=reason, type_=type_, lane=lane, title=title,
                             body=body, body_file=body_file, description=description, applies_to=applies_to,
@@ -206,7 +232,8 @@ def _now() -> str:
 # --- proposals ------------------------------------------------------------------------------------------------
 
 @click.group(invoke_without_command=True)
-@click.option("--status", metavar="S", help="pending, validated, approved, applied, rejected, proposed (packet "
+@click.option("--status", metavar="S", callback=_status_filter,
+              help="pending, validated, approved, applied, rejected, proposed (packet "
                                                "files), open (default) or all.")
 @json_option
 @click.pass_context
@@ -274,9 +301,11 @@ def approve(proposal_id: str, as_json: bool) -> None:
 
 @click.command()
 @click.argument("target")
-@click.option("--reviewer", metavar="NAME", help="Who reviewed it (default MEMZOI_ACTOR / git user.name).")
-@click.option("--concept-id", metavar="ID", help="Where the new record goes (default <lane>/<type>s/<slug>).")
-@click.option("--reason", help="A note for the resolution block.")
+@click.option("--reviewer", metavar="NAME", callback=non_blank_line,
+              help="Who reviewed it (default MEMZOI_ACTOR / git user.name).")
+@click.option("--concept-id", metavar="ID", callback=_concept_id,
+              help="Where the new record goes (default <lane>/<type>s/<slug>).")
+@click.option("--reason", callback=non_blank_line, help="A note for the resolution block.")
 @click.option("--commit", "commit", is_flag=True, help="Record exactly the touched files in one git commit.")
 @json_option
 def apply(target: str, reviewer: str | None, concept_id: str | None, reason: str | None, commit: bool,
@@ -306,8 +335,9 @@ def _report_resolution(result: Any, as_json: bool) -> None:
 
 @click.command()
 @click.argument("target")
-@click.option("--reason", required=True, help="Why it is rejected.")
-@click.option("--reviewer", metavar="NAME", help="Who reviewed it (default MEMZOI_ACTOR / git user.name).")
+@click.option("--reason", required=True, callback=non_blank_line, help="Why it is rejected.")
+@click.option("--reviewer", metavar="NAME", callback=non_blank_line,
+              help="Who reviewed it (default MEMZOI_ACTOR / git user.name).")
 @click.option("--commit", "commit", is_flag=True, help="Record exactly the touched files in one git commit.")
 @json_option
 def reject(target: str, reason: str, reviewer: str | None, commit: bool, as_json: bool) -> None:

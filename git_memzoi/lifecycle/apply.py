@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from git_memzoi.errors import FormatError, Refused
+from git_memzoi.errors import FormatError, Refused, UsageError
 from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow
 from git_memzoi.lifecycle import checks, install, packets, recovery, state, targets
 from git_memzoi.lifecycle.packets import GITATTRIBUTES, LOG
@@ -238,7 +238,7 @@ def apply(ws: Workspace, target: str, *, reviewer: str | None = None, concept_id
           reason: str | None = None, commit: bool = False) -> ApplyResult:
     """Apply TARGET under the lock, all or nothing; optionally record exactly its files in one commit."""
     if reason is not None and not reason.strip():
-        raise Refused("--reason must not be empty", code="usage")
+        raise UsageError("reason must not be empty")
     with recovery.locked(ws) as session:
         root = state.require_initialised(ws.repo)
         found = targets.resolve(ws.repo, session.conn, target)

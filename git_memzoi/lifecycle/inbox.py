@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from git_memzoi.gitrepo.identity import actor
-from git_memzoi.errors import FormatError, NotFound, Refused
+from git_memzoi.errors import FormatError, NotFound, Refused, UsageError
 from git_memzoi.index import inbox_store, shared_db
 from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow
 from git_memzoi.lifecycle import checks, install, packets, recovery, state, targets
@@ -265,17 +265,19 @@ def _target_id(data: dict[str, Any]) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def submit(ws: Workspace, data: dict[str, Any], body: str, *, packet_file: bool = False) -> InboxEntry:
+def submit(ws: Workspace, data: dict[str, Any], body: str, *, packet_file: bool = False,
+           fill: bool = True) -> InboxEntry:
     """Add a proposal to the inbox from a packet frontmatter mapping and body (optionally writing its packet file).
 
-    Missing `kind`, `profile`, `status`, `timestamp`, `id`, `origin`, `description`, `retention` and
-    `proposal.action/proposed_by/proposed_at` are filled in; everything else must be given and valid.
+    With `fill`, missing `kind`, `profile`, `status`, `timestamp`, `id`, `origin`, `description`,
+    `retention` and `proposal.action/proposed_by/proposed_at` are filled in (a packet built from
+    flags); without it the mapping is the whole packet. Everything else must be given and valid.
     """
     now = state.now_text()
     generated = not data.get("id")
     with recovery.locked(ws) as session:
         root = state.require_initialised(ws.repo)
-        completed = complete(data, body, now=now, actor=state.who(ws.repo))
+        completed = complete(data, body, now=now, actor=state.who(ws.repo)) if fill else copy.deepcopy(data)
         for _ in range(8 if generated and isinstance(completed.get("id"), str) else 0):
             if _id_conflict(root, session.conn, completed["id"]) is None:
                 break
@@ -398,7 +400,7 @@ def list_entries(ws: Workspace, status: str | None = None) -> list[InboxEntry]:
     """The inbox and the pending packet files together (default: what is still open)."""
     wanted = status or "open"
     if wanted not in STATUS_FILTERS:
-        raise Refused(f"--status {wanted!r} is not one of {', '.join(STATUS_FILTERS)}", code="usage")
+        raise UsageError(f"status filter {wanted!r} is not one of {', '.join(STATUS_FILTERS)}")
     recovery.settle_if_needed(ws)
     root = ws.repo.workdir
     rows: list[ProposalRow] = []

@@ -8,7 +8,7 @@ from typing import Any
 
 from git_memzoi.errors import FormatError
 from git_memzoi.profile import concept_id as concept
-from git_memzoi.profile import frontmatter
+from git_memzoi.profile import frontmatter, oneline
 from git_memzoi.profile.document import InvalidDocument, ParsedPacket, read_packet
 from git_memzoi.profile.models import Packet
 from git_memzoi.runtime.init import LOG_MD, UNION_LINE
@@ -231,11 +231,15 @@ def one_line(text: str, limit: int = 120) -> str:
 
 
 def append_log(before: bytes | None, line: str) -> bytes:
-    """log.md with one receipt line appended (created with the init header when missing)."""
+    """log.md with one receipt line appended (created with the init header when missing).
+
+    Control characters in the line (a reviewer or reason holding a newline) are written as
+    visible escapes, so one receipt is always exactly one line and cannot forge another.
+    """
     text = before.decode("utf-8", errors="surrogateescape") if before is not None else LOG_MD
     if text and not text.endswith("\n"):
         text += "\n"
-    return (text + line.rstrip("\n") + "\n").encode("utf-8", errors="surrogateescape")
+    return (text + oneline.escape(line.rstrip("\n")) + "\n").encode("utf-8", errors="surrogateescape")
 
 
 def union_merge(before: bytes | None) -> bytes | None:

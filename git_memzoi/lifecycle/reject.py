@@ -135,7 +135,7 @@ def reject(ws: Workspace, target: str, reason: str, *, reviewer: str | None = No
            commit: bool = False) -> RejectResult:
     """Reject TARGET under the lock, all or nothing."""
     if not reason or not reason.strip():
-        raise UsageError("--reason must say why the proposal is rejected")
+        raise UsageError("reason must say why the proposal is rejected")
     with recovery.locked(ws) as session:
         root = state.require_initialised(ws.repo)
         found = targets.resolve(ws.repo, session.conn, target)

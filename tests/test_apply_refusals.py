@@ -144,7 +144,7 @@ def test_record_id_taken_by_another_concept(ready) -> None:
 @pytest.mark.parametrize("bad", ["Bad/Upper", "../escape", "a//b", "/abs", "x/index", "x.md"])
 def test_concept_id_breaks_the_rules(ready, bad) -> None:
     write_packet(ready, packet(PID))
-    refused(ready, "apply", PID, "--concept-id", bad, needles=("--concept-id", "concept-id"))
+    refused(ready, "apply", PID, "--concept-id", bad, needles=("--concept-id", "concept ID"), code=2)
 
 
 def test_packet_id_collides_with_a_resolved_packet(ready) -> None:

@@ -9,6 +9,7 @@ import click
 
 from git_memzoi.cli.common import emit_json, json_option, say, workspace
 from git_memzoi.errors import EXIT_NO, MemzoiError
+from git_memzoi.runtime.home import remove_stale_worktree_dirs, stale_worktree_dirs
 from git_memzoi.runtime.init import init_tree
 
 
@@ -47,7 +48,8 @@ def _db_state(path: Any, table: str) -> str:
 
 
 @click.command()
-@click.option("--repair", is_flag=True, help="Finish or roll back an apply interrupted by a crash.")
+@click.option("--repair", is_flag=True,
+              help="Finish or roll back a step interrupted by a crash; remove runtime folders of removed worktrees.")
 @json_option
 def doctor(repair: bool, as_json: bool) -> None:
     """Show the repository and worktree keys, where runtime state lives, and its health."""
@@ -65,8 +67,13 @@ def doctor(repair: bool, as_json: bool) -> None:
     from git_memzoi.lifecycle import recovery
 
     repaired = recovery.repair(ws) if repair else []
+    if repair:
+        repaired += remove_stale_worktree_dirs(layout, ws.repo)
     pending = recovery.pending_journals(ws)
     checks["journal"] = "ok" if not pending else f"{len(pending)} interrupted apply(s): run doctor --repair"
+    stale = stale_worktree_dirs(layout, ws.repo)
+    checks["worktrees"] = "ok" if not stale else \
+        f"{len(stale)} runtime folder(s) of removed worktrees: run doctor --repair ({', '.join(p.name for p in stale)})"
     data = {
         "repository_key": ws.repo.repository_key,
         "worktree_key": ws.repo.worktree_key,

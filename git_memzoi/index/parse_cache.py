@@ -4,6 +4,12 @@ It lives under the repository key (`Layout.parse_cache`), so every linked worktr
 repository shares it: a file another worktree already parsed is never parsed again. It is a
 cache: when it is unreadable it is set aside and rebuilt, never trusted half-way. Entries are
 tagged with the parser version; a different version discards them.
+
+It is bounded: at most `MAX_ENTRIES` entries. A write that goes past the bound drops the
+entries written longest ago (SQLite rowid order; rewriting an entry moves it to the end) until
+`KEEP_FRACTION` of the bound is left, so trimming is rare and costs one indexed delete. An entry
+dropped while its record is still current is parsed again on the next miss: the bound costs
+time, never correctness. Deleted pages are reused, so the file stays near its high-water mark.
 """
 
 from __future__ import annotations
@@ -20,20 +26,24 @@ from git_memzoi import __version__
 #: Bump when what a parse produces changes shape; the package version is part of the key too.
 PARSER_VERSION = f"{__version__}+p1"
 _BATCH = 500
+#: Enough for every version of every record a large repository keeps current several times over.
+MAX_ENTRIES = 100_000
+KEEP_FRACTION = 0.9
 
 
 class ParseCache:
     """A read-through store of parse results (JSON payloads) by blob OID."""
 
-    def __init__(self, conn: sqlite3.Connection | None) -> None:
+    def __init__(self, conn: sqlite3.Connection | None, max_entries: int = MAX_ENTRIES) -> None:
         self.conn = conn
+        self.max_entries = max_entries
 
     @classmethod
-    def open(cls, path: Path, *, readonly: bool = False) -> "ParseCache":
+    def open(cls, path: Path, *, readonly: bool = False, max_entries: int = MAX_ENTRIES) -> "ParseCache":
         """Open (or create) the cache; an unusable one is moved aside and the cache starts empty.
 
         `readonly` only reads (a worker process looking entries up); a missing or unreadable
-        cache then just has no entries.
+        cache then just has no entries. `max_entries` is the bound writes keep.
         """
         if readonly:
             try:
@@ -59,7 +69,7 @@ class ParseCache:
                     conn.execute("DELETE FROM parsed")
                     conn.execute("INSERT OR REPLACE INTO meta VALUES ('parser', ?)", (PARSER_VERSION,))
                     conn.execute("COMMIT")
-                return cls(conn)
+                return cls(conn, max_entries)
             except (sqlite3.DatabaseError, OSError):
                 if attempt == 2:
                     return cls(None)
@@ -89,12 +99,35 @@ class ParseCache:
         try:
             self.conn.execute("BEGIN IMMEDIATE")
             self.conn.executemany("INSERT OR REPLACE INTO parsed (oid, payload) VALUES (?, ?)", entries.items())
+            self._trim()
             self.conn.execute("COMMIT")
         except sqlite3.DatabaseError:
             try:
                 self.conn.execute("ROLLBACK")
             except sqlite3.DatabaseError:
                 pass
+
+    def _trim(self) -> None:
+        """Keep the bound: past it, drop the oldest-written entries down to KEEP_FRACTION of it."""
+        assert self.conn is not None
+        low, high = self.conn.execute("SELECT min(rowid), max(rowid) FROM parsed").fetchone()
+        if high is None or high - low + 1 <= self.max_entries:
+            return  # the rowid span bounds the count from above: no scan needed
+        count = self.conn.execute("SELECT count(*) FROM parsed").fetchone()[0]
+        if count <= self.max_entries:
+            return
+        drop = count - int(self.max_entries * KEEP_FRACTION)
+        self.conn.execute("DELETE FROM parsed WHERE rowid IN (SELECT rowid FROM parsed ORDER BY rowid LIMIT ?)",
+                          (drop,))
+
+    def count(self) -> int:
+        """How many entries the cache holds (0 when it is unusable)."""
+        if self.conn is None:
+            return 0
+        try:
+            return int(self.conn.execute("SELECT count(*) FROM parsed").fetchone()[0])
+        except sqlite3.DatabaseError:
+            return 0
 
     def close(self) -> None:
         """Close the connection (the cache can be reopened)."""

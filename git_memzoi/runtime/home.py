@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from git_memzoi.gitrepo import GitRepo
+from git_memzoi.gitrepo.worktrees import live_worktree_hashes
 
 
 def memzoi_home() -> Path:
@@ -63,8 +65,13 @@ class Layout:
         return self.project / "journal"
 
     @property
+    def worktrees(self) -> Path:
+        """The folder of every worktree's runtime folder."""
+        return self.project / "worktrees"
+
+    @property
     def worktree(self) -> Path:
-        return self.project / "worktrees" / self.worktree_key
+        return self.worktrees / self.worktree_key
 
     @property
     def index_db(self) -> Path:
@@ -84,3 +91,21 @@ class Layout:
             "exports": str(self.exports),
             "lock": str(self.lock),
         }
+
+
+def stale_worktree_dirs(layout: Layout, repo: GitRepo) -> list[Path]:
+    """Runtime folders under `worktrees/` whose worktree no longer exists (removed, pruned or deleted)."""
+    if not layout.worktrees.is_dir():
+        return []
+    live = live_worktree_hashes(repo)
+    return sorted(p for p in layout.worktrees.iterdir()
+                  if p.name.rsplit("-", 1)[-1] not in live and p.is_dir() and not p.is_symlink())
+
+
+def remove_stale_worktree_dirs(layout: Layout, repo: GitRepo) -> list[str]:
+    """Delete the stale worktree folders (their index.db and exports are derived); one line per folder."""
+    lines: list[str] = []
+    for folder in stale_worktree_dirs(layout, repo):
+        shutil.rmtree(folder)
+        lines.append(f"removed {folder}: its worktree no longer exists")
+    return lines

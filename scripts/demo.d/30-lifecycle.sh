@@ -45,4 +45,11 @@ git memzoi approve "$crash"
 if MEMZOI_FAULT=file-2 git memzoi apply "$crash" 2>/dev/null; then echo "the fault hook did not fire" >&2; exit 1; fi
 step git memzoi doctor --repair
 step git memzoi apply "$crash"
+
+# killed after the commit point of apply --commit: repair puts the journaled commit on HEAD
+late=$(git memzoi propose --type fact --title "pnpm is the package manager" --body "Use pnpm, not npm." --json | pid_of)
+git memzoi approve "$late"
+if MEMZOI_FAULT=db-committed git memzoi apply "$late" --commit 2>/dev/null; then echo "the fault hook did not fire" >&2; exit 1; fi
+step git memzoi doctor --repair
+step git log --oneline -1
 git add -A .memzoi && git commit -q -m "memzoi: demo lifecycle"

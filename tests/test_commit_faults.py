@@ -121,3 +121,21 @@ def test_a_killed_commit_is_finished_by_the_next_lifecycle_command(tmp_path: Pat
     assert again["outcome"] == "already-applied"
     assert any("placed commit" in line for line in again["repaired"]), again["repaired"]
     assert git_state(root) == after
+
+
+def test_an_ordinary_commit_before_the_repair_keeps_the_apply(tmp_path: Path, monkeypatch) -> None:
+    at(APPLIED_AT)
+    after = _after(tmp_path)
+    root = tmp_path / "repo"
+    _scenario(root)
+    monkeypatch.chdir(root)
+    killed = run_memzoi(*ARGS, cwd=root, env={"MEMZOI_FAULT": "db-committed", "MEMZOI_NOW": APPLIED_AT})
+    assert killed.returncode == -signal.SIGKILL
+    git("commit", "-q", "-m", "the user's own commit", cwd=root)  # before anyone repairs
+    repaired = run_cli("doctor", "--repair", "--json").json()["repaired"]
+    assert any("moved since the interrupted commit" in line for line in repaired), repaired
+    state = git_state(root)
+    assert state["files"] == after["files"]
+    assert state["index"] == after["index"]  # nothing reverted in the index either
+    assert git("diff", "--cached", "--name-only", cwd=root).stdout == ""  # HEAD holds the apply and README.md
+    assert state["message"] == "the user's own commit\n"

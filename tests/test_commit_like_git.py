@@ -66,6 +66,16 @@ def test_identity_from_git_config_when_no_environment(ready: Repo, monkeypatch) 
     assert (head.committer.name, head.committer.email) == ("Repo User", "committer@example.com")
 
 
+def test_git_dash_c_settings_count_as_git_would(ready: Repo, monkeypatch) -> None:
+    for var in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
+        monkeypatch.delenv(var, raising=False)
+    done = git("-c", "user.name=Given On The Command Line", "memzoi", "apply", PID, "--commit", cwd=ready.path,
+               check=False)
+    assert done.returncode == 0, done.stderr
+    head = _head(ready)
+    assert head.author.name == head.committer.name == "Given On The Command Line"
+
+
 def test_environment_identity_and_dates_win(ready: Repo, monkeypatch) -> None:
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Env Author")
     monkeypatch.setenv("GIT_AUTHOR_DATE", "@1700000000 +0130")

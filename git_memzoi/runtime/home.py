@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_memzoi.gitrepo import GitRepo
-from git_memzoi.gitrepo.worktrees import live_worktree_hashes
 
 
 def memzoi_home() -> Path:
@@ -97,6 +96,8 @@ def stale_worktree_dirs(layout: Layout, repo: GitRepo) -> list[Path]:
     """Runtime folders under `worktrees/` whose worktree no longer exists (removed, pruned or deleted)."""
     if not layout.worktrees.is_dir():
         return []
+    from git_memzoi.gitrepo.worktrees import live_worktree_hashes  # pygit2: only doctor needs it
+
     live = live_worktree_hashes(repo)
     return sorted(p for p in layout.worktrees.iterdir()
                   if p.name.rsplit("-", 1)[-1] not in live and p.is_dir() and not p.is_symlink())

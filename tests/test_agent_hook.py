@@ -232,3 +232,34 @@ def test_through_git_as_claude_code_runs_it(memory: Repo) -> None:
     assert result.returncode == 0, result.stderr
     answer = json.loads(result.stdout)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "ask"
+
+
+def _age(root: Path, seconds: float) -> None:
+    """Make everything under `root` look `seconds` old (the index never trusts stats younger than that)."""
+    import os
+    import time
+
+    then = time.time() - seconds
+    for folder, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:
+            os.utime(os.path.join(folder, name), (then, then), follow_symlinks=False)
+    os.utime(root, (then, then))
+
+
+def test_the_hook_path_stays_light(memory: Repo) -> None:
+    """Claude Code runs the hook before every edit: no click, pydantic, PyYAML or MCP SDK on its path."""
+    import os
+    import re
+    import sys
+
+    _age(memory.path, 3600)
+    run_cli("rebuild")
+    _age(Path(os.environ["MEMZOI_HOME"]), 3600)
+    for name in ("pretooluse-edit", "pretooluse-bash"):
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "git_memzoi", "agent", "hook", "claude"],
+                              input=event(name, memory.path), capture_output=True, text=True, cwd=memory.path)
+        assert proc.returncode == 0 and json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
+        modules = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", proc.stderr, re.MULTILINE))
+        assert "git_memzoi.agents.claude_hook" in modules  # the measurement sees our own imports
+        heavy = sorted(m for m in modules if m.split(".")[0] in ("click", "pydantic", "pydantic_core", "yaml", "mcp"))
+        assert heavy == [], f"{name}: the hook imported {heavy[:5]}"

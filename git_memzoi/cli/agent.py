@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
-
-from git_memzoi.errors import MemzoiError, UsageError
 
 
 @click.group()
@@ -26,14 +23,6 @@ def hook() -> None:
     """Answer one coding agent hook event (JSON on stdin) from project memory."""
 
 
-def _read_stdin() -> str:
-    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError("hook input is not UTF-8 text") from None
-
-
 @hook.command("claude")
 def hook_claude() -> None:
     """Answer a Claude Code hook event: PreToolUse (precheck) or SessionStart (handoff).
@@ -44,22 +33,15 @@ def hook_claude() -> None:
     nothing. Bad input, or a repository without memory, never blocks the agent: exit 0 and one
     line on stderr.
     """
-    from git_memzoi.agents import claude_hook
+    from git_memzoi.cli.agent_hook import answer_text
 
-    try:
-        event = claude_hook.parse_event(_read_stdin())
-        from git_memzoi.runtime.workspace import Workspace
-
-        ws = Workspace.open(event.cwd)
-        if not ws.repo.memzoi_dir.is_dir():
-            click.echo(f"git memzoi: no .memzoi/ in {ws.repo.workdir}; no project memory to consult", err=True)
-            return
-        answer = claude_hook.answer(event, ws, ws.config.agents.risk_decision)
-    except MemzoiError as exc:
-        click.echo(f"git memzoi: agent hook claude: {exc}", err=True)
-        return
-    if answer is not None:
-        click.echo(json.dumps(answer, ensure_ascii=False))
+    stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None
+    data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8")
+    out, err = answer_text(data)
+    if err is not None:
+        click.echo(err, err=True)
+    if out is not None:
+        click.echo(out)
 
 
 @agent.command("install")

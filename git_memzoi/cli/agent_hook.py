@@ -1,0 +1,60 @@
+"""`git memzoi agent hook claude` without click: stdin in, Claude Code's hook output out, never blocking."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import traceback
+from typing import BinaryIO, TextIO
+
+from git_memzoi.errors import EXIT_INTERNAL, MemzoiError, UsageError
+
+PREFIX = "git memzoi: agent hook claude: "
+
+
+def answer_text(data: bytes) -> tuple[str | None, str | None]:
+    """(stdout JSON line or None, one stderr line or None) for one hook event's bytes; MemzoiErrors become a line."""
+    from git_memzoi.agents import claude_hook
+
+    try:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UsageError("hook input is not UTF-8 text") from None
+        event = claude_hook.parse_event(text)
+        from git_memzoi.runtime.workspace import Workspace
+
+        ws = Workspace.open(event.cwd)
+        if not ws.repo.memzoi_dir.is_dir():
+            return None, f"git memzoi: no .memzoi/ in {ws.repo.workdir}; no project memory to consult"
+        answer = claude_hook.answer(event, ws, ws.config.agents.risk_decision)
+    except MemzoiError as exc:
+        return None, PREFIX + " ".join(str(exc).split())
+    return (json.dumps(answer, ensure_ascii=False) if answer is not None else None), None
+
+
+def run(stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> int:
+    """Answer one event; exit 0 whatever memory says (Claude Code blocks only on exit 2), 70 if we crash."""
+    try:
+        out, err = answer_text(stdin.read())
+    except Exception as exc:  # noqa: BLE001 - the one place an unexpected failure becomes a line
+        if os.environ.get("MEMZOI_DEBUG") not in (None, "", "0"):
+            traceback.print_exc(file=stderr)
+        stderr.write(f"git memzoi: internal error: {type(exc).__name__}: {exc}\n")
+        return EXIT_INTERNAL
+    if err is not None:
+        stderr.write(err + "\n")
+    if out is not None:
+        stdout.write(out + "\n")
+    return 0
+
+
+def main() -> None:
+    """The console script's fast path for the hook."""
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    code = run(sys.stdin.buffer, sys.stdout, sys.stderr)
+    sys.stdout.flush()
+    sys.exit(code)

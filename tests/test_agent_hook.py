@@ -247,7 +247,7 @@ def _age(root: Path, seconds: float) -> None:
 
 
 def test_the_hook_path_stays_light(memory: Repo) -> None:
-    """Claude Code runs the hook before every edit: no click, pydantic, PyYAML or MCP SDK on its path."""
+    """Claude Code runs the hook before every edit: no click, pydantic, PyYAML, MCP SDK, pygit2 or filelock on its path."""
     import os
     import re
     import sys
@@ -261,5 +261,5 @@ def test_the_hook_path_stays_light(memory: Repo) -> None:
         assert proc.returncode == 0 and json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
         modules = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", proc.stderr, re.MULTILINE))
         assert "git_memzoi.agents.claude_hook" in modules  # the measurement sees our own imports
-        heavy = sorted(m for m in modules if m.split(".")[0] in ("click", "pydantic", "pydantic_core", "yaml", "mcp"))
+        heavy = sorted(m for m in modules if m.split(".")[0] in ("click", "pydantic", "pydantic_core", "yaml", "mcp", "pygit2", "filelock"))
         assert heavy == [], f"{name}: the hook imported {heavy[:5]}"

@@ -51,6 +51,14 @@ def test_pre_commit_of_memory_still_catches_a_bad_record(repo: Repo) -> None:
     assert [p["code"] for p in json.loads(out)["problems"]] == ["field-missing"]
 
 
+def test_pre_commit_from_a_subdirectory_still_sees_the_staged_memory(repo: Repo) -> None:
+    repo.write(record_path("bad"), record("bad").replace("lane: semantic\n", ""))
+    git("add", ".memzoi", cwd=repo.path)
+    (repo.path / "src").mkdir()
+    code, out, _ = imported(["hook", "pre-commit", "--json"], repo.path / "src")
+    assert code == 1 and [p["code"] for p in json.loads(out)["problems"]] == ["field-missing"]
+
+
 def test_pre_commit_through_git_is_quick_for_code_and_checks_memory(repo: Repo) -> None:
     run_cli("hook", "install", "--pre-commit")
     repo.write("src/app.py", "print(1)\n")

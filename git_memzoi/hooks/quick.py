@@ -43,7 +43,8 @@ def _git(*args: str, input: str | None = None) -> str:
 def staged_untouched() -> bool:
     """True when the staged `.memzoi/` (GIT_INDEX_FILE honoured) equals HEAD's; False when it differs or git cannot say."""
     try:
-        done = subprocess.run(["git", "diff-index", "--cached", "--quiet", "HEAD", "--", MEMZOI_DIR],
+        # :(top) because a hook run by hand may start in a subdirectory of the work tree
+        done = subprocess.run(["git", "diff-index", "--cached", "--quiet", "HEAD", "--", f":(top){MEMZOI_DIR}"],
                               capture_output=True, check=False)
     except OSError:
         return False

@@ -30,6 +30,13 @@ git -C ../clone add .memzoi/records/deploy-notes.md
 if step git -C ../clone commit -q -m "Add deploy notes"; then echo "pre-commit accepted a secret" >&2; exit 1; fi
 git -C ../clone rm -q -f .memzoi/records/deploy-notes.md
 
+# A commit or push of code alone is answered by git before the checks load; pushing by URL to
+# a new branch checks only the commits no remote-tracking ref reaches (at most the 200 newest).
+printf 'print("hello")\n' > ../clone/app.py
+git -C ../clone add app.py
+step git -C ../clone commit -q -m "Add app.py"
+step git -C ../clone push -q "$PWD/../server.git" HEAD:refs/heads/app
+
 # Aliases make memory commands read like git's own; -h works on every command.
 git -C ../clone config alias.memory-check 'memzoi validate'
 git -C ../clone config alias.recall 'memzoi search'

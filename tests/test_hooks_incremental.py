@@ -127,6 +127,26 @@ def test_the_next_commit_parses_only_what_it_changes(repo: Repo) -> None:
     assert third.files_parsed == 2  # the duplicate and the record that owns its ID
 
 
+def test_after_commits_the_hook_never_saw_it_starts_from_the_nearest_kept_tree(repo: Repo) -> None:
+    for n in range(20):
+        repo.write(f".memzoi/records/project/r{n:02d}.md", record(f"r{n:02d}"))
+    repo.git.index.add_all()
+    repo.git.index.write()
+    assert check_staged(open_repo(repo.path)).ok
+    repo.commit("twenty records")
+    # two commits made with --no-verify (or pulled): their trees were never kept
+    repo.write(".memzoi/records/project/s1.md", record("s1"))
+    repo.commit("unchecked one")
+    repo.write(".memzoi/records/project/s2.md", record("r03"))
+    repo.commit("unchecked two: a duplicate ID")
+    repo.write(".memzoi/records/project/s3.md", record("s3"))
+    repo.git.index.add_all()
+    repo.git.index.write()
+    report = check_staged(open_repo(repo.path))
+    assert [str(f.problem).split(":")[0] for f in report.findings] == [".memzoi/records/project/s2.md"]
+    assert report.files_parsed == 4  # s1, s2, s3 against the kept tree, and r03, which shares s2's ID
+
+
 def test_a_damaged_kept_tree_is_validated_from_scratch(repo: Repo) -> None:
     repo.write(".memzoi/records/project/one.md", record("one"))
     repo.git.index.add_all()

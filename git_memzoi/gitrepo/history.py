@@ -122,6 +122,11 @@ class History:
             self._memzoi_of[sha] = self.repo.subtree_oid(commit.tree)
         return self._memzoi_of[sha]
 
+    def first_parent(self, sha: str) -> str | None:
+        """The first parent of commit `sha`, or None for a root commit."""
+        parents = cast(pygit2.Commit, self.git[sha]).parent_ids
+        return str(parents[0]) if parents else None
+
     def new_commits(self, tips: Iterable[str], hide: Iterable[str]) -> Iterator[PushedCommit]:
         """Commits reachable from `tips` but from none of `hide`, parents before children."""
         tips = [t for t in tips if t]

@@ -71,13 +71,15 @@ def _is_zero(sha: str) -> bool:
     return bool(sha) and set(sha) <= _ZERO
 
 
-def _existing_commits(names: list[str]) -> list[str]:
-    """The commits `names` peel to, leaving out names this repository does not have."""
+def _existing_commits(names: list[str]) -> list[str | None]:
+    """The commit each of `names` peels to, or None for a name this repository does not have."""
     if not names:
         return []
     out = _git("cat-file", "--batch-check=%(objectname) %(objecttype)",
-               input="".join(f"{n}^{{commit}}\n" for n in names))
-    return [line.split(" ")[0] for line in out.splitlines() if line.endswith(" commit")]
+               input="".join(f"{n}^{{commit}}\n" for n in names)).splitlines()
+    if len(out) != len(names):
+        raise GitUnclear("git cat-file answered a different number of lines")
+    return [line.split(" ")[0] if line.endswith(" commit") else None for line in out]
 
 
 def _remote_names_for(remote: str) -> list[str]:
@@ -95,6 +97,13 @@ def _remote_names_for(remote: str) -> list[str]:
     return sorted(names)
 
 
+def _tracking_refs() -> list[tuple[str, str]]:
+    """(commit, ref name) of every remote-tracking ref that points at a commit."""
+    out = _git("for-each-ref", "--format=%(objecttype) %(objectname) %(refname)", "refs/remotes/")
+    return [(sha, ref) for kind, sha, ref in (line.split(" ", 2) for line in out.splitlines() if line.count(" ") >= 2)
+            if kind == "commit"]
+
+
 def plan_push(remote: str, lines: list[tuple[str, str]]) -> PushPlan:
     """Which commits a push of (local sha, remote sha) pairs brings, and whether they touch .memzoi/.
 
@@ -105,17 +114,23 @@ def plan_push(remote: str, lines: list[tuple[str, str]]) -> PushPlan:
     commits are taken to be on the remote already. Raises GitUnclear when git cannot say.
     """
     plan = PushPlan()
-    plan.tips = _existing_commits([new for new, _ in lines if not _is_zero(new)])
+    news = [new for new, _ in lines if not _is_zero(new)]
+    olds = [old for _, old in lines if not _is_zero(old)]
+    found = _existing_commits(news + olds)
+    plan.tips = [sha for sha in found[:len(news)] if sha is not None]
     if not plan.tips:
         return plan  # deletions (or tags of trees and blobs) bring no commits
-    known = set(_existing_commits([old for _, old in lines if not _is_zero(old)]))
-    refs = _git("for-each-ref", "--format=%(objectname) %(refname)", "refs/remotes/").splitlines()
-    prefixes = tuple(f"refs/remotes/{name}/" for name in _remote_names_for(remote)) if remote else ()
-    tracking = [line.split(" ", 1) for line in refs if " " in line]
-    known.update(_existing_commits([sha for sha, ref in tracking if prefixes and ref.startswith(prefixes)]))
+    known = {sha for sha in found[len(news):] if sha is not None}
+    tracking = _tracking_refs()
+    if remote:
+        # git passes a remote's name, or the URL itself when pushing by URL
+        prefixes: tuple[str, ...] = (f"refs/remotes/{remote}/",)
+        if not any(ref.startswith(prefixes) for _, ref in tracking):
+            prefixes = tuple(f"refs/remotes/{name}/" for name in _remote_names_for(remote))
+        known.update(sha for sha, ref in tracking if prefixes and ref.startswith(prefixes))
     limit = None
     if not known:
-        known.update(_existing_commits([sha for sha, _ in tracking]))
+        known.update(sha for sha, _ in tracking)
         limit = UNKNOWN_REMOTE_LIMIT
     revs = "".join(f"{t}\n" for t in plan.tips) + "".join(f"^{h}\n" for h in sorted(known))
     args = ["rev-list", "--parents", "--stdin"] + ([f"--max-count={limit + 1}"] if limit is not None else [])

@@ -128,7 +128,8 @@ def check_staged(repo: GitRepo) -> CheckReport:
     """
     repo.require_workdir()
     history = History(repo)
-    checker = MemoryChecker(history, base_config(repo), TreeCache(Layout.for_repo(repo).hook_trees))
+    cache = TreeCache(Layout.for_repo(repo).hook_trees)
+    checker = MemoryChecker(history, base_config(repo), cache)
     memzoi, config = history.staged_memzoi()
     head = repo.head_commit()
     parents = tuple(([str(head.id)] if head is not None else []) + history.merge_heads())
@@ -138,7 +139,32 @@ def check_staged(repo: GitRepo) -> CheckReport:
     if touches_memzoi(memzoi, parent_memzoi):
         report.commits_checked = 1
         report.summaries["index"] = "staged changes"
+        if parents and memzoi is not None and not cache.has(parent_memzoi[0] or ""):
+            # HEAD's tree came from elsewhere (a pull, --no-verify): start from the nearest kept one
+            base = _kept_ancestor_tree(history, cache, parents[0])
+            if base is not None:
+                checker.tree_errors(memzoi, base)
         config_blob = ("staged", config) if config is not None else None
         checker.check("index", memzoi, parents, parent_memzoi, config_blob)
         checker.remember(memzoi)
     return report
+
+
+#: How far back along HEAD's first parents pre-commit looks for a tree it kept.
+KEPT_TREE_SEARCH = 100
+
+
+def _kept_ancestor_tree(history: History, cache: TreeCache, head: str) -> str | None:
+    """The .memzoi/ tree of the nearest first-parent ancestor of `head` whose state the cache keeps."""
+    sha: str | None = head
+    for _ in range(KEPT_TREE_SEARCH):
+        if sha is None:
+            return None
+        try:
+            tree = history.memzoi_of(sha)
+            if tree is not None and cache.has(tree):
+                return tree
+            sha = history.first_parent(sha)
+        except KeyError:
+            return None  # a shallow clone's history ends here
+    return None

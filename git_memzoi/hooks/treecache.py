@@ -32,6 +32,10 @@ class TreeCache:
     def _path(self, tree: str) -> Path:
         return self.folder / f"{tree}.json"
 
+    def has(self, tree: str) -> bool:
+        """Whether a state of `tree` is stored (it may still fail to load)."""
+        return self._path(tree).is_file()
+
     def load(self, tree: str, loader: Loader) -> TreeState | None:
         """The stored state of `tree`, or None when there is none this version can trust."""
         try:

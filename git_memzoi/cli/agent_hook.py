@@ -6,10 +6,12 @@ import json
 import os
 import signal
 import sys
-import traceback
-from typing import BinaryIO, TextIO
+from typing import TYPE_CHECKING
 
 from git_memzoi.errors import EXIT_INTERNAL, MemzoiError, UsageError
+
+if TYPE_CHECKING:
+    from typing import BinaryIO, TextIO
 
 PREFIX = "git memzoi: agent hook claude: "
 
@@ -35,12 +37,14 @@ def answer_text(data: bytes) -> tuple[str | None, str | None]:
     return (json.dumps(answer, ensure_ascii=False) if answer is not None else None), None
 
 
-def run(stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> int:
+def run(stdin: "BinaryIO", stdout: "TextIO", stderr: "TextIO") -> int:
     """Answer one event; exit 0 whatever memory says (Claude Code blocks only on exit 2), 70 if we crash."""
     try:
         out, err = answer_text(stdin.read())
     except Exception as exc:  # noqa: BLE001 - the one place an unexpected failure becomes a line
         if os.environ.get("MEMZOI_DEBUG") not in (None, "", "0"):
+            import traceback
+
             traceback.print_exc(file=stderr)
         stderr.write(f"git memzoi: internal error: {type(exc).__name__}: {exc}\n")
         return EXIT_INTERNAL

@@ -37,7 +37,8 @@ Search it before changing code you do not know, build a context pack at the star
 and precheck a path, command or action before risky work: warnings cite the record that
 raised them. Memory changes only through reviewed proposals (`git memzoi propose` in a
 terminal); no tool here can propose, approve, apply, reject or edit memory. Private local
-memory is left out unless a tool's include_local argument asks for it."""
+memory is left out unless a tool's include_local argument asks for it. Each current,
+non-private record is also a resource, memzoi://records/<concept-id>, holding its file."""
 
 MAX_LIMIT = 200
 

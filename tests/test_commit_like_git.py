@@ -209,3 +209,47 @@ def test_split_index_is_refused_and_nothing_changes(ready: Repo) -> None:
     assert snapshot(ready.path) == before and _head(ready).id == head_before
     assert _staged(ready) == ["README.md"]
     assert os.listdir(ready.path / ".git").count("index.lock") == 0
+
+
+# where HEAD is ------------------------------------------------------------------
+
+
+def test_detached_head_moves_to_the_apply_commit(ready: Repo) -> None:
+    git("checkout", "-q", "--detach", cwd=ready.path)
+    before = _head(ready).id
+    sha = run_cli("apply", PID, "--commit", "--json").json()["commit"]
+    git_repo = pygit2.Repository(str(ready.path))
+    assert git_repo.head_is_detached and str(git_repo.head.target) == sha
+    assert _head(ready).parents[0].id == before
+    assert str(git_repo.branches["main"].target) == str(before)  # the branch stays where it was
+    assert git("reflog", "-1", "--format=%gs", cwd=ready.path).stdout.strip() == f"commit: memzoi: apply {PID}"
+
+
+def test_first_commit_on_an_unborn_branch(tmp_path: Path, monkeypatch) -> None:
+    from git_memzoi.runtime.init import init_tree
+
+    root = tmp_path / "fresh"
+    pygit2.init_repository(str(root), initial_head="main")
+    init_tree(root)
+    monkeypatch.chdir(root)
+    write_packet(Repo(root, pygit2.Repository(str(root))), packet(PID))
+    at(APPLIED_AT)
+    result = run_cli("apply", PID, "--commit", "--json").json()
+    git_repo = pygit2.Repository(str(root))
+    head = git_repo.head.peel(pygit2.Commit)
+    assert str(head.id) == result["commit"] and head.parents == [] and git_repo.head.name == "refs/heads/main"
+    committed = sorted(git("ls-tree", "-r", "--name-only", "HEAD", cwd=root).stdout.split())
+    assert committed == sorted(p for p in result["files"] if (root / p).exists())
+    reflog = git("reflog", "-1", "--format=%gs", cwd=root).stdout.strip()
+    assert reflog == f"commit (initial): memzoi: apply {PID}"
+
+
+def test_reject_commit_goes_the_same_way(ready: Repo) -> None:
+    _hook(ready.path / ".git" / "hooks", "commit-msg", 'printf "\\nRejected-by: hook\\n" >> "$1"\n')
+    sha = run_cli("reject", PID, "--reason", "not needed", "--commit", "--json").json()["commit"]
+    head = _head(ready)
+    assert str(head.id) == sha and head.message == f"memzoi: reject {PID}\n\nRejected-by: hook\n"
+    assert _staged(ready) == ["README.md"]
+    assert sorted(git("diff", "--no-renames", "--name-only", "HEAD~1", "HEAD", cwd=ready.path).stdout.split()) == \
+        sorted([".memzoi/log.md", f".memzoi/proposals/pending/{PID}.md",
+                f".memzoi/proposals/resolved/rejected/{PID}.md"])

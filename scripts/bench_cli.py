@@ -64,9 +64,9 @@ def measure(workdir: Path, quick: bool) -> dict[str, object]:
         time.sleep(2.1)
     bench.floor(root)  # warm the page cache the same way for the floor and the commands
     floor = min(bench.floor(root) for _ in range(3))
-    python = _median_run(["python3", "-c", "pass"], root, env, runs)
+    python = _median_run([sys.executable, "-c", "pass"], root, env, runs)
     timings = {label: _median_run(["git", "memzoi", *args], root, env, runs) for label, args, _ in COMMANDS}
-    python_after = _median_run(["python3", "-c", "pass"], root, env, runs)
+    python_after = _median_run([sys.executable, "-c", "pass"], root, env, runs)
     return {"n": n, "runs": runs, "floor": floor, "python": (python + python_after) / 2, "timings": timings}
 
 
@@ -80,11 +80,13 @@ def render(m: dict[str, object], quick: bool) -> str:
         "",
         f"{int(m['n']):,} synthetic records (scripts/bench.py's generator), indexed once before measuring. "  # type: ignore[call-overload]
         f"Each command runs as a subprocess through git (`git memzoi …` from the repository root), "
-        f"median of {m['runs']} runs after one discarded warm-up; `python3 -c pass` is measured the same "
-        "way before and after the commands, and the mean of the two is the baseline. The no-op rebuild "
+        f"median of {m['runs']} runs after one discarded warm-up; `python3 -c pass`, run by the interpreter "
+        "git memzoi runs on (as scripts/bench.py does), is measured the same way before and after the "
+        "commands, and the mean of the two is the baseline. The no-op rebuild "
         "is also compared with the floor (read + CSafeLoader over every record, best of 3). Read "
         "commands import neither pydantic, PyYAML, filelock, the MCP SDK nor pygit2 (a test pins this), "
-        "so the figures are mostly Python start-up, click and our own modules.",
+        "so the figures are mostly Python start-up, click and our own modules; `--version` is answered "
+        "before click loads.",
     ]
     if quick:
         lines += ["", "**Quick mode (smoke run): the repository and repetitions are too small for the figures "

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Repo, interop_dir, run_cli
+from conftest import Repo, interop_dir, memzoi_exe, run_cli
 
 #: Modules the read path must never load: they cost more than the commands' own work, and
 #: are needed only to parse (pydantic, PyYAML), to lock (filelock), to serve MCP, or (pygit2)
@@ -68,7 +68,7 @@ def indexed_repo(repo: Repo) -> Repo:
 @pytest.mark.parametrize("args", READ_COMMANDS, ids=lambda a: " ".join(a))
 def test_read_commands_do_not_import_heavy_modules(indexed_repo: Repo, args: tuple[str, ...]) -> None:
     modules = imported(args, indexed_repo.path)
-    assert "git_memzoi.cli.main" in modules   # the measurement sees our own imports
+    assert "git_memzoi.cli.entry" in modules   # the measurement sees our own imports
     heavy = sorted(m for m in modules if m.split(".")[0] in FORBIDDEN)
     assert heavy == [], f"git memzoi {' '.join(args)} imported {heavy[:5]}"
 
@@ -80,3 +80,9 @@ def test_a_stale_index_still_parses(indexed_repo: Repo) -> None:
     _age(indexed_repo.path, 3600)
     modules = imported(("search", "content"), indexed_repo.path)
     assert "yaml" in modules and "filelock" in modules
+
+
+def test_version_is_answered_before_click_in_clicks_words(tmp_path: Path) -> None:
+    proc = subprocess.run([memzoi_exe(), "--version"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout == run_cli("--version").stdout
+    assert "click" not in imported(("--version",), tmp_path)

@@ -365,7 +365,7 @@ def test_output_schemas_come_from_the_recall_dataclasses() -> None:
     assert expiry["description"].startswith("Why a record is current or query-only")
     assert expiry["properties"]["facts"]["default"] == [] and "facts" not in expiry["required"]
     handoff = output_model(Handoff).model_json_schema()
-    assert "description" not in handoff   # no docstring: no description, as before
+    assert handoff["description"] == Handoff.__doc__
     assert set(handoff["$defs"]) == {"Checkpoint", "Citation", "ContextItem", "ContextPack", "ExpiryDecision",
                                      "InboxItem", "Omission"}
     assert handoff["properties"]["checkpoint"]["anyOf"][1] == {"type": "null"}

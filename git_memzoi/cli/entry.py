@@ -17,6 +17,11 @@ CLAUDE_HOOK_ARGV = ["agent", "hook", "claude"]
 def main() -> None:
     """Run `git memzoi`: the client hooks' early exit (hooks.quick), the Claude Code hook, else the CLI."""
     args = sys.argv[1:]
+    if args == ["--version"]:  # asked by every tool that checks for us: answered before click loads
+        from git_memzoi import __version__
+
+        print(f"git memzoi, version {__version__}")
+        sys.exit(0)
     if len(args) >= 2 and args[0] == "hook" and args[1] in ("pre-commit", "pre-push"):
         from git_memzoi.hooks.quick import early_exit
 

@@ -7,7 +7,6 @@ import importlib.util
 import os
 import signal
 import sys
-import traceback
 from typing import Any
 
 import click
@@ -120,6 +119,8 @@ def run(args: list[str]) -> int:
         code = EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code
     except MemzoiError as exc:
         if debug:
+            import traceback
+
             traceback.print_exc()
         _report(exc)
         code = exc.exit_code
@@ -129,6 +130,8 @@ def run(args: list[str]) -> int:
         code = 0
     except Exception as exc:  # noqa: BLE001 - the one place unexpected failures become a line
         if debug:
+            import traceback
+
             traceback.print_exc()
         click.echo(f"git memzoi: internal error: {type(exc).__name__}: {exc}", err=True)
         click.echo("hint: rerun with --debug for a traceback", err=True)

@@ -1,7 +1,8 @@
 """Result models recall returns; the CLI renders them and the MCP server serialises them.
 
-Frozen dataclasses, not pydantic models: every read command builds them, and importing pydantic
-would cost more than the read itself. `model_dump()` gives the same dictionaries pydantic gave.
+Dataclasses, not pydantic models: every read command builds them, and importing pydantic would
+cost more than the read itself. `model_dump()` gives the same dictionaries pydantic gave. Not
+frozen, and each with a docstring: both make the classes much cheaper to create at import time.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class Model:
         return dataclasses.replace(self, **update)  # type: ignore[type-var]
 
 
-@dataclass(frozen=True)
+@dataclass
 class Citation(Model):
     """Evidence for a recalled record: source/source_ref exactly as stored (null stays null)."""
 
@@ -44,7 +45,7 @@ class Citation(Model):
     path: str  # `.memzoi/records/<concept-id>.md`, or `shared.db:<store>/<id>` for runtime memory
 
 
-@dataclass(frozen=True)
+@dataclass
 class ExpiryDecision(Model):
     """Why a record is current or query-only: the lane rule, the boundary and the reason."""
 
@@ -60,7 +61,7 @@ class ExpiryDecision(Model):
     facts: list[dict[str, str]] = field(default_factory=list)  # authorised retention facts that were considered
 
 
-@dataclass(frozen=True)
+@dataclass
 class IndexedRecord(Model):
     """A record as the index holds it, with its raw file text for byte-exact exports."""
 
@@ -82,7 +83,7 @@ class IndexedRecord(Model):
     document: str              # the full file text, frontmatter and body, as stored
 
 
-@dataclass(frozen=True)
+@dataclass
 class Hit(Model):
     """One search result."""
 
@@ -99,15 +100,19 @@ class Hit(Model):
     citation: Citation
 
 
-@dataclass(frozen=True)
+@dataclass
 class SearchResult(Model):
+    """Search hits, best first, with the filters the search applied."""
+
     query: str
     hits: list[Hit]
     filters: dict[str, str | int | bool | None]
 
 
-@dataclass(frozen=True)
+@dataclass
 class ContextItem(Model):
+    """One record in a context pack: the text included and why it was chosen."""
+
     record_id: str
     store: Store
     type: str
@@ -119,15 +124,19 @@ class ContextItem(Model):
     citation: Citation
 
 
-@dataclass(frozen=True)
+@dataclass
 class Omission(Model):
+    """A record a context pack left out, and why."""
+
     record_id: str
     title: str
     reason: str                # "over budget", "duplicate of <id>", ...
 
 
-@dataclass(frozen=True)
+@dataclass
 class ContextPack(Model):
+    """A prompt-ready context pack for a task, fitted to a word budget."""
+
     task: str
     paths: list[str]
     budget: int                # words
@@ -137,8 +146,10 @@ class ContextPack(Model):
     text: str                  # the prompt-ready Markdown pack
 
 
-@dataclass(frozen=True)
+@dataclass
 class InboxItem(Model):
+    """An open proposal: in the inbox, or a pending packet file."""
+
     proposal_id: str
     state: str
     action: str
@@ -146,8 +157,10 @@ class InboxItem(Model):
     file: str | None           # pending packet path, when there is one
 
 
-@dataclass(frozen=True)
+@dataclass
 class Checkpoint(Model):
+    """A session memory checkpoint and its retention decision."""
+
     record_id: str
     task: str
     note: str
@@ -157,8 +170,10 @@ class Checkpoint(Model):
     expiry: ExpiryDecision
 
 
-@dataclass(frozen=True)
+@dataclass
 class Handoff(Model):
+    """A context pack plus the open inbox and the session checkpoint, as one document."""
+
     task: str
     pack: ContextPack
     inbox: list[InboxItem]
@@ -166,8 +181,10 @@ class Handoff(Model):
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class PrecheckWarning(Model):
+    """A risk, warning or failed attempt that applies, with what to do next."""
+
     record_id: str
     type: str                  # risk | warning | failed_attempt
     severity: int              # lower is more severe
@@ -178,8 +195,10 @@ class PrecheckWarning(Model):
     citation: Citation
 
 
-@dataclass(frozen=True)
+@dataclass
 class PrecheckResult(Model):
+    """The warnings for one path, command or action, most severe first."""
+
     subject: Literal["path", "command", "action"]
     value: str
     warnings: list[PrecheckWarning]

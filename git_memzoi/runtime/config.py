@@ -5,11 +5,11 @@ not TOML is reported with its file and key; nothing is silently ignored.
 
 Checked by hand rather than by a pydantic model: every command reads its config, and importing
 pydantic would cost more than most commands' own work. The messages are pydantic's wording.
+The sections are plain (not frozen) dataclasses with docstrings, which are cheap to create.
 """
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -18,36 +18,48 @@ from typing import Any, Literal
 from git_memzoi.errors import ConfigError
 
 
-@dataclass(frozen=True)
+@dataclass
 class WorkflowConfig:
+    """[workflow]: how proposals are approved."""
+
     proposal_approval: Literal["manual", "auto"] = "manual"
 
 
-@dataclass(frozen=True)
+@dataclass
 class RetentionConfig:
+    """[retention]: the session lease."""
+
     session_lease_hours: float = 24.0
 
 
-@dataclass(frozen=True)
+@dataclass
 class RecallConfig:
+    """[recall]: search and context defaults."""
+
     search_limit: int = 10
     context_budget: int = 800
 
 
-@dataclass(frozen=True)
+@dataclass
 class HooksConfig:
+    """[hooks]: what the client hooks allow."""
+
     allow_in_place_edits: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass
 class AgentsConfig:
+    """[agents]: how agent integrations answer warnings."""
+
     #: what `agent hook claude` answers for a `risk` record: ask the user, deny the tool call,
     #: or only add the warning to the agent's context
     risk_decision: Literal["ask", "deny", "context"] = "ask"
 
 
-@dataclass(frozen=True)
+@dataclass
 class Config:
+    """The merged config: one object per section."""
+
     workflow: WorkflowConfig = field(default_factory=WorkflowConfig)
     retention: RetentionConfig = field(default_factory=RetentionConfig)
     recall: RecallConfig = field(default_factory=RecallConfig)
@@ -165,6 +177,8 @@ def _build(name: str, data: dict[str, Any]) -> Config:
 
 
 def _parse(source: ConfigSource) -> dict[str, Any]:
+    import tomllib  # only when a config file exists
+
     assert source.data is not None
     try:
         text = source.data.decode("utf-8")

@@ -129,8 +129,8 @@ NOTES = [
     "- **Search and context** include `open_index`'s staleness check on every call. With more than",
     "  500 record files, readers share stat sweeps (one when the last is a second old, or less often",
     "  when sweeps are slow); a sweep that lands in the measured window costs tens of ms.",
-    "- **CLI** runs are separate processes; each pays Python start-up and the imports of click,",
-    "  pydantic (the profile and result models, config) and pygit2 (repository discovery), which",
+    "- **CLI** runs are separate processes; each pays Python start-up and the imports of click and",
+    "  our own modules (not pydantic, PyYAML or pygit2: the read path leaves them unloaded), which",
     "  dominate the figure. Back-to-back runs share the stat sweep the same way readers do.",
     "- The machine is a small shared VM: the same run repeated moves these ratios by roughly ±15%.",
 ]

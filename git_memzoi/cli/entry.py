@@ -3,7 +3,8 @@
 Every other command, and every hook run that touches memory, goes on to the click CLI
 (cli.main). The client hooks run on each commit and push; most carry only code, and
 answering them before click, pygit2 or the checks load is what keeps them cheap. Claude Code
-runs `agent hook claude` before every edit, so that exact command line skips click too.
+runs `agent hook claude` before every edit, so that exact command line skips click too, as
+does `--version`.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import os
 import sqlite3
 import stat
 from collections.abc import Container, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from typing import Any
 from git_memzoi.errors import FormatError, MemzoiError, Refused
 from git_memzoi.gitrepo import GitRepo
 from git_memzoi.index import lookup
-from git_memzoi.lifecycle.packets import GITATTRIBUTES, MEMZOI, RECORDS
+from git_memzoi.lifecycle.packets import MEMZOI, RECORDS
 from git_memzoi.profile import concept_id as concept
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.timefmt import format_rfc3339

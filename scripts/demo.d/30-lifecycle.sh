@@ -39,6 +39,18 @@ step git memzoi reject "$secret" --reason "credentials never go into repository 
 step git memzoi proposals show "$secret"
 step tail -n 4 .memzoi/log.md
 
+# a tombstone remembers the exact bytes it was proposed against (proposal.target_blob): a commit that
+# changes the target refuses it, whatever the commit's date (the edit is then dropped from history again)
+rule=.memzoi/records/semantic/decisions/every-route-validates-sessions-server-side.md
+tomb=$(git memzoi propose --action tombstone --target every-route-validates-sessions-server-side \
+  --reason "folded into the auth guide" --packet --json | python -c 'import json, sys; print(json.load(sys.stdin)["file"])')
+step grep target_blob "$tomb"
+python -c 'import sys; p = sys.argv[1]; t = open(p).read(); open(p, "w").write(t.replace("public ones included", "public ones too"))' "$rule"
+GIT_COMMITTER_DATE=2001-01-01T00:00:00Z git commit -q -m "a quiet, backdated edit" -- "$rule"
+if step git memzoi apply "$tomb"; then echo "a changed target was tombstoned" >&2; exit 1; fi
+git reset -q --soft HEAD~1 && git checkout -q HEAD -- "$rule"
+step git memzoi reject "$tomb" --reason "the record changed after it was proposed"
+
 # a crash half-way through an apply (the test hook kills the process) is repaired to before or after
 crash=$(git memzoi propose --type fact --title "Node 22 is required" --body "CI and local dev use Node 22." --json | pid_of)
 git memzoi approve "$crash"

@@ -6,6 +6,7 @@ import os
 import shutil
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pygit2
@@ -140,6 +141,33 @@ def test_ssh_signed_commit_verifies(ready: Repo, tmp_path: Path) -> None:
     verified = git("verify-commit", sha, cwd=ready.path, check=False)
     assert verified.returncode == 0, verified.stderr
     assert 'Good "git" signature for author@example.com' in verified.stderr
+
+
+def test_ssh_literal_public_key_signs_through_the_agent(ready: Repo, tmp_path: Path, monkeypatch) -> None:
+    keygen, agent, add = _need("ssh-keygen"), _need("ssh-agent"), _need("ssh-add")
+    key = tmp_path / "agent_key"
+    subprocess.run([keygen, "-q", "-t", "ed25519", "-N", "", "-C", "signer", "-f", str(key)], check=True)
+    socket = tmp_path / "agent.sock"
+    started = subprocess.Popen([agent, "-D", "-a", str(socket)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(socket))
+        for _ in range(200):  # the agent creates its socket shortly after it starts
+            if socket.exists():
+                break
+            time.sleep(0.05)
+        subprocess.run([add, "-q", str(key)], check=True, capture_output=True)
+        public = Path(f"{key}.pub").read_text().strip()
+        allowed = tmp_path / "allowed_signers"
+        allowed.write_text(f"author@example.com {public}\n")
+        for name, value in (("commit.gpgsign", "true"), ("gpg.format", "ssh"), ("user.signingkey", f"key::{public}"),
+                            ("gpg.ssh.allowedSignersFile", str(allowed))):
+            git("config", name, value, cwd=ready.path)
+        sha = run_cli("apply", PID, "--commit", "--json").json()["commit"]
+        verified = git("verify-commit", sha, cwd=ready.path, check=False)
+        assert verified.returncode == 0, verified.stderr
+    finally:
+        started.kill()
+        started.wait()
 
 
 def test_failed_signature_leaves_the_apply_staged(ready: Repo, tmp_path: Path) -> None:

@@ -111,3 +111,70 @@ class StateError(MemzoiError):
 
     exit_code = EXIT_STATE
     code = "state"
+
+
+#: errno names of failures caused by the machine (space, permissions), not by memzoi or its input.
+_NO_SPACE = ("ENOSPC", "EDQUOT", "EFBIG")
+_NOT_WRITABLE = ("EROFS", "EACCES", "EPERM")
+_NO_SPACE_HINT = "free some space where MEMZOI_HOME (or the work tree) lives, then retry"
+_NOT_WRITABLE_HINT = ("make MEMZOI_HOME writable, or point MEMZOI_HOME at a writable folder; "
+                      "the files under .memzoi/ are unaffected")
+
+
+def from_environment(exc: BaseException, folder: str | None = None) -> MemzoiError | None:
+    """The MemzoiError for an OSError or SQLite failure the machine caused (no space, read-only,
+    a name too long), or None when `exc` is something else (a bug).
+
+    SQLite reports some writes that fail for want of space (its shared-memory file) only as
+    "disk I/O error": those count as no space when `folder` (default MEMZOI_HOME) has none left.
+    """
+    import errno
+
+    if isinstance(exc, OSError) and exc.errno is not None:
+        name = errno.errorcode.get(exc.errno, "")
+        where = exc.filename if isinstance(exc.filename, str) else None
+        what = f"{_short(where)}: {exc.strerror}" if where else str(exc.strerror or exc)
+        if name == "ENAMETOOLONG":
+            return UsageError(f"{what} (longer than the file system allows a name to be)")
+        if name in _NO_SPACE:
+            return StateError(what, hint=_NO_SPACE_HINT)
+        if name in _NOT_WRITABLE:
+            return StateError(what, hint=_NOT_WRITABLE_HINT)
+        return None
+    code = getattr(exc, "sqlite_errorname", None)  # sqlite3.Error; no import of sqlite3 needed here
+    if code in ("SQLITE_FULL",) or (isinstance(code, str) and code.startswith("SQLITE_IOERR")
+                                    and "disk is full" in str(exc)):
+        return StateError(f"SQLite: {exc}", hint=_NO_SPACE_HINT)
+    if isinstance(code, str) and code.startswith("SQLITE_IOERR") and _full(folder):
+        return StateError(f"SQLite: {exc} (no space left)", hint=_NO_SPACE_HINT)
+    if isinstance(code, str) and (code.startswith("SQLITE_READONLY") or code.startswith("SQLITE_CANTOPEN")):
+        return StateError(f"SQLite: {exc}", hint=_NOT_WRITABLE_HINT)
+    return None
+
+
+def _full(folder: str | None) -> bool:
+    """True when the file system holding `folder` (or MEMZOI_HOME) has no free block left."""
+    import os
+
+    where = folder or os.environ.get("MEMZOI_HOME") or os.path.expanduser("~/.memzoi")
+    while where and not os.path.isdir(where):
+        parent = os.path.dirname(where)
+        if parent == where:
+            break
+        where = parent
+    try:
+        return os.statvfs(where).f_bavail == 0
+    except (OSError, AttributeError):  # no statvfs (Windows) or no such folder: not known to be full
+        return False
+
+
+def printable(path: str) -> str:
+    """`path` with the bytes of a non-UTF-8 name shown as \\xNN escapes (safe to print and to store)."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _short(name: str, keep: int = 120) -> str:
+    """A file name short enough for a one-line message (the head and the tail of a very long one)."""
+    if len(name) <= keep:
+        return name
+    return f"{name[:keep // 2]}…{name[-keep // 2:]}"

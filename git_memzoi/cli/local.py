@@ -12,6 +12,9 @@ from git_memzoi.cli.common import emit_json, json_option, read_text_arg, say, wo
 from git_memzoi.errors import UsageError
 from git_memzoi.profile import vocab
 
+#: SQLite's largest integer: event sequence numbers and limits past it cannot be asked for.
+SQLITE_INT_MAX = 2**63 - 1
+
 
 def _one_of(text: str | None, path: str | None, text_flag: str, file_flag: str) -> str:
     if (text is None) == (path is None):
@@ -311,8 +314,8 @@ def retention_extend(record_id: str, until: str, reason: str, as_json: bool) -> 
 
 @click.command()
 @click.option("--jsonl", is_flag=True, help="One JSON object per line.")
-@click.option("--since", type=click.IntRange(0), default=0, metavar="SEQ", help="Only events after SEQ.")
-@click.option("--limit", type=click.IntRange(1), metavar="N", help="At most N events.")
+@click.option("--since", type=click.IntRange(0, SQLITE_INT_MAX), default=0, metavar="SEQ", help="Only events after SEQ.")
+@click.option("--limit", type=click.IntRange(1, SQLITE_INT_MAX), metavar="N", help="At most N events.")
 @json_option
 def events(jsonl: bool, since: int, limit: int | None, as_json: bool) -> None:
     """Stream the audit log of shared.db (who did what, when, to which IDs), oldest first."""

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from git_memzoi import __version__
-from git_memzoi.errors import EXIT_INTERNAL, EXIT_USAGE, MemzoiError
+from git_memzoi.errors import EXIT_INTERNAL, EXIT_USAGE, MemzoiError, from_environment
 
 #: name -> ("module:attribute", short help). Modules load only when their command runs,
 #: so `git memzoi search` never imports what export, mcp or lifecycle need.
@@ -133,6 +133,11 @@ def run(args: list[str]) -> int:
             import traceback
 
             traceback.print_exc()
+        known = from_environment(exc)
+        if known is not None:  # no space, read-only, a name too long: the machine's answer, not a bug
+            _report(known)
+            sys.stdout.flush()
+            return known.exit_code
         click.echo(f"git memzoi: internal error: {type(exc).__name__}: {exc}", err=True)
         click.echo("hint: rerun with --debug for a traceback", err=True)
         code = EXIT_INTERNAL

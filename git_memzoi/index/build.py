@@ -302,6 +302,8 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
 
     problems: list[Problem] = [Problem(rel, 1, "symlink", "memory files must be regular files, not symlinks")
                                for rel in scan.symlinks]
+    problems += [Problem(rel, 1, "path-encoding", "file and folder names must be UTF-8; this one is not indexed")
+                 for rel in scan.undecodable]
     if base is None:  # nothing to start from: stream every row into a new index
         from git_memzoi.index.fresh import build_fresh
 

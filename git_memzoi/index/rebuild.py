@@ -12,7 +12,7 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING
 
-from git_memzoi.errors import StateError
+from git_memzoi.errors import StateError, from_environment
 from git_memzoi.index import index_db, staleness
 from git_memzoi.index.build import InvalidRecords, Progress, RebuildReport, connect_installed, noop, sync
 from git_memzoi.index.index_db import current_filter, instant
@@ -88,10 +88,17 @@ def _sync_one_writer(ws: "Workspace", *, full: bool, strict: bool, progress: Pro
             return report
     import filelock
 
-    ws.layout.worktree.mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(str(ws.layout.worktree / INDEX_LOCK), timeout=WRITER_WAIT_SECONDS)
     try:
+        ws.layout.worktree.mkdir(parents=True, exist_ok=True)
+        lock = filelock.FileLock(str(ws.layout.worktree / INDEX_LOCK), timeout=WRITER_WAIT_SECONDS)
         lock.acquire(poll_interval=0.01)
+    except OSError as exc:
+        # a read-only or full MEMZOI_HOME: the sweep above could not prove the index current,
+        # and serving it unchecked could be stale; say why instead
+        known = from_environment(exc)
+        if known is None:
+            raise
+        raise StateError(f"cannot refresh {ws.layout.index_db}: {known}", hint=known.hint) from None
     except filelock.Timeout:
         raise StateError(f"{ws.layout.worktree / INDEX_LOCK} stayed held for {WRITER_WAIT_SECONDS:g}s "
                          "by another index build", hint="retry when the other rebuild ends") from None

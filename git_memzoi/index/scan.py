@@ -14,6 +14,8 @@ from array import array
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from git_memzoi.errors import printable
+
 
 MEMZOI_DIR = ".memzoi"  # gitrepo.repo.MEMZOI_DIR, without importing pygit2 on the read path
 RECORDS_DIR = f"{MEMZOI_DIR}/records"
@@ -31,11 +33,12 @@ class FileStat(NamedTuple):
 
 @dataclass
 class Scan:
-    """Every record file, the folders that hold them, and files that cannot be records (symlinks)."""
+    """Every record file, the folders that hold them, and files that cannot be records (symlinks, non-UTF-8 names)."""
 
     files: dict[str, FileStat] = field(default_factory=dict)
     dirs: dict[str, list[int] | None] = field(default_factory=dict)
     symlinks: list[str] = field(default_factory=list)
+    undecodable: list[str] = field(default_factory=list)  # names that are not UTF-8, shown with \x escapes
     taken_ns: int = 0
     newest_ns: int = 0   # the latest file mtime seen
     workdir: str = ""
@@ -81,6 +84,11 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
         prefix = rel_dir + "/"
         for entry in entries:
             name = entry.name
+            if not name.isascii() and not _utf8(name):
+                # SQLite and JSON need text: such a record file (or folder) is reported, never indexed
+                if name.endswith(".md") or entry.is_dir(follow_symlinks=False):
+                    scan.undecodable.append(printable(prefix + name))
+                continue
             if name.endswith(".md") and entry.is_file(follow_symlinks=False):
                 st = entry.stat()
                 mtime = st.st_mtime_ns
@@ -94,6 +102,14 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
                 stack.append(prefix + name)
     scan.newest_ns = newest
     return scan
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # os.scandir gave undecodable bytes back as lone surrogates
+        return False
+    return True
 
 
 def dirs_unchanged(workdir: str, dirs: dict[str, list[int] | None]) -> bool:

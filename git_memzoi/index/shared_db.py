@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from git_memzoi.errors import StateError
+from git_memzoi.errors import StateError, from_environment
 from git_memzoi.profile.timefmt import format_rfc3339
 from git_memzoi.runtime import clock
 
@@ -135,6 +135,9 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False,
         conn.execute("SELECT count(*) FROM proposals").fetchone()
         return conn
     except sqlite3.DatabaseError as exc:
+        known = from_environment(exc, str(path.parent))  # no space or not writable: the file itself may be fine
+        if known is not None:
+            raise StateError(f"{path}: {known}", hint=known.hint) from None
         raise _fail(path, str(exc)) from None
 
 

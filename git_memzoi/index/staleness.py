@@ -125,7 +125,8 @@ def verify(ws: "Workspace", conn: sqlite3.Connection, meta: dict[str, str], scan
     index_path = ws.layout.index_db
     workdir = str(ws.repo.require_workdir())
     check = read_check(index_path)
-    if (meta.get("parser") != parser_version() or meta.get("workdir") != workdir or scan.symlinks
+    if (meta.get("parser") != parser_version() or meta.get("workdir") != workdir
+            or scan.symlinks or scan.undecodable
             or float(meta.get("lease_hours", "nan")) != ws.config.retention.session_lease_hours):
         return None
     if check is None or check.get("build_id") != meta.get("build_id"):

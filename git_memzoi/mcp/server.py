@@ -20,7 +20,7 @@ from mcp.types import CallToolResult, Resource, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from git_memzoi import __version__
-from git_memzoi.errors import MemzoiError, NotFound
+from git_memzoi.errors import MemzoiError, NotFound, from_environment
 from git_memzoi.mcp.tools import RECORD_URI_TEMPLATE, MemoryTools, ToolOutput
 from git_memzoi.profile.vocab import Lane, MemoryType
 from git_memzoi.recall.models import ContextPack, ExpiryDecision, Handoff, PrecheckResult, SearchResult
@@ -94,6 +94,9 @@ def _run(call: Callable[[], ToolOutput]) -> CallToolResult:
         message = str(exc) if not exc.hint else f"{exc} (hint: {exc.hint})"
         raise ToolError(message) from exc
     except Exception as exc:  # noqa: BLE001 - a failed call must not take the server down
+        known = from_environment(exc)
+        if known is not None:
+            raise ToolError(f"{known} (hint: {known.hint})") from exc
         log.exception("tool call failed")
         raise ToolError(f"internal error: {type(exc).__name__}: {exc}") from exc
     return CallToolResult(content=[TextContent(type="text", text=out.text)],

@@ -108,12 +108,16 @@ def _by_paths(conn: sqlite3.Connection, paths: list[str], where: str, params: di
             cand.why.append(f"scope {row[len(C)]} is inside {path}")
 
 
+#: The largest word budget, as for recall.context_budget in config.toml.
+MAX_BUDGET = 100_000
+
+
 def build_context(ws: "Workspace", task: str, *, paths: Sequence[str] = (), budget: int | None = None,
                   include_local: bool = False) -> ContextPack:
     """A prompt-ready pack of current records for `task`, within `budget` words (default from config)."""
     words = budget if budget is not None else ws.config.recall.context_budget
-    if words < 1:
-        raise UsageError(f"--budget must be at least 1 word, not {words}")
+    if not 1 <= words <= MAX_BUDGET:
+        raise UsageError(f"--budget must be from 1 to {MAX_BUDGET} words, not {words}")
     norm = list(dict.fromkeys(pathmatch.normalise(p, ws.repo.workdir) for p in paths))
     params = now_params()
     where = filter_sql(params, path=None, type=None, lane=None, include_all=False, include_local=include_local)

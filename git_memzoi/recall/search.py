@@ -23,16 +23,20 @@ BM25 = f"bm25(records_fts, {', '.join(str(w) for w in WEIGHTS)})"
 SNIPPET_WORDS = 24
 
 
+#: The largest --limit, as for recall.search_limit in config.toml.
+MAX_LIMIT = 1000
+
+
 def check_filters(type: str | None, lane: str | None, limit: int | None) -> None:
-    """UsageError for a type or lane outside the profile's vocabulary, or a limit below 1."""
+    """UsageError for a type or lane outside the profile's vocabulary, or a limit outside 1..MAX_LIMIT."""
     from git_memzoi.profile.vocab import LANES, MEMORY_TYPES
 
     if type is not None and type not in MEMORY_TYPES:
         raise UsageError(f"--type {type!r} is not a memory type; use one of: {', '.join(MEMORY_TYPES)}")
     if lane is not None and lane not in LANES:
         raise UsageError(f"--lane {lane!r} is not a lane; use one of: {', '.join(LANES)}")
-    if limit is not None and limit < 1:
-        raise UsageError(f"--limit must be at least 1, not {limit}")
+    if limit is not None and not 1 <= limit <= MAX_LIMIT:
+        raise UsageError(f"--limit must be from 1 to {MAX_LIMIT}, not {limit}")
 
 
 def filter_sql(params: dict[str, Any], *, path: str | None, type: str | None, lane: str | None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,8 +24,8 @@ def lock_timeout() -> float:
         value = float(raw)
     except ValueError:
         raise UsageError(f"MEMZOI_LOCK_TIMEOUT={raw!r} is not a number of seconds") from None
-    if value < 0:
-        raise UsageError(f"MEMZOI_LOCK_TIMEOUT={raw!r} must not be negative")
+    if not math.isfinite(value) or value < 0:  # nan waits for nothing, inf forever: neither is a bound
+        raise UsageError(f"MEMZOI_LOCK_TIMEOUT={raw!r} must be a finite number of seconds, 0 or more")
     return value
 
 

@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from git_memzoi.errors import UsageError
+from git_memzoi.errors import UsageError, printable
 from git_memzoi.gitrepo import GitRepo
 from git_memzoi.gitrepo.repo import MEMZOI_DIR
 from git_memzoi.profile.tree import SourceFile
@@ -34,7 +34,7 @@ def _walk(root: Path, top: Path) -> Iterator[SourceFile]:
         base = Path(folder)
         for name in [*sorted(files), *[d for d in dirs if (base / d).is_symlink()]]:
             full = base / name
-            rel = full.relative_to(root).as_posix()
+            rel = printable(full.relative_to(root).as_posix())  # a non-UTF-8 name is reported, escaped
             yield SourceFile(rel, _reader(full), full.is_symlink())
 
 

@@ -1,0 +1,156 @@
+"""Hostile runtime input: odd file names, odd arguments and environment, a read-only or full home.
+
+Each case gets a clear one-line message and a documented exit code, never an internal error (70).
+Read-only and full homes are real tmpfs mounts (this needs root; elsewhere those tests skip).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import Repo, run_cli
+from test_recall_support import add_record
+
+FILE_NAME_MAX = os.pathconf("/", "PC_NAME_MAX") if hasattr(os, "pathconf") else 255
+
+
+def one_line(text: str) -> str:
+    """The single `git memzoi:` line of an error (plus at most a hint line)."""
+    lines = [line for line in text.splitlines() if line]
+    assert 1 <= len(lines) <= 2, text
+    assert lines[0].startswith("git memzoi: ") and "internal error" not in lines[0], text
+    return lines[0]
+
+
+def age(root: Path) -> None:
+    """Date every file and folder under `root` a minute back, so the index may trust their stats."""
+    for path in [root, *root.rglob("*")]:
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 60_000_000_000))
+
+
+@pytest.fixture
+def records(repo: Repo) -> Repo:
+    add_record(repo, "semantic/decisions/use-postgres", "use-postgres", title="Use Postgres", commit=True)
+    return repo
+
+
+# --- a file or folder name under records/ that is not UTF-8 ---------------------------------
+
+def test_non_utf8_names_are_reported_and_skipped_by_every_recall_command(records: Repo) -> None:
+    base = os.fsencode(records.path / ".memzoi" / "records" / "semantic")
+    good = (records.path / ".memzoi/records/semantic/decisions/use-postgres.md").read_bytes()
+    with open(base + b"/decisions/bad\xff.md", "wb") as handle:
+        handle.write(good.replace(b"use-postgres", b"use-postgres-copy"))
+    os.mkdir(base + b"/odd\xfe")
+    with open(base + b"/odd\xfe/x.md", "wb") as handle:
+        handle.write(good.replace(b"use-postgres", b"use-postgres-other"))
+
+    for args in (["search", "postgres"], ["context", "--task", "postgres"], ["handoff", "--task", "postgres"],
+                 ["precheck", "--path", "src/app.py"], ["export", "okf"], ["rebuild"], ["rebuild", "--full"]):
+        result = run_cli(*args, expect=0)
+        assert "internal error" not in result.stderr
+    report = run_cli("rebuild", "--json").json()
+    assert {(p["path"], p["code"]) for p in report["problems"]} == {
+        (".memzoi/records/semantic/decisions/bad\\xff.md", "path-encoding"),
+        (".memzoi/records/semantic/odd\\xfe", "path-encoding")}
+    hits = run_cli("search", "postgres", "--json").json()["hits"]
+    assert [hit["record_id"] for hit in hits] == ["use-postgres"]
+    assert "bad" in run_cli("validate", expect=1).stdout
+
+
+# --- arguments and environment out of range -----------------------------------------------
+
+@pytest.mark.parametrize("command", [["apply"], ["reject", "--reason", "no"]])
+def test_a_target_longer_than_a_file_name_is_a_usage_error(records: Repo, command: list[str]) -> None:
+    target = "p" * (FILE_NAME_MAX + 20)
+    result = run_cli(command[0], target, *command[1:], expect=2)
+    assert "too long" in one_line(result.stderr)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1", "ten", "1e999"])
+def test_lock_timeout_must_be_a_finite_number(records: Repo, value: str) -> None:
+    result = run_cli("apply", "nothing-here", expect=2, env={"MEMZOI_LOCK_TIMEOUT": value})
+    assert "MEMZOI_LOCK_TIMEOUT" in one_line(result.stderr)
+
+
+@pytest.mark.parametrize("args", [
+    ["search", "postgres", "--limit", "99999999999999999999"],
+    ["search", "postgres", "--limit", "1001"],
+    ["search", "postgres", "--limit", "0"],
+    ["context", "--task", "x", "--budget", "99999999999999999999"],
+    ["context", "--task", "x", "--budget", "0"],
+    ["events", "--since", "99999999999999999999"],
+    ["events", "--limit", "99999999999999999999"],
+])
+def test_integer_options_out_of_range_are_usage_errors(records: Repo, args: list[str]) -> None:
+    result = run_cli(*args, expect=2)
+    assert "internal error" not in result.stderr
+    assert "--limit" in result.stderr or "--budget" in result.stderr or "--since" in result.stderr
+
+
+# --- a read-only or full MEMZOI_HOME (real tmpfs mounts) ---------------------------------
+
+@pytest.fixture
+def mounted(tmp_path: Path) -> Iterator[Path]:
+    """An empty tmpfs of 512 KiB at a fresh folder, unmounted afterwards."""
+    where = tmp_path / "mnt"
+    where.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(where)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=True)
+
+
+def remount_read_only(where: Path) -> None:
+    subprocess.run(["mount", "-o", "remount,ro", str(where)], check=True)
+
+
+def test_read_only_home_answers_from_a_current_index_and_refuses_a_stale_one(
+        records: Repo, mounted: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMZOI_HOME", str(mounted / "home"))
+    age(records.path / ".memzoi")
+    run_cli("rebuild")
+    remount_read_only(mounted)
+
+    hits = run_cli("search", "postgres", "--json").json()["hits"]
+    assert [hit["record_id"] for hit in hits] == ["use-postgres"]
+    run_cli("rebuild")  # nothing to do: proven current without writing
+
+    add_record(records, "semantic/decisions/use-redis", "use-redis", title="Use Redis")
+    for args in (["search", "redis"], ["context", "--task", "redis"], ["rebuild"]):
+        line = one_line(run_cli(*args, expect=3).stderr)
+        assert "Read-only file system" in line and "index.db" in line
+    line = one_line(run_cli("local", "add", "--title", "t", "--body", "b", expect=3).stderr)
+    assert "Read-only file system" in line
+
+
+def test_full_home_says_no_space_not_restore_from_backup(records: Repo, mounted: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMZOI_HOME", str(mounted / "home"))
+    run_cli("local", "add", "--title", "Before the disk filled", "--body", "b")
+    fd = os.open(mounted / "filler", os.O_WRONLY | os.O_CREAT)
+    try:  # fill every remaining block
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    add_record(records, "semantic/decisions/use-redis", "use-redis", title="Use Redis")
+    for args in (["search", "redis"], ["rebuild", "--full"],
+                 ["local", "add", "--title", "t", "--body", "b"],
+                 ["propose", "--type", "fact", "--title", "A fact", "--body", "It holds."]):
+        result = run_cli(*args, expect=3)
+        one_line(result.stderr)
+        assert "backup" not in result.stderr and "free some space" in result.stderr, (args, result.stderr)
+    os.unlink(mounted / "filler")
+    assert "Before the disk filled" in run_cli("local", "list").stdout

@@ -122,8 +122,8 @@ _NOT_WRITABLE_HINT = ("make MEMZOI_HOME writable, or point MEMZOI_HOME at a writ
 
 
 def from_environment(exc: BaseException, folder: str | None = None) -> MemzoiError | None:
-    """The MemzoiError for an OSError or SQLite failure the machine caused (no space, read-only,
-    a name too long), or None when `exc` is something else (a bug).
+    """The MemzoiError for an OSError or SQLite failure the machine or broken runtime state caused
+    (no space, read-only, a name too long, a corrupt database), or None for anything else (a bug).
 
     SQLite reports some writes that fail for want of space (its shared-memory file) only as
     "disk I/O error": those count as no space when `folder` (default MEMZOI_HOME) has none left.
@@ -145,6 +145,10 @@ def from_environment(exc: BaseException, folder: str | None = None) -> MemzoiErr
     if code in ("SQLITE_FULL",) or (isinstance(code, str) and code.startswith("SQLITE_IOERR")
                                     and "disk is full" in str(exc)):
         return StateError(f"SQLite: {exc}", hint=_NO_SPACE_HINT)
+    if isinstance(code, str) and (code.startswith("SQLITE_CORRUPT") or code == "SQLITE_NOTADB"):
+        return StateError(f"SQLite: {exc}", hint="a runtime database is corrupt: `git memzoi rebuild --full` "
+                                                 "replaces index.db; shared.db is never recreated over, "
+                                                 "restore it from a backup or move it aside deliberately")
     if isinstance(code, str) and code.startswith("SQLITE_IOERR") and _full(folder):
         return StateError(f"SQLite: {exc} (no space left)", hint=_NO_SPACE_HINT)
     if isinstance(code, str) and (code.startswith("SQLITE_READONLY") or code.startswith("SQLITE_CANTOPEN")):

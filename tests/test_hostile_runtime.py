@@ -7,6 +7,7 @@ Read-only and full homes are real tmpfs mounts (this needs root; elsewhere those
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -154,3 +155,78 @@ def test_full_home_says_no_space_not_restore_from_backup(records: Repo, mounted:
         assert "backup" not in result.stderr and "free some space" in result.stderr, (args, result.stderr)
     os.unlink(mounted / "filler")
     assert "Before the disk filled" in run_cli("local", "list").stdout
+
+
+# --- shared.db fails closed for every command that touches it ---------------------------
+
+def _populate(repo: Repo) -> dict[str, str]:
+    """A real shared.db with an inbox proposal, a local record and a checkpoint; their IDs."""
+    ids = {}
+    ids["proposal"] = run_cli("propose", "--type", "fact", "--title", "Builds use make",
+                              "--body", "Run make to build.", "--json").json()["id"]
+    ids["local"] = run_cli("local", "add", "--title", "Private note", "--body", "b").stdout.strip()
+    ids["checkpoint"] = run_cli("checkpoint", "add", "--task", "Port the build", "--note", "n").stdout.strip()
+    for n in range(60):  # enough rows for several pages, so a corrupt page can sit in the middle
+        run_cli("local", "add", "--title", f"Filler {n}", "--body", "x" * 400)
+    return ids
+
+
+def _commands(ids: dict[str, str]) -> list[list[str]]:
+    return [
+        ["propose", "--type", "fact", "--title", "Tests use pytest", "--body", "Run pytest."],
+        ["proposals"], ["proposals", "show", ids["proposal"]], ["approve", ids["proposal"]],
+        ["apply", ids["proposal"]], ["reject", ids["proposal"], "--reason", "no"],
+        ["local", "add", "--title", "Another", "--body", "b"], ["local", "list"], ["local", "show", ids["local"]],
+        ["local", "search", "note"], ["local", "forget", ids["local"]], ["local", "promote", ids["local"]],
+        ["checkpoint", "add", "--task", "Another task", "--note", "n"], ["checkpoint", "list"],
+        ["checkpoint", "show", ids["checkpoint"]], ["checkpoint", "continue", ids["checkpoint"]],
+        ["checkpoint", "close", ids["checkpoint"]],
+        ["retention", "extend", ids["local"], "--until", "2026-03-01T00:00:00Z", "--reason", "r"],
+        ["events"], ["search", "build"], ["context", "--task", "build"], ["handoff", "--task", "build"],
+        ["precheck", "--path", "Makefile"], ["rebuild"], ["rebuild", "--full"], ["export", "okf"],
+    ]
+
+
+def _corrupt_a_page(path: Path) -> None:
+    """Overwrite the middle of a page of table data, as a bad disk block would."""
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = conn.execute("PRAGMA page_size").fetchone()[0]
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.close()
+    assert pages > 8
+    with open(path, "r+b") as handle:
+        handle.seek(page * (pages // 2) + 16)
+        handle.write(b"\xa5" * (page - 32))
+
+
+@pytest.mark.parametrize("damage", ["zero-length", "corrupt-page"])
+def test_every_command_that_touches_shared_db_fails_closed(records: Repo, damage: str) -> None:
+    from git_memzoi.runtime.workspace import Workspace
+
+    ids = _populate(records)
+    path = Workspace.open(records.path).layout.shared_db
+    if damage == "zero-length":
+        for extra in (Path(f"{path}-wal"), Path(f"{path}-shm")):
+            extra.unlink(missing_ok=True)
+        path.write_bytes(b"")
+    else:
+        _corrupt_a_page(path)
+    before = path.read_bytes()
+    tree = {p: p.read_bytes() for p in (records.path / ".memzoi").rglob("*") if p.is_file()}
+
+    for args in _commands(ids):
+        result = run_cli(*args, expect=None)
+        assert result.code == 3, (args, result.code, result.stderr)
+        assert "shared.db" in one_line(result.stderr), (args, result.stderr)
+        assert path.read_bytes() == before, args
+    assert {p: p.read_bytes() for p in (records.path / ".memzoi").rglob("*") if p.is_file()} == tree
+
+
+def test_a_missing_shared_db_is_still_created_on_first_use(records: Repo) -> None:
+    from git_memzoi.runtime.workspace import Workspace
+
+    path = Workspace.open(records.path).layout.shared_db
+    assert not path.exists()
+    run_cli("local", "add", "--title", "First", "--body", "b")
+    assert path.stat().st_size > 0

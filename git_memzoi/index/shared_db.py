@@ -111,6 +111,7 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False,
         raise StateError(f"{path}: shared.db does not exist yet", hint="run a command that writes memory first")
     if not exists:
         _create_new(path)
+    conn: sqlite3.Connection | None = None
     try:
         if readonly:
             conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
@@ -120,25 +121,38 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False,
                                    check_same_thread=False, factory=Connection)
         conn.actor = actor
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        if not readonly:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = FULL")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == 0:
-            if readonly:
-                raise _fail(path, "it has no memzoi schema")
-            version = _create_schema(conn, path, exists)
+            # a new shared.db is linked into place complete (_create_new): an existing file
+            # without the schema (empty, truncated, someone else's) is never written over
+            raise _fail(path, "it is empty or has no memzoi schema version")
         if version > SCHEMA_VERSION:
             raise _fail(path, f"schema version {version}; this git memzoi reads version {SCHEMA_VERSION}")
+        # every page, before anything is read or written: a corrupt page anywhere fails closed now,
+        # not halfway through a write (shared.db is small; this costs milliseconds)
+        problems = [row[0] for row in conn.execute("PRAGMA quick_check(3)")]
+        if problems != ["ok"]:
+            lines = [line for p in problems for line in p.splitlines() if line and not line.startswith("***")]
+            detail = lines or problems
+            raise _fail(path, f"integrity check: {detail[0]}")
+        if not readonly:  # only now, on a file known good: setting WAL writes to the file
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
         if version < SCHEMA_VERSION:
             _upgrade(conn if not readonly else None, path)
-        conn.execute("SELECT count(*) FROM proposals").fetchone()
         return conn
     except sqlite3.DatabaseError as exc:
-        known = from_environment(exc, str(path.parent))  # no space or not writable: the file itself may be fine
-        if known is not None:
+        if conn is not None:
+            conn.close()
+        code = exc.sqlite_errorname or ""
+        known = None if "CORRUPT" in code or "NOTADB" in code else from_environment(exc, str(path.parent))
+        if known is not None:  # no space, read-only: the file itself may be fine
             raise StateError(f"{path}: {known}", hint=known.hint) from None
         raise _fail(path, str(exc)) from None
+    except StateError:
+        if conn is not None:
+            conn.close()
+        raise
 
 
 def _create_new(path: Path) -> None:
@@ -218,15 +232,7 @@ def check(path: Path) -> None:
     """Raise StateError when an existing shared.db is corrupt (used before rebuild touches anything)."""
     if not path.exists():
         return
-    conn = connect(path, readonly=True)
-    try:
-        result = conn.execute("PRAGMA quick_check").fetchone()[0]
-    except sqlite3.DatabaseError as exc:
-        raise _fail(path, str(exc)) from None
-    finally:
-        conn.close()
-    if result != "ok":
-        raise _fail(path, f"integrity check: {result}")
+    connect(path, readonly=True).close()  # connect runs the integrity check
 
 
 @contextmanager

@@ -230,3 +230,58 @@ def test_a_missing_shared_db_is_still_created_on_first_use(records: Repo) -> Non
     assert not path.exists()
     run_cli("local", "add", "--title", "First", "--body", "b")
     assert path.stat().st_size > 0
+
+
+# --- a killed rebuild leaves no parse worker behind ---------------------------------------
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(entry))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds worker processes through /proc")
+def test_sigkill_of_a_full_rebuild_takes_its_parse_workers_with_it(records: Repo) -> None:
+    import signal
+    import time
+
+    from conftest import memzoi_exe
+    from git_memzoi.index.parse import PARALLEL_MIN
+    from test_recall_support import record_text
+
+    folder = records.path / ".memzoi" / "records" / "semantic" / "facts"
+    folder.mkdir(parents=True)
+    for n in range(PARALLEL_MIN * 4):
+        (folder / f"fact-{n}.md").write_text(record_text(f"fact-{n}", type="fact", body="word " * 100))
+    run_cli("rebuild")  # an index and a parse cache already there, as in everyday use
+    for _ in range(2):  # where a worker hangs depends on timing: more than one kill makes it show
+        proc = subprocess.Popen([memzoi_exe(), "rebuild", "--full"], cwd=records.path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        workers: set[int] = set()
+        deadline = time.monotonic() + 60
+        while not workers and proc.poll() is None and time.monotonic() < deadline:
+            workers = _children(proc.pid)
+        assert workers, "the rebuild never started parse workers"
+        os.kill(proc.pid, signal.SIGKILL)
+        # the caller's pipes reach EOF: nothing that inherited them is left running
+        proc.communicate(timeout=30)
+        assert proc.returncode == -signal.SIGKILL
+        deadline = time.monotonic() + 30
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [pid for pid in workers if _alive(pid)]

@@ -102,7 +102,7 @@ def _make(chunk: list[tuple[str, str, str | None, Any, Any, bytes | None]]) -> l
 
 def _batches(items: list[tuple[Any, ...]]) -> Iterator[list[Made]]:
     """Made rows, batch by batch: in worker processes when there are many, here otherwise."""
-    from git_memzoi.index.parse import PARALLEL_MIN, workers
+    from git_memzoi.index.parse import PARALLEL_MIN, die_with_parent, workers
 
     chunks = [items[start:start + _CHUNK] for start in range(0, len(items), _CHUNK)]
     count = workers()
@@ -118,7 +118,7 @@ def _batches(items: list[tuple[Any, ...]]) -> Iterator[list[Made]]:
         for chunk in chunks:
             yield _make(chunk)
         return
-    with context.Pool(min(count, len(chunks))) as pool:
+    with context.Pool(min(count, len(chunks)), die_with_parent, (os.getpid(),)) as pool:
         yield from pool.imap_unordered(_make, chunks)
 
 

@@ -71,6 +71,38 @@ def _parse_chunk(chunk: list[tuple[str, str, bytes]]) -> list[tuple[str, str]]:
     return [(oid, json.dumps(parse_payload(raw, where), separators=(",", ":"))) for oid, where, raw in chunk]
 
 
+def die_with_parent(parent: int) -> None:
+    """Pool initializer: a worker never outlives the process that forked it.
+
+    A killed rebuild (SIGKILL cannot be caught) would otherwise leave its workers blocked on the
+    task pipe forever, holding the caller's stdout and stderr open. On Linux the kernel kills a
+    worker when its parent dies (PR_SET_PDEATHSIG); everywhere, a watchdog thread exits the
+    worker once its parent process has changed (it was reparented).
+    """
+    import signal
+    import sys
+    import threading
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # no prctl here: the watchdog alone does it
+            pass
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), name="memzoi-parent-watch", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
 def workers() -> int:
     """How many parser processes a large parse may use (the CPUs this process may run on)."""
     try:
@@ -100,6 +132,6 @@ def parse_many(items: list[tuple[str, str, bytes]], on_chunk: Callable[[list[tup
         for chunk in chunks:
             on_chunk(_parse_chunk(chunk))
         return
-    with context.Pool(min(count, len(chunks))) as pool:
+    with context.Pool(min(count, len(chunks)), die_with_parent, (os.getpid(),)) as pool:
         for results in pool.imap_unordered(_parse_chunk, chunks):
             on_chunk(results)

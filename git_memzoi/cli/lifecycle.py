@@ -101,7 +101,7 @@ def propose(action: str, target: str | None, reason: str | None, type_: str | No
             as_json: bool) -> None:
     """Add a proposal to the inbox (state validated, approved under auto approval, or pending).
 
-    The body is scanned for secret-looking content, which is refused unless --sensitivity
+    Every field is scanned for secret-looking content, which is refused unless --sensitivity
     declares it not repo-safe (such a proposal never leaves the local inbox). A proposal whose
     normalised body equals an open one is refused with the twin's ID.
     """

@@ -18,7 +18,7 @@ from git_memzoi.hooks.treecache import TreeCache
 from git_memzoi.hooks.treestate import TreeState
 from git_memzoi.profile import frontmatter, secrets
 from git_memzoi.profile.document import Problem
-from git_memzoi.profile.tree import RECORDS, SourceFile, TreeReport, check_file
+from git_memzoi.profile.tree import RECORDS, SourceFile, TreeReport, check_file, secret_problem
 from git_memzoi.runtime import config as configmod
 
 CONFIG_PATH = f"{MEMZOI_DIR}/config.toml"
@@ -239,9 +239,7 @@ class MemoryChecker:
             else:
                 found = _scan_lines(self.history.added_lines(base, change.new_oid))
             self._scanned[key] = found
-        return [Problem(change.path, f.line, "secret",
-                        f"{f.looks_like}; secrets must not enter repository memory")
-                for f in found]
+        return [secret_problem(change.path, f) for f in found]
 
     # config ------------------------------------------------------------------------------
     def _config(self, config: tuple[str, bytes] | None) -> tuple[bool, Problem | None]:

@@ -118,17 +118,13 @@ def complete(data: dict[str, Any], body: str, *, now: str, actor: str) -> dict[s
     return ordered
 
 
-def _scan(parsed: ParsedPacket) -> tuple[str, secret_scan.SecretFinding] | None:
-    packet = parsed.packet
-    fields: list[tuple[str, str | None]] = [("title", packet.title), ("body", parsed.doc.body),
-                                            ("description", packet.description), ("source_ref", packet.source_ref)]
-    fields += [(f"tags[{i}]", tag) for i, tag in enumerate(packet.tags or [])]
-    for name, text in fields:
-        if text:
-            found = secret_scan.scan(text)
-            if found:
-                return name, found[0]
-    return None
+def _scan(raw: bytes) -> tuple[str, secret_scan.SecretFinding] | None:
+    """The first secret-looking span in any field of the packet, with the field it is in."""
+    text = raw.decode("utf-8", "replace")
+    found = secret_scan.scan(text)
+    if not found:
+        return None
+    return secret_scan.field_at(text, found[0].line), found[0]
 
 
 # --- planning ----------------------------------------------------------------------------------------------
@@ -158,7 +154,7 @@ def plan_propose(snap: Snapshot, raw: bytes, ctx: ProposeContext, id_hint: str) 
                       code="packet-id-collision")
     if ctx.twin:
         raise Refused(f"{where}: body: the same content is already proposed as {ctx.twin}", code="duplicate")
-    hit = _scan(parsed)
+    hit = _scan(raw)
     messages: list[str] = []
     if packet.repo_safe:
         if hit is not None:

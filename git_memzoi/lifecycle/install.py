@@ -124,6 +124,24 @@ class CommitRequest:
     when: datetime
 
 
+def refuse_secrets(plan: Plan) -> None:
+    """Refuse (before anything is written) a step that would write a secret-looking span into any
+    field of any file under .memzoi/: a packet edited in review is scanned again here."""
+    from git_memzoi.profile import secrets
+
+    for change in plan.files:
+        if change.after is None or change.after == change.before or not change.path.endswith(".md"):
+            continue
+        text = change.after.decode("utf-8", "replace")
+        found = secrets.scan(text)
+        if found:
+            first = found[0]
+            raise Refused(f"{change.path}:{first.line}: {secrets.field_at(text, first.line)}: {first.looks_like}; "
+                          f"secrets must not enter repository memory; nothing was changed",
+                          hint="remove the secret-looking text from the packet and run the command again",
+                          code="secret")
+
+
 def install(root: Path, layout: Layout, conn: sqlite3.Connection, plan: Plan,
             commit: CommitRequest | None = None) -> gitcommit.Built | None:
     """Carry out `plan` in the work tree at `root` and in shared.db (and with `commit`, in git), all or nothing.
@@ -132,6 +150,7 @@ def install(root: Path, layout: Layout, conn: sqlite3.Connection, plan: Plan,
     its files stay staged); None without `commit`.
     """
     fault("planned")
+    refuse_secrets(plan)
     for change in plan.files:
         if read_or_none(safe_path(root, change.path)) != change.before:
             raise Refused(f"{change.path} changed while the {plan.operation} was being planned; nothing was changed",

@@ -1,7 +1,9 @@
 """Find secret-looking content (private keys, cloud and API tokens, passwords in URLs).
 
-Used by `propose` (refuse unless the proposal declares a non-repo-safe sensitivity) and by
-the server hook (refuse the push). Findings name a kind and a line, never the secret itself.
+Every field of a memory file is scanned, frontmatter and body alike: by `propose` (refuse
+unless the proposal declares a non-repo-safe sensitivity), by every lifecycle step before it
+writes a file under .memzoi/, by `validate` and by the hooks (the same scan: profile.tree).
+Findings name a kind and a line, never the secret itself.
 """
 
 from __future__ import annotations
@@ -63,3 +65,24 @@ def scan(text: str) -> list[SecretFinding]:
         for match in pattern.finditer(text):
             findings.add(SecretFinding(kind, text.count("\n", 0, match.start()) + 1))
     return sorted(findings, key=lambda f: (f.line, f.kind))
+
+
+def field_at(text: str, line: int) -> str:
+    """The frontmatter key whose value holds `line` of a memory file's `text`, or `body`."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return "body"
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+    except StopIteration:
+        end = len(lines)
+    if line - 1 >= end:
+        return "body"
+    for index in range(min(line - 1, end - 1), 0, -1):
+        match = _KEY.match(lines[index])
+        if match:
+            return match.group(1)
+    return "frontmatter"
+
+
+_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)\s*:")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from git_memzoi.errors import FormatError
-from git_memzoi.profile import concept_id, frontmatter
+from git_memzoi.profile import concept_id, frontmatter, secrets
 from git_memzoi.profile.document import (
     InvalidDocument, ParsedPacket, ParsedRecord, Problem, problem_from, read_packet, read_record,
 )
@@ -112,6 +112,16 @@ def check_file(report: TreeReport, source: SourceFile, mode: Mode = "worktree") 
                                        "warning"))
 
 
+def secret_problems(path: str, text: str) -> list[Problem]:
+    """A `secret` problem per secret-looking span of a memory file (any field); validate and the hooks use this."""
+    return [secret_problem(path, found) for found in secrets.scan(text)]
+
+
+def secret_problem(path: str, found: secrets.SecretFinding) -> Problem:
+    """The one wording of a secret finding, for validate, the hooks and the lifecycle alike."""
+    return Problem(path, found.line, "secret", f"{found.looks_like}; secrets must not enter repository memory")
+
+
 def cross_check(report: TreeReport) -> None:
     """Add the rules that span files (unique IDs, supersedes targets, resolved packets) to `report`."""
     _cross_checks(report)
@@ -127,8 +137,10 @@ def _check_record(report: TreeReport, source: SourceFile) -> None:
         concept_id.from_record_path(rel)
     except FormatError as exc:
         report.problems.append(Problem(path, 1, exc.code, exc.message))
+    raw = source.read()
+    report.problems.extend(secret_problems(path, raw.decode("utf-8", "replace")))
     try:
-        report.records[path] = read_record(source.read(), path)
+        report.records[path] = read_record(raw, path)
     except InvalidDocument as exc:
         report.problems.extend(exc.problems)
 
@@ -140,8 +152,10 @@ def _check_packet(report: TreeReport, source: SourceFile, mode: Mode) -> None:
     if "/" in rel or not rel.endswith(".md"):
         report.problems.append(Problem(path, 1, "stray-file", f"only <proposal-id>.md files belong in {folder}", "warning"))
         return
+    raw = source.read()
+    report.problems.extend(secret_problems(path, raw.decode("utf-8", "replace")))
     try:
-        parsed = read_packet(source.read(), path)
+        parsed = read_packet(raw, path)
     except InvalidDocument as exc:
         report.problems.extend(exc.problems)
         return

@@ -171,7 +171,7 @@ class MemoryTools:
     def handoff(self, task: str, include_local: bool = False) -> ToolOutput:
         from git_memzoi.recall.handoff import build_handoff
 
-        result: Handoff = build_handoff(self.ws, _need(task, "task"))
+        result: Handoff = build_handoff(self.ws, _need(task, "task"), include_local=include_local)
         if not include_local and result.checkpoint is not None:
             result = without_checkpoint(result)
         return ToolOutput(result, result.text)

@@ -28,26 +28,34 @@ OPEN_STATES = ("pending", "validated", "approved")
 PENDING_DIR = f"{MEMZOI_DIR}/proposals/pending"
 
 
-def _packet_fields(text: str, where: str) -> tuple[str, str, str | None]:
-    """(action, title, id) from packet text, read safely; placeholders when it does not parse."""
+def _packet_fields(text: str, where: str) -> tuple[str, str, str | None, bool]:
+    """(action, title, id, repo-safe) from packet text, read safely; placeholders when it does not parse."""
     from git_memzoi.profile import frontmatter
 
     try:
         data = frontmatter.parse(text.encode("utf-8"), where).data
     except FormatError:
-        return "unknown", "(unreadable packet)", None
+        return "unknown", "(unreadable packet)", None, False
     block = data.get("proposal")
     action = block.get("action") if isinstance(block, dict) else None
     title, pid = data.get("title"), data.get("id")
     return (str(action) if action else "unknown", str(title) if title else "(untitled)",
-            str(pid) if isinstance(pid, str) else None)
+            str(pid) if isinstance(pid, str) else None, data.get("sensitivity") == "repo-safe")
 
 
-def open_inbox(ws: "Workspace") -> list[InboxItem]:
-    """Open proposals: the DB inbox first (oldest first), then pending packet files it does not hold."""
+def open_inbox(ws: "Workspace", *, include_local: bool = True) -> list[InboxItem]:
+    """Open proposals: the DB inbox first (oldest first), then pending packet files it does not hold.
+
+    Without `include_local`, only repo-safe proposals are listed: the title (and the ID slugged
+    from it) of any other proposal is private to this machine.
+    """
+    return [item for item, safe in _open_inbox(ws) if include_local or safe]
+
+
+def _open_inbox(ws: "Workspace") -> list[tuple[InboxItem, bool]]:
     from git_memzoi.index import shared_db
 
-    items: list[InboxItem] = []
+    items: list[tuple[InboxItem, bool]] = []
     known: set[str] = set()
     workdir = ws.repo.workdir
     path = ws.layout.shared_db
@@ -62,11 +70,11 @@ def open_inbox(ws: "Workspace") -> list[InboxItem]:
         finally:
             conn.close()
         for pid, state, packet, file_id in rows:
-            action, title, _ = _packet_fields(packet, f"shared.db:proposals/{pid}")
+            action, title, _, safe = _packet_fields(packet, f"shared.db:proposals/{pid}")
             file = None
             if file_id and workdir is not None and (workdir / PENDING_DIR / f"{file_id}.md").is_file():
                 file = f"{PENDING_DIR}/{file_id}.md"
-            items.append(InboxItem(proposal_id=pid, state=state, action=action, title=title, file=file))
+            items.append((InboxItem(proposal_id=pid, state=state, action=action, title=title, file=file), safe))
             known.update(x for x in (pid, file_id) if x)
     if workdir is not None:
         folder = workdir / PENDING_DIR
@@ -77,11 +85,12 @@ def open_inbox(ws: "Workspace") -> list[InboxItem]:
                 text = (folder / name).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 text = ""
-            action, title, pid = _packet_fields(text, rel)
+            action, title, pid, safe = _packet_fields(text, rel)
             stem = name[:-3]
             if stem in known or (pid is not None and pid in known):
                 continue
-            items.append(InboxItem(proposal_id=pid or stem, state="proposed", action=action, title=title, file=rel))
+            items.append((InboxItem(proposal_id=pid or stem, state="proposed", action=action, title=title,
+                                    file=rel), safe))
     return items
 
 
@@ -109,17 +118,24 @@ def latest_checkpoint(ws: "Workspace") -> Checkpoint | None:
                       current=expiry.current, expiry=expiry)
 
 
-def build_handoff(ws: "Workspace", task: str, paths: Sequence[str] = ()) -> Handoff:
-    """A context pack for `task` (and `paths`), the open inbox and the current session checkpoint, as one document."""
+def build_handoff(ws: "Workspace", task: str, paths: Sequence[str] = (), *, include_local: bool = True) -> Handoff:
+    """A context pack for `task` (and `paths`), the open inbox and the current session checkpoint, as one document.
+
+    Without `include_local` (the MCP default), proposals that are not repo-safe are counted, never described.
+    """
     pack = build_context(ws, task, paths=paths)
-    inbox = open_inbox(ws)
+    listed = _open_inbox(ws)
+    inbox = [item for item, safe in listed if include_local or safe]
+    left_out = len(listed) - len(inbox)
     checkpoint = latest_checkpoint(ws)
     parts = [pack.text.rstrip("\n"), "", "## Open inbox", ""]
-    if inbox:
-        for item in inbox:
-            where = f" ({item.file})" if item.file else ""
-            parts.append(f"- {item.proposal_id} [{item.state}] {item.action}: {item.title}{where}")
-    else:
+    for item in inbox:
+        where = f" ({item.file})" if item.file else ""
+        parts.append(f"- {item.proposal_id} [{item.state}] {item.action}: {item.title}{where}")
+    if left_out:
+        parts.append(f"- {left_out} more open proposal(s) not repo-safe, left out: call handoff with "
+                     "include_local set to true to include them.")
+    if not listed:
         parts.append("Nothing open.")
     parts += ["", "## Session checkpoint", ""]
     if checkpoint is not None:

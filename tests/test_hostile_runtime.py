@@ -285,3 +285,40 @@ def test_sigkill_of_a_full_rebuild_takes_its_parse_workers_with_it(records: Repo
         while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not [pid for pid in workers if _alive(pid)]
+
+
+# --- a symlinked .memzoi (or records/) folder is refused, never followed ------------------
+
+@pytest.mark.parametrize("linked", [".memzoi", ".memzoi/records"])
+def test_a_symlinked_memory_folder_is_refused_not_followed(repo: Repo, tmp_path: Path, linked: str) -> None:
+    from conftest import memzoi_exe, make_repo
+
+    elsewhere = make_repo(tmp_path / "elsewhere")
+    add_record(elsewhere, "semantic/decisions/use-outside", "use-outside", title="Outside the repository")
+    target = elsewhere.path / linked
+    real = repo.path / linked
+    subprocess.run(["rm", "-rf", str(real)], check=True)
+    real.symlink_to(target, target_is_directory=True)
+
+    result = run_cli("validate", expect=1)
+    assert f"{linked}:1: symlink:" in result.stdout and "use-outside" not in result.stdout
+    for args in (["search", "outside"], ["rebuild"], ["rebuild", "--full"], ["context", "--task", "outside"],
+                 ["handoff", "--task", "outside"], ["precheck", "--path", "src"], ["export", "okf"]):
+        result = run_cli(*args, expect=1)
+        assert f"{linked} is a symlink" in one_line(result.stderr) and "Outside the repository" not in result.stdout
+    done = subprocess.run([memzoi_exe(), "mcp", "serve", "--repo", str(repo.path)], capture_output=True, text=True,
+                          input="", timeout=60)
+    assert done.returncode == 1 and f"{linked} is a symlink" in done.stderr and done.stdout == ""
+
+    # committed as a symlink, the tree at a revision is refused too
+    repo.commit("link memory from elsewhere")
+    assert f"{linked}:1: symlink:" in run_cli("validate", "--rev", "HEAD", expect=1).stdout
+
+
+def test_an_index_built_before_the_folder_became_a_symlink_is_not_served(records: Repo, tmp_path: Path) -> None:
+    age(records.path / ".memzoi")
+    run_cli("rebuild")
+    moved = tmp_path / "moved"
+    os.rename(records.path / ".memzoi", moved)  # same folder, same inode and mtime: only lstat tells
+    (records.path / ".memzoi").symlink_to(moved, target_is_directory=True)
+    assert ".memzoi is a symlink" in one_line(run_cli("search", "postgres", expect=1).stderr)

@@ -156,6 +156,8 @@ class GitRepo:
             return
         start = self.pygit[entry.id] if prefix else tree
         if not isinstance(start, pygit2.Tree):
+            if prefix and entry.filemode == pygit2.enums.FileMode.LINK:  # a symlinked folder: reported, not followed
+                yield TreeFile(prefix, "symlink", self.pygit)
             return
         stack: list[tuple[str, pygit2.Tree]] = [(prefix, start)]
         while stack:

@@ -14,7 +14,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from git_memzoi.errors import printable
+from git_memzoi.errors import Refused, printable
 
 
 MEMZOI_DIR = ".memzoi"  # gitrepo.repo.MEMZOI_DIR, without importing pygit2 on the read path
@@ -56,7 +56,7 @@ class Scan:
 
 def _dir_sig(full: str, now_ns: int) -> list[int] | None:
     try:
-        st = os.stat(full)
+        st = os.lstat(full)  # lstat: a folder swapped for a symlink to it is a change
     except OSError:
         return [0, 0]  # missing: a folder appearing later changes this
     if st.st_mtime_ns >= now_ns - RACY_NS:
@@ -66,6 +66,12 @@ def _dir_sig(full: str, now_ns: int) -> list[int] | None:
 
 def scan_records(workdir: str, now_ns: int) -> Scan:
     """Walk .memzoi/records/ (folder stats first, so a change during the walk shows next time)."""
+    for rel in (MEMZOI_DIR, RECORDS_DIR):
+        if os.path.islink(os.path.join(workdir, rel)):
+            # what a symlink points at is outside the reviewed tree: never serve it
+            raise Refused(f"{rel} is a symlink; memory folders must be real folders in the work tree, "
+                          "and git memzoi does not follow them", hint="`git memzoi validate` reports it",
+                          code="symlink")
     scan = Scan(taken_ns=now_ns, workdir=workdir)
     files = scan.files
     make = tuple.__new__  # FileStat without its Python-level constructor: this loop runs per file
@@ -118,7 +124,7 @@ def dirs_unchanged(workdir: str, dirs: dict[str, list[int] | None]) -> bool:
         if sig is None:
             return False
         try:
-            st = os.stat(os.path.join(workdir, rel))
+            st = os.lstat(os.path.join(workdir, rel))
         except OSError:
             if sig != [0, 0]:
                 return False

@@ -90,9 +90,13 @@ def check_file(report: TreeReport, source: SourceFile, mode: Mode = "worktree") 
     similar trees (the push hook) reuse per-file reports and run cross_check on their union.
     """
     path = source.path
-    if not path.startswith(MEMZOI + "/"):
+    if not path.startswith(MEMZOI + "/") and not (path == MEMZOI and source.is_symlink):
         return
     report.files_checked += 1
+    if path == MEMZOI:
+        report.problems.append(Problem(path, 1, "symlink", f"{MEMZOI} must be a real folder, not a symlink; "
+                                                           "git memzoi does not follow it"))
+        return
     if source.is_symlink:
         report.problems.append(Problem(path, 1, "symlink", "memory files must be regular files, not symlinks"))
         return

@@ -42,6 +42,9 @@ def worktree_files(repo: GitRepo, paths: Sequence[str] = ()) -> Iterator[SourceF
     """Files under .memzoi/ in the work tree, or just `paths` (files or folders inside .memzoi/)."""
     root = repo.require_workdir()
     memzoi = root / MEMZOI_DIR
+    if memzoi.is_symlink():  # reported as one problem; nothing behind it is read
+        yield SourceFile(MEMZOI_DIR, _reader(memzoi), True)
+        return
     if not paths:
         if memzoi.is_dir():
             yield from _walk(root, memzoi)

@@ -121,10 +121,13 @@ def complete(data: dict[str, Any], body: str, *, now: str, actor: str) -> dict[s
 def _scan(raw: bytes) -> tuple[str, secret_scan.SecretFinding] | None:
     """The first secret-looking span in any field of the packet, with the field it is in."""
     text = raw.decode("utf-8", "replace")
-    found = secret_scan.scan(text)
+    found = [(secret_scan.field_at(text, f.line), f) for f in secret_scan.scan(text)]
     if not found:
         return None
-    return secret_scan.field_at(text, found[0].line), found[0]
+    # the body's heading repeats the title and the default description its first paragraph:
+    # name the field the caller wrote (title, then body), else the first one in the file
+    rank = {"title": 0, "body": 1}
+    return min(found, key=lambda hit: rank.get(hit[0], 2))
 
 
 # --- planning ----------------------------------------------------------------------------------------------

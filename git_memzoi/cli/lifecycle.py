@@ -92,13 +92,7 @@ def _warn(lines: list[str], prefix: str = "") -> None:
 @click.option("--packet", "packet_file", is_flag=True,
               help="Also write .memzoi/proposals/pending/<id>.md for review in a pull request.")
 @json_option
-def propose(action: str, target: str | None, reason: str | None, type_: str | None, lane: str | None,
-            title: str | None, body: str | None, body_file: str | None, description: str | None,
-            applies_to: tuple[str, ...], tags: tuple[str, ...], sensitivity: str, content_class: str,
-            visibility: str | None, source: str | None, source_ref: str | None, confidence: str | None,
-            origin_key: str | None, route: str | None, occurred_at: str | None, started_at: str | None,
-            expires_at: str | None, proposed_by: str | None, from_file: str | None, packet_file: bool,
-            as_json: bool) -> None:
+def propose(**o: Any) -> None:
     """Add a proposal to the inbox (state validated, approved under auto approval, or pending).
 
     Every field is scanned for secret-looking content, which is refused unless --sensitivity
@@ -108,48 +102,40 @@ def propose(action: str, target: str | None, reason: str | None, type_: str | No
     from git_memzoi.lifecycle import inbox, packets
 
     ws = workspace()
-    if from_file is not None:
-        given = [flag for flag, value in (("--title", title), ("--body", body), ("--body-file", body_file),
-                                          ("--type", type_), ("--target", target), ("--reason", reason))
-                 if value is not None]
+    if o["from_file"] is not None:
+        given = [flag for flag, key in (("--title", "title"), ("--body", "body"), ("--body-file", "body_file"),
+                                        ("--type", "type_"), ("--target", "target"), ("--reason", "reason"))
+                 if o[key] is not None]
         if given:
             raise UsageError(f"--from-file takes the whole packet; drop {', '.join(given)}")
-        raw = read_text_arg(from_file, "--from-file").encode("utf-8")
+        raw = read_text_arg(o["from_file"], "--from-file").encode("utf-8")
         # The file is the whole packet: it must validate as it stands, nothing is filled in.
-        parsed = packets.load_packet(raw, from_file)
-        entry = inbox.submit(ws, dict(parsed.doc.data), parsed.doc.body, packet_file=packet_file, fill=False)
+        parsed = packets.load_packet(raw, o["from_file"])
+        entry = inbox.submit(ws, dict(parsed.doc.data), parsed.doc.body, packet_file=o["packet_file"], fill=False)
     else:
-        data, text = _build(ws, action=action, target=target, reason=reason, type_=type_, lane=lane, title=title,
-                            body=body, body_file=body_file, description=description, applies_to=applies_to,
-                            tags=tags, sensitivity=sensitivity, content_class=content_class, visibility=visibility,
-                            source=source, source_ref=source_ref, confidence=confidence, origin_key=origin_key,
-                            route=route, occurred_at=occurred_at, started_at=started_at, expires_at=expires_at,
-                            proposed_by=proposed_by)
-        entry = inbox.submit(ws, data, text, packet_file=packet_file)
-    if as_json:
+        entry = inbox.submit_draft(ws, _draft(ws, o), packet_file=o["packet_file"])
+    if o["as_json"]:
         emit_json(entry.summary() | {"messages": entry.messages})
     else:
         click.echo(entry.id)
     _warn(entry.messages)
 
 
-def _build(ws: Any, *, action: str, target: str | None, reason: str | None, type_: str | None, lane: str | None,
-           title: str | None, body: str | None, body_file: str | None, description: str | None,
-           applies_to: tuple[str, ...], tags: tuple[str, ...], sensitivity: str, content_class: str,
-           visibility: str | None, source: str | None, source_ref: str | None, confidence: str | None,
-           origin_key: str | None, route: str | None, occurred_at: str | None, started_at: str | None,
-           expires_at: str | None, proposed_by: str | None) -> tuple[dict[str, Any], str]:
-    """The packet mapping and body the flags describe."""
+def _draft(ws: Any, o: dict[str, Any]) -> Any:
+    """The PacketDraft the flags describe (`o`: propose's options by parameter name)."""
     from git_memzoi.lifecycle import inbox
+    from git_memzoi.lifecycle.draft import DEFAULT_ROUTE, PacketDraft
 
-    if body is not None and body_file is not None:
+    action, target, reason, lane = o["action"], o["target"], o["reason"], o["lane"]
+    if o["body"] is not None and o["body_file"] is not None:
         raise UsageError("give --body or --body-file, not both")
     if action == "create" and target is not None:
         raise UsageError("--target: a create proposal cannot name a target")
     if action != "create" and target is None:
         raise UsageError(f"--target: a {action} proposal needs the record ID it acts on")
-    text = read_text_arg(body_file, "--body-file") if body_file is not None else body
+    text = read_text_arg(o["body_file"], "--body-file") if o["body_file"] is not None else o["body"]
     facts = inbox.record_facts(ws, target) if action == "tombstone" and target else {}
+    title = o["title"]
     if title is None and action == "tombstone" and target:
         title = f"Tombstone {target}"
     if title is None or not title.strip():
@@ -160,67 +146,48 @@ def _build(ws: Any, *, action: str, target: str | None, reason: str | None, type
         raise UsageError("give the memory with --body TEXT or --body-file PATH")
     if not text.lstrip().startswith("#"):
         text = f"# {title.strip()}\n\n{text.strip()}\n"
-    type_ = type_ or facts.get("type")
+    type_ = o["type_"] or facts.get("type")
     if type_ is None:
         raise UsageError("--type is required (one of " + ", ".join(vocab.MEMORY_TYPES) + ")")
     lane = lane or facts.get("lane") or "semantic"
-    proposal: dict[str, Any] = {"action": action}
-    if proposed_by:
-        proposal["proposed_by"] = proposed_by
-    if reason is not None:
-        proposal["reason"] = reason
-    if action == "tombstone":
-        proposal["target"] = target
-    data: dict[str, Any] = {"type": type_, "lane": lane, "title": title.strip()}
-    if description is not None:
-        data["description"] = description
-    data["proposal"] = proposal
-    scope: dict[str, Any] = {"kind": "project"}
-    if applies_to:
-        scope["paths"] = list(applies_to)
-    data["scope"] = scope
-    if tags:
-        data["tags"] = list(tags)
-    if proposed_by:
-        data["created_by"] = proposed_by
-    if source is not None:
-        data["source"] = source
-    if source_ref is not None:
-        data["source_ref"] = source_ref
-    data["supersedes"] = [target] if action == "supersede" else []
-    data["sensitivity"] = sensitivity
-    data["content_class"] = content_class
-    if visibility is not None:
-        data["visibility"] = visibility
-    if confidence is not None:
-        if confidence.strip().lower() in CONFIDENCE_LABELS:
-            proposal["confidence"] = confidence.strip().lower()
-        else:
-            try:
-                number = float(confidence)
-            except ValueError:
-                raise UsageError(f"--confidence {confidence!r}: give a number from 0.0 to 1.0 or low/medium/high") \
-                    from None
-            if not 0.0 <= number <= 1.0:
-                raise UsageError(f"--confidence {confidence!r} is outside 0.0 to 1.0")
-            data["confidence"] = number
+    number, label = _confidence(o["confidence"])
     retention: dict[str, Any] = {}
     if lane == "episodic":
-        retention["occurred_at"] = _time(occurred_at, "--occurred-at") or _now()
-    elif occurred_at is not None:
+        retention["occurred_at"] = _time(o["occurred_at"], "--occurred-at") or _now()
+    elif o["occurred_at"] is not None:
         raise UsageError("--occurred-at applies to the episodic lane only")
     if lane == "session":
-        retention["started_at"] = _time(started_at, "--started-at") or _now()
-    elif started_at is not None:
+        retention["started_at"] = _time(o["started_at"], "--started-at") or _now()
+    elif o["started_at"] is not None:
         raise UsageError("--started-at applies to the session lane only")
-    if expires_at is not None:
-        retention["explicit_expires_at"] = _time(expires_at, "--expires-at")
-    data["retention"] = retention
-    if origin_key is not None or route is not None:
-        if origin_key is None:
+    if o["expires_at"] is not None:
+        retention["explicit_expires_at"] = _time(o["expires_at"], "--expires-at")
+    origin = None
+    if o["origin_key"] is not None or o["route"] is not None:
+        if o["origin_key"] is None:
             raise UsageError("--route needs --origin-key")
-        data["origin"] = {"origin_key": origin_key, "route": route or inbox.DEFAULT_ROUTE}
-    return data, text
+        origin = {"origin_key": o["origin_key"], "route": o["route"] or DEFAULT_ROUTE}
+    return PacketDraft.create(
+        type=type_, lane=lane, title=title.strip(), body=text, action=action, target=target, reason=reason,
+        description=o["description"], applies_to=o["applies_to"], tags=o["tags"], sensitivity=o["sensitivity"],
+        content_class=o["content_class"], visibility=o["visibility"], source=o["source"],
+        source_ref=o["source_ref"], confidence=number, confidence_label=label, origin=origin, retention=retention,
+        proposed_by=o["proposed_by"])
+
+
+def _confidence(given: str | None) -> tuple[float | None, str | None]:
+    """--confidence as (a number for `confidence`, or a label for `proposal.confidence`)."""
+    if given is None:
+        return None, None
+    if given.strip().lower() in CONFIDENCE_LABELS:
+        return None, given.strip().lower()
+    try:
+        number = float(given)
+    except ValueError:
+        raise UsageError(f"--confidence {given!r}: give a number from 0.0 to 1.0 or low/medium/high") from None
+    if not 0.0 <= number <= 1.0:
+        raise UsageError(f"--confidence {given!r} is outside 0.0 to 1.0")
+    return number, None
 
 
 def _now() -> str:

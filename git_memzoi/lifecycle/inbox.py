@@ -8,7 +8,6 @@ a proposal that is not repo-safe stays `pending`: it can only be rejected.
 from __future__ import annotations
 
 import copy
-import hashlib
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -20,22 +19,14 @@ from git_memzoi.errors import FormatError, NotFound, Refused, UsageError
 from git_memzoi.index import inbox_store, shared_db
 from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow
 from git_memzoi.lifecycle import checks, install, packets, recovery, state, targets
+from git_memzoi.lifecycle.draft import PacketDraft, new_id
 from git_memzoi.lifecycle.plan import FileChange, Plan, new_dirs_for
 from git_memzoi.lifecycle.state import Snapshot
-from git_memzoi.profile import concept_id as concept
 from git_memzoi.profile import frontmatter, secrets as secret_scan
 from git_memzoi.profile.document import ParsedPacket
 from git_memzoi.profile.timefmt import is_rfc3339, parse_rfc3339
 from git_memzoi.recall.models import InboxItem
 from git_memzoi.runtime.workspace import Workspace
-
-#: The order packet fields are written in (the profile's example order); unknown fields follow.
-FIELD_ORDER = ("id", "kind", "profile", "retention", "origin", "type", "lane", "title", "description", "status",
-               "proposal", "scope", "tags", "timestamp", "created_by", "sources", "source", "source_ref",
-               "supersedes", "sensitivity", "content_class", "visibility", "confidence", "applies_to", "lineage")
-DEFAULT_ROUTE = "repository_proposal"
-DESCRIPTION_CHARS = 240
-
 
 class InboxEntry(BaseModel):
     """One inbox proposal (or a pending packet file that is not in the inbox)."""
@@ -69,53 +60,6 @@ class InboxEntry(BaseModel):
 
     def summary(self) -> dict[str, Any]:
         return self.model_dump(exclude={"packet", "messages"})
-
-
-# --- building a packet -----------------------------------------------------------------------------------
-
-def _description(body: str, title: str) -> str:
-    for paragraph in body.split("\n\n"):
-        text = " ".join(line.strip() for line in paragraph.splitlines() if not line.lstrip().startswith("#"))
-        if text.strip():
-            return packets.one_line(text, DESCRIPTION_CHARS)
-    return title
-
-
-def new_id(title: str, now: str, salt: str = "") -> str:
-    """`mem_<yyyy>_<mm>_<dd>_<slug>_<6 hex>`: readable, sortable by day, unique by its hash suffix."""
-    day = now[:10].replace("-", "_")
-    slug = concept.slug(title, max_length=40).replace("-", "_")
-    suffix = hashlib.sha256(f"{now}\0{title}\0{salt}".encode()).hexdigest()[:6]
-    return f"mem_{day}_{slug}_{suffix}"
-
-
-def complete(data: dict[str, Any], body: str, *, now: str, actor: str) -> dict[str, Any]:
-    """Fill what a new packet may leave out (documented in docs/lifecycle.md) and order its fields."""
-    out = copy.deepcopy(data)
-    out.setdefault("kind", "proposal")
-    out.setdefault("profile", "memzoi")
-    out.setdefault("status", "proposed")
-    out.setdefault("timestamp", now)
-    proposal = out.get("proposal")
-    if proposal is None:
-        proposal = out["proposal"] = {"action": "create"}
-    if isinstance(proposal, dict):
-        proposal.setdefault("action", "create")
-        proposal.setdefault("proposed_by", actor)
-        proposal.setdefault("proposed_at", now)
-    if "retention" not in out:
-        lane = out.get("lane")
-        out["retention"] = {"occurred_at": now} if lane == "episodic" else \
-            {"started_at": now} if lane == "session" else {}
-    if not out.get("id") and isinstance(out.get("title"), str):
-        out["id"] = new_id(out["title"], now)
-    if "origin" not in out and isinstance(out.get("id"), str):
-        out["origin"] = {"origin_key": f"proposal:{out['id']}", "route": DEFAULT_ROUTE}
-    if "description" not in out and isinstance(out.get("title"), str):
-        out["description"] = _description(body, out["title"])
-    ordered = {key: out[key] for key in FIELD_ORDER if key in out}
-    ordered.update({key: value for key, value in out.items() if key not in ordered})
-    return ordered
 
 
 def _scan(raw: bytes) -> tuple[str, secret_scan.SecretFinding] | None:
@@ -276,15 +220,13 @@ def submit(ws: Workspace, data: dict[str, Any], body: str, *, packet_file: bool 
     generated = not data.get("id")
     with recovery.locked(ws) as session:
         root = state.require_initialised(ws.repo)
-        completed = complete(data, body, now=now, actor=state.who(ws.repo)) if fill else copy.deepcopy(data)
-        for _ in range(8 if generated and isinstance(completed.get("id"), str) else 0):
+        draft, who = PacketDraft(data, body), state.who(ws.repo)
+        completed = draft.to_packet(now=now, actor=who) if fill else copy.deepcopy(data)
+        for _ in range(8 if fill and generated and isinstance(completed.get("id"), str) else 0):
             if _id_conflict(root, session.conn, completed["id"]) is None:
                 break
-            default_origin = completed.get("origin") == {"origin_key": f"proposal:{completed['id']}",
-                                                          "route": DEFAULT_ROUTE}
-            completed["id"] = new_id(str(completed.get("title")), now, salt=secrets.token_hex(4))
-            if default_origin:
-                completed["origin"] = {"origin_key": f"proposal:{completed['id']}", "route": DEFAULT_ROUTE}
+            salted = new_id(str(completed.get("title")), now, salt=secrets.token_hex(4))
+            completed = draft.to_packet(now=now, actor=who, proposal_id=salted)
         pid_hint = completed.get("id") if isinstance(completed.get("id"), str) else "new"
         proposal = completed.get("proposal")
         target_id = _target_id(completed)
@@ -306,6 +248,11 @@ def submit(ws: Workspace, data: dict[str, Any], body: str, *, packet_file: bool 
         row = inbox_store.get(session.conn, plan.proposal_id)
     assert row is not None
     return _entry(row, root, list(plan.messages) + session.repaired)
+
+
+def submit_draft(ws: Workspace, draft: PacketDraft, *, packet_file: bool = False) -> InboxEntry:
+    """Submit a new proposal described as a PacketDraft; its `to_packet` names and dates it."""
+    return submit(ws, dict(draft.fields), draft.body, packet_file=packet_file)
 
 
 def approve(ws: Workspace, proposal_id: str) -> InboxEntry:

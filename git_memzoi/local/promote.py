@@ -17,6 +17,7 @@ from git_memzoi.profile import vocab
 from git_memzoi.runtime.workspace import Workspace
 
 if TYPE_CHECKING:
+    from git_memzoi.lifecycle.draft import PacketDraft
     from git_memzoi.lifecycle.inbox import InboxEntry
 
 #: Content class of a promoted record: the intent is general repository knowledge; sensitivity gates it.
@@ -24,41 +25,25 @@ PROMOTED_CONTENT_CLASS = "general_repo_knowledge"
 
 
 def build_packet(item: store.RuntimeRecord, *, sensitivity: str,
-                 content_class: str = PROMOTED_CONTENT_CLASS) -> tuple[dict[str, Any], str]:
-    """The create packet (frontmatter mapping, body) proposing a local record as repository memory.
+                 content_class: str = PROMOTED_CONTENT_CLASS) -> "PacketDraft":
+    """The create proposal (a PacketDraft) proposing a local record as repository memory.
 
-    The inbox fills the proposal ID, timestamps, proposed_by (the actor) and, when the record
-    has none, a description from the body.
+    The inbox's `to_packet` fills the proposal ID, timestamps, proposed_by (the actor) and, when
+    the record has none, a description from the body.
     """
+    from git_memzoi.lifecycle.draft import PacketDraft
+
     record = item.record
-    scope: dict[str, Any] = {"kind": "project"}
-    if record.applies_to:
-        scope["paths"] = list(record.applies_to)
-    data: dict[str, Any] = {
-        "kind": "proposal", "profile": "memzoi",
-        "retention": record.retention.model_dump(exclude_none=True),
-        "origin": {"origin_key": f"local-promotion:{item.id}", "route": "local_promotion"},
-        "type": record.type, "lane": record.lane, "title": record.title,
-    }
-    if record.description:
-        data["description"] = record.description
-    data |= {
-        "status": "proposed",
-        "proposal": {"action": "create", "reason": f"promoted from local memory {item.id}"},
-        "scope": scope,
-    }
-    if record.tags:
-        data["tags"] = list(record.tags)
-    if record.source is not None:
-        data["source"] = record.source
-    if record.source_ref is not None:
-        data["source_ref"] = record.source_ref
-    data |= {"supersedes": [], "sensitivity": sensitivity, "content_class": content_class,
-             "visibility": "repo", "confidence": record.confidence}
     body = item.body.strip("\n")
     if not body.lstrip().startswith("#"):  # canonical records open with their title as a heading
         body = f"# {record.title.strip()}\n\n{body}"
-    return data, body + "\n"
+    return PacketDraft.create(
+        type=record.type, lane=record.lane, title=record.title, body=body + "\n",
+        reason=f"promoted from local memory {item.id}", description=record.description or None,
+        applies_to=tuple(record.applies_to or ()), tags=tuple(record.tags or ()), sensitivity=sensitivity,
+        content_class=content_class, visibility="repo", source=record.source, source_ref=record.source_ref,
+        confidence=record.confidence, retention=record.retention.model_dump(exclude_none=True),
+        origin={"origin_key": f"local-promotion:{item.id}", "route": "local_promotion"})
 
 
 def promote(ws: Workspace, record_id: str, *, sensitivity: str = "unknown", packet_file: bool = False,
@@ -77,8 +62,8 @@ def promote(ws: Workspace, record_id: str, *, sensitivity: str = "unknown", pack
         item = store.load(conn, record_id, "local")
     if item.record.status != "active":
         raise Refused(f"{record_id} has status {item.record.status}; only active local memory can be promoted")
-    data, body = build_packet(item, sensitivity=sensitivity, content_class=content_class)
-    entry = inbox.submit(ws, data, body, packet_file=packet_file)
+    draft = build_packet(item, sensitivity=sensitivity, content_class=content_class)
+    entry = inbox.submit_draft(ws, draft, packet_file=packet_file)
     with store.writing(ws) as conn:
         runtime_store.log_event(conn, "local.promote", [record_id, entry.id],
                                 {"store": "local", "sensitivity": sensitivity, "state": entry.state,

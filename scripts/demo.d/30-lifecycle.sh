@@ -38,6 +38,11 @@ if step git memzoi apply "$secret"; then echo "a secret was applied" >&2; exit 1
 step git memzoi reject "$secret" --reason "credentials never go into repository memory"
 step git memzoi proposals show "$secret"
 step tail -n 4 .memzoi/log.md
+# a value holding a newline would forge a receipt line in log.md: refused as a usage error (exit 2)
+forged=$(printf 'bob\n- forged receipt')
+if step git memzoi reject "$secret" --reason "again" --reviewer "$forged"; then
+  echo "a forged reviewer was accepted" >&2; exit 1
+fi
 
 # a tombstone remembers the exact bytes it was proposed against (proposal.target_blob): a commit that
 # changes the target refuses it, whatever the commit's date (the edit is then dropped from history again)

@@ -65,6 +65,24 @@ def test_non_utf8_names_are_reported_and_skipped_by_every_recall_command(records
     assert "bad" in run_cli("validate", expect=1).stdout
 
 
+def test_non_utf8_names_do_not_break_the_mcp_server(records: Repo, tmp_path: Path) -> None:
+    from test_mcp import run_async, server_params, session
+
+    base = os.fsencode(records.path / ".memzoi" / "records" / "semantic" / "decisions")
+    with open(base + b"/bad\xff.md", "wb") as handle:
+        handle.write(b"not even a record")
+    found = {}
+
+    async def talk() -> None:
+        async with session(server_params(records.path), tmp_path / "server.log") as client:
+            found["search"] = await client.call_tool("search_memory", {"query": "postgres"})
+            found["context"] = await client.call_tool("build_context_pack", {"task": "postgres"})
+
+    run_async(talk)
+    assert not found["search"].is_error and not found["context"].is_error
+    assert [hit["record_id"] for hit in found["search"].structured_content["hits"]] == ["use-postgres"]
+
+
 # --- arguments and environment out of range -----------------------------------------------
 
 @pytest.mark.parametrize("command", [["apply"], ["reject", "--reason", "no"]])

@@ -161,3 +161,18 @@ def test_a_damaged_kept_tree_is_validated_from_scratch(repo: Repo) -> None:
     repo.git.index.write()
     report = check_staged(open_repo(repo.path))
     assert [f.problem.code for f in report.findings] == ["id-duplicate"]
+
+
+def test_pre_push_reuses_the_tree_pre_commit_kept(repo: Repo) -> None:
+    from git_memzoi.hooks.run import RefUpdate, check_client_push
+
+    for n in range(10):
+        repo.write(f".memzoi/records/project/r{n}.md", record(f"r{n}"))
+    repo.git.index.add_all()
+    repo.git.index.write()
+    assert check_staged(open_repo(repo.path)).ok
+    parent = str(repo.git.head.target)
+    tip = repo.commit("ten records")
+    report = check_client_push(open_repo(repo.path), [RefUpdate("refs/heads/main", parent, tip)], {parent})
+    assert report.ok and report.commits_checked == 1
+    assert report.files_parsed == 0  # the pushed tree's errors come from what pre-commit kept

@@ -121,7 +121,7 @@ def pre_commit(as_json: bool) -> None:
     """Check the staged .memzoi/ tree (what the commit will hold) and scan what it adds for secrets.
 
     Exits at once when the staged .memzoi/ equals HEAD's. Otherwise the staged tree is
-    validated as a delta of HEAD's, when an earlier commit here kept HEAD's tree.
+    validated as a delta of the tree an earlier commit here kept (HEAD's, or the nearest).
     """
     if quick.staged_untouched():
         _untouched(as_json, 1)

@@ -142,6 +142,10 @@ class MemoryChecker:
         if memzoi in self._states:
             self._states.move_to_end(memzoi)
             return self._states[memzoi]
+        kept = self.tree_cache.load(memzoi, self._reload) if self.tree_cache is not None else None
+        if kept is not None:  # a tree a hook validated here before (pre-commit, usually)
+            self._states[memzoi] = kept
+            return kept
         # Take the parent's state over instead of copying it: in a linear push it is never needed
         # again, and a sibling that does need it rebuilds it from the cached per-file reports.
         base = self._states.pop(near, None) if near is not None else None

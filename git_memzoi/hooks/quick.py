@@ -1,11 +1,12 @@
 """What a commit or push touches in .memzoi/, decided by git itself before any heavy import.
 
 Most commits and pushes carry code, not memory. The client hooks ask git first, with the
-standard library only: one `git diff-index` for pre-commit, a `git rev-list` and a `git
-cat-file --batch-check` for pre-push. Loading pygit2 alone costs more than these git
-processes and the interpreter together, which is why this module runs git's plumbing
-instead. When memory is touched (or git's answer is anything unexpected), the full checks
-run; they never depend on this module being right about "touched".
+standard library only: one `git diff-index` for pre-commit; for pre-push `git cat-file`,
+`git for-each-ref`, `git rev-list` and `git cat-file --batch-check` (plus `git config` for
+a push by URL). Loading pygit2 alone costs more than these git processes and the
+interpreter together, which is why this module runs git's plumbing instead. A "no" from
+here ends the hook with exit 0; when memory is touched, or git's answer is anything
+unexpected, the full checks run.
 
 pre-push also decides here which commits the remote is known to have (the `PushPlan`),
 so that the early exit and the full check look at exactly the same commits.

@@ -164,7 +164,8 @@ class MemoryChecker:
 
     def remember(self, memzoi: str | None) -> None:
         """Store the validated state of tree `memzoi` in the tree cache, for the next change to start from."""
-        if memzoi is not None and self.tree_cache is not None and memzoi in self._states:
+        if memzoi is not None and self.tree_cache is not None and memzoi in self._states \
+                and not self.tree_cache.has(memzoi):
             self.tree_cache.save(memzoi, self._states[memzoi])
 
     def _reload(self, path: str, entry: FileEntry) -> TreeReport:

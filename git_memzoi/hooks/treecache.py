@@ -53,9 +53,10 @@ class TreeCache:
         data = {"version": SUMMARY_VERSION, "tree": tree, **state.summary()}
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
+            text = json.dumps(data, separators=(",", ":"))  # dumps, not dump: the C encoder
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.folder)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, separators=(",", ":"))
+                handle.write(text)
             # No fsync: a summary lost or torn by a crash fails to load and is rebuilt.
             os.replace(tmp, self._path(tree))
             self._prune()

@@ -99,12 +99,18 @@ class TreeState:
     def from_summary(cls, data: dict[str, Any], loader: Loader) -> "TreeState":
         """A state read back from `summary`; `loader` parses a file when a cross-check needs its document."""
         state = cls(loader=loader)
+        by_id: dict[tuple[Kind, str], list[str]] = {}
+        referrers: dict[str, list[str]] = {}
         for path, oid, is_symlink, kind, ident, refs in data["files"]:
             state.entries[path] = FileEntry(oid, bool(is_symlink))
             if kind is not None:
-                item = _Item(kind, ident, frozenset(refs))
-                state._items[path] = item
-                state._index(path, item, remove=False)
+                state._items[path] = _Item(kind, ident, frozenset(refs))
+                by_id.setdefault((kind, ident), []).append(path)
+                for ref in refs:
+                    referrers.setdefault(ref, []).append(path)
+        # built in one pass rather than through _index: a summary holds every file of the tree
+        state._by_id = {key: frozenset(paths) for key, paths in by_id.items()}
+        state._referrers = {ref: frozenset(paths) for ref, paths in referrers.items()}
         state.problems = {p: [_problem(p, row) for row in rows] for p, rows in data["problems"].items()}
         state.cross = {p: [_problem(p, row) for row in rows] for p, rows in data["cross"].items()}
         return state

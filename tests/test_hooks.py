@@ -93,6 +93,16 @@ def packet(pid: str, *, status: str = "proposed", sensitivity: str = "repo-safe"
     return PACKET.format(pid=pid, status=status, sensitivity=sensitivity, resolution=resolution)
 
 
+def retire_packet(pid: str, action: str, target: str, created: str | None = None) -> str:
+    """An applied supersede (creating `created`) or tombstone packet that names `target`."""
+    text = packet(pid, status="applied", affected=created or target)
+    if action == "supersede":
+        text = text.replace("  action: create\n", "  action: supersede\n  reason: Replaced.\n")
+        text = text.replace("timestamp: 2026-01-01T00:00:00Z\n", f"timestamp: 2026-01-01T00:00:00Z\nsupersedes:\n  - {target}\n", 1)
+        return text.replace(f"    - {created}\n", f"    - {created}\n    - {target}\n")
+    return text.replace("  action: create\n", f"  action: tombstone\n  reason: Obsolete.\n  target: {target}\n")
+
+
 def record_path(rid: str) -> str:
     return f".memzoi/records/project/{rid}.md"
 
@@ -226,19 +236,29 @@ def test_supersede_by_apply_is_accepted(remote: Remote) -> None:
     remote.commit({
         record_path("use-postgres"): set_top_level_scalar(old, "status", "superseded"),
         record_path("use-postgres-16"): record("use-postgres-16", extra="supersedes: use-postgres\n"),
+        ".memzoi/proposals/resolved/applied/mem_3.md": retire_packet("mem_3", "supersede", "use-postgres",
+                                                                     "use-postgres-16"),
     })
     remote.accepted()
 
 
-@pytest.mark.parametrize("status", ["tombstoned", "expired"])
-def test_other_apply_transitions_are_accepted(remote: Remote, status: str) -> None:
-    remote.commit({record_path("use-postgres"): set_top_level_scalar(record("use-postgres"), "status", status)})
+def test_tombstone_by_apply_is_accepted(remote: Remote) -> None:
+    remote.commit({record_path("use-postgres"): set_top_level_scalar(record("use-postgres"), "status", "tombstoned"),
+                   ".memzoi/proposals/resolved/applied/mem_4.md": retire_packet("mem_4", "tombstone",
+                                                                                "use-postgres")})
+    remote.accepted()
+
+
+def test_expiry_needs_no_packet(remote: Remote) -> None:
+    remote.commit({record_path("use-postgres"): set_top_level_scalar(record("use-postgres"), "status", "expired")})
     remote.accepted()
 
 
 def test_transition_from_a_retired_record_is_rejected(remote: Remote) -> None:
-    text = set_top_level_scalar(record("use-postgres"), "status", "superseded")
-    remote.commit({record_path("use-postgres"): text})
+    text = set_top_level_scalar(record("use-postgres"), "status", "tombstoned")
+    remote.commit({record_path("use-postgres"): text,
+                   ".memzoi/proposals/resolved/applied/mem_6.md": retire_packet("mem_6", "tombstone",
+                                                                                "use-postgres")})
     remote.accepted()
     remote.commit({record_path("use-postgres"): set_top_level_scalar(text, "status", "active")})
     remote.rejected("record-edited")
@@ -316,10 +336,15 @@ def test_deleting_a_ref_is_allowed(remote: Remote) -> None:
 
 def test_force_push_checks_only_commits_the_server_lacks(remote: Remote) -> None:
     first = remote.refs()["refs/heads/main"]
-    remote.commit({record_path("use-redis"): record("use-redis")})
+    remote.commit({"notes.txt": "code only\n"})
     remote.accepted()
     # rewinding to a known commit brings nothing new
-    remote.accepted(f"+{first}:refs/heads/main")
+    result = remote.accepted(f"+{first}:refs/heads/main")
+    assert "checked" not in result.stderr
+    # rewinding past a record drops it: a deletion from what the ref holds
+    remote.commit({record_path("use-redis"): record("use-redis")})
+    remote.accepted()
+    remote.rejected(f"{record_path('use-redis')}:1: record-deleted", args=(f"+{first}:refs/heads/main",))
     # a rewritten history that edits a record in place is refused
     remote.work.git.reset(pygit2.Oid(hex=first), pygit2.enums.ResetMode.HARD)
     remote.commit({record_path("use-postgres"): record("use-postgres", body="rewritten")})
@@ -334,7 +359,9 @@ def test_merge_of_valid_branches_is_accepted(remote: Remote) -> None:
     git_repo.checkout("refs/heads/topic")
     remote.commit({record_path("use-kafka"): record("use-kafka"),
                    record_path("use-postgres"): set_top_level_scalar(record("use-postgres"), "status",
-                                                                     "tombstoned")})
+                                                                     "tombstoned"),
+                   ".memzoi/proposals/resolved/applied/mem_5.md": retire_packet("mem_5", "tombstone",
+                                                                                "use-postgres")})
     git_repo.checkout("refs/heads/main")
     merged = git("merge", "-q", "--no-edit", "topic", cwd=remote.work.path, check=False)
     assert merged.returncode == 0, merged.stderr

@@ -16,7 +16,7 @@ from git_memzoi.errors import EXIT_NO, UsageError
 from git_memzoi.hooks import quick
 
 if TYPE_CHECKING:
-    from git_memzoi.hooks.checks import CheckReport
+    from git_memzoi.hooks.checks import CheckReport, Finding
 
 # Defined here rather than taken from cli.common, which loads the workspace (and pygit2).
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
@@ -26,6 +26,12 @@ _HINTS = {
                      "then apply); a repository may allow in-place edits with [hooks] "
                      "allow_in_place_edits = true in .memzoi/config.toml",
     "record-deleted": "retire a record with a tombstone proposal instead of deleting its file",
+    "unreviewed-transition": "retire a record with git memzoi apply, which commits the applied packet that "
+                             "names it together with the status change",
+    "unreviewed-record": "create records through a proposal (git memzoi propose, approve, apply) so that the "
+                         "applied packet comes with them",
+    "packet-edited": "resolved packets are a record of review: add a new proposal instead of changing one",
+    "packet-deleted": "resolved packets are a record of review: keep them; a new proposal can change the outcome",
     "secret": "remove the secret from every commit that carries it (rewrite them) and rotate it",
 }
 
@@ -35,12 +41,24 @@ def hook() -> None:
     """Server-side and client-side git hook checks for .memzoi/.
 
     On a server, `pre-receive` (or `update`) refuses pushes whose commits bring an invalid
-    .memzoi/ tree, edit or delete a canonical record in place, resolve a packet without its
-    record, or carry non-repo-safe or secret-looking content. In a checkout, `pre-commit`
-    checks the staged tree and `pre-push` runs the server's checks before anything leaves.
-    `install` writes the hook scripts. Each check exits 0 when memory is fine and 1 with
+    .memzoi/ tree, edit or delete a canonical record or a resolved packet, retire a record
+    without its applied packet, or carry non-repo-safe or secret-looking content; what each
+    ref would hold is judged against what it holds, by the [hooks] policy it holds. In a
+    checkout, `pre-commit` checks the staged tree and `pre-push` runs the server's checks
+    before anything leaves; in CI, `check BASE..TIP` runs them over a range. `install`
+    writes the hook scripts. Each check exits 0 when memory is fine and 1 with
     `path:line: code: message` lines on stderr when it is not.
     """
+
+
+def _label(report: CheckReport, finding: Finding) -> str:
+    if finding.ref is not None:
+        base, tip = report.refs.get(finding.ref, (None, finding.where))
+        return f"{finding.ref} at {tip[:12]}, against {base[:12] if base else 'an empty .memzoi/'}"
+    if finding.where == "index":
+        return "staged changes"
+    summary = report.summaries.get(finding.where, "")
+    return f"commit {finding.where[:12]}" + (f" ({summary})" if summary else "")
 
 
 def _render(report: CheckReport, as_json: bool, what: str) -> None:
@@ -49,19 +67,23 @@ def _render(report: CheckReport, as_json: bool, what: str) -> None:
     if as_json:
         emit_json(report.as_json())
     else:
-        where = None
+        group: tuple[str, str | None] | None = None
         for finding in report.findings:
-            if finding.where != where:
-                where = finding.where
-                label = "staged changes" if where == "index" else f"commit {where[:12]}"
-                summary = report.summaries.get(where, "")
-                say(f"git memzoi: {label}" + (f" ({summary})" if summary and where != "index" else "") + ":")
+            if (finding.where, finding.ref) != group:
+                group = (finding.where, finding.ref)
+                say(f"git memzoi: {_label(report, finding)}:")
             say(str(finding.problem))
         if report.findings:
-            commits = len({f.where for f in report.findings})
+            commits = len({f.where for f in report.findings if f.ref is None})
+            refs = sorted({f.ref for f in report.findings if f.ref is not None})
+            where = []
+            if commits:
+                where.append(f"{commits} of {report.commits_checked} "
+                             f"change{'s' * (report.commits_checked != 1)} to .memzoi/")
+            if refs:
+                where.append(f"what {', '.join(refs)} would hold")
             say(f"git memzoi: {what} rejected: {len(report.findings)} problem"
-                f"{'s' * (len(report.findings) != 1)} in {commits} of {report.commits_checked} "
-                f"change{'s' * (report.commits_checked != 1)} to .memzoi/")
+                f"{'s' * (len(report.findings) != 1)} in {' and '.join(where)}")
             codes = {f.problem.code for f in report.findings}
             for code, hint in _HINTS.items():
                 if code in codes:
@@ -165,7 +187,25 @@ def pre_push(remote: str, url: str, as_json: bool) -> None:
         if plan.bounded and not as_json:
             say(f"git memzoi: nothing says which commits {remote or 'the remote'} has: "
                 f"checking the {len(plan.commits)} newest")
-    _render(check_client_push(ws.repo, updates, hide), as_json, "push")
+    _render(check_client_push(ws.repo, updates, hide, remote), as_json, "push")
+
+
+@hook.command("check", short_help="CI: run the server's checks over BASE..TIP.")
+@click.argument("range_spec", metavar="RANGE")
+@json_option
+def check(range_spec: str, as_json: bool) -> None:
+    """Run the server's checks over the commits in RANGE (BASE..TIP, e.g. origin/main..HEAD).
+
+    As if TIP were pushed to a server whose ref holds BASE: every commit TIP brings is checked,
+    and what TIP holds is judged against its fork point from BASE by BASE's [hooks] policy
+    (never by the commits being checked). Same report, --json and exit codes as pre-receive;
+    a range that is not BASE..TIP, or names no commit, is a usage error (exit 2).
+    """
+    from git_memzoi.cli.common import workspace
+    from git_memzoi.hooks.run import check_range
+
+    ws = workspace()
+    _render(check_range(ws.repo, range_spec), as_json, "range")
 
 
 @hook.command("install", short_help="Install the hook scripts (honours core.hooksPath).")

@@ -81,6 +81,8 @@ class History:
         self.repo = repo
         self.git = repo.pygit
         self._memzoi_of: dict[str, str | None] = {}
+        self._odd: dict[str, str] = {}
+        self._gitlinks: dict[str, tuple[str, ...]] = {}
         self._changes: dict[tuple[str | None, str | None], list[TreeChange]] = {}
 
     # refs and commits ---------------------------------------------------------
@@ -116,16 +118,33 @@ class History:
         return out
 
     def memzoi_of(self, sha: str) -> str | None:
-        """The .memzoi/ subtree OID of commit `sha` (cached)."""
+        """The .memzoi/ subtree OID of commit `sha` (cached); None when absent or not a directory."""
         if sha not in self._memzoi_of:
             commit = cast(pygit2.Commit, self.git[sha])
-            self._memzoi_of[sha] = self.repo.subtree_oid(commit.tree)
+            self._memzoi_of[sha] = self._subtree(sha, commit.tree)
         return self._memzoi_of[sha]
 
     def first_parent(self, sha: str) -> str | None:
         """The first parent of commit `sha`, or None for a root commit."""
         parents = cast(pygit2.Commit, self.git[sha]).parent_ids
         return str(parents[0]) if parents else None
+
+    def odd_memzoi(self, sha: str) -> str | None:
+        """What `.memzoi` is in commit `sha` when it is there but not a directory: symlink, gitlink or file."""
+        self.memzoi_of(sha)
+        return self._odd.get(sha)
+
+    def _subtree(self, sha: str, tree: pygit2.Tree) -> str | None:
+        try:
+            entry = tree[MEMZOI_DIR]
+        except KeyError:
+            return None
+        if entry.filemode == FileMode.TREE:
+            return str(entry.id)
+        # A symlinked or submodule .memzoi would make git serve memory from outside the tree:
+        # it holds no memory here, and the hooks refuse it by name.
+        self._odd[sha] = {FileMode.LINK: "symlink", FileMode.COMMIT: "gitlink"}.get(entry.filemode, "file")
+        return None
 
     def new_commits(self, tips: Iterable[str], hide: Iterable[str]) -> Iterator[PushedCommit]:
         """Commits reachable from `tips` but from none of `hide`, parents before children."""
@@ -139,11 +158,19 @@ class History:
             walker.hide(pygit2.Oid(hex=sha))
         for commit in walker:
             sha = str(commit.id)
-            memzoi = self.repo.subtree_oid(commit.tree)
+            memzoi = self._subtree(sha, commit.tree)
             self._memzoi_of[sha] = memzoi
             parents = tuple(str(p) for p in commit.parent_ids)
             yield PushedCommit(sha, _summary(commit), memzoi, parents,
                                tuple(self.memzoi_of(p) for p in parents))
+
+    def symbolic_tip(self, name: str) -> str | None:
+        """The commit a symbolic ref (HEAD, refs/remotes/R/HEAD) points to through its branch, or None."""
+        try:
+            ref = self.git.references[name]
+            return str(ref.resolve().peel(pygit2.Commit).id)
+        except (KeyError, pygit2.GitError, pygit2.InvalidSpecError, ValueError):
+            return None
 
     def merge_base(self, a: str, b: str) -> str | None:
         """The best common ancestor of two commits, or None when their histories are unrelated."""
@@ -197,6 +224,37 @@ class History:
             ))
         return out
 
+    def gitlinks(self, memzoi: str | None) -> tuple[str, ...]:
+        """Repository-root paths of the submodule entries (gitlinks) inside a .memzoi/ subtree.
+
+        Memoised per tree OID, so a push pays only for the trees it brings.
+        """
+        if memzoi is None:
+            return ()
+        return tuple(f"{MEMZOI_DIR}/{rel}" for rel in self._gitlinks_in(memzoi))
+
+    def _gitlinks_in(self, oid: str) -> tuple[str, ...]:
+        found = self._gitlinks.get(oid)
+        if found is None:
+            out: list[str] = []
+            for item in self._tree(oid):
+                if item.filemode == FileMode.COMMIT:
+                    out.append(item.name or "")
+                elif item.filemode == FileMode.TREE:
+                    out.extend(f"{item.name}/{rel}" for rel in self._gitlinks_in(str(item.id)))
+            found = self._gitlinks[oid] = tuple(out)
+        return found
+
+    def has_path(self, memzoi: str | None, path: str) -> bool:
+        """Whether a .memzoi/ subtree holds `path` (a repository-root path under .memzoi/)."""
+        if memzoi is None or not path.startswith(MEMZOI_DIR + "/"):
+            return False
+        try:
+            self._tree(memzoi)[path[len(MEMZOI_DIR) + 1:]]
+        except KeyError:
+            return False
+        return True
+
     def listing(self, memzoi: str | None) -> dict[str, FileEntry]:
         """Every file of a .memzoi/ subtree, by repository-root path."""
         return {c.path: FileEntry(c.new_oid or "", c.new_symlink) for c in self.changes(None, memzoi)}
@@ -248,7 +306,7 @@ class History:
         except pygit2.GitError as exc:
             raise MemzoiError(f"cannot read the staged tree: {exc}",
                               hint="resolve merge conflicts and stage the result first") from None
-        memzoi = self.repo.subtree_oid(tree)
+        memzoi = self._subtree("index", tree)
         config = None
         try:
             entry = tree[f"{MEMZOI_DIR}/config.toml"]

@@ -11,28 +11,40 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from git_memzoi.errors import ConfigError, FormatError
+from git_memzoi.errors import ConfigError
 from git_memzoi.gitrepo.history import FileEntry, History, TreeChange
 from git_memzoi.gitrepo.repo import MEMZOI_DIR
+from git_memzoi.hooks import refrules
+from git_memzoi.hooks.refrules import ALLOWED_TRANSITIONS, transition_to
 from git_memzoi.hooks.treecache import TreeCache
 from git_memzoi.hooks.treestate import TreeState
-from git_memzoi.profile import frontmatter, secrets
+from git_memzoi.profile import secrets
 from git_memzoi.profile.document import Problem
-from git_memzoi.profile.tree import RECORDS, SourceFile, TreeReport, check_file, secret_problem
+from git_memzoi.profile.tree import SourceFile, TreeReport, check_file, secret_problem
 from git_memzoi.runtime import config as configmod
 
+__all__ = ["ALLOWED_TRANSITIONS", "CONFIG_PATH", "CheckReport", "Finding", "MemoryChecker"]
+
 CONFIG_PATH = f"{MEMZOI_DIR}/config.toml"
-#: The only in-place edit a canonical record may receive: apply's one-line status transition.
-ALLOWED_TRANSITIONS = {"active": frozenset({"superseded", "tombstoned", "expired"})}
 _TREE_STATES_KEPT = 8
+_ODD_MEMZOI = {
+    "symlink": ("symlink", "is a symlink"),
+    "gitlink": ("gitlink", "is a submodule (gitlink)"),
+    "file": ("not-a-directory", "is a file"),
+}
 
 
 @dataclass(frozen=True)
 class Finding:
-    """A problem and the change that brought it: a commit SHA, or "index" for staged changes."""
+    """A problem and the change that brought it: a commit SHA, or "index" for staged changes.
+
+    `ref` is set for a problem in what a pushed ref would hold against what it holds now
+    (`where` is then the ref's new tip).
+    """
 
     where: str
     problem: Problem
+    ref: str | None = None
 
 
 @dataclass
@@ -45,6 +57,8 @@ class CheckReport:
     trees_validated: int = 0
     files_parsed: int = 0
     summaries: dict[str, str] = field(default_factory=dict)
+    #: each pushed ref: (the commit it was judged against, or None for nothing; its new tip)
+    refs: dict[str, tuple[str | None, str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -56,7 +70,7 @@ class CheckReport:
             "commits_walked": self.commits_walked,
             "commits_checked": self.commits_checked,
             "trees_validated": self.trees_validated,
-            "problems": [{"commit": f.where, **f.problem.as_json()} for f in self.findings],
+            "problems": [{"commit": f.where, "ref": f.ref, **f.problem.as_json()} for f in self.findings],
         }
 
 
@@ -74,29 +88,56 @@ class MemoryChecker:
         self._tree_errors: dict[str, list[Problem]] = {}
         self._exact: set[str] = set()
         self._scanned: dict[tuple[str | None, str], list[secrets.SecretFinding]] = {}
-        self._configs: dict[str | None, tuple[bool, Problem | None]] = {}
+        self._configs: dict[str | None, tuple[configmod.HooksConfig, Problem | None]] = {}
         self._seen: set[str] = set()
 
     # the entry point ---------------------------------------------------------------
     def check(self, where: str, memzoi: str | None, parents: tuple[str, ...],
-              parent_memzoi: tuple[str | None, ...], config: tuple[str, bytes] | None) -> list[Problem]:
+              parent_memzoi: tuple[str | None, ...], config: tuple[str, bytes] | None,
+              policy: configmod.HooksConfig | None = None) -> list[Problem]:
         """Check one change: subtree `memzoi` over the commits `parents` (with their subtrees).
 
-        Records and returns the problems not already reported for an earlier change of this push.
+        `policy` is the [hooks] policy to judge it by; without one, the change's own config
+        applies (the staged tree of a commit being made). Records and returns the problems
+        not already reported for an earlier change of this push.
         """
         problems: list[Problem] = []
-        allow_edits, config_problem = self._config(config)
+        own_policy, config_problem = self._config(config)
         if config_problem is not None:
             problems.append(config_problem)
+        allow_edits = (policy or own_policy).allow_in_place_edits
         problems.extend(self.tree_errors(memzoi, parent_memzoi[0] if parent_memzoi else None))
+        problems.extend(Problem(path, 1, "gitlink", "a submodule entry (gitlink) has no place in memory; "
+                                "memory files must be regular files") for path in self.history.gitlinks(memzoi))
         for change in self._changed(memzoi, parents, parent_memzoi):
-            if change.path.startswith(RECORDS) and change.path.endswith(".md") and not allow_edits:
-                problem = self._record_rule(change)
+            if not allow_edits:
+                problem = (refrules.record_rule(self.history, self._file, change)
+                           if refrules.is_record_path(change.path)
+                           else refrules.packet_rule(self.history, self._file, change, memzoi))
                 if problem is not None:
                     problems.append(problem)
             if change.new_oid is not None and not change.new_symlink:
                 problems.extend(self._secrets(change))
         return self._record(where, problems)
+
+    def check_ref(self, ref: str, where: str, base: str | None, tip: str | None,
+                  policy: configmod.HooksConfig) -> list[Problem]:
+        """Judge what `ref` would hold (commit `where`, subtree `tip`) against what it holds (subtree `base`)."""
+        return self._record(where, refrules.ref_rules(self.history, self._file, base, tip, policy), ref)
+
+    def odd_memzoi(self, where: str, kind: str) -> list[Problem]:
+        """Refuse a `.memzoi` that is not a directory (a symlink, a gitlink, a file), by name."""
+        code, what = _ODD_MEMZOI[kind]
+        return self._record(where, [Problem(MEMZOI_DIR, 1, code, f".memzoi {what}, not a directory: memory "
+                                            "must be committed as a directory of regular files")])
+
+    def policy(self, config: tuple[str, bytes] | None) -> configmod.HooksConfig:
+        """The [hooks] policy of the server's config over a tree's .memzoi/config.toml (None: no file).
+
+        A tree whose config.toml is not valid counts as having none: the built-in strict defaults
+        and the server's config apply.
+        """
+        return self._config(config)[0]
 
     def verify(self, where: str, memzoi: str | None) -> list[Problem]:
         """Re-run the cross-file rules over a whole tree this push validated as a delta.
@@ -108,14 +149,14 @@ class MemoryChecker:
             return []
         return self._record(where, self.tree_errors(memzoi, exact=True))
 
-    def _record(self, where: str, problems: list[Problem]) -> list[Problem]:
+    def _record(self, where: str, problems: list[Problem], ref: str | None = None) -> list[Problem]:
         fresh = []
         for problem in sorted(problems, key=lambda p: (p.path, p.line, p.code)):
             key = str(problem)
             if key not in self._seen:
                 self._seen.add(key)
                 fresh.append(problem)
-                self.report.findings.append(Finding(where, problem))
+                self.report.findings.append(Finding(where, problem, ref))
         return fresh
 
     # tree validity -----------------------------------------------------------------
@@ -213,25 +254,6 @@ class MemoryChecker:
                 out.append(change)
         return out
 
-    # records change only by apply's status transition --------------------------------
-    def _record_rule(self, change: TreeChange) -> Problem | None:
-        if change.old_oid is None or change.old_symlink:
-            return None  # a new record
-        parsed = self._file(change.path, change.old_oid, False).records.get(change.path)
-        if parsed is None:
-            return None  # replacing a file that never was a valid record (a fix) is not an edit
-        record_id = parsed.record.id
-        if change.new_oid is None:
-            return Problem(change.path, 1, "record-deleted",
-                           f"record {record_id!r} is deleted; records leave current memory through a "
-                           "tombstone or supersede, never by deletion")
-        old_raw, new_raw = self.history.blob(change.old_oid), self.history.blob(change.new_oid)
-        if not change.new_symlink and _is_status_transition(old_raw, new_raw, parsed.record.status):
-            return None
-        return Problem(change.path, _first_difference(old_raw, new_raw), "record-edited",
-                       f"record {record_id!r} is edited in place; only apply's status change "
-                       "(active -> superseded, tombstoned or expired) may touch a canonical record")
-
     # secrets ---------------------------------------------------------------------------
     def _secrets(self, change: TreeChange) -> list[Problem]:
         assert change.new_oid is not None
@@ -247,43 +269,26 @@ class MemoryChecker:
         return [secret_problem(change.path, f) for f in found]
 
     # config ------------------------------------------------------------------------------
-    def _config(self, config: tuple[str, bytes] | None) -> tuple[bool, Problem | None]:
-        """Whether this tree's config allows in-place edits, and a problem when its config.toml is bad."""
+    def _config(self, config: tuple[str, bytes] | None) -> tuple[configmod.HooksConfig, Problem | None]:
+        """This tree's [hooks] policy over the server's config, and a problem when its config.toml is bad."""
         key = config[0] if config is not None else None
         if key not in self._configs:
             pushed = configmod.ConfigSource(CONFIG_PATH, config[1] if config is not None else None)
             try:
                 merged = configmod.load([*self.base_config, pushed])
-                self._configs[key] = (merged.hooks.allow_in_place_edits, None)
+                self._configs[key] = (merged.hooks, None)
             except ConfigError as exc:
                 message = exc.message.removeprefix(f"{CONFIG_PATH}: ")
                 if not exc.message.startswith(CONFIG_PATH):
                     raise  # the server's own config is broken: fail closed, naming that file
-                self._configs[key] = (False, Problem(CONFIG_PATH, 1, "config", message))
+                self._configs[key] = (configmod.load(self.base_config).hooks,
+                                      Problem(CONFIG_PATH, 1, "config", message))
         return self._configs[key]
 
 
 def _is_status_transition(old_raw: bytes, new_raw: bytes, old_status: str) -> bool:
     """True when `new_raw` is `old_raw` with only its top-level status line changed, as apply does."""
-    try:
-        old_text, new_text = old_raw.decode("utf-8"), new_raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    for status in sorted(ALLOWED_TRANSITIONS.get(old_status, ())):
-        try:
-            if frontmatter.set_top_level_scalar(old_text, "status", status) == new_text:
-                return True
-        except FormatError:
-            return False
-    return False
-
-
-def _first_difference(old: bytes, new: bytes) -> int:
-    old_lines, new_lines = old.split(b"\n"), new.split(b"\n")
-    for number, (a, b) in enumerate(zip(old_lines, new_lines), start=1):
-        if a != b:
-            return number
-    return min(len(old_lines), len(new_lines)) + (len(old_lines) != len(new_lines))
+    return transition_to(old_raw, new_raw, old_status) is not None
 
 
 def _scan_lines(lines: list[tuple[int, str]]) -> list[secrets.SecretFinding]:

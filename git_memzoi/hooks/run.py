@@ -67,40 +67,88 @@ def base_config(repo: GitRepo) -> list[configmod.ConfigSource]:
     return [configmod.file_source(layout.user_config), configmod.file_source(layout.project_config)]
 
 
+@dataclass(frozen=True)
+class Judgement:
+    """What a ref update is judged against: the commit it is compared with, and the one giving policy.
+
+    `base` is what the ref holds (its old tip) or, for a new ref, its fork point; `policy_from`
+    is the commit whose .memzoi/config.toml sets [hooks]: never one of the commits being checked.
+    None for either: nothing (the empty tree; the server's config over the built-in defaults).
+    """
+
+    base: str | None
+    policy_from: str | None
+
+
+def judgement(history: History, update: RefUpdate, tip: str, default_tip: str | None) -> Judgement:
+    """The old tip when the ref exists; for a new ref, its fork point from the default branch."""
+    old = None if is_zero(update.old) or not history.has_object(update.old) else history.commit_sha(update.old)
+    if old is not None:
+        return Judgement(old, old)
+    if default_tip is None:
+        return Judgement(None, None)
+    return Judgement(history.merge_base(tip, default_tip), default_tip)
+
+
 def check_push(repo: GitRepo, updates: Iterable[RefUpdate], hide: Iterable[str], *,
-               tree_cache: TreeCache | None = None, verify: bool = True) -> CheckReport:
+               tree_cache: TreeCache | None = None, verify: bool = True,
+               default_tip: str | None = None, fork_point: bool = False) -> CheckReport:
     """Check every commit the updates bring that no commit in `hide` reaches, parents first.
 
+    Then judge what each ref would hold against what it holds (see `judgement`; `default_tip`
+    stands in for a new ref's old tip), by the policy of what it holds. With `fork_point`, a
+    ref's old tip is replaced by its merge base with the new tip (a pull request's view).
     `verify` re-validates each pushed tip's tree whole (the server's check of the delta logic);
     `tree_cache` lets the first pushed commit start from its parent's kept tree.
     """
     history = History(repo)
     checker = MemoryChecker(history, base_config(repo), tree_cache)
-    tips = []
+    hidden = set(hide)
+    report = checker.report
+    seen: set[tuple[str, bool]] = set()
+    walked: set[str] = set()
+    checked: set[str] = set()
     for update in updates:
         if update.is_deletion:
             continue  # deleting a ref adds nothing to memory
-        sha = history.commit_sha(update.new)
-        if sha is not None:  # a tag of a tree or blob carries no commits to check
-            tips.append(sha)
-    report = checker.report
-    for commit in history.new_commits(tips, hide):
-        report.commits_walked += 1
-        if not commit.touches_memzoi:
+        tip = history.commit_sha(update.new)
+        if tip is None:  # a tag of a tree or blob carries no commits to check
             continue
-        report.commits_checked += 1
-        report.summaries[commit.sha] = commit.summary
-        config = history.config_blob(commit.sha, CONFIG_PATH) if commit.memzoi is not None else None
-        checker.check(commit.sha, commit.memzoi, commit.parents, commit.parent_memzoi, config)
-    for tip in tips if verify else ():
-        checker.verify(tip, history.memzoi_of(tip))
+        judged = judgement(history, update, tip, default_tip)
+        if fork_point and judged.base is not None:
+            judged = Judgement(history.merge_base(judged.base, tip), judged.policy_from)
+        policy_config = (history.config_blob(judged.policy_from, CONFIG_PATH)
+                         if judged.policy_from is not None and history.memzoi_of(judged.policy_from) else None)
+        policy = checker.policy(policy_config)
+        for commit in history.new_commits([tip], hidden):
+            # refs pushed together share commits: check each once per policy it is judged by
+            if (commit.sha, policy.allow_in_place_edits) in seen:
+                continue
+            seen.add((commit.sha, policy.allow_in_place_edits))
+            walked.add(commit.sha)
+            odd = history.odd_memzoi(commit.sha)
+            if odd is None and not commit.touches_memzoi:
+                continue
+            checked.add(commit.sha)
+            report.summaries[commit.sha] = commit.summary
+            if odd is not None:
+                checker.odd_memzoi(commit.sha, odd)
+            config = history.config_blob(commit.sha, CONFIG_PATH) if commit.memzoi is not None else None
+            checker.check(commit.sha, commit.memzoi, commit.parents, commit.parent_memzoi, config, policy)
+        tip_memzoi = history.memzoi_of(tip)
+        if verify:
+            checker.verify(tip, tip_memzoi)
+        base_memzoi = history.memzoi_of(judged.base) if judged.base is not None else None
+        checker.check_ref(update.ref, tip, base_memzoi, tip_memzoi, policy)
+        report.refs[update.ref] = (judged.base, tip)
+    report.commits_walked, report.commits_checked = len(walked), len(checked)
     return report
 
 
 def check_server_push(repo: GitRepo, updates: Iterable[RefUpdate]) -> CheckReport:
     """pre-receive / update: the commits no existing ref of this (bare) repository reaches yet."""
     history = History(repo)
-    return check_push(repo, updates, history.ref_commits())
+    return check_push(repo, updates, history.ref_commits(), default_tip=history.symbolic_tip("HEAD"))
 
 
 def known_remote_commits(repo: GitRepo, remote: str, updates: list[RefUpdate]) -> set[str]:
@@ -115,9 +163,32 @@ def known_remote_commits(repo: GitRepo, remote: str, updates: list[RefUpdate]) -
     return hide
 
 
-def check_client_push(repo: GitRepo, updates: list[RefUpdate], hide: Iterable[str]) -> CheckReport:
-    """pre-push: the commits none of `hide` reaches (what hooks.quick.plan_push says the remote has)."""
-    return check_push(repo, updates, hide, tree_cache=TreeCache(Layout.for_repo(repo).hook_trees), verify=False)
+def check_client_push(repo: GitRepo, updates: list[RefUpdate], hide: Iterable[str], remote: str = "") -> CheckReport:
+    """pre-push: the commits none of `hide` reaches (what hooks.quick.plan_push says the remote has).
+
+    A ref the remote lacks is judged from the remote's default branch (refs/remotes/REMOTE/HEAD).
+    """
+    default_tip = History(repo).symbolic_tip(f"refs/remotes/{remote}/HEAD") if remote else None
+    return check_push(repo, updates, hide, tree_cache=TreeCache(Layout.for_repo(repo).hook_trees), verify=False,
+                      default_tip=default_tip)
+
+
+def check_range(repo: GitRepo, spec: str) -> CheckReport:
+    """`hook check BASE..TIP`: TIP's new commits as if pushed to a server that holds BASE.
+
+    What TIP would hold is judged against its fork point from BASE (BASE itself when TIP
+    contains it), by BASE's [hooks] policy; an empty side of the range means HEAD.
+    """
+    if "..." in spec or spec.count("..") != 1:
+        raise UsageError(f"range {spec!r} is not BASE..TIP (for example origin/main..HEAD)")
+    base_rev, tip_rev = (side or "HEAD" for side in spec.split(".."))
+    history = History(repo)
+    base, tip = history.commit_sha(base_rev), history.commit_sha(tip_rev)
+    for rev, sha in ((base_rev, base), (tip_rev, tip)):
+        if sha is None:
+            raise UsageError(f"{rev!r} in range {spec!r} does not name a commit")
+    assert base is not None and tip is not None
+    return check_push(repo, [RefUpdate(spec, base, tip)], {base}, fork_point=True)
 
 
 def check_staged(repo: GitRepo) -> CheckReport:

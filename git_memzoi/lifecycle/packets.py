@@ -8,7 +8,7 @@ from typing import Any
 
 from git_memzoi.errors import FormatError
 from git_memzoi.profile import concept_id as concept
-from git_memzoi.profile import frontmatter, oneline
+from git_memzoi.profile import frontmatter, oneline, receipt
 from git_memzoi.profile.document import InvalidDocument, ParsedPacket, read_packet
 from git_memzoi.profile.models import Packet
 from git_memzoi.runtime.init import LOG_MD, UNION_LINE
@@ -193,12 +193,6 @@ def resolved_text(doc: frontmatter.Document, block: dict[str, Any]) -> bytes:
     return frontmatter.render(data, doc.body).encode("utf-8")
 
 
-RECEIPT_TITLE = "Rejected proposal (hash-only receipt)"
-RECEIPT_BODY = ("# Rejected proposal (hash-only receipt)\n\n"
-                "A proposal that was not safe to keep in the repository was rejected. Its identity and\n"
-                "content are kept here only as sha256 digests.\n")
-
-
 def receipt_text(*, proposal_id: str, file_id: str, content: bytes, sensitivity: str, reviewer: str,
                  resolved_at: str) -> tuple[str, bytes, dict[str, str]]:
     """(receipt ID, file bytes, receipt block) of the generic create-shaped hash-only receipt."""
@@ -207,20 +201,8 @@ def receipt_text(*, proposal_id: str, file_id: str, content: bytes, sensitivity:
         "file_id_sha256": digest("file-id", file_id),
         "content_sha256": digest("content", content),
     }
-    rid = receipt_id(proposal_id)
-    data: dict[str, Any] = {
-        "id": rid, "kind": "proposal", "profile": "memzoi", "retention": {},
-        "origin": {"origin_key": f"rejected-receipt:{block['proposal_id_sha256'][:24]}", "route": "rejected_receipt"},
-        "type": "note", "lane": "semantic", "title": RECEIPT_TITLE,
-        "description": "A rejected proposal that was not repo-safe; only digests of it are kept.",
-        "status": "rejected",
-        "proposal": {"action": "create", "proposed_by": "memzoi", "proposed_at": resolved_at},
-        "timestamp": resolved_at, "sensitivity": sensitivity, "content_class": "rejected_proposal_receipt",
-        "receipt": block,
-        "resolution": resolution("rejected", reviewer, resolved_at,
-                                 f"not repo-safe (sensitivity: {sensitivity}); contents withheld", []),
-    }
-    return rid, frontmatter.render(data, RECEIPT_BODY).encode("utf-8"), block
+    data = receipt.receipt_data(block, sensitivity=sensitivity, reviewer=reviewer, resolved_at=resolved_at)
+    return data["id"], frontmatter.render(data, receipt.RECEIPT_BODY).encode("utf-8"), block
 
 
 # --- log.md and .gitattributes ----------------------------------------------------------------------------

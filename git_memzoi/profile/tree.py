@@ -15,6 +15,7 @@ from git_memzoi.profile import concept_id, frontmatter, secrets
 from git_memzoi.profile.document import (
     InvalidDocument, ParsedPacket, ParsedRecord, Problem, problem_from, read_packet, read_record,
 )
+from git_memzoi.profile.receipt import receipt_problems
 
 MEMZOI = ".memzoi"
 RESERVED_FILES = ("index.md", "log.md")
@@ -168,7 +169,10 @@ def _check_packet(report: TreeReport, source: SourceFile, mode: Mode) -> None:
     if packet.status != expected:
         report.problems.append(Problem(path, parsed.doc.line_of(("status",)), "packet-status",
                                        f"packets in {folder} must have status: {expected}, not {packet.status}"))
-    if not packet.repo_safe and packet.receipt is None:
+    if packet.receipt is not None:
+        # a receipt: block is no pass: the file must be exactly the hash-only receipt reject writes
+        report.problems.extend(receipt_problems(parsed))
+    elif not packet.repo_safe:
         declared = packet.sensitivity if packet.sensitivity_declared else "unknown (not declared)"
         line = parsed.doc.line_of(("sensitivity",)) if packet.sensitivity_declared else 1
         if mode == "committed" or expected != "proposed":

@@ -45,6 +45,7 @@ class HooksConfig:
     """[hooks]: what the client hooks allow."""
 
     allow_in_place_edits: bool = False
+    require_proposals: bool = False
 
 
 @dataclass

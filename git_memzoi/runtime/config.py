@@ -121,7 +121,7 @@ SCHEMA: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
     "retention": (RetentionConfig, {"session_lease_hours": _number(gt=0, le=168)}),
     "recall": (RecallConfig, {"search_limit": _integer(ge=1, le=1000),
                               "context_budget": _integer(ge=50, le=100_000)}),
-    "hooks": (HooksConfig, {"allow_in_place_edits": _boolean}),
+    "hooks": (HooksConfig, {"allow_in_place_edits": _boolean, "require_proposals": _boolean}),
     "agents": (AgentsConfig, {"risk_decision": _literal("ask", "deny", "context")}),
 }
 

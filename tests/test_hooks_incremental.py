@@ -23,7 +23,7 @@ PACKET_PATHS = [".memzoi/proposals/resolved/applied/mem_1.md", ".memzoi/proposal
                 ".memzoi/proposals/pending/mem_3.md"]
 IDS = ["alpha", "beta", "gamma"]
 #: The hook's own rules on a change (not tree validation); the comparison leaves them out.
-CHANGE_RULES = {"record-edited", "record-deleted", "secret", "config"}
+CHANGE_RULES = {"record-edited", "record-deleted", "packet-edited", "packet-deleted", "gitlink", "secret", "config"}
 
 record_text = st.builds(
     lambda rid, sup, status: record(rid, status=status, extra=f"supersedes: {sup}\n" if sup else ""),

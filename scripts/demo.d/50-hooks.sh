@@ -12,6 +12,14 @@ git -C ../clone commit -q -m "Edit a record in place" -- "$record"
 if step git -C ../clone push -q origin main; then echo "the server accepted an in-place edit" >&2; exit 1; fi
 git -C ../clone reset -q --hard origin/main
 
+# CI runs the same checks over a range; a branch cannot relax the policy it is judged by.
+git -C ../clone checkout -q -b relax
+printf '[hooks]\nallow_in_place_edits = true\n' > ../clone/.memzoi/config.toml
+printf 'Reworded on a branch that allows it.\n' >> "../clone/$record"
+git -C ../clone add -A && git -C ../clone commit -q -m "Allow in-place edits, then edit"
+if step git -C ../clone memzoi hook check origin/main..HEAD; then echo "a branch relaxed its own policy" >&2; exit 1; fi
+git -C ../clone checkout -q main
+
 # The reviewed way goes through: a tombstone proposal, approved, applied as one commit, pushed.
 target=$(basename "$record" .md)
 proposal=$(git -C ../clone memzoi propose --action tombstone --target "$target" \

@@ -24,7 +24,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print one JS
 _HINTS = {
     "record-edited": "change a record through a supersede or tombstone proposal (git memzoi propose, "
                      "then apply); a repository may allow in-place edits with [hooks] "
-                     "allow_in_place_edits = true in .memzoi/config.toml",
+                     "allow_in_place_edits = true in .memzoi/config.toml (in effect once it is on the branch)",
     "record-deleted": "retire a record with a tombstone proposal instead of deleting its file",
     "unreviewed-transition": "retire a record with git memzoi apply, which commits the applied packet that "
                              "names it together with the status change",
@@ -208,25 +208,50 @@ def check(range_spec: str, as_json: bool) -> None:
     _render(check_range(ws.repo, range_spec), as_json, "range")
 
 
-@hook.command("install", short_help="Install the hook scripts (honours core.hooksPath).")
+@hook.command("install", short_help="Install the hook scripts (honours core.hooksPath), or a CI workflow.")
 @click.option("--pre-commit", "names", flag_value="pre-commit", multiple=True,
               help="Install the pre-commit hook (staged .memzoi/ check).")
 @click.option("--pre-push", "names", flag_value="pre-push", multiple=True,
               help="Install the pre-push hook (the server's checks, before pushing).")
 @click.option("--pre-receive", "names", flag_value="pre-receive", multiple=True,
               help="Install the server's pre-receive hook (in a bare repository).")
+@click.option("--ci", "ci", type=click.Choice(["github"]), default=None,
+              help="Write the CI workflow instead (github: .github/workflows/memzoi.yml).")
+@click.option("--pip-spec", metavar="SPEC", default=None,
+              help="What the CI workflow pip-installs (default: git-memzoi==<this version>).")
 @json_option
-def install(names: tuple[str, ...], as_json: bool) -> None:
-    """Install hook scripts where git runs them (core.hooksPath is honoured).
+def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, as_json: bool) -> None:
+    """Install hook scripts where git runs them (core.hooksPath is honoured), or a CI workflow.
 
     Without options: pre-commit and pre-push in a checkout, pre-receive in a bare repository.
     A hook file git memzoi did not write is never replaced: install stops, changes nothing,
     and prints the line to add to that hook instead. Running install again is safe.
+
+    `--ci github` writes .github/workflows/memzoi.yml in the work tree instead: on each pull
+    request it fetches the whole history, pip-installs git memzoi (`--pip-spec`, default this
+    release from PyPI), and runs `hook check BASE..HEAD` and `validate --rev HEAD`. Commit it.
+    It, too, never replaces a file git memzoi did not write.
     """
     from git_memzoi.cli.common import emit_json, say, workspace
     from git_memzoi.hooks.install import HOOK_NAMES, HookName, default_hooks, install as install_hooks
 
     ws = workspace()
+    if pip_spec is not None and ci is None:
+        raise UsageError("--pip-spec is for the CI workflow: give --ci too")
+    if ci is not None:
+        if names:
+            raise UsageError("--ci writes a workflow, not hook scripts: run install once for each")
+        if ws.repo.is_bare:
+            raise UsageError("a CI workflow is committed from a checkout, not written in a bare repository")
+        from git_memzoi.hooks.ci import install_ci
+
+        written = install_ci(ws.repo, "github", pip_spec)
+        if as_json:
+            emit_json({"workflows": [{"name": written.name, "path": str(written.path),
+                                      "action": written.action}]})
+        else:
+            say(f"git memzoi: {written.name} workflow {written.action}: {written.path}")
+        return
     chosen: tuple[HookName, ...] = tuple(n for n in HOOK_NAMES if n in names) or default_hooks(ws.repo)
     if "pre-commit" in chosen and ws.repo.is_bare:
         raise UsageError("a bare repository has no commits made in it; install --pre-receive there")

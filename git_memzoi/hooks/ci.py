@@ -1,0 +1,91 @@
+"""Write the CI workflow that runs the server's checks on pull requests, for hosts without server hooks."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from git_memzoi import __version__
+from git_memzoi.errors import Refused
+from git_memzoi.gitrepo import GitRepo
+from git_memzoi.runtime.atomic import write_atomic
+
+CiName = Literal["github"]
+CI_NAMES: tuple[CiName, ...] = ("github",)
+#: The line that marks a workflow file as ours: install replaces such a file and nothing else.
+MARKER = "# git-memzoi-ci:"
+WORKFLOW_PATH = ".github/workflows/memzoi.yml"
+
+
+def default_pip_spec() -> str:
+    """What the workflow installs unless told otherwise: this very release of git memzoi, from PyPI."""
+    return f"git-memzoi=={__version__}"
+
+
+def github_workflow(pip_spec: str) -> str:
+    """The GitHub Actions workflow: on each pull request, `hook check BASE..HEAD` and `validate --rev HEAD`."""
+    # The base SHA reaches the shell through env, never spliced into the script, as GitHub advises
+    # for event data.
+    return f"""{MARKER} github
+# Written by `git memzoi hook install --ci github`; run it again to update this file, delete it to
+# remove the check. Edits here are overwritten.
+name: memzoi
+on:
+  pull_request:
+permissions:
+  contents: read
+jobs:
+  memory:
+    name: git memzoi checks
+    runs-on: ubuntu-latest
+    steps:
+      - name: Check out the pull request with its whole history
+        uses: actions/checkout@v4
+        with:
+          fetch-depth: 0
+      - name: Set up Python
+        uses: actions/setup-python@v5
+        with:
+          python-version: "3.12"
+      - name: Install git memzoi
+        run: python -m pip install {shlex.quote(pip_spec)}
+      - name: Check the commits the pull request adds, as the server hook would
+        env:
+          BASE_SHA: ${{{{ github.event.pull_request.base.sha }}}}
+        run: git memzoi hook check "$BASE_SHA..HEAD"
+      - name: Validate memory at the pull request's head
+        run: git memzoi validate --rev HEAD
+"""
+
+
+@dataclass(frozen=True)
+class WrittenWorkflow:
+    """The workflow file and what install did to it: created, updated or unchanged."""
+
+    name: CiName
+    path: Path
+    action: Literal["created", "updated", "unchanged"]
+
+
+def install_ci(repo: GitRepo, name: CiName, pip_spec: str | None = None) -> WrittenWorkflow:
+    """Write the CI workflow into the work tree; refuse, changing nothing, over a file git memzoi did not write."""
+    root = repo.require_workdir()
+    path = root / WORKFLOW_PATH
+    text = github_workflow(pip_spec or default_pip_spec())
+    action: Literal["created", "updated", "unchanged"] = "created"
+    if path.is_symlink() or path.exists():
+        try:
+            current = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        except OSError:
+            current = ""
+        if not current.startswith(MARKER):
+            raise Refused(f"{path} exists and was not written by git memzoi; leaving it alone",
+                          hint="add a step running `git memzoi hook check \"$BASE_SHA..HEAD\"` to it, or "
+                               "remove it and run install again", code="foreign-workflow")
+        action = "unchanged" if current == text else "updated"
+    if action != "unchanged":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text.encode("utf-8"))
+    return WrittenWorkflow(name, path, action)

@@ -82,7 +82,7 @@ class History:
         self.git = repo.pygit
         self._memzoi_of: dict[str, str | None] = {}
         self._odd: dict[str, str] = {}
-        self._gitlinks: dict[str, tuple[str, ...]] = {}
+        self._gitlinks: dict[tuple[str | None, str | None], tuple[str, ...]] = {}
         self._changes: dict[tuple[str | None, str | None], list[TreeChange]] = {}
 
     # refs and commits ---------------------------------------------------------
@@ -194,56 +194,51 @@ class History:
         key = (old, new)
         if key in self._changes:  # a hook asks for the same pair twice: to update a tree, to check it
             return self._changes[key]
-        found = self._diff(old, new)
+        found, gitlinks = self._diff(old, new)
         self._changes[key] = found
+        self._gitlinks[key] = gitlinks
         while len(self._changes) > 4:
             del self._changes[next(iter(self._changes))]
         return found
 
-    def _diff(self, old: str | None, new: str | None) -> list[TreeChange]:
+    def _diff(self, old: str | None, new: str | None) -> tuple[list[TreeChange], tuple[str, ...]]:
         if new is None:
             return [TreeChange("D", c.path, c.new_oid, None, c.new_symlink, False)
-                    for c in self.changes(None, old)]
+                    for c in self.changes(None, old)], ()
         new_tree = self._tree(new)
         if old is None:
             diff = new_tree.diff_to_tree(flags=_DIFF_FLAGS, swap=True)
         else:
             diff = self._tree(old).diff_to_tree(new_tree, flags=_DIFF_FLAGS)
         out: list[TreeChange] = []
+        gitlinks: list[str] = []
         for delta in diff.deltas:
             status = _STATUS.get(delta.status)
             if status is None:
                 continue
             old_f, new_f = delta.old_file, delta.new_file
             if FileMode.COMMIT in (old_f.mode, new_f.mode):
-                continue  # a submodule entry is not a memory file
+                if status != "D" and new_f.mode == FileMode.COMMIT:
+                    gitlinks.append(f"{MEMZOI_DIR}/{new_f.path}")
+                continue  # a submodule entry is not a memory file: the hooks refuse it by name
             out.append(TreeChange(
                 status, f"{MEMZOI_DIR}/{new_f.path if status != 'D' else old_f.path}",
                 None if status == "A" else str(old_f.id), None if status == "D" else str(new_f.id),
                 status != "A" and old_f.mode == FileMode.LINK, status != "D" and new_f.mode == FileMode.LINK,
             ))
-        return out
+        return out, tuple(gitlinks)
 
-    def gitlinks(self, memzoi: str | None) -> tuple[str, ...]:
-        """Repository-root paths of the submodule entries (gitlinks) inside a .memzoi/ subtree.
+    def gitlinks(self, old: str | None, new: str | None) -> tuple[str, ...]:
+        """Repository-root paths of the submodule entries (gitlinks) that `new` adds or changes over `old`.
 
-        Memoised per tree OID, so a push pays only for the trees it brings.
+        Read off the same tree diff `changes` makes (which leaves them out), at no extra cost.
         """
-        if memzoi is None:
+        if old == new:
             return ()
-        return tuple(f"{MEMZOI_DIR}/{rel}" for rel in self._gitlinks_in(memzoi))
-
-    def _gitlinks_in(self, oid: str) -> tuple[str, ...]:
-        found = self._gitlinks.get(oid)
-        if found is None:
-            out: list[str] = []
-            for item in self._tree(oid):
-                if item.filemode == FileMode.COMMIT:
-                    out.append(item.name or "")
-                elif item.filemode == FileMode.TREE:
-                    out.extend(f"{item.name}/{rel}" for rel in self._gitlinks_in(str(item.id)))
-            found = self._gitlinks[oid] = tuple(out)
-        return found
+        if (old, new) not in self._gitlinks:
+            self._changes.pop((old, new), None)
+            self.changes(old, new)
+        return self._gitlinks.get((old, new), ())
 
     def has_path(self, memzoi: str | None, path: str) -> bool:
         """Whether a .memzoi/ subtree holds `path` (a repository-root path under .memzoi/)."""

@@ -106,9 +106,11 @@ class MemoryChecker:
         if config_problem is not None:
             problems.append(config_problem)
         allow_edits = (policy or own_policy).allow_in_place_edits
-        problems.extend(self.tree_errors(memzoi, parent_memzoi[0] if parent_memzoi else None))
+        first = parent_memzoi[0] if parent_memzoi else None
+        problems.extend(self.tree_errors(memzoi, first))
         problems.extend(Problem(path, 1, "gitlink", "a submodule entry (gitlink) has no place in memory; "
-                                "memory files must be regular files") for path in self.history.gitlinks(memzoi))
+                                "memory files must be regular files")
+                        for path in self.history.gitlinks(first, memzoi))
         for change in self._changed(memzoi, parents, parent_memzoi):
             if not allow_edits:
                 problem = (refrules.record_rule(self.history, self._file, change)

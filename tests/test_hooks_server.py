@@ -165,17 +165,19 @@ def _symlinked_memzoi(builder: pygit2.TreeBuilder, repo: pygit2.Repository) -> N
 
 
 def _gitlinked_memzoi(builder: pygit2.TreeBuilder, repo: pygit2.Repository) -> None:
-    builder.insert(".memzoi", repo.head.target, FileMode.COMMIT)
+    builder.insert(".memzoi", pygit2.Oid(hex="1" * 40), FileMode.COMMIT)  # a commit this repository lacks
 
 
 @pytest.mark.parametrize("edit, needle", [
-    (_symlinked_memzoi, ".memzoi:1: symlink: .memzoi is a symlink, not a directory"),
-    (_gitlinked_memzoi, ".memzoi:1: gitlink: .memzoi is a submodule (gitlink), not a directory"),
+    (_symlinked_memzoi, ".memzoi:1: symlink: .memzoi must be a real folder, not a symlink"),
+    (_gitlinked_memzoi, ".memzoi:1: gitlink: .memzoi must be a real folder, not a submodule (gitlink)"),
 ])
 def test_memzoi_that_is_not_a_directory_is_rejected(remote: Remote, edit, needle: str) -> None:  # type: ignore[no-untyped-def]
     push_tree(remote, edit)
     stderr = remote.rejected(needle, "record-deleted")
     assert "unexpected" not in stderr and "Traceback" not in stderr
+    validated = run_cli("validate", "--rev", "HEAD", expect=None)
+    assert validated.code in (0, 1) and "Traceback" not in validated.stderr
 
 
 def test_memzoi_that_is_not_a_directory_on_a_fresh_repository_is_rejected(tmp_path: Path) -> None:

@@ -154,6 +154,8 @@ class GitRepo:
             entry = tree[prefix] if prefix else tree
         except KeyError:
             return
+        if prefix and entry.filemode == pygit2.enums.FileMode.COMMIT:
+            return  # a submodule's commit is not in this repository: nothing here to read (the hooks refuse it)
         start = self.pygit[entry.id] if prefix else tree
         if not isinstance(start, pygit2.Tree):
             if prefix and entry.filemode == pygit2.enums.FileMode.LINK:  # a symlinked folder: reported, not followed

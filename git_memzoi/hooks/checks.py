@@ -27,10 +27,12 @@ __all__ = ["ALLOWED_TRANSITIONS", "CONFIG_PATH", "CheckReport", "Finding", "Memo
 
 CONFIG_PATH = f"{MEMZOI_DIR}/config.toml"
 _TREE_STATES_KEPT = 8
+#: code and message for a `.memzoi` that is not a folder; the symlink one is validate's own wording
 _ODD_MEMZOI = {
-    "symlink": ("symlink", "is a symlink"),
-    "gitlink": ("gitlink", "is a submodule (gitlink)"),
-    "file": ("not-a-directory", "is a file"),
+    "symlink": ("symlink", f"{MEMZOI_DIR} must be a real folder, not a symlink; git memzoi does not follow it"),
+    "gitlink": ("gitlink", f"{MEMZOI_DIR} must be a real folder, not a submodule (gitlink); git memzoi does not "
+                           "follow it"),
+    "file": ("not-a-directory", f"{MEMZOI_DIR} must be a real folder, not a file"),
 }
 
 
@@ -129,9 +131,8 @@ class MemoryChecker:
 
     def odd_memzoi(self, where: str, kind: str) -> list[Problem]:
         """Refuse a `.memzoi` that is not a directory (a symlink, a gitlink, a file), by name."""
-        code, what = _ODD_MEMZOI[kind]
-        return self._record(where, [Problem(MEMZOI_DIR, 1, code, f".memzoi {what}, not a directory: memory "
-                                            "must be committed as a directory of regular files")])
+        code, message = _ODD_MEMZOI[kind]
+        return self._record(where, [Problem(MEMZOI_DIR, 1, code, message)])
 
     def policy(self, config: tuple[str, bytes] | None) -> configmod.HooksConfig:
         """The [hooks] policy of the server's config over a tree's .memzoi/config.toml (None: no file).

@@ -7,8 +7,6 @@ loop's thread, one at a time, over the same warm index. Failures come back as MC
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import logging
 import types
 from collections.abc import Callable
@@ -23,7 +21,7 @@ from git_memzoi import __version__
 from git_memzoi.errors import MemzoiError, NotFound, from_environment
 from git_memzoi.mcp.tools import RECORD_URI_TEMPLATE, MemoryTools, ToolOutput
 from git_memzoi.profile.vocab import Lane, MemoryType
-from git_memzoi.recall.models import ContextPack, ExpiryDecision, Handoff, PrecheckResult, SearchResult
+from git_memzoi.recall.models import ContextPack, ExpiryDecision, Handoff, Model, PrecheckResult, SearchResult
 from git_memzoi.runtime.workspace import Workspace
 
 log = logging.getLogger("git_memzoi.mcp")
@@ -44,8 +42,8 @@ MAX_LIMIT = 200
 
 
 def _pydantic_type(tp: Any) -> Any:
-    """`tp` with every recall dataclass in it replaced by its pydantic twin."""
-    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+    """`tp` with every recall model in it replaced by its pydantic twin."""
+    if isinstance(tp, type) and issubclass(tp, Model):
         return output_model(tp)
     origin = get_origin(tp)
     if origin is None or origin is Literal:
@@ -56,26 +54,26 @@ def _pydantic_type(tp: Any) -> Any:
     return origin[args]
 
 
-@functools.cache
-def output_model(cls: type) -> type[BaseModel]:
+_OUTPUT_MODELS: dict[type, type[BaseModel]] = {}
+
+
+def output_model(cls: type[Model]) -> type[BaseModel]:
     """A pydantic model with `cls`'s fields, defaults and docstring: the tool's output schema.
 
-    Recall returns dataclasses (the read path never imports pydantic); the schema clients see
+    Recall returns plain models (the read path never imports pydantic); the schema clients see
     stays the one the SDK derives from a model.
     """
+    if cls in _OUTPUT_MODELS:  # one model per class, so nested ones are shared
+        return _OUTPUT_MODELS[cls]
     hints = get_type_hints(cls)
     fields: dict[str, Any] = {}
-    for item in dataclasses.fields(cls):
-        kind = _pydantic_type(hints[item.name])
-        if item.default is not dataclasses.MISSING:
-            fields[item.name] = (kind, item.default)
-        elif item.default_factory is not dataclasses.MISSING:
-            fields[item.name] = (kind, item.default_factory())
-        else:
-            fields[item.name] = (kind, ...)
-    doc = cls.__doc__ if cls.__doc__ and not cls.__doc__.startswith(f"{cls.__name__}(") else None
+    for name in cls.model_fields_order:
+        kind = _pydantic_type(hints[name])
+        fields[name] = (kind, cls._defaults[name]) if name in cls._defaults else (kind, ...)
+    doc = cls.__doc__
     model: type[BaseModel] = create_model(cls.__name__, __doc__=doc, __config__=ConfigDict(frozen=True),
                                           **fields)
+    _OUTPUT_MODELS[cls] = model
     return model
 
 

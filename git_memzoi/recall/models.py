@@ -1,28 +1,71 @@
 """Result models recall returns; the CLI renders them and the MCP server serialises them.
 
-Dataclasses, not pydantic models: every read command builds them, and importing pydantic would
-cost more than the read itself. `model_dump()` gives the same dictionaries pydantic gave. Not
-frozen, and each with a docstring: both make the classes much cheaper to create at import time.
+Plain classes, not pydantic models: every read command builds them, and importing pydantic would
+cost more than the read itself. Nor dataclasses: creating a dataclass runs generated code, and
+thirteen of them cost a read command more than its query. `Model` takes the fields from each
+class's annotations (keyword arguments, defaults copied), and `model_dump()` gives the same
+dictionaries pydantic gave.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar, dataclass_transform
 
 Store = Literal["repo", "local", "session"]
 
 _M = TypeVar("_M", bound="Model")
 
 
+def _dump(value: Any) -> Any:
+    if isinstance(value, Model):
+        return {name: _dump(getattr(value, name)) for name in value.model_fields_order}
+    if isinstance(value, list):
+        return [_dump(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_dump(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _dump(item) for key, item in value.items()}
+    return value
+
+
+@dataclass_transform(kw_only_default=True)
 class Model:
-    """The part of pydantic's model API that callers use: dumps and copies."""
+    """A record of named fields (from the class's annotations) with the part of pydantic's API callers use."""
+
+    model_fields_order: ClassVar[tuple[str, ...]] = ()
+    _defaults: ClassVar[dict[str, Any]] = {}
+
+    def __init_subclass__(cls) -> None:
+        names = tuple(name for name, kind in cls.__dict__.get("__annotations__", {}).items()
+                      if not str(kind).startswith("ClassVar"))
+        cls.model_fields_order = names
+        cls._defaults = {name: cls.__dict__[name] for name in names if name in cls.__dict__}
+
+    def __init__(self, **values: Any) -> None:
+        for name in self.model_fields_order:
+            if name in values:
+                value = values.pop(name)
+            elif name in self._defaults:
+                default = self._defaults[name]
+                value = list(default) if isinstance(default, list) else default
+            else:
+                raise TypeError(f"{type(self).__name__}() missing keyword argument {name!r}")
+            setattr(self, name, value)
+        if values:
+            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {next(iter(values))!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and all(
+            getattr(self, name) == getattr(other, name) for name in self.model_fields_order)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.model_fields_order)
+        return f"{type(self).__name__}({fields})"
 
     def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
         """The fields as plain dicts and lists, nested models included (JSON-ready in either mode)."""
-        out: dict[str, Any] = dataclasses.asdict(self)  # type: ignore[call-overload]
+        out: dict[str, Any] = _dump(self)
         return out
 
     def model_dump_json(self) -> str:
@@ -31,10 +74,9 @@ class Model:
 
     def model_copy(self: _M, *, update: dict[str, Any]) -> _M:
         """A copy with some fields replaced."""
-        return dataclasses.replace(self, **update)  # type: ignore[type-var]
+        return type(self)(**({name: getattr(self, name) for name in self.model_fields_order} | update))
 
 
-@dataclass
 class Citation(Model):
     """Evidence for a recalled record: source/source_ref exactly as stored (null stays null)."""
 
@@ -45,7 +87,6 @@ class Citation(Model):
     path: str  # `.memzoi/records/<concept-id>.md`, or `shared.db:<store>/<id>` for runtime memory
 
 
-@dataclass
 class ExpiryDecision(Model):
     """Why a record is current or query-only: the lane rule, the boundary and the reason."""
 
@@ -58,10 +99,9 @@ class ExpiryDecision(Model):
     boundary_kind: str | None  # terminal | lease | cap | explicit | window | extension | status
     reason: str                # one sentence for a person
     evaluated_at: str          # RFC 3339 "now" the decision used
-    facts: list[dict[str, str]] = field(default_factory=list)  # authorised retention facts that were considered
+    facts: list[dict[str, str]] = []  # authorised retention facts that were considered
 
 
-@dataclass
 class IndexedRecord(Model):
     """A record as the index holds it, with its raw file text for byte-exact exports."""
 
@@ -83,7 +123,6 @@ class IndexedRecord(Model):
     document: str              # the full file text, frontmatter and body, as stored
 
 
-@dataclass
 class Hit(Model):
     """One search result."""
 
@@ -100,7 +139,6 @@ class Hit(Model):
     citation: Citation
 
 
-@dataclass
 class SearchResult(Model):
     """Search hits, best first, with the filters the search applied."""
 
@@ -109,7 +147,6 @@ class SearchResult(Model):
     filters: dict[str, str | int | bool | None]
 
 
-@dataclass
 class ContextItem(Model):
     """One record in a context pack: the text included and why it was chosen."""
 
@@ -124,7 +161,6 @@ class ContextItem(Model):
     citation: Citation
 
 
-@dataclass
 class Omission(Model):
     """A record a context pack left out, and why."""
 
@@ -133,7 +169,6 @@ class Omission(Model):
     reason: str                # "over budget", "duplicate of <id>", ...
 
 
-@dataclass
 class ContextPack(Model):
     """A prompt-ready context pack for a task, fitted to a word budget."""
 
@@ -146,7 +181,6 @@ class ContextPack(Model):
     text: str                  # the prompt-ready Markdown pack
 
 
-@dataclass
 class InboxItem(Model):
     """An open proposal: in the inbox, or a pending packet file."""
 
@@ -157,7 +191,6 @@ class InboxItem(Model):
     file: str | None           # pending packet path, when there is one
 
 
-@dataclass
 class Checkpoint(Model):
     """A session memory checkpoint and its retention decision."""
 
@@ -170,7 +203,6 @@ class Checkpoint(Model):
     expiry: ExpiryDecision
 
 
-@dataclass
 class Handoff(Model):
     """A context pack plus the open inbox and the session checkpoint, as one document."""
 
@@ -181,7 +213,6 @@ class Handoff(Model):
     text: str
 
 
-@dataclass
 class PrecheckWarning(Model):
     """A risk, warning or failed attempt that applies, with what to do next."""
 
@@ -195,7 +226,6 @@ class PrecheckWarning(Model):
     citation: Citation
 
 
-@dataclass
 class PrecheckResult(Model):
     """The warnings for one path, command or action, most severe first."""
 

@@ -357,7 +357,7 @@ def test_a_fresh_repository_with_no_records_serves_empty_answers(tmp_path: Path)
     assert seen["precheck"].structured_content["warnings"] == []
 
 
-def test_output_schemas_come_from_the_recall_dataclasses() -> None:
+def test_output_schemas_come_from_the_recall_models() -> None:
     from git_memzoi.mcp.server import output_model
     from git_memzoi.recall.models import ExpiryDecision, Handoff
 

@@ -315,3 +315,17 @@ def test_a_secret_packet_is_not_a_receipt_because_it_has_a_receipt_block(remote:
     assert "Zanzibar" not in validated.stdout + validated.stderr
     stderr = remote.rejected(f"{REJECTED}/mem_secret.md:2: receipt-invalid")
     assert "Zanzibar" not in stderr
+
+
+def test_pre_commit_takes_its_policy_from_head(repo) -> None:  # type: ignore[no-untyped-def]
+    repo.write(record_path("use-postgres"), record("use-postgres"))
+    repo.commit("add a record")
+    repo.write(".memzoi/config.toml", "[hooks]\nallow_in_place_edits = true\n")
+    repo.write(record_path("use-postgres"), record("use-postgres", body="Reworded with the policy change."))
+    repo.git.index.add_all()
+    repo.git.index.write()
+    assert "record-edited" in run_cli("hook", "pre-commit", expect=1).stderr
+    git("reset", "-q", "--", record_path("use-postgres"), cwd=repo.path)
+    repo.commit("relax the policy", paths=[".memzoi/config.toml"])
+    git("add", record_path("use-postgres"), cwd=repo.path)
+    run_cli("hook", "pre-commit")

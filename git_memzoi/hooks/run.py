@@ -192,7 +192,7 @@ def check_range(repo: GitRepo, spec: str) -> CheckReport:
 
 
 def check_staged(repo: GitRepo) -> CheckReport:
-    """pre-commit: the staged .memzoi/ against HEAD (and MERGE_HEAD while concluding a merge).
+    """pre-commit: the staged .memzoi/ against HEAD (and MERGE_HEAD while concluding a merge), by HEAD's policy.
 
     The staged tree is validated as a delta of HEAD's when an earlier run kept HEAD's tree
     (see treecache), and is kept in turn for the commit after this one.
@@ -216,7 +216,9 @@ def check_staged(repo: GitRepo) -> CheckReport:
             if base is not None:
                 checker.tree_errors(memzoi, base)
         config_blob = ("staged", config) if config is not None else None
-        checker.check("index", memzoi, parents, parent_memzoi, config_blob)
+        # as on the server, the [hooks] policy is HEAD's: a commit cannot relax the rules it is checked by
+        head_config = history.config_blob(parents[0], CONFIG_PATH) if parents and parent_memzoi[0] else None
+        checker.check("index", memzoi, parents, parent_memzoi, config_blob, checker.policy(head_config))
         checker.remember(memzoi)
     return report
 

@@ -108,7 +108,8 @@ def test_kill_apply_commit_at_every_step_then_repair(tmp_path: Path, monkeypatch
         assert git_state(root)["files"] == after["files"]
 
 
-def test_a_killed_commit_is_finished_by_the_next_lifecycle_command(tmp_path: Path, monkeypatch) -> None:
+def _killed_past_the_commit_point(tmp_path: Path, monkeypatch) -> tuple[Path, dict]:
+    """The scenario's apply --commit, SIGKILLed once shared.db committed; returns the repo and the after-state."""
     at(APPLIED_AT)
     after = _after(tmp_path)
     root = tmp_path / "repo"
@@ -116,6 +117,11 @@ def test_a_killed_commit_is_finished_by_the_next_lifecycle_command(tmp_path: Pat
     monkeypatch.chdir(root)
     killed = run_memzoi(*ARGS, cwd=root, env={"MEMZOI_FAULT": "db-committed", "MEMZOI_NOW": APPLIED_AT})
     assert killed.returncode == -signal.SIGKILL
+    return root, after
+
+
+def test_a_killed_commit_is_finished_by_the_next_lifecycle_command(tmp_path: Path, monkeypatch) -> None:
+    root, after = _killed_past_the_commit_point(tmp_path, monkeypatch)
     assert git_state(root)["head_tree"] != after["head_tree"]  # killed before HEAD moved
     again = run_cli(*ARGS, "--json").json()
     assert again["outcome"] == "already-applied"
@@ -124,13 +130,7 @@ def test_a_killed_commit_is_finished_by_the_next_lifecycle_command(tmp_path: Pat
 
 
 def test_an_ordinary_commit_before_the_repair_keeps_the_apply(tmp_path: Path, monkeypatch) -> None:
-    at(APPLIED_AT)
-    after = _after(tmp_path)
-    root = tmp_path / "repo"
-    _scenario(root)
-    monkeypatch.chdir(root)
-    killed = run_memzoi(*ARGS, cwd=root, env={"MEMZOI_FAULT": "db-committed", "MEMZOI_NOW": APPLIED_AT})
-    assert killed.returncode == -signal.SIGKILL
+    root, after = _killed_past_the_commit_point(tmp_path, monkeypatch)
     git("commit", "-q", "-m", "the user's own commit", cwd=root)  # before anyone repairs
     repaired = run_cli("doctor", "--repair", "--json").json()["repaired"]
     assert any("moved since the interrupted commit" in line for line in repaired), repaired

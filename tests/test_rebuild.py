@@ -388,3 +388,21 @@ def test_progress_bar_on_a_terminal(repo: Repo) -> None:
     shown = b"".join(chunks).decode()
     assert "indexing records" in shown and "210 records" in shown
     assert proc.stdout == b""
+
+
+def test_record_row_names_every_column_of_the_records_table(interop: Repo) -> None:
+    """RecordRow is the one description of a records row: the table holds exactly its fields (and
+    the virtual `body`), and a row read back by them has the body FTS indexed."""
+    from git_memzoi.index.index_db import ROW_COLUMNS, RecordRow
+
+    conn = open_index(ws())
+    try:
+        columns = [row[1] for row in conn.execute("PRAGMA table_xinfo(records)")]
+        stored = conn.execute(f"SELECT {', '.join(ROW_COLUMNS)}, body FROM records").fetchall()
+    finally:
+        conn.close()
+    assert columns == [*ROW_COLUMNS, "body"]
+    assert len(stored) == 35
+    for values in stored:
+        row = RecordRow._make(values[:-1])
+        assert row.body == values[-1] and row.rowid == values[0] and row.document.startswith("---\n")

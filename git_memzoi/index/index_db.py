@@ -12,7 +12,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from git_memzoi.errors import StateError
 
@@ -21,17 +21,60 @@ SCHEMA_VERSION = 5
 PAGE_SIZE = 16384
 TEMP_PREFIX = "index.db.tmp-"
 
-#: Columns of `records`, in insert order. `tags` is the space-joined text FTS indexes;
-#: `tags_json`/`applies_json` keep the lists. `boundary` is the retention boundary as Unix
-#: seconds (NULL: none), compared with the clock at query time.
-RECORD_COLUMNS: tuple[str, ...] = (
+class RecordRow(NamedTuple):
+    """One row of `records`: the row a writer inserts and a reader gets back, field by field.
+
+    `tags` is the space-joined text FTS indexes; `tags_json`/`applies_json` keep the lists.
+    `boundary` is the retention boundary as Unix seconds (None: none), compared with the clock at
+    query time. The Markdown body is `document[body_start:]`: SQL reads it as the virtual column
+    `body`, Python as the property of the same name.
+    """
+
+    rowid: int
     # small columns that filters read come first, so a filter never reads past the long texts
-    "path", "store", "record_id", "concept_id", "type", "lane", "status", "visibility", "scope",
-    "boundary", "confidence", "oid", "timestamp", "source", "source_ref",
-    "proposal_id", "supersedes", "boundary_at", "boundary_kind", "rule", "basis", "facts",
-    "retention", "tags_json", "applies_json", "title", "description", "tags", "body_start", "document",
-)
-COLUMN = {name: index for index, name in enumerate(RECORD_COLUMNS)}
+    path: str                  # .memzoi/records/<concept-id>.md or shared.db:<store>/<id>
+    store: str                 # repo | local | session
+    record_id: str
+    concept_id: str | None
+    type: str
+    lane: str
+    status: str
+    visibility: str
+    scope: str
+    boundary: float | None
+    confidence: float
+    oid: str                   # git blob OID of the file (or of the runtime document text)
+    timestamp: str
+    source: str | None
+    source_ref: str | None
+    proposal_id: str | None
+    supersedes: str | None
+    boundary_at: str | None    # the boundary as RFC 3339 text
+    boundary_kind: str | None
+    rule: str
+    basis: str
+    facts: str                 # JSON list of the retention facts the boundary considered
+    retention: str             # JSON mapping of the record's retention fields
+    tags_json: str
+    applies_json: str
+    title: str
+    description: str | None
+    tags: str
+    body_start: int            # where the Markdown body starts in the document (characters)
+    document: str
+
+    @property
+    def body(self) -> str:
+        """The Markdown body (what FTS indexes as `body`)."""
+        return self.document[self.body_start:]
+
+
+#: Every column of a record row, in RecordRow's order (`rowid` first).
+ROW_COLUMNS: tuple[str, ...] = RecordRow._fields
+#: The columns a writer fills besides `rowid`, in insert order.
+RECORD_COLUMNS: tuple[str, ...] = ROW_COLUMNS[1:]
+#: Insert one RecordRow (all its fields, `rowid` first).
+INSERT_RECORD = f"INSERT INTO records ({', '.join(ROW_COLUMNS)}) VALUES ({', '.join('?' * len(ROW_COLUMNS))})"
 
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -39,16 +39,69 @@ def executable() -> str:
     return found or "git-memzoi"
 
 
+#: pre-commit, before Python starts: exit 0 when the staged .memzoi/ equals HEAD's (what
+#: hooks.quick.staged_untouched asks). diff-index exits 1 when it differs and 128 without a HEAD:
+#: both go on to the check. GIT_LITERAL_PATHSPECS=0 keeps the :(top) magic working.
+_PRE_COMMIT_QUICK = """\
+# memory untouched: nothing to check, and no need to start Python
+GIT_LITERAL_PATHSPECS=0 git diff-index --cached --quiet HEAD -- ':(top).memzoi' 2>/dev/null && exit 0
+"""
+
+#: pre-push, before Python starts (POSIX sh). The common case: every ref line is a deletion or
+#: names a remote commit this repository has. The pushed commits are then those the tips reach
+#: and no remote commit does, a superset of hooks.quick.plan_push's (which also hides the
+#: remote-tracking refs); each is compared with its first parent (a root commit with nothing),
+#: as hooks.quick._any_touches does. None touches .memzoi/: exit 0. Anything else (a new ref, a
+#: remote commit missing here, odd input, any git error): git-memzoi decides, from the saved lines.
+_PRE_PUSH_QUICK = r"""refs=$(cat)
+memzoi_untouched() {
+    revs=
+    while IFS= read -r line; do
+        case $line in *[![:space:]]*) ;; *) continue ;; esac
+        set -f; set -- $line; set +f
+        [ $# -eq 4 ] && [ "$1 $2 $3 $4" = "$line" ] || return 1
+        for sha in "$2" "$4"; do
+            case $sha in *[!0-9a-fA-F]*) return 1 ;; esac
+            [ ${#sha} -eq 40 ] || [ ${#sha} -eq 64 ] || return 1
+        done
+        case $2 in *[!0]*) ;; *) continue ;; esac  # a deletion brings no commits
+        case $4 in *[!0]*) ;; *) return 1 ;; esac  # a new ref: what the remote has is unknown here
+        revs="$revs$2
+^$4
+"
+    done <<MEMZOI_REFS
+$refs
+MEMZOI_REFS
+    [ -n "$revs" ] || return 0
+    commits=$(printf '%s' "$revs" | git rev-list --stdin 2>/dev/null) || return 1
+    [ -n "$commits" ] || return 0
+    touched=$(printf '%s\n' "$commits" | GIT_LITERAL_PATHSPECS=0 git diff-tree --stdin --root \
+        --diff-merges=first-parent -r -t --name-only -- ':(top).memzoi' 2>/dev/null) || return 1
+    [ -z "$touched" ]
+}
+# memory untouched by every pushed commit: nothing to check, and no need to start Python
+memzoi_untouched && exit 0
+"""
+
+
 def script(name: HookName, program: str) -> str:
-    """The hook script: runs `git-memzoi hook NAME`, falling back to git-memzoi on PATH."""
+    """The hook script: a shell early exit when memory is untouched, else `git-memzoi hook NAME`.
+
+    The client hooks first ask git, without starting Python, whether the commit or push touches
+    .memzoi/ (_PRE_COMMIT_QUICK, _PRE_PUSH_QUICK); pre-push then hands git-memzoi the ref lines
+    it read. git-memzoi on PATH stands in when the installed program is gone.
+    """
+    quick = {"pre-commit": _PRE_COMMIT_QUICK, "pre-push": _PRE_PUSH_QUICK}.get(name, "")
+    stdin = "<<MEMZOI_REFS\n$refs\nMEMZOI_REFS" if name == "pre-push" else ""
     return (
         "#!/bin/sh\n"
         f"{MARKER} {name}\n"
         "# Installed by `git memzoi hook install`; run it again to update this file, delete the file to\n"
         "# remove the check. Edits here are overwritten: chain other checks from a hook of your own.\n"
+        f"{quick}"
         f"memzoi={shlex.quote(program)}\n"
         '[ -x "$memzoi" ] || memzoi=git-memzoi\n'
-        f'exec "$memzoi" hook {name} "$@"\n'
+        f'exec "$memzoi" hook {name} "$@"{" " if stdin else ""}{stdin}\n'
     )
 
 

@@ -176,20 +176,24 @@ def render() -> str:
     return "\n".join(part for part in parts if part) + "\n"
 
 
-def main(argv: list[str]) -> int:
-    """Write the page, or with --check report whether it is current."""
-    text = render()
-    current = PAGE.read_text(encoding="utf-8") if PAGE.exists() else None
+def write_or_check(target: Path, text: str, argv: list[str], script: str) -> int:
+    """Write `text` to `target` when it differs; with --check in `argv`, only say whether it is current."""
+    current = target.read_text(encoding="utf-8") if target.exists() else None
     if "--check" in argv:
         if current != text:
-            print(f"{PAGE.relative_to(ROOT)} is out of date: run scripts/gen_manpage.py", file=sys.stderr)
+            print(f"{target.relative_to(ROOT)} is out of date: run {script}", file=sys.stderr)
             return 1
         return 0
     if current != text:
-        PAGE.parent.mkdir(parents=True, exist_ok=True)
-        PAGE.write_text(text, encoding="utf-8")
-        print(f"wrote {PAGE.relative_to(ROOT)}", file=sys.stderr)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        print(f"wrote {target.relative_to(ROOT)}", file=sys.stderr)
     return 0
+
+
+def main(argv: list[str]) -> int:
+    """Write the page, or with --check report whether it is current."""
+    return write_or_check(PAGE, render(), argv, "scripts/gen_manpage.py")
 
 
 if __name__ == "__main__":

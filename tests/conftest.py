@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -9,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import pygit2
 import pytest
@@ -23,6 +25,15 @@ SHARED = ROOT.parent / "shared"
 VENV_BIN = Path(sys.executable).parent
 
 AUTHOR = pygit2.Signature("Test Author", "author@example.com", 1767225600, 0)  # 2026-01-01T00:00:00Z
+
+
+def load_script(name: str) -> ModuleType:
+    """The module of scripts/NAME.py (the generators and benchmarks are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def interop_dir() -> Path:

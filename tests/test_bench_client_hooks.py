@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
-from conftest import ROOT
+from conftest import load_script
 
 
 def test_client_hooks_bench_quick_smoke_run(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("bench_client_hooks", ROOT / "scripts" / "bench_client_hooks.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    text = module.section(tmp_path / "client_hooks", True)
+    text = load_script("bench_client_hooks").section(tmp_path / "client_hooks", True)
     assert "## Client hooks: pre-commit and pre-push end to end" in text and "Quick mode" in text
     for row in ("`git commit` adding one record", "`git commit` of code only",
                 "`git push URL main`, one code commit", "`git push URL HEAD:new-branch` (nothing known)"):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -14,18 +13,14 @@ from types import ModuleType
 import click
 import pytest
 
-from conftest import ROOT, VENV_BIN, run_cli
+from conftest import ROOT, VENV_BIN, load_script, run_cli
 from git_memzoi.cli.main import COMMANDS, cli
 
 PAGE = ROOT / "git_memzoi" / "man" / "git-memzoi.1"
 
 
 def generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_manpage", ROOT / "scripts" / "gen_manpage.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("gen_manpage")
 
 
 def available() -> list[str]:

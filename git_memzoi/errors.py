@@ -7,6 +7,11 @@ The CLI's single entry point maps these to exit codes (see EXIT_* below):
 
 from __future__ import annotations
 
+import errno
+import os
+
+from git_memzoi.layout import DEFAULT_HOME, HOME_ENV
+
 EXIT_OK = 0
 EXIT_NO = 1
 EXIT_USAGE = 2
@@ -128,8 +133,6 @@ def from_environment(exc: BaseException, folder: str | None = None) -> MemzoiErr
     SQLite reports some writes that fail for want of space (its shared-memory file) only as
     "disk I/O error": those count as no space when `folder` (default MEMZOI_HOME) has none left.
     """
-    import errno
-
     if isinstance(exc, OSError) and exc.errno is not None:
         name = errno.errorcode.get(exc.errno, "")
         where = exc.filename if isinstance(exc.filename, str) else None
@@ -158,9 +161,7 @@ def from_environment(exc: BaseException, folder: str | None = None) -> MemzoiErr
 
 def _full(folder: str | None) -> bool:
     """True when the file system holding `folder` (or MEMZOI_HOME) has no free block left."""
-    import os
-
-    where = folder or os.environ.get("MEMZOI_HOME") or os.path.expanduser("~/.memzoi")
+    where = folder or os.environ.get(HOME_ENV) or os.path.expanduser(DEFAULT_HOME)
     while where and not os.path.isdir(where):
         parent = os.path.dirname(where)
         if parent == where:

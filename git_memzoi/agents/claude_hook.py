@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import UsageError
+from git_memzoi.layout import RECORDS
 
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
@@ -160,7 +161,7 @@ def session_answer(ws: "Workspace") -> dict[str, Any]:
     from git_memzoi.recall.handoff import build_handoff
 
     handoff = build_handoff(ws, session_task(ws), top_level_paths(ws.repo.require_workdir()))
-    text = ("git memzoi: this repository keeps reviewed project memory under .memzoi/records/. "
+    text = (f"git memzoi: this repository keeps reviewed project memory under {RECORDS}/. "
             "Before risky changes, run `git memzoi precheck`; search it with `git memzoi search`.\n\n"
             + handoff.text)
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": _clip(text)}}

@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from git_memzoi.errors import EXIT_INTERNAL, MemzoiError, UsageError
+from git_memzoi.layout import MEMZOI_DIR
 
 if TYPE_CHECKING:
     from typing import BinaryIO, TextIO
@@ -30,7 +31,7 @@ def answer_text(data: bytes) -> tuple[str | None, str | None]:
 
         ws = Workspace.open(event.cwd)
         if not ws.repo.memzoi_dir.is_dir():
-            return None, f"git memzoi: no .memzoi/ in {ws.repo.workdir}; no project memory to consult"
+            return None, f"git memzoi: no {MEMZOI_DIR}/ in {ws.repo.workdir}; no project memory to consult"
         answer = claude_hook.answer(event, ws, ws.config.agents.risk_decision)
     except MemzoiError as exc:
         return None, PREFIX + " ".join(str(exc).split())

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from git_memzoi.errors import Refused, UsageError
+from git_memzoi.layout import TEMP_PREFIX
 from git_memzoi.recall.models import IndexedRecord
-from git_memzoi.runtime.atomic import TEMP_PREFIX, fsync_dir, write_atomic
+from git_memzoi.runtime.atomic import fsync_dir, write_atomic
 from git_memzoi.runtime.workspace import Workspace
 
 Target = Literal["okf", "agents-md", "claude-md"]

@@ -24,12 +24,13 @@ from git_memzoi.gitrepo import signing
 from git_memzoi.gitrepo.commit_hooks import run_hook
 from git_memzoi.gitrepo.config import config_value
 from git_memzoi.gitrepo.repo import GitRepo
+from git_memzoi.layout import TEMP_PREFIX
 
 __all__ = ["config_value", "Prepared", "Built", "prepare", "stage", "build", "advance", "unstage",
            "settle_staged", "run_post_commit", "TEMP_INDEX_PREFIX"]
 
 #: The temporary index the hooks see (git commit --only does the same); recovery removes leftovers.
-TEMP_INDEX_PREFIX = ".memzoi-tmp-index-"
+TEMP_INDEX_PREFIX = f"{TEMP_PREFIX}index-"
 _IN_PROGRESS = {"MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick", "REVERT_HEAD": "a revert"}
 
 #: (path, blob ID or None when absent, file mode) of one index entry.

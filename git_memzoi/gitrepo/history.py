@@ -12,7 +12,8 @@ import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode, ObjectType, SortMode
 
 from git_memzoi.errors import MemzoiError, UsageError
-from git_memzoi.gitrepo.repo import MEMZOI_DIR, GitRepo
+from git_memzoi.gitrepo.repo import GitRepo
+from git_memzoi.layout import MEMZOI_DIR, REPO_CONFIG
 
 ChangeStatus = Literal["A", "D", "M", "T"]
 _STATUS: dict[int, ChangeStatus] = {
@@ -304,7 +305,7 @@ class History:
         memzoi = self._subtree("index", tree)
         config = None
         try:
-            entry = tree[f"{MEMZOI_DIR}/config.toml"]
+            entry = tree[REPO_CONFIG]
             config = self.blob(str(entry.id))
         except KeyError:
             pass

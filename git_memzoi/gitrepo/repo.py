@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from git_memzoi.errors import MemzoiError, NoWorkTree, RepositoryNotFound, UsageError
+from git_memzoi.layout import MEMZOI_DIR
 
 if TYPE_CHECKING:
     import pygit2
-
-MEMZOI_DIR = ".memzoi"
 
 
 def _key(label: str, kind: str, *paths: Path) -> str:

@@ -13,19 +13,18 @@ from dataclasses import dataclass, field
 
 from git_memzoi.errors import ConfigError
 from git_memzoi.gitrepo.history import FileEntry, History, TreeChange
-from git_memzoi.gitrepo.repo import MEMZOI_DIR
 from git_memzoi.hooks import refrules
 from git_memzoi.hooks.refrules import ALLOWED_TRANSITIONS, transition_to
 from git_memzoi.hooks.treecache import TreeCache
 from git_memzoi.hooks.treestate import TreeState
+from git_memzoi.layout import MEMZOI_DIR, REPO_CONFIG
 from git_memzoi.profile import secrets
 from git_memzoi.profile.document import Problem
 from git_memzoi.profile.tree import SourceFile, TreeReport, check_file, secret_problem
 from git_memzoi.runtime import config as configmod
 
-__all__ = ["ALLOWED_TRANSITIONS", "CONFIG_PATH", "CheckReport", "Finding", "MemoryChecker"]
+__all__ = ["ALLOWED_TRANSITIONS", "CheckReport", "Finding", "MemoryChecker"]
 
-CONFIG_PATH = f"{MEMZOI_DIR}/config.toml"
 _TREE_STATES_KEPT = 8
 #: code and message for a `.memzoi` that is not a folder; the symlink one is validate's own wording
 _ODD_MEMZOI = {
@@ -276,16 +275,16 @@ class MemoryChecker:
         """This tree's [hooks] policy over the server's config, and a problem when its config.toml is bad."""
         key = config[0] if config is not None else None
         if key not in self._configs:
-            pushed = configmod.ConfigSource(CONFIG_PATH, config[1] if config is not None else None)
+            pushed = configmod.ConfigSource(REPO_CONFIG, config[1] if config is not None else None)
             try:
                 merged = configmod.load([*self.base_config, pushed])
                 self._configs[key] = (merged.hooks, None)
             except ConfigError as exc:
-                message = exc.message.removeprefix(f"{CONFIG_PATH}: ")
-                if not exc.message.startswith(CONFIG_PATH):
+                message = exc.message.removeprefix(f"{REPO_CONFIG}: ")
+                if not exc.message.startswith(REPO_CONFIG):
                     raise  # the server's own config is broken: fail closed, naming that file
                 self._configs[key] = (configmod.load(self.base_config).hooks,
-                                      Problem(CONFIG_PATH, 1, "config", message))
+                                      Problem(REPO_CONFIG, 1, "config", message))
         return self._configs[key]
 
 

@@ -20,7 +20,8 @@ import os
 import subprocess
 import sys
 
-MEMZOI_DIR = ".memzoi"
+from git_memzoi.layout import MEMZOI_DIR
+
 #: When nothing says what the remote has, at most this many of the newest commits are checked.
 UNKNOWN_REMOTE_LIMIT = 200
 _ZERO = frozenset("0")

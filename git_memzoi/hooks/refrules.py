@@ -13,14 +13,13 @@ from dataclasses import dataclass
 
 from git_memzoi.errors import FormatError
 from git_memzoi.gitrepo.history import History, TreeChange
+from git_memzoi.layout import PENDING, RECORDS, RESOLVED, RESOLVED_BY_OUTCOME, SUFFIX
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.document import ParsedPacket, ParsedRecord, Problem
-from git_memzoi.profile.tree import MEMZOI, RECORDS, TreeReport
+from git_memzoi.profile.tree import TreeReport
 from git_memzoi.runtime.config import HooksConfig
 
-RESOLVED = f"{MEMZOI}/proposals/resolved/"
-APPLIED = f"{RESOLVED}applied/"
-PENDING = f"{MEMZOI}/proposals/pending/"
+APPLIED = f"{RESOLVED_BY_OUTCOME['applied']}/"
 #: The only in-place edit a canonical record may receive: apply's one-line status transition.
 ALLOWED_TRANSITIONS = {"active": frozenset({"superseded", "tombstoned", "expired"})}
 #: The transitions apply makes, and the packet action that makes each.
@@ -31,7 +30,7 @@ Parse = Callable[[str, str, bool], TreeReport]
 
 
 def is_record_path(path: str) -> bool:
-    return path.startswith(RECORDS) and path.endswith(".md")
+    return path.startswith(RECORDS + "/") and path.endswith(SUFFIX)
 
 
 def _old_record(change: TreeChange, parse: Parse) -> ParsedRecord | None:
@@ -61,7 +60,7 @@ def record_rule(history: History, parse: Parse, change: TreeChange) -> Problem |
 
 def packet_rule(history: History, parse: Parse, change: TreeChange, new_memzoi: str | None) -> Problem | None:
     """packet-deleted / packet-edited for one changed file under proposals/resolved/."""
-    if not change.path.startswith(RESOLVED) or change.old_oid is None or change.old_symlink:
+    if not change.path.startswith(RESOLVED + "/") or change.old_oid is None or change.old_symlink:
         return None
     parsed = parse(change.path, change.old_oid, False).packets.get(change.path)
     if parsed is None:
@@ -69,7 +68,7 @@ def packet_rule(history: History, parse: Parse, change: TreeChange, new_memzoi: 
     pid = parsed.packet.id
     if change.new_oid is None:
         name = change.path.rsplit("/", 1)[-1]
-        back = " (moved back to pending)" if history.has_path(new_memzoi, PENDING + name) else ""
+        back = " (moved back to pending)" if history.has_path(new_memzoi, f"{PENDING}/{name}") else ""
         return Problem(change.path, 1, "packet-deleted",
                        f"resolved packet {pid!r} is deleted{back}; resolved packets are append-only")
     old_raw, new_raw = history.blob(change.old_oid), history.blob(change.new_oid)

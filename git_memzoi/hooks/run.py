@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from git_memzoi.errors import UsageError
 from git_memzoi.gitrepo import GitRepo
 from git_memzoi.gitrepo.history import History, is_zero, touches_memzoi
-from git_memzoi.hooks.checks import CONFIG_PATH, CheckReport, MemoryChecker
+from git_memzoi.hooks.checks import CheckReport, MemoryChecker
 from git_memzoi.hooks.treecache import TreeCache
+from git_memzoi.layout import REPO_CONFIG
 from git_memzoi.runtime import config as configmod
 from git_memzoi.runtime.home import Layout
 
@@ -117,7 +118,7 @@ def check_push(repo: GitRepo, updates: Iterable[RefUpdate], hide: Iterable[str],
         judged = judgement(history, update, tip, default_tip)
         if fork_point and judged.base is not None:
             judged = Judgement(history.merge_base(judged.base, tip), judged.policy_from)
-        policy_config = (history.config_blob(judged.policy_from, CONFIG_PATH)
+        policy_config = (history.config_blob(judged.policy_from, REPO_CONFIG)
                          if judged.policy_from is not None and history.memzoi_of(judged.policy_from) else None)
         policy = checker.policy(policy_config)
         for commit in history.new_commits([tip], hidden):
@@ -133,7 +134,7 @@ def check_push(repo: GitRepo, updates: Iterable[RefUpdate], hide: Iterable[str],
             report.summaries[commit.sha] = commit.summary
             if odd is not None:
                 checker.odd_memzoi(commit.sha, odd)
-            config = history.config_blob(commit.sha, CONFIG_PATH) if commit.memzoi is not None else None
+            config = history.config_blob(commit.sha, REPO_CONFIG) if commit.memzoi is not None else None
             checker.check(commit.sha, commit.memzoi, commit.parents, commit.parent_memzoi, config, policy)
         tip_memzoi = history.memzoi_of(tip)
         if verify:
@@ -217,7 +218,7 @@ def check_staged(repo: GitRepo) -> CheckReport:
                 checker.tree_errors(memzoi, base)
         config_blob = ("staged", config) if config is not None else None
         # as on the server, the [hooks] policy is HEAD's: a commit cannot relax the rules it is checked by
-        head_config = history.config_blob(parents[0], CONFIG_PATH) if parents and parent_memzoi[0] else None
+        head_config = history.config_blob(parents[0], REPO_CONFIG) if parents and parent_memzoi[0] else None
         checker.check("index", memzoi, parents, parent_memzoi, config_blob, checker.policy(head_config))
         checker.remember(memzoi)
     return report

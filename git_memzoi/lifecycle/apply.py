@@ -7,8 +7,8 @@ from typing import Any
 
 from git_memzoi.errors import FormatError, Refused, UsageError
 from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow
+from git_memzoi.layout import GITATTRIBUTES, LOG, record_path, resolved_path
 from git_memzoi.lifecycle import checks, install, packets, recovery, state, targets
-from git_memzoi.lifecycle.packets import GITATTRIBUTES, LOG
 from git_memzoi.lifecycle.plan import FileChange, Plan, RecordChange, new_dirs_for
 from git_memzoi.lifecycle.state import Snapshot
 from git_memzoi.lifecycle.targets import Settled, Source
@@ -120,7 +120,7 @@ def _new_record_path(snap: Snapshot, parsed: ParsedPacket, opts: ApplyOptions, w
             concept.check(cid)
         except FormatError as exc:
             raise FormatError(exc.code, exc.message, path=origin, hint="choose one with --concept-id") from None
-        path = packets.record_path(cid)
+        path = record_path(cid)
         rid = packets.record_id_for(cid)
         checks.no_symlinked_parent(snap, path)
         if snap.exists(path):
@@ -147,10 +147,10 @@ def plan_apply(snap: Snapshot, src: Source, opts: ApplyOptions, receipt: Settled
     pid, action, where = packet.id, packet.proposal.action, _where(src)
     outcome = checks.resolved_collision(snap, parsed, intent="apply")
     if outcome == "applied":
-        return Settled("applied", pid, packets.resolved_path("applied", pid),
-                       f"{pid} is already applied ({packets.resolved_path('applied', pid)})")
+        return Settled("applied", pid, resolved_path("applied", pid),
+                       f"{pid} is already applied ({resolved_path('applied', pid)})")
     if outcome == "rejected":
-        raise Refused(f"{pid} was already rejected ({packets.resolved_path('rejected', pid)}); it cannot be applied",
+        raise Refused(f"{pid} was already rejected ({resolved_path('rejected', pid)}); it cannot be applied",
                       code="rejected")
     settled = _check_source(src, parsed, where)
     if settled is not None:
@@ -176,7 +176,7 @@ def plan_apply(snap: Snapshot, src: Source, opts: ApplyOptions, receipt: Settled
         target = checks.target(snap, parsed, where, base) if action != "create" else None
         if action in ("create", "supersede"):
             cid, rid = _new_record_path(snap, parsed, opts, where, target.record.id if target else None)
-            path = packets.record_path(cid)
+            path = record_path(cid)
             text = packets.record_text(parsed, record_id=rid, timestamp=opts.now,
                                        supersedes=target.record.id if target else None)
             try:
@@ -200,7 +200,7 @@ def plan_apply(snap: Snapshot, src: Source, opts: ApplyOptions, receipt: Settled
             affected.append(target.record.id)
         summary = ", ".join(f"{'created' if r.created else r.status} {r.record_id}" for r in records)
 
-    resolved = packets.resolved_path("applied", pid)
+    resolved = resolved_path("applied", pid)
     checks.no_symlinked_parent(snap, resolved)
     reason = opts.reason if opts.reason is not None else (
         f"exact source replay of {affected[0]}" if replayed is not None else None)
@@ -247,8 +247,8 @@ def apply(ws: Workspace, target: str, *, reviewer: str | None = None, concept_id
         parsed = found.require_valid()
         receipt = targets.hashed(root, session.conn, parsed.packet.id)
         base = checks.proposed_base(parsed, found.raw, found.row)
-        snap = state.gather(ws, read=[LOG, GITATTRIBUTES, packets.resolved_path("applied", parsed.packet.id),
-                                      packets.resolved_path("rejected", parsed.packet.id)],
+        snap = state.gather(ws, read=[LOG, GITATTRIBUTES, resolved_path("applied", parsed.packet.id),
+                                      resolved_path("rejected", parsed.packet.id)],
                             target_id=parsed.packet.target_id, since=checks.history_since(parsed, base), records=True)
         opts = ApplyOptions(reviewer or state.who(ws.repo), state.now_text(), concept_id, reason)
         plan = plan_apply(snap, found, opts, receipt, base)

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from git_memzoi.errors import FormatError, Refused
 from git_memzoi.index.inbox_store import ProposalRow
+from git_memzoi.layout import MEMZOI_DIR, RECORDS, resolved_path
 from git_memzoi.lifecycle import packets
 from git_memzoi.lifecycle.plan import FileChange
 from git_memzoi.lifecycle.state import Snapshot
@@ -52,7 +53,7 @@ def target(snap: Snapshot, parsed: ParsedPacket, where: str, base: str | None) -
                       hint="give all but one of them another ID (git memzoi validate reports the duplicate)",
                       code="target-ambiguous")
     if snap.target is None:
-        raise Refused(f"{where}: {field}: target record {tid!r} does not exist in {packets.RECORDS}/",
+        raise Refused(f"{where}: {field}: target record {tid!r} does not exist in {RECORDS}/",
                       code="target-missing")
     facts = snap.target
     try:
@@ -62,7 +63,7 @@ def target(snap: Snapshot, parsed: ParsedPacket, where: str, base: str | None) -
                       code="target-invalid") from None
     record = parsed_target.record
     if record.id != tid:
-        raise Refused(f"{where}: {field}: target record {tid!r} does not exist in {packets.RECORDS}/ "
+        raise Refused(f"{where}: {field}: target record {tid!r} does not exist in {RECORDS}/ "
                       f"({facts.path} now carries {record.id!r})", code="target-missing")
     if record.status != "active":
         raise Refused(f"{where}: {field}: target record {tid!r} ({facts.path}) is {record.status}, not active",
@@ -99,7 +100,7 @@ def resolved_collision(snap: Snapshot, parsed: ParsedPacket, *, intent: str) -> 
     """Refuse a proposal ID that a different resolved packet uses; return the outcome when it is this very packet."""
     pid = parsed.packet.id
     for outcome in ("applied", "rejected"):
-        rel = packets.resolved_path(outcome, pid)
+        rel = resolved_path(outcome, pid)
         existing = snap.read(rel)
         if existing is None:
             continue
@@ -127,7 +128,7 @@ def no_symlinked_parent(snap: Snapshot, path: str) -> None:
 def outputs(changes: list[FileChange], known_ids: set[str]) -> None:
     """Validate every file a plan writes (committed mode); a failure here is a bug, reported, never installed."""
     files = [SourceFile(c.path, (lambda data=c.after: data))  # type: ignore[misc]
-             for c in changes if c.after is not None and c.path.startswith(packets.MEMZOI + "/")]
+             for c in changes if c.after is not None and c.path.startswith(MEMZOI_DIR + "/")]
     report = validate_tree(files, mode="committed")
     for problem in report.errors:
         if problem.code == "resolution-orphan" and all(i in known_ids for i in _affected(problem.path, changes)):

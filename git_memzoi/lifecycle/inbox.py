@@ -18,6 +18,7 @@ from git_memzoi.gitrepo.identity import actor
 from git_memzoi.errors import FormatError, NotFound, Refused, UsageError
 from git_memzoi.index import inbox_store, shared_db
 from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow
+from git_memzoi.layout import PENDING, SUFFIX, pending_path
 from git_memzoi.lifecycle import checks, install, packets, recovery, state, targets
 from git_memzoi.lifecycle.draft import PacketDraft, new_id
 from git_memzoi.lifecycle.plan import FileChange, Plan, new_dirs_for
@@ -89,7 +90,7 @@ class ProposeContext:
 
 def plan_propose(snap: Snapshot, raw: bytes, ctx: ProposeContext, id_hint: str) -> Plan:
     """Validate a new proposal and plan its inbox row (and pending packet file)."""
-    where = packets.pending_path(id_hint) if ctx.packet_file else f"inbox:{id_hint}"
+    where = pending_path(id_hint) if ctx.packet_file else f"inbox:{id_hint}"
     parsed = packets.load_packet(raw, where)
     packet = parsed.packet
     pid = packet.id
@@ -125,7 +126,7 @@ def plan_propose(snap: Snapshot, raw: bytes, ctx: ProposeContext, id_hint: str) 
     changes: list[FileChange] = []
     file_id = None
     if ctx.packet_file:
-        path = packets.pending_path(pid)
+        path = pending_path(pid)
         checks.no_symlinked_parent(snap, path)
         if snap.exists(path):
             raise Refused(f"{path} already exists", code="packet-id-collision")
@@ -138,10 +139,10 @@ def plan_propose(snap: Snapshot, raw: bytes, ctx: ProposeContext, id_hint: str) 
                       body_digest=packets.body_digest(parsed.doc.body), file_id=file_id, created_at=ctx.now,
                       updated_at=ctx.now, target_blob=base)
     db = DbChange(EventSpec("propose", (pid,), {"state": new_state, "action": packet.proposal.action,
-                                                "packet_file": packets.pending_path(pid) if file_id else None}),
+                                                "packet_file": pending_path(pid) if file_id else None}),
                   expect=((pid, None),), upsert=row)
     messages.insert(0, f"proposed {pid} ({packet.proposal.action}): {new_state}"
-                    + (f", packet {packets.pending_path(pid)}" if file_id else ""))
+                    + (f", packet {pending_path(pid)}" if file_id else ""))
     return Plan("propose", pid, packet.proposal.action, new_state, tuple(changes), db,
                 new_dirs_for([c.path for c in changes], snap.dirs), messages=tuple(messages))
 
@@ -170,8 +171,8 @@ def plan_approve(row: ProposalRow, parsed: ParsedPacket | None, now: str, snap: 
 def _id_conflict(root: Any, conn: Any, pid: str) -> str | None:
     if inbox_store.get(conn, pid) is not None:
         return f"proposal ID {pid!r} is already in the inbox"
-    if (root / packets.pending_path(pid)).exists():
-        return f"proposal ID {pid!r} is already used by {packets.pending_path(pid)}"
+    if (root / pending_path(pid)).exists():
+        return f"proposal ID {pid!r} is already used by {pending_path(pid)}"
     settled = targets.settled_by_name(root, conn, pid)
     if settled is not None:
         if settled.hash_only:
@@ -303,8 +304,8 @@ def _entry(row: ProposalRow, root: Any, messages: list[str] | None = None) -> In
     raw_proposal = data.get("proposal")
     proposal: dict[str, Any] = raw_proposal if isinstance(raw_proposal, dict) else {}
     file = None
-    if row.file_id and root is not None and (root / packets.pending_path(row.file_id)).is_file():
-        file = packets.pending_path(row.file_id)
+    if row.file_id and root is not None and (root / pending_path(row.file_id)).is_file():
+        file = pending_path(row.file_id)
     sensitivity = data.get("sensitivity", "unknown")
     return InboxEntry(id=row.id, state=row.state, source="inbox+file" if file else "inbox",
                       action=proposal.get("action") if isinstance(proposal.get("action"), str) else None,
@@ -331,11 +332,11 @@ def _file_entry(root: Any, rel: str) -> InboxEntry:
 
 
 def _pending_files(root: Any) -> list[str]:
-    folder = root / packets.PENDING
+    folder = root / PENDING
     if not folder.is_dir():
         return []
-    return sorted(f"{packets.PENDING}/{p.name}" for p in folder.iterdir()
-                  if p.name.endswith(".md") and p.is_file() and not p.is_symlink())
+    return sorted(f"{PENDING}/{p.name}" for p in folder.iterdir()
+                  if p.name.endswith(SUFFIX) and p.is_file() and not p.is_symlink())
 
 
 #: `--status` values: an inbox state, `proposed` (packet files only), `open` (default) or `all`.

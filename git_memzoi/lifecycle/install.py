@@ -27,10 +27,10 @@ from git_memzoi.errors import Refused, StateError
 from git_memzoi.gitrepo import commit as gitcommit
 from git_memzoi.gitrepo.repo import GitRepo, open_repo
 from git_memzoi.index import inbox_store
+from git_memzoi.layout import GITATTRIBUTES, MEMZOI_DIR, SUFFIX, TEMP_PREFIX
 from git_memzoi.lifecycle import journal as journals
-from git_memzoi.lifecycle.packets import GITATTRIBUTES, MEMZOI
 from git_memzoi.lifecycle.plan import Plan
-from git_memzoi.runtime.atomic import TEMP_PREFIX, fsync_dir, write_atomic
+from git_memzoi.runtime.atomic import fsync_dir, write_atomic
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.home import Layout
 
@@ -67,9 +67,9 @@ FIRST_COMMITTED_STEP = "db-committed"
 def safe_path(root: Path, rel: str) -> Path:
     """`root/rel` for a path inside .memzoi/ (or .gitattributes), refusing escapes and symlinked folders."""
     parts = rel.split("/")
-    if (rel != GITATTRIBUTES and parts[0] != MEMZOI) or any(p in ("", ".", "..") for p in parts) \
+    if (rel != GITATTRIBUTES and parts[0] != MEMZOI_DIR) or any(p in ("", ".", "..") for p in parts) \
             or os.path.isabs(rel):
-        raise Refused(f"{rel}: outside {MEMZOI}/; lifecycle steps only write memory files")
+        raise Refused(f"{rel}: outside {MEMZOI_DIR}/; lifecycle steps only write memory files")
     node = root
     for part in parts:
         node = node / part
@@ -130,7 +130,7 @@ def refuse_secrets(plan: Plan) -> None:
     from git_memzoi.profile import secrets
 
     for change in plan.files:
-        if change.after is None or change.after == change.before or not change.path.endswith(".md"):
+        if change.after is None or change.after == change.before or not change.path.endswith(SUFFIX):
             continue
         text = change.after.decode("utf-8", "replace")
         found = secrets.scan(text)
@@ -257,7 +257,7 @@ def clean_temp(roots: list[Path], journal_dir: Path, git_dirs: tuple[Path, ...] 
     folders: list[Path] = [journal_dir, *git_dirs]
     for root in roots:
         folders.append(root)
-        top = root / MEMZOI
+        top = root / MEMZOI_DIR
         if top.is_dir() and not top.is_symlink():
             for here, subdirs, _ in os.walk(top):
                 folders.append(Path(here))

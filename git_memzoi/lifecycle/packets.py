@@ -13,30 +13,11 @@ from git_memzoi.profile.document import InvalidDocument, ParsedPacket, read_pack
 from git_memzoi.profile.models import Packet
 from git_memzoi.runtime.init import LOG_MD, UNION_LINE
 
-MEMZOI = ".memzoi"
-RECORDS = f"{MEMZOI}/records"
-PENDING = f"{MEMZOI}/proposals/pending"
-RESOLVED = {"applied": f"{MEMZOI}/proposals/resolved/applied", "rejected": f"{MEMZOI}/proposals/resolved/rejected"}
-LOG = f"{MEMZOI}/log.md"
-GITATTRIBUTES = ".gitattributes"
-
 #: A record needs a number; a packet may carry only proposal.confidence as a label.
 CONFIDENCE_BY_LABEL = {"low": 0.4, "medium": 0.7, "high": 0.9}
 DEFAULT_CONFIDENCE = CONFIDENCE_BY_LABEL["medium"]
 
 _HEADING = re.compile(r"^\s*#[^\n]*\n?")
-
-
-def pending_path(file_id: str) -> str:
-    return f"{PENDING}/{file_id}.md"
-
-
-def resolved_path(outcome: str, proposal_id: str) -> str:
-    return f"{RESOLVED[outcome]}/{proposal_id}.md"
-
-
-def record_path(concept_id: str) -> str:
-    return f"{RECORDS}/{concept_id}.md"
 
 
 # --- parsing ------------------------------------------------------------------------------------------

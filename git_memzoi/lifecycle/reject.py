@@ -13,8 +13,8 @@ from typing import Any
 
 from git_memzoi.errors import Refused, UsageError
 from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow, RejectionRow
+from git_memzoi.layout import GITATTRIBUTES, LOG, resolved_path
 from git_memzoi.lifecycle import checks, install, packets, recovery, state, targets
-from git_memzoi.lifecycle.packets import GITATTRIBUTES, LOG
 from git_memzoi.lifecycle.plan import FileChange, Plan, new_dirs_for
 from git_memzoi.lifecycle.state import Snapshot
 from git_memzoi.lifecycle.targets import Settled, Source
@@ -76,10 +76,10 @@ def plan_reject(snap: Snapshot, src: Source, *, reviewer: str, now: str, reason:
                       code="packet-status")
     outcome = checks.resolved_collision(snap, parsed, intent="reject")
     if outcome == "rejected":
-        return Settled("rejected", pid, packets.resolved_path("rejected", pid), f"{pid} is already rejected")
+        return Settled("rejected", pid, resolved_path("rejected", pid), f"{pid} is already rejected")
     if outcome == "applied":
-        raise Refused(f"{pid} is already applied ({packets.resolved_path('applied', pid)})", code="applied")
-    resolved = packets.resolved_path("rejected", pid)
+        raise Refused(f"{pid} is already applied ({resolved_path('applied', pid)})", code="applied")
+    resolved = resolved_path("rejected", pid)
     checks.no_symlinked_parent(snap, resolved)
     block = packets.resolution("rejected", reviewer, now, reason, [])
     changes = [FileChange(resolved, None, packets.resolved_text(parsed.doc, block))]
@@ -106,7 +106,7 @@ def _plan_receipt(snap: Snapshot, src: Source, *, reviewer: str, now: str, reaso
         sensitivity = "unknown"  # an invalid packet: nobody showed it is safe
     rid, text, _ = packets.receipt_text(proposal_id=src.proposal_id, file_id=src.file_id, content=src.raw,
                                         sensitivity=sensitivity, reviewer=reviewer, resolved_at=now)
-    resolved = packets.resolved_path("rejected", rid)
+    resolved = resolved_path("rejected", rid)
     if snap.exists(resolved):
         return Settled("rejected", None, resolved, f"that proposal is already rejected (receipt {rid}, {resolved})",
                        hash_only=True)
@@ -144,7 +144,7 @@ def reject(ws: Workspace, target: str, reason: str, *, reviewer: str | None = No
         pid = found.parsed.packet.id if found.parsed is not None else None
         read = [LOG, GITATTRIBUTES]
         if pid is not None:
-            read += [packets.resolved_path("applied", pid), packets.resolved_path("rejected", pid)]
+            read += [resolved_path("applied", pid), resolved_path("rejected", pid)]
         snap = state.gather(ws, read=read)
         plan = plan_reject(snap, found, reviewer=reviewer or state.who(ws.repo), now=state.now_text(),
                            reason=reason.strip())

@@ -19,7 +19,7 @@ from typing import Any
 from git_memzoi.errors import FormatError, MemzoiError, Refused
 from git_memzoi.gitrepo import GitRepo
 from git_memzoi.index import lookup
-from git_memzoi.lifecycle.packets import MEMZOI, RECORDS
+from git_memzoi.layout import MEMZOI_DIR, RECORDS, SUFFIX
 from git_memzoi.profile import concept_id as concept
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.timefmt import format_rfc3339
@@ -240,18 +240,18 @@ def _record_files(root: Path) -> list[str]:
         base = Path(folder)
         subdirs[:] = [name for name in subdirs if not (base / name).is_symlink()]
         rel_base = base.relative_to(root).as_posix()
-        out += [f"{rel_base}/{name}" for name in names if name.endswith(".md") and not (base / name).is_symlink()]
+        out += [f"{rel_base}/{name}" for name in names if name.endswith(SUFFIX) and not (base / name).is_symlink()]
     return sorted(out)
 
 
 def require_initialised(repo: GitRepo) -> Path:
     """The work tree root, refusing when .memzoi/ is missing or not a real folder."""
     root = repo.require_workdir()
-    top = root / MEMZOI
+    top = root / MEMZOI_DIR
     if top.is_symlink():
-        raise Refused(f"{MEMZOI} is a symlink; memory must live in a real folder of the work tree")
+        raise Refused(f"{MEMZOI_DIR} is a symlink; memory must live in a real folder of the work tree")
     if not top.is_dir():
-        raise Refused(f"{MEMZOI}/ does not exist in {root}", hint="run git memzoi init first")
+        raise Refused(f"{MEMZOI_DIR}/ does not exist in {root}", hint="run git memzoi init first")
     return root
 
 

@@ -15,8 +15,8 @@ from git_memzoi.errors import FormatError, NotFound, Refused
 from git_memzoi.gitrepo import GitRepo
 from git_memzoi.index import inbox_store
 from git_memzoi.index.inbox_store import ProposalRow
+from git_memzoi.layout import MEMZOI_DIR, PENDING, PROPOSALS, RESOLVED_BY_OUTCOME, SUFFIX, pending_path, resolved_path
 from git_memzoi.lifecycle import packets
-from git_memzoi.lifecycle.packets import MEMZOI, PENDING, RESOLVED
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.document import ParsedPacket
 
@@ -68,7 +68,7 @@ def _parse(raw: bytes, path: str) -> tuple[ParsedPacket | None, FormatError | No
 
 
 def _looks_like_path(target: str) -> bool:
-    return "/" in target or os.sep in target or target.endswith(".md")
+    return "/" in target or os.sep in target or target.endswith(SUFFIX)
 
 
 def _pending_rel(root: Path, target: str) -> str:
@@ -80,11 +80,11 @@ def _pending_rel(root: Path, target: str) -> str:
     except ValueError:
         raise Refused(f"{target}: outside this work tree; a packet TARGET is a file in {PENDING}/") from None
     folder, _, name = rel.rpartition("/")
-    if folder in RESOLVED.values():
+    if folder in RESOLVED_BY_OUTCOME.values():
         return rel
-    if folder != PENDING or not name.endswith(".md") or name.startswith("."):
+    if folder != PENDING or not name.endswith(SUFFIX) or name.startswith("."):
         raise Refused(f"{target}: not a packet file in {PENDING}/")
-    for node in (root / MEMZOI, root / MEMZOI / "proposals", root / PENDING, root / rel):
+    for node in (root / MEMZOI_DIR, root / PROPOSALS, root / PENDING, root / rel):
         if node.is_symlink():
             raise Refused(f"{node.relative_to(root).as_posix()} is a symlink; packet files and folders must be real")
     if os.path.realpath(root / rel) != str(root / rel):
@@ -95,7 +95,7 @@ def _pending_rel(root: Path, target: str) -> str:
 def settled_by_name(root: Path, conn: sqlite3.Connection, name: str) -> Settled | None:
     """Is `name` (a proposal or file ID) already resolved: by a resolved file, or by a hashed receipt?"""
     for outcome in ("applied", "rejected"):
-        rel = packets.resolved_path(outcome, name)
+        rel = resolved_path(outcome, name)
         if (root / rel).is_file():
             return Settled(outcome, name, rel, f"{name} is already {outcome} ({rel})")
     return hashed(root, conn, name)
@@ -106,7 +106,7 @@ def hashed(root: Path, conn: sqlite3.Connection, alias: str) -> Settled | None:
     found = inbox_store.find_rejection(conn, packets.alias_sha256(alias))
     if found is not None:
         return _receipt(found.receipt_id, found.receipt_path)
-    folder = root / RESOLVED["rejected"]
+    folder = root / RESOLVED_BY_OUTCOME["rejected"]
     if not folder.is_dir():
         return None
     wanted = {packets.digest("proposal-id", alias), packets.digest("file-id", alias)}
@@ -132,7 +132,7 @@ def resolve(repo: GitRepo, conn: sqlite3.Connection, target: str) -> Source | Se
     root = repo.require_workdir()
     if _looks_like_path(target):
         rel = _pending_rel(root, target)
-        stem = rel.rsplit("/", 1)[-1][:-3]
+        stem = rel.rsplit("/", 1)[-1][:-len(SUFFIX)]
         if rel.startswith(PENDING + "/") and (root / rel).is_file():
             return _from_file(root, conn, rel)
         settled = settled_by_name(root, conn, stem)
@@ -142,8 +142,8 @@ def resolve(repo: GitRepo, conn: sqlite3.Connection, target: str) -> Source | Se
     row = inbox_store.get(conn, target)
     if row is not None:
         return _from_row(root, row)
-    if (root / packets.pending_path(target)).is_file() and not (root / packets.pending_path(target)).is_symlink():
-        return _from_file(root, conn, _pending_rel(root, str(root / packets.pending_path(target))))
+    if (root / pending_path(target)).is_file() and not (root / pending_path(target)).is_symlink():
+        return _from_file(root, conn, _pending_rel(root, str(root / pending_path(target))))
     settled = settled_by_name(root, conn, target)
     if settled is not None:
         return settled
@@ -156,7 +156,7 @@ def _from_row(root: Path, row: ProposalRow) -> Source:
     parsed, problem = _parse(raw, f"inbox:{row.id}")
     file_path = file_raw = None
     if row.file_id:
-        rel = packets.pending_path(row.file_id)
+        rel = pending_path(row.file_id)
         if (root / rel).is_file() and not (root / rel).is_symlink():
             file_path, file_raw = rel, (root / rel).read_bytes()
     return Source(row.id, "inbox", row, file_path, file_raw, raw, parsed, problem)
@@ -165,7 +165,7 @@ def _from_row(root: Path, row: ProposalRow) -> Source:
 def _from_file(root: Path, conn: sqlite3.Connection, rel: str) -> Source:
     raw = (root / rel).read_bytes()
     parsed, problem = _parse(raw, rel)
-    stem = rel.rsplit("/", 1)[-1][:-3]
+    stem = rel.rsplit("/", 1)[-1][:-len(SUFFIX)]
     proposal_id = parsed.packet.id if parsed is not None else _raw_id(raw, rel) or stem
     row = inbox_store.get(conn, proposal_id)
     return Source(proposal_id, "file", row, rel, raw, raw, parsed, problem)

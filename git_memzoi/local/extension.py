@@ -13,6 +13,7 @@ from typing import Any
 from git_memzoi.gitrepo.identity import actor
 from git_memzoi.errors import NotFound, Refused, UsageError
 from git_memzoi.index import runtime_store, shared_db
+from git_memzoi.layout import RECORDS, SHARED_DB, SUFFIX
 from git_memzoi.local import store
 from git_memzoi.profile.document import InvalidDocument, read_record
 from git_memzoi.profile.models import Record
@@ -35,7 +36,7 @@ def find_record(ws: Workspace, record_id: str) -> tuple[Record, str]:
     files = worktree_files(ws.repo) if ws.repo.workdir is not None else rev_files(ws.repo, "HEAD")
     needle = record_id.encode("utf-8")
     for source in files:
-        if not source.path.startswith(".memzoi/records/") or not source.path.endswith(".md") or source.is_symlink:
+        if not source.path.startswith(RECORDS + "/") or not source.path.endswith(SUFFIX) or source.is_symlink:
             continue
         raw = source.read()
         if needle not in raw:  # cheap gate before parsing
@@ -46,7 +47,7 @@ def find_record(ws: Workspace, record_id: str) -> tuple[Record, str]:
             continue
         if record.id == record_id:
             return record, source.path
-    raise NotFound(f"no record {record_id!r} in .memzoi/records/ or shared.db",
+    raise NotFound(f"no record {record_id!r} in {RECORDS}/ or {SHARED_DB}",
                    hint="search for it with `git memzoi search QUERY --all`")
 
 

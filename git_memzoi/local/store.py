@@ -12,6 +12,7 @@ from typing import Any
 from git_memzoi.errors import NotFound, StateError, UsageError
 from git_memzoi.index import runtime_store, shared_db
 from git_memzoi.index.runtime_store import RuntimeRow
+from git_memzoi.layout import runtime_path
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.document import InvalidDocument, ParsedRecord, read_record
 from git_memzoi.profile.models import Record
@@ -42,12 +43,7 @@ class RuntimeRecord:
     @property
     def path(self) -> str:
         """How citations name runtime memory: `shared.db:<store>/<id>`."""
-        return citation_path(self.row.store, self.row.id)
-
-
-def citation_path(store: str, record_id: str) -> str:
-    """`shared.db:<store>/<id>`, the path recall cites for runtime memory."""
-    return f"shared.db:{store}/{record_id}"
+        return runtime_path(self.row.store, self.row.id)
 
 
 @contextmanager
@@ -98,7 +94,7 @@ def render(data: dict[str, Any], body: str, where: str) -> str:
 
 def parse(row: RuntimeRow) -> RuntimeRecord:
     """Validate a stored row; a row that no longer reads as a record is broken runtime state."""
-    where = citation_path(row.store, row.id)
+    where = runtime_path(row.store, row.id)
     try:
         parsed: ParsedRecord = read_record(row.document.encode("utf-8"), where)
     except InvalidDocument as exc:

@@ -11,20 +11,20 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from git_memzoi.errors import FormatError
+from git_memzoi.layout import (
+    GITATTRIBUTES, INDEX_FILE, MEMZOI_DIR, PENDING, RECORDS, REPO_CONFIG, RESERVED_FILES, RESOLVED_BY_OUTCOME, SUFFIX,
+)
 from git_memzoi.profile import concept_id, frontmatter, secrets
 from git_memzoi.profile.document import (
     InvalidDocument, ParsedPacket, ParsedRecord, Problem, problem_from, read_packet, read_record,
 )
 from git_memzoi.profile.receipt import receipt_problems
 
-MEMZOI = ".memzoi"
-RESERVED_FILES = ("index.md", "log.md")
+#: The status a packet must have in each packet folder.
 PACKET_FOLDERS = {
-    f"{MEMZOI}/proposals/pending/": "proposed",
-    f"{MEMZOI}/proposals/resolved/applied/": "applied",
-    f"{MEMZOI}/proposals/resolved/rejected/": "rejected",
+    f"{PENDING}/": "proposed",
+    **{f"{folder}/": outcome for outcome, folder in RESOLVED_BY_OUTCOME.items()},
 }
-RECORDS = f"{MEMZOI}/records/"
 Mode = Literal["worktree", "committed"]
 
 
@@ -64,7 +64,7 @@ def check_reserved(path: str, raw: bytes) -> list[Problem]:
         return [problem_from(exc, path)]
     if parts is None:
         return []
-    if name == "index.md":
+    if name == INDEX_FILE:
         return [Problem(path, 1, "reserved-file", "index.md is for human navigation and must not have YAML frontmatter")]
     try:
         data = frontmatter.load_frontmatter(parts[0], path)
@@ -91,11 +91,11 @@ def check_file(report: TreeReport, source: SourceFile, mode: Mode = "worktree") 
     similar trees (the push hook) reuse per-file reports and run cross_check on their union.
     """
     path = source.path
-    if not path.startswith(MEMZOI + "/") and not (path == MEMZOI and source.is_symlink):
+    if not path.startswith(MEMZOI_DIR + "/") and not (path == MEMZOI_DIR and source.is_symlink):
         return
     report.files_checked += 1
-    if path == MEMZOI:
-        report.problems.append(Problem(path, 1, "symlink", f"{MEMZOI} must be a real folder, not a symlink; "
+    if path == MEMZOI_DIR:
+        report.problems.append(Problem(path, 1, "symlink", f"{MEMZOI_DIR} must be a real folder, not a symlink; "
                                                            "git memzoi does not follow it"))
         return
     if source.is_symlink:
@@ -105,13 +105,13 @@ def check_file(report: TreeReport, source: SourceFile, mode: Mode = "worktree") 
     if name in RESERVED_FILES:
         report.problems.extend(check_reserved(path, source.read()))
         return
-    if path == f"{MEMZOI}/config.toml" or name == ".gitkeep" or name == ".gitattributes":
+    if path == REPO_CONFIG or name == ".gitkeep" or name == GITATTRIBUTES:
         return
-    if path.startswith(RECORDS):
+    if path.startswith(RECORDS + "/"):
         _check_record(report, source)
     elif any(path.startswith(folder) for folder in PACKET_FOLDERS):
         _check_packet(report, source, mode)
-    elif path.endswith(".md"):
+    elif path.endswith(SUFFIX):
         report.problems.append(Problem(path, 1, "stray-file",
                                        "Markdown outside records/ and proposals/ is not part of the profile",
                                        "warning"))
@@ -134,8 +134,8 @@ def cross_check(report: TreeReport) -> None:
 
 def _check_record(report: TreeReport, source: SourceFile) -> None:
     path = source.path
-    rel = path[len(RECORDS):]
-    if not rel.endswith(".md"):
+    rel = path[len(RECORDS) + 1:]
+    if not rel.endswith(SUFFIX):
         report.problems.append(Problem(path, 1, "stray-file", "files under records/ must be .md records", "warning"))
         return
     try:
@@ -154,7 +154,7 @@ def _check_packet(report: TreeReport, source: SourceFile, mode: Mode) -> None:
     path = source.path
     folder = next(f for f in PACKET_FOLDERS if path.startswith(f))
     rel = path[len(folder):]
-    if "/" in rel or not rel.endswith(".md"):
+    if "/" in rel or not rel.endswith(SUFFIX):
         report.problems.append(Problem(path, 1, "stray-file", f"only <proposal-id>.md files belong in {folder}", "warning"))
         return
     raw = source.read()

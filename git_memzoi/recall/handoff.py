@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import FormatError, StateError
-from git_memzoi.gitrepo.repo import MEMZOI_DIR
 from git_memzoi.index.rebuild import current_filter, open_index
+from git_memzoi.layout import PENDING, SUFFIX, pending_path
 from git_memzoi.recall.context import build_context
 from git_memzoi.recall.models import Checkpoint, Handoff, InboxItem
 from git_memzoi.recall.records import C, SELECT, decision, now_params
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
 
 OPEN_STATES = ("pending", "validated", "approved")
-PENDING_DIR = f"{MEMZOI_DIR}/proposals/pending"
 
 
 def _packet_fields(text: str, where: str) -> tuple[str, str, str | None, bool]:
@@ -72,15 +71,15 @@ def _open_inbox(ws: "Workspace") -> list[tuple[InboxItem, bool]]:
         for pid, state, packet, file_id in rows:
             action, title, _, safe = _packet_fields(packet, f"shared.db:proposals/{pid}")
             file = None
-            if file_id and workdir is not None and (workdir / PENDING_DIR / f"{file_id}.md").is_file():
-                file = f"{PENDING_DIR}/{file_id}.md"
+            if file_id and workdir is not None and (workdir / pending_path(file_id)).is_file():
+                file = pending_path(file_id)
             items.append((InboxItem(proposal_id=pid, state=state, action=action, title=title, file=file), safe))
             known.update(x for x in (pid, file_id) if x)
     if workdir is not None:
-        folder = workdir / PENDING_DIR
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".md")) if folder.is_dir() else []
+        folder = workdir / PENDING
+        names = sorted(n for n in os.listdir(folder) if n.endswith(SUFFIX)) if folder.is_dir() else []
         for name in names:
-            rel = f"{PENDING_DIR}/{name}"
+            rel = f"{PENDING}/{name}"
             try:
                 text = (folder / name).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):

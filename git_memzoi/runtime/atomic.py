@@ -7,7 +7,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-TEMP_PREFIX = ".memzoi-tmp-"
+from git_memzoi.layout import TEMP_PREFIX
 
 
 def fsync_dir(folder: Path) -> None:

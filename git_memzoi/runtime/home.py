@@ -8,12 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_memzoi.gitrepo import GitRepo
+from git_memzoi.layout import (
+    DEFAULT_HOME, EXPORTS, HOME_ENV, HOOK_TREES, INDEX_DB, JOURNAL, LIFECYCLE_LOCK, PARSE_CACHE_DB, PROJECT_CONFIG,
+    PROJECTS, SHARED_DB, USER_CONFIG, WORKTREES,
+)
 
 
 def memzoi_home() -> Path:
     """`$MEMZOI_HOME`, or `~/.memzoi`."""
-    env = os.environ.get("MEMZOI_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".memzoi"
+    return Path(os.environ.get(HOME_ENV) or DEFAULT_HOME).expanduser()
 
 
 @dataclass(frozen=True)
@@ -30,43 +33,43 @@ class Layout:
 
     @property
     def user_config(self) -> Path:
-        return self.home / "config.toml"
+        return self.home / USER_CONFIG
 
     @property
     def project(self) -> Path:
-        return self.home / "projects" / self.repository_key
+        return self.home / PROJECTS / self.repository_key
 
     @property
     def project_config(self) -> Path:
-        return self.project / "config.toml"
+        return self.project / PROJECT_CONFIG
 
     @property
     def shared_db(self) -> Path:
-        return self.project / "shared.db"
+        return self.project / SHARED_DB
 
     @property
     def lock(self) -> Path:
-        return self.project / "repo-lifecycle.lock"
+        return self.project / LIFECYCLE_LOCK
 
     @property
     def parse_cache(self) -> Path:
         """Content-addressed parse cache keyed by blob OID, shared by linked worktrees."""
-        return self.project / "parse-cache.db"
+        return self.project / PARSE_CACHE_DB
 
     @property
     def hook_trees(self) -> Path:
         """Validated .memzoi/ trees the client hooks keep by tree OID, shared by linked worktrees."""
-        return self.project / "hook-trees"
+        return self.project / HOOK_TREES
 
     @property
     def journal_dir(self) -> Path:
         """Apply journals, under the repository's runtime directory."""
-        return self.project / "journal"
+        return self.project / JOURNAL
 
     @property
     def worktrees(self) -> Path:
         """The folder of every worktree's runtime folder."""
-        return self.project / "worktrees"
+        return self.project / WORKTREES
 
     @property
     def worktree(self) -> Path:
@@ -74,11 +77,11 @@ class Layout:
 
     @property
     def index_db(self) -> Path:
-        return self.worktree / "index.db"
+        return self.worktree / INDEX_DB
 
     @property
     def exports(self) -> Path:
-        return self.worktree / "exports"
+        return self.worktree / EXPORTS
 
     def paths(self) -> dict[str, str]:
         """The contract's `paths` object for `doctor --json`."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from git_memzoi.gitrepo.repo import MEMZOI_DIR
+from git_memzoi.layout import GITATTRIBUTES, INDEX_FILE, LOG, LOG_FILE, MEMZOI_DIR, PENDING, RECORDS
 from git_memzoi.runtime.atomic import write_atomic
 
 INDEX_MD = """# Memory index
@@ -25,12 +25,12 @@ Append-only receipts of proposals applied and rejected in this repository.
 
 """
 
-UNION_LINE = f"{MEMZOI_DIR}/log.md merge=union"
+UNION_LINE = f"{LOG} merge=union"
 
 
 def ensure_union_merge(workdir: Path) -> bool:
     """Make sure .gitattributes marks .memzoi/log.md merge=union; True when it was changed."""
-    path = workdir / ".gitattributes"
+    path = workdir / GITATTRIBUTES
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     if any(line.split() == UNION_LINE.split() for line in text.splitlines()):
         return False
@@ -43,18 +43,17 @@ def ensure_union_merge(workdir: Path) -> bool:
 def init_tree(workdir: Path) -> list[str]:
     """Create whatever is missing; return the repository paths it created. Idempotent."""
     created: list[str] = []
-    root = workdir / MEMZOI_DIR
-    for folder in ("records", "proposals/pending"):
-        keep = root / folder / ".gitkeep"
+    for folder in (RECORDS, PENDING):
+        keep = workdir / folder / ".gitkeep"
         if not keep.exists():
             keep.parent.mkdir(parents=True, exist_ok=True)
             keep.touch()
-            created.append(f"{MEMZOI_DIR}/{folder}/.gitkeep")
-    for name, text in (("index.md", INDEX_MD), ("log.md", LOG_MD)):
-        path = root / name
+            created.append(f"{folder}/.gitkeep")
+    for name, text in ((INDEX_FILE, INDEX_MD), (LOG_FILE, LOG_MD)):
+        path = workdir / MEMZOI_DIR / name
         if not path.exists():
             write_atomic(path, text.encode("utf-8"))
             created.append(f"{MEMZOI_DIR}/{name}")
     if ensure_union_merge(workdir):
-        created.append(".gitattributes")
+        created.append(GITATTRIBUTES)
     return created

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from git_memzoi.errors import UsageError, printable
 from git_memzoi.gitrepo import GitRepo
-from git_memzoi.gitrepo.repo import MEMZOI_DIR
+from git_memzoi.layout import MEMZOI_DIR
 from git_memzoi.profile.tree import SourceFile
 
 

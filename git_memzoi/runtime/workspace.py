@@ -7,11 +7,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from git_memzoi.gitrepo import GitRepo, open_repo
-from git_memzoi.gitrepo.repo import MEMZOI_DIR
+from git_memzoi.layout import REPO_CONFIG
 from git_memzoi.runtime import config as configmod
 from git_memzoi.runtime.home import Layout
-
-REPO_CONFIG = f"{MEMZOI_DIR}/config.toml"
 
 
 @dataclass

@@ -27,6 +27,7 @@ from git_memzoi.index.index_db import instant
 from git_memzoi.index.retention_rules import Boundary
 from git_memzoi.index.retention_rules import boundary as lane_boundary
 from git_memzoi.index.scan import RACY_NS, Scan, file_stat_signature, scan_records
+from git_memzoi.layout import RECORDS
 
 if TYPE_CHECKING:
     from git_memzoi.index.mirror import RuntimeSnapshot
@@ -37,7 +38,7 @@ Progress = Callable[[int, int], None]
 _CHUNK = 1000
 #: From this many record files, a worktree new to its index reads blob OIDs from git's index.
 GIT_INDEX_MIN = 200
-RECORDS_PREFIX = ".memzoi/records/"
+RECORDS_PREFIX = f"{RECORDS}/"
 
 
 @dataclass
@@ -149,7 +150,7 @@ def _open_sibling(path: Path) -> sqlite3.Connection | None:
 
 def _siblings(ws: "Workspace") -> list[Path]:
     """Other worktrees' indexes of this repository, newest first."""
-    root = ws.layout.project / "worktrees"
+    root = ws.layout.worktrees
     own = ws.layout.index_db
     found = []
     try:

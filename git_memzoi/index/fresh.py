@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import FormatError
 from git_memzoi.index import index_db, staleness
-from git_memzoi.index.index_db import RECORD_COLUMNS, TEMP_PREFIX
+from git_memzoi.index.index_db import RECORD_COLUMNS
+from git_memzoi.layout import INDEX_TEMP_PREFIX, RECORDS, RUNTIME_PATH_PREFIX
 from git_memzoi.profile.applies import applies_to_base
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def _make(chunk: list[tuple[str, str, str | None, Any, Any, bytes | None]]) -> l
         concept = None
         if store == "repo":
             try:
-                concept = concept_id.from_record_path(path[len(".memzoi/records/"):])
+                concept = concept_id.from_record_path(path[len(RECORDS) + 1:])
             except FormatError as exc:
                 out.append((path, oid, size, mtime, text, None, [[1, exc.code, exc.message, "error"]], None, 1, []))
                 continue
@@ -134,7 +135,7 @@ def build_fresh(ws: "Workspace", *, scan: "Scan", runtime: "RuntimeSnapshot", pr
     folder = index_path.parent
     folder.mkdir(parents=True, exist_ok=True)
     index_db.remove_stale_temps(folder)
-    tmp = folder / f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+    tmp = folder / f"{INDEX_TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
     items: list[tuple[Any, ...]] = [(rel, "repo", scan.full(rel), st.size, st.mtime_ns, None)
                                     for rel, st in sorted(scan.files.items())]
     items += [(doc.path, doc.store, None, None, None, doc.document.encode("utf-8")) for doc in runtime.documents]
@@ -163,7 +164,7 @@ def build_fresh(ws: "Workspace", *, scan: "Scan", runtime: "RuntimeSnapshot", pr
                 if bad is not None:
                     found = [Problem(path, *entry) for entry in bad]
                     problems.extend(found)
-                    if not path.startswith("shared.db:"):
+                    if not path.startswith(RUNTIME_PATH_PREFIX):
                         invalid_rows.append((path, oid, size, mtime, None, _json(found)))
                     continue
                 next_rowid += 1
@@ -172,7 +173,7 @@ def build_fresh(ws: "Workspace", *, scan: "Scan", runtime: "RuntimeSnapshot", pr
                          row[_COL["document"]][row[_COL["body_start"]]:], row[_COL["tags"]])
                 fts.append(words)
                 applies += [(next_rowid, applies_to_base(e), e) for e in entries]
-                if not path.startswith("shared.db:"):
+                if not path.startswith(RUNTIME_PATH_PREFIX):
                     by_id.setdefault(rid, []).append((path, next_rowid, id_line, words))
                     made_rows[path] = (oid, size, mtime)
                     stats.append((path, oid, size, mtime, rid))

@@ -20,9 +20,10 @@ from git_memzoi.index.build import (
     GIT_INDEX_MIN, RECORDS_PREFIX, InvalidRecords, Progress, RebuildReport, _Base, _build_row, _facts_by_id,
     _open_sibling, _Pending, _problems_json, boundary_columns, connect_installed,
 )
-from git_memzoi.index.index_db import RECORD_COLUMNS, TEMP_PREFIX
+from git_memzoi.index.index_db import RECORD_COLUMNS
 from git_memzoi.index.retention_rules import boundary as lane_boundary
 from git_memzoi.index.scan import Scan
+from git_memzoi.layout import INDEX_TEMP_PREFIX, RUNTIME_PATH_PREFIX
 from git_memzoi.profile.applies import applies_to_base
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ def update(ws: "Workspace", *, base: _Base, scan: Scan, runtime: "RuntimeSnapsho
     valid_ids: dict[str, str] = {}
     candidates: list[tuple[str, str]] = []   # (path, record_id) of valid repo records
     for p, rid in keep.items():
-        if not p.startswith("shared.db:"):
+        if not p.startswith(RUNTIME_PATH_PREFIX):
             candidates.append((p, rid))
     for p, bad in base.invalid.items():
         if bad[3] is not None and p in scan.files and p not in pending:
@@ -168,7 +169,7 @@ def update(ws: "Workspace", *, base: _Base, scan: Scan, runtime: "RuntimeSnapsho
             problems.extend(found)
             invalid_rows.append((p, item.oid, item.size, item.mtime_ns, None, _problems_json(found)))
             continue
-        rel = p[len(".memzoi/records/"):]
+        rel = p[len(RECORDS_PREFIX):]
         try:
             concept[p] = concept_id.from_record_path(rel)
         except FormatError as exc:
@@ -222,9 +223,9 @@ def update(ws: "Workspace", *, base: _Base, scan: Scan, runtime: "RuntimeSnapsho
 
     report.removed = len([p for p in drop if p not in pending])
     report.reused = len([p for p in keep if p not in drop])
-    report.records = len([p for p in keep if p not in drop and not p.startswith("shared.db:")]) + \
+    report.records = len([p for p in keep if p not in drop and not p.startswith(RUNTIME_PATH_PREFIX)]) + \
         len([i for i in inserts if i.store == "repo"])
-    report.runtime = len([p for p in keep if p not in drop and p.startswith("shared.db:")]) + \
+    report.runtime = len([p for p in keep if p not in drop and p.startswith(RUNTIME_PATH_PREFIX)]) + \
         len([i for i in inserts if i.store != "repo"])
 
     old_invalid = sorted((p, *v) for p, v in base.invalid.items())
@@ -248,7 +249,7 @@ def update(ws: "Workspace", *, base: _Base, scan: Scan, runtime: "RuntimeSnapsho
     folder = index_path.parent
     folder.mkdir(parents=True, exist_ok=True)
     index_db.remove_stale_temps(folder)
-    tmp = folder / f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+    tmp = folder / f"{INDEX_TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
     build_id = secrets.token_hex(8)
     try:
         shutil.copyfile(base.path, tmp)  # type: ignore[arg-type]

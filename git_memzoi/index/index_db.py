@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from git_memzoi.errors import StateError
+from git_memzoi.layout import INDEX_TEMP_PREFIX
 
 SCHEMA_VERSION = 5
 #: Rows hold a whole record file (2-4 KB); larger pages waste less space around them.
 PAGE_SIZE = 16384
-TEMP_PREFIX = "index.db.tmp-"
 
 class RecordRow(NamedTuple):
     """One row of `records`: the row a writer inserts and a reader gets back, field by field.
@@ -210,9 +210,9 @@ def remove_stale_temps(folder: Path) -> None:
     except OSError:
         return
     for name in names:
-        if not name.startswith(TEMP_PREFIX):
+        if not name.startswith(INDEX_TEMP_PREFIX):
             continue
-        pid_text = name[len(TEMP_PREFIX):].split("-", 1)[0]
+        pid_text = name[len(INDEX_TEMP_PREFIX):].split("-", 1)[0]
         if pid_text.isdigit() and _alive(int(pid_text)):
             continue
         try:

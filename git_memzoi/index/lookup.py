@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from git_memzoi.errors import StateError
 from git_memzoi.index import index_db, staleness
-from git_memzoi.index.scan import MEMZOI_DIR, RECORDS_DIR, dirs_unchanged
+from git_memzoi.index.scan import dirs_unchanged
+from git_memzoi.layout import MEMZOI_DIR, RECORDS
 
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
@@ -46,7 +47,7 @@ def _vouched(ws: "Workspace", conn: sqlite3.Connection) -> bool:
             or meta.get("parser") != staleness.parser_version() or check.get("workdir") != workdir):
         return False
     dirs: dict[str, list[int] | None] = check.get("dirs") or {}
-    if RECORDS_DIR not in dirs:
+    if RECORDS not in dirs:
         return False
     for rel, sig in dirs.items():
         if rel == MEMZOI_DIR:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from git_memzoi.errors import StateError
 from git_memzoi.index import shared_db
+from git_memzoi.layout import runtime_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +27,7 @@ class RuntimeDocument:
     @property
     def path(self) -> str:
         """How the index and citations name it: `shared.db:<store>/<id>`."""
-        return f"shared.db:{self.store}/{self.record_id}"
+        return runtime_path(self.store, self.record_id)
 
 
 @dataclass

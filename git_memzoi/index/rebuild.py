@@ -16,6 +16,7 @@ from git_memzoi.errors import StateError, from_environment
 from git_memzoi.index import index_db, staleness
 from git_memzoi.index.build import InvalidRecords, Progress, RebuildReport, connect_installed, noop, sync
 from git_memzoi.index.index_db import current_filter, instant
+from git_memzoi.layout import INDEX_LOCK
 
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
@@ -70,7 +71,6 @@ def open_index(ws: "Workspace", *, refresh: bool = True) -> sqlite3.Connection:
     return conn
 
 
-INDEX_LOCK = "index.lock"
 WRITER_WAIT_SECONDS = 300.0
 
 

@@ -15,10 +15,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from git_memzoi.errors import Refused, printable
+from git_memzoi.layout import MEMZOI_DIR, RECORDS
 
-
-MEMZOI_DIR = ".memzoi"  # gitrepo.repo.MEMZOI_DIR, without importing pygit2 on the read path
-RECORDS_DIR = f"{MEMZOI_DIR}/records"
 #: Timestamps closer than this to the moment they were read are not trusted (coarse clocks).
 RACY_NS = 2_000_000_000
 
@@ -66,7 +64,7 @@ def _dir_sig(full: str, now_ns: int) -> list[int] | None:
 
 def scan_records(workdir: str, now_ns: int) -> Scan:
     """Walk .memzoi/records/ (folder stats first, so a change during the walk shows next time)."""
-    for rel in (MEMZOI_DIR, RECORDS_DIR):
+    for rel in (MEMZOI_DIR, RECORDS):
         if os.path.islink(os.path.join(workdir, rel)):
             # what a symlink points at is outside the reviewed tree: never serve it
             raise Refused(f"{rel} is a symlink; memory folders must be real folders in the work tree, "
@@ -78,7 +76,7 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
     newest = 0
     root = os.path.join(workdir, MEMZOI_DIR)
     scan.dirs[MEMZOI_DIR] = _dir_sig(root, now_ns)
-    stack = [RECORDS_DIR]
+    stack = [RECORDS]
     while stack:
         rel_dir = stack.pop()
         full_dir = os.path.join(workdir, rel_dir)

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 from typing import cast
 
 import pygit2
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import Repo, make_repo
 from git_memzoi.gitrepo import open_repo
+from git_memzoi.hooks.fastcommit import accept_staged
 from git_memzoi.hooks.run import check_staged
+from git_memzoi.hooks.verdicts import remember_written
 from git_memzoi.profile.tree import SourceFile, validate_tree
 from git_memzoi.runtime.home import Layout
 from test_hooks import packet, record
@@ -39,15 +42,20 @@ edit = st.one_of(
     st.tuples(st.just("delete"), st.sampled_from(RECORD_PATHS + PACKET_PATHS), st.just("")),
     st.tuples(st.just("rename"), st.sampled_from(RECORD_PATHS + PACKET_PATHS), st.sampled_from(RECORD_PATHS)),
 )
-#: A step stages a few edits, then runs the hook, commits without it (--no-verify), or both.
-step = st.tuples(st.lists(edit, min_size=1, max_size=3), st.sampled_from(["hook", "commit", "hook+commit"]))
+#: A step stages a few edits, then runs the hook, commits without it (--no-verify), or both; with
+#: `written`, the files it writes are judged as apply judges what it writes (hooks.verdicts), so
+#: that pre-commit's fast path (hooks.fastcommit) may decide instead of the full check.
+step = st.tuples(st.lists(edit, min_size=1, max_size=3), st.sampled_from(["hook", "commit", "hook+commit"]),
+                 st.booleans())
 
 
-def stage(repo: Repo, edits: list[tuple[str, str, str]]) -> None:
+def stage(repo: Repo, edits: list[tuple[str, str, str]], written: bool = False) -> None:
     for action, path, arg in edits:
         target = repo.path / path
         if action == "write":
             repo.write(path, arg)
+            if written:
+                remember_written(hook_trees(repo), [(path, arg.encode())])
         elif action == "delete" and target.exists():
             target.unlink()
         elif action == "rename" and target.exists() and arg != path:
@@ -83,15 +91,49 @@ def staged_differs(repo: Repo) -> bool:
     return bool(head[".memzoi"].id != staged[".memzoi"].id)
 
 
+def hook_trees(repo: Repo) -> Path:
+    return Layout.for_repo(open_repo(repo.path)).hook_trees
+
+
+def fast_accepts(repo: Repo) -> bool:
+    """hooks.fastcommit's answer for what is staged, asked from the work tree as git runs the hook."""
+    old = os.getcwd()
+    os.chdir(repo.path)
+    try:
+        return accept_staged()
+    finally:
+        os.chdir(old)
+
+
+A, B, D = RECORD_PATHS[0], RECORD_PATHS[1], RECORD_PATHS[3]
+APPLIED_1 = PACKET_PATHS[0]
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(step, min_size=1, max_size=6))
-def test_incremental_pre_commit_equals_full_validation(steps: list[tuple[list[tuple[str, str, str]], str]]) -> None:
+@example(steps=[([("write", A, record("alpha"))], "hook+commit", False),
+                ([("write", B, record("beta")), ("write", APPLIED_1, packet("mem_1", status="applied",
+                                                                           affected="beta"))], "hook+commit", True),
+                ([("write", D, record("gamma", extra="supersedes: delta\n"))], "hook", True)])
+@example(steps=[([("write", A, record("alpha"))], "hook+commit", True),
+                ([("write", B, record("alpha"))], "hook", True)])
+@example(steps=[([("write", A, record("alpha"))], "hook+commit", True),
+                ([("write", APPLIED_1, packet("mem_1", status="applied", affected="delta"))], "hook", True)])
+@example(steps=[([("write", A, record("alpha"))], "hook+commit", True),
+                ([("write", APPLIED_1, packet("mem_1", status="applied", affected="alpha"))], "commit", True),
+                ([("write", PACKET_PATHS[1], packet("mem_1", status="applied", affected="alpha"))], "hook", True)])
+def test_incremental_pre_commit_equals_full_validation(
+        steps: list[tuple[list[tuple[str, str, str]], str, bool]]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         repo = make_repo(Path(folder) / "project")
-        for edits, then in steps:
-            stage(repo, edits)
+        for edits, then, written in steps:
+            stage(repo, edits, written)
             if "hook" in then:
+                fast = fast_accepts(repo)  # before the full check, which keeps the staged tree's IDs
                 report = check_staged(open_repo(repo.path))
+                event(f"fast path {'accepted' if fast else 'declined'}")
+                if fast:  # the fast path accepts only what the full check accepts
+                    assert report.ok and full_validation(repo) == []
                 found = sorted(str(f.problem) for f in report.findings if f.problem.code not in CHANGE_RULES)
                 if staged_differs(repo):
                     assert found == full_validation(repo)
@@ -176,3 +218,53 @@ def test_pre_push_reuses_the_tree_pre_commit_kept(repo: Repo) -> None:
     report = check_client_push(open_repo(repo.path), [RefUpdate("refs/heads/main", parent, tip)], {parent})
     assert report.ok and report.commits_checked == 1
     assert report.files_parsed == 0  # the pushed tree's errors come from what pre-commit kept
+
+
+def commit_checked_alpha(repo: Repo) -> None:
+    """Commit record alpha through the full check, which keeps the tree's IDs."""
+    stage(repo, [("write", A, record("alpha"))])
+    assert check_staged(open_repo(repo.path)).ok
+    repo.commit("alpha")
+
+
+def test_a_commit_of_files_apply_judged_is_accepted_without_the_full_check(repo: Repo) -> None:
+    stage(repo, [("write", A, record("alpha"))], written=True)
+    assert not fast_accepts(repo)  # HEAD's tree was never accepted here: nothing to start from
+    commit_checked_alpha(repo)
+    stage(repo, [("write", B, record("beta")),
+                 ("write", APPLIED_1, packet("mem_1", status="applied", affected="beta")),
+                 ("write", ".memzoi/log.md", "# Memory log\n\n- applied mem_1\n")], written=True)
+    assert fast_accepts(repo)
+    repo.commit("beta, as apply writes it")
+    # the next commit starts from the IDs the fast path kept: a duplicate is left to the full check
+    stage(repo, [("write", D, record("beta"))], written=True)
+    assert not fast_accepts(repo)
+    assert [f.problem.code for f in check_staged(open_repo(repo.path)).findings] == ["id-duplicate"]
+
+
+def test_the_fast_path_declines_what_it_has_no_verdict_for(repo: Repo) -> None:
+    commit_checked_alpha(repo)
+    stage(repo, [("write", B, record("beta"))])  # written by hand: no verdict kept
+    assert not fast_accepts(repo)
+    stage(repo, [("write", B, record("beta"))], written=True)
+    assert fast_accepts(repo)
+    # a secret-looking line added to log.md, which check_file does not scan: the full check catches it
+    stage(repo, [("write", ".memzoi/log.md", "# Memory log\n\n- key AKIAABCDEFGHIJKLMNOP\n")], written=True)
+    assert not fast_accepts(repo)
+    assert [f.problem.code for f in check_staged(open_repo(repo.path)).findings] == ["secret"]
+
+
+def test_commits_made_without_the_hook_are_judged_from_the_kept_tree_before_them(repo: Repo) -> None:
+    commit_checked_alpha(repo)
+    stage(repo, [("write", B, record("beta"))], written=True)
+    repo.commit("beta, with --no-verify")  # no tree IDs kept for this one
+    stage(repo, [("write", D, record("delta"))], written=True)
+    assert fast_accepts(repo)
+    assert check_staged(open_repo(repo.path)).ok
+    repo.commit("delta")
+    stage(repo, [("write", RECORD_PATHS[2], record("gamma"))], written=True)
+    repo.commit("gamma, with --no-verify")
+    # gamma edited in place on top of the commit that added it: the kept tree has no gamma, HEAD has
+    stage(repo, [("write", RECORD_PATHS[2], record("gamma", body="Edited in place."))], written=True)
+    assert not fast_accepts(repo)
+    assert "record-edited" in [f.problem.code for f in check_staged(open_repo(repo.path)).findings]

@@ -148,6 +148,10 @@ def pre_commit(as_json: bool) -> None:
     if quick.staged_untouched():
         _untouched(as_json, 1)
         return
+    if quick.staged_accepted():
+        if as_json:
+            sys.stdout.write(quick.untouched_report(1, 1))
+        return
     from git_memzoi.cli.common import workspace
     from git_memzoi.hooks.run import check_staged
 

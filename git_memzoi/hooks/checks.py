@@ -205,6 +205,10 @@ class MemoryChecker:
             self._states.popitem(last=False)
         return state
 
+    def state_of(self, memzoi: str) -> TreeState | None:
+        """The state of a tree this checker validated, or None."""
+        return self._states.get(memzoi)
+
     def remember(self, memzoi: str | None) -> None:
         """Store the validated state of tree `memzoi` in the tree cache, for the next change to start from."""
         if memzoi is not None and self.tree_cache is not None and memzoi in self._states \

@@ -184,18 +184,29 @@ def _is_hex(value: str) -> bool:
     return len(value) in (40, 64) and all(ch in "0123456789abcdefABCDEF" for ch in value)
 
 
-def untouched_report(walked: int) -> str:
-    """The --json report of a commit or push that leaves .memzoi/ alone (CheckReport.as_json's shape)."""
-    return json.dumps({"ok": True, "commits_walked": walked, "commits_checked": 0,
-                       "trees_validated": 0, "problems": []}, indent=2) + "\n"
+def untouched_report(walked: int, checked: int = 0) -> str:
+    """The --json report of a commit or push that leaves .memzoi/ alone (CheckReport.as_json's shape).
+
+    `checked` is 1 for a staged change hooks.fastcommit accepted: one change, one tree validated.
+    """
+    return json.dumps({"ok": True, "commits_walked": walked, "commits_checked": checked,
+                       "trees_validated": checked, "problems": []}, indent=2) + "\n"
+
+
+def staged_accepted() -> bool:
+    """True when the staged .memzoi/ differs from HEAD's and hooks.fastcommit proves it passes pre-commit."""
+    from git_memzoi.hooks.fastcommit import accept_staged
+
+    return accept_staged()
 
 
 def early_exit(args: list[str]) -> int | None:
     """`hook pre-commit|pre-push [REMOTE [URL]] [--json]` that leaves .memzoi/ alone: 0, after its report.
 
     None means "run the command": memory is touched, git could not say, or the arguments are
-    anything else (help, other options), which click then handles. pre-push's stdin is read
-    here and put back for the command to read again.
+    anything else (help, other options), which click then handles. A staged change to memory
+    that hooks.fastcommit proves clean also ends here, with 0. pre-push's stdin is read here
+    and put back for the command to read again.
     """
     if len(args) < 1 or args[0] not in ("pre-commit", "pre-push"):
         return None
@@ -203,9 +214,12 @@ def early_exit(args: list[str]) -> int | None:
     if any(a.startswith("-") for a in rest) or len(rest) > (0 if args[0] == "pre-commit" else 2):
         return None
     as_json = "--json" in args[1:]
+    checked = 0
     if args[0] == "pre-commit":
         if not staged_untouched():
-            return None
+            if not staged_accepted():
+                return None
+            checked = 1
         walked = 1
     else:
         text = sys.stdin.read()
@@ -218,5 +232,5 @@ def early_exit(args: list[str]) -> int | None:
             return None
         walked = len(plan.commits)
     if as_json:
-        sys.stdout.write(untouched_report(walked))
+        sys.stdout.write(untouched_report(walked, checked))
     return 0

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from git_memzoi.errors import UsageError
 from git_memzoi.gitrepo import GitRepo
 from git_memzoi.gitrepo.history import History, is_zero, touches_memzoi
+from git_memzoi.hooks import verdicts
 from git_memzoi.hooks.checks import CheckReport, MemoryChecker
 from git_memzoi.hooks.treecache import TreeCache
 from git_memzoi.layout import REPO_CONFIG
@@ -221,6 +222,14 @@ def check_staged(repo: GitRepo) -> CheckReport:
         head_config = history.config_blob(parents[0], REPO_CONFIG) if parents and parent_memzoi[0] else None
         checker.check("index", memzoi, parents, parent_memzoi, config_blob, checker.policy(head_config))
         checker.remember(memzoi)
+        state = checker.state_of(memzoi) if memzoi is not None else None
+        if report.ok and state is not None and memzoi is not None:
+            # an accepted tree: the next commit's fast path (hooks.fastcommit) starts from its IDs
+            layout = Layout.for_repo(repo)
+            records, packets = state.ids()
+            verdicts.write_tree_ids(layout.hook_trees, memzoi,
+                                    verdicts.config_signature([layout.user_config, layout.project_config]),
+                                    records, packets)
     return report
 
 

@@ -155,6 +155,11 @@ class TreeState:
         self.cross.clear()
         self._recheck(set(self._items))
 
+    def ids(self) -> tuple[set[str], set[str]]:
+        """The IDs of the tree's records, and of its packets."""
+        return ({i.id for i in self._items.values() if i.kind == "record"},
+                {i.id for i in self._items.values() if i.kind == "packet"})
+
     def errors(self) -> list[Problem]:
         """Every error validate_tree would report for this tree, sorted by path and line."""
         found = [p for ps in self.problems.values() for p in ps if p.severity == "error"]

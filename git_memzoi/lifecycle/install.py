@@ -171,6 +171,7 @@ def install(root: Path, layout: Layout, conn: sqlite3.Connection, plan: Plan,
         for number, change in enumerate(plan.files, 1):
             put(root / change.path, change.after, f"file-{number}")
         fault("files-installed")
+        _remember_verdicts(layout, plan)
         if commit is not None and prepared is not None and journal.commit is not None:
             gitcommit.stage(commit.repo, plan.paths)
             fault("index-staged")
@@ -204,6 +205,16 @@ def install(root: Path, layout: Layout, conn: sqlite3.Connection, plan: Plan,
     if commit is not None and built is not None and built.oid is not None:
         gitcommit.run_post_commit(commit.repo)
     return built
+
+
+def _remember_verdicts(layout: Layout, plan: Plan) -> None:
+    """Keep check_file's verdict of each file just written, so that committing them needs no parse.
+
+    pre-commit's fast path (hooks.fastcommit) reads them; best effort, a cache.
+    """
+    from git_memzoi.hooks.verdicts import remember_written
+
+    remember_written(layout.hook_trees, [(c.path, c.after) for c in plan.files if c.after is not None])
 
 
 def settle(journal: journals.Journal, committed: bool) -> list[str]:

@@ -1,0 +1,209 @@
+"""pre-commit without the checks loaded: a staged change proven clean from kept facts alone.
+
+A commit that `git memzoi apply` prepared adds a record and its applied packet and appends to
+log.md. Judging it through the full check costs importing pydantic, PyYAML and pygit2 and
+loading the summary of HEAD's whole tree, many times what the commit itself costs. This module
+decides such a commit with the standard library and a few git processes:
+
+1. HEAD's .memzoi/ tree, or the nearest one among its last KEPT_TREE_SEARCH first parents, was
+   accepted here before with no problem at all, under the same config files: its record and
+   packet IDs are kept (hooks.verdicts tree IDs);
+2. every staged change under .memzoi/, against HEAD and against that kept tree, adds a regular
+   file or changes one outside records/ and proposals/ (log.md, index.md), and leaves
+   config.toml alone; no merge is being concluded;
+3. each file added or changed since the kept tree has a kept clean verdict for its exact path
+   and blob (hooks.verdicts: apply and reject keep those of the files they write);
+4. what the cross-file rules would find is nothing: no new record or packet ID is taken, and
+   each applied packet names only records of the new tree;
+5. no file the change touches outside records/ and proposals/ holds anything secret-looking
+   (its whole text is scanned, which finds whatever a scan of its added lines would).
+
+Then the full check would find nothing either (the in-place edit rules only concern files that
+were already records or resolved packets), so the commit is accepted and the new tree's IDs
+kept for the next one. Anything else, any doubt, any git error: the full check runs and gives
+the report. This path never rejects.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from git_memzoi.hooks import verdicts
+from git_memzoi.layout import MEMZOI_DIR as MEMZOI
+from git_memzoi.layout import PROJECT_CONFIG, PROPOSALS, RECORDS, REPO_CONFIG, USER_CONFIG
+_REGULAR = "100644"
+_ZERO_OIDS = frozenset("0")
+
+
+class _Miss(Exception):
+    """Something this path does not decide: run the full check."""
+
+
+def _git(*args: str) -> str:
+    env = dict(os.environ, GIT_LITERAL_PATHSPECS="0")
+    try:
+        done = subprocess.run(["git", *args], capture_output=True, check=False, env=env)
+    except OSError:
+        raise _Miss() from None
+    if done.returncode != 0:
+        raise _Miss()
+    return done.stdout.decode("utf-8", "surrogateescape")
+
+
+#: How far back along HEAD's first parents the fast path looks for a tree whose IDs are kept
+#: (commits made with --no-verify, or by apply --commit, keep none).
+KEPT_TREE_SEARCH = 8
+
+
+def _repository() -> tuple[str, Path]:
+    """(the git directory, the hook-trees folder) of the repository the hook runs in."""
+    from git_memzoi.gitrepo.repo import GitRepo
+    from git_memzoi.runtime.home import Layout, memzoi_home
+
+    lines = _git("rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel").splitlines()
+    if len(lines) != 3:
+        raise _Miss()
+    git_dir, common, top = lines
+    common_dir = os.path.realpath(common if os.path.isabs(common) else os.path.join(os.getcwd(), common))
+    repo = GitRepo.at(Path(os.path.realpath(git_dir)), Path(common_dir), Path(os.path.realpath(top)))
+    return git_dir, Layout(memzoi_home(), repo.repository_key, "").hook_trees
+
+
+def _signature(folder: Path) -> str:
+    """The signature of the config files that judge a tree: the user's, and the project's beside `folder`."""
+    from git_memzoi.runtime.home import memzoi_home
+
+    return verdicts.config_signature([memzoi_home() / USER_CONFIG, folder.parent / PROJECT_CONFIG])
+
+
+def _kept_base(folder: Path, signature: str) -> tuple[str, set[str], set[str]]:
+    """(revision, its record IDs, its packet IDs) of the nearest of HEAD's first parents whose tree IDs are kept."""
+    revs = [f"HEAD~{n}" for n in range(KEPT_TREE_SEARCH)]
+    out = _git_input(["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+                     "".join(f"{rev}:{MEMZOI}\n" for rev in revs)).splitlines()
+    if len(out) != len(revs):
+        raise _Miss()
+    for rev, line in zip(revs, out):
+        oid, _, kind = line.partition(" ")
+        if kind != "tree":
+            raise _Miss()  # no .memzoi/ there (or history ends): the full check decides
+        kept = verdicts.read_tree_ids(folder, oid, signature)
+        if kept is not None:
+            return rev, kept[0], kept[1]
+    raise _Miss()
+
+
+def _staged_changes(base: str) -> list[tuple[str, str, str, str]]:
+    """("STATUS OLDMODE", new mode, new blob OID, path) of each staged change under .memzoi/ against `base`."""
+    out = _git("diff-index", "--cached", "-z", "--no-renames", base, "--", f":(top){MEMZOI}")
+    fields = out.split("\0")
+    if fields[-1] != "" or len(fields) % 2 != 1:
+        raise _Miss()
+    changes = []
+    for meta, path in zip(fields[0::2], fields[1::2]):
+        parts = meta.split(" ")
+        if len(parts) != 5 or not parts[0].startswith(":"):
+            raise _Miss()
+        old_mode, new_mode, new_oid, status = parts[0][1:], parts[1], parts[3], parts[4]
+        if set(new_oid) <= _ZERO_OIDS:
+            raise _Miss()  # deleted, or a work-tree side git did not hash
+        changes.append((status + " " + old_mode, new_mode, new_oid, path))
+    return changes
+
+
+def _git_input(args: list[str], text: str) -> str:
+    try:
+        done = subprocess.run(["git", *args], input=text.encode(), capture_output=True, check=False)
+    except OSError:
+        raise _Miss() from None
+    if done.returncode != 0:
+        raise _Miss()
+    return done.stdout.decode("utf-8", "surrogateescape")
+
+
+def _blobs(oids: list[str]) -> list[bytes]:
+    """The contents of `oids`, through one `git cat-file --batch`."""
+    if not oids:
+        return []
+    try:
+        done = subprocess.run(["git", "cat-file", "--batch"], input="".join(f"{o}\n" for o in oids).encode(),
+                              capture_output=True, check=False)
+    except OSError:
+        raise _Miss() from None
+    if done.returncode != 0:
+        raise _Miss()
+    data, at, blobs = done.stdout, 0, []
+    for oid in oids:
+        end = data.index(b"\n", at)
+        header = data[at:end].split(b" ")
+        if len(header) != 3 or header[0].decode() != oid or header[1] != b"blob":
+            raise _Miss()
+        size = int(header[2])
+        blobs.append(data[end + 1:end + 1 + size])
+        at = end + 1 + size + 1
+    return blobs
+
+
+def accept_staged() -> bool:
+    """True when the staged .memzoi/ is proven to pass pre-commit (its IDs are then kept); False: run the check."""
+    try:
+        return _accept()
+    except (_Miss, OSError, ValueError, UnicodeError):
+        return False
+
+
+def _accept() -> bool:
+    git_dir, folder = _repository()
+    if os.path.exists(os.path.join(git_dir, "MERGE_HEAD")):
+        return False  # concluding a merge: the full check compares with every parent
+    signature = _signature(folder)
+    base, records, packets = _kept_base(folder, signature)
+    # the tree is judged from the kept one; the edit rules and the secret scan against HEAD
+    changes = _staged_changes(base)
+    against_head = changes if base == "HEAD~0" else _staged_changes("HEAD")
+    if not against_head:
+        return False
+    for status, _, _, path in against_head:
+        # a file may only be added, or changed outside records/ and proposals/: the edit rules concern those
+        if status != "A 000000" and (status != f"M {_REGULAR}" or path.startswith(
+                (f"{RECORDS}/", f"{PROPOSALS}/"))):
+            return False
+    known = verdicts.read_verdicts(folder, ((path, oid) for _, _, oid, path in changes))
+    new_records: list[str] = []
+    new_packets: list[str] = []
+    applied: list[tuple[str, ...]] = []
+    for status, new_mode, oid, path in changes:
+        verdict = known.get((path, oid))
+        if verdict is None or new_mode != _REGULAR or path == REPO_CONFIG:
+            return False
+        kind, ident, affected = verdict
+        if status != "A 000000" and (kind != "other" or status != f"M {_REGULAR}"):
+            return False  # a record or packet replaced since the kept tree: its old ID would linger
+        if kind == "record":
+            new_records.append(ident)
+        elif kind == "packet":
+            new_packets.append(ident)
+            if affected is not None:
+                applied.append(affected)
+    all_records = records | set(new_records)
+    if len(all_records) != len(records) + len(new_records):
+        return False  # a record ID taken twice: id-duplicate
+    all_packets = packets | set(new_packets)
+    if len(all_packets) != len(packets) + len(new_packets):
+        return False  # packet-id-collision
+    if any(not named or not all_records.issuperset(named) for named in applied):
+        return False  # resolution-orphan
+    # records and packets with a clean verdict hold nothing secret-looking (check_file scans them)
+    if any((path, oid) not in known for _, _, oid, path in against_head):
+        return False  # back to the kept tree's version of a file HEAD changed: not judged here
+    scan = [oid for _, _, oid, path in against_head if known[(path, oid)][0] == "other"]
+    if scan:
+        from git_memzoi.profile import secrets
+
+        if any(secrets.scan(raw.decode("utf-8", "replace")) for raw in _blobs(scan)):
+            return False
+    staged_tree = _git("write-tree", f"--prefix={MEMZOI}/").strip()
+    verdicts.write_tree_ids(folder, staged_tree, signature, all_records, all_packets)
+    return True

@@ -1,0 +1,203 @@
+"""What pre-commit's fast path reads instead of parsing: per-file verdicts, and the IDs of error-free trees.
+
+Two stores, both under `$MEMZOI_HOME/projects/<key>/hook-trees/` beside the tree summaries, both
+plain text, read with the standard library alone (hooks/fastcommit.py runs before pydantic,
+PyYAML or pygit2 load):
+
+- **verdicts**: one line per (path, blob OID) that `check_file` (committed mode) found free of
+  errors, with what the cross-file rules need of it: its kind, its ID and, for an applied
+  packet with a resolution, the record IDs it names. `git memzoi apply` and `reject` add the
+  files they write (`remember_written`), so that the commit of those files needs no parse.
+- **tree IDs** (`<tree>.ids`): for a .memzoi/ tree a pre-commit accepted with no problem at all,
+  the IDs of its records and of its packets, and a signature of the config files that judged it.
+
+Both are caches: anything missing, unreadable or of another version is a miss, and a miss
+means the full check runs. A line is only ever written from check_file's own answer, or for a
+tree the full check (or the fast path, from such lines) accepted.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from git_memzoi import __version__
+
+#: Bump when what check_file reports, or what a line holds, changes; the package version is part of it.
+VERSION = f"{__version__}+v1"
+#: Verdict lines kept; past this the oldest half is dropped (a dropped line costs one full check).
+MAX_VERDICTS = 4096
+#: Tree ID files kept (the most recently used), as many as tree summaries.
+KEEP_TREES = 16
+#: The store of verdicts, one file per validator version.
+VERDICTS_FILE = f"verdicts-{VERSION}.txt"
+_HEADER = f"memzoi-tree-ids {VERSION}"
+
+#: (kind, ID, affected record IDs): kind is "record", "packet" or "other" (no ID); `affected`
+#: is set for an applied packet with a resolution, whose IDs must all be records of the tree.
+Verdict = tuple[str, str, "tuple[str, ...] | None"]
+
+
+def _plain(value: str) -> bool:
+    return bool(value) and not any(ch in value for ch in "\t\n\r ,")
+
+
+def read_verdicts(folder: Path, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Verdict]:
+    """The stored verdicts of the (path, blob OID) pairs in `wanted` (missing ones are left out)."""
+    keys = set(wanted)
+    found: dict[tuple[str, str], Verdict] = {}
+    try:
+        with open(folder / VERDICTS_FILE, encoding="utf-8") as handle:
+            for line in handle:
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) != 5 or (parts[1], parts[0]) not in keys:
+                    continue
+                oid, path, kind, ident, affected = parts
+                if kind not in ("record", "packet", "other"):
+                    continue
+                found[(path, oid)] = (kind, ident, None if affected == "-" else tuple(affected.split(",")[1:]))
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return found
+
+
+def _verdict_line(path: str, oid: str, verdict: Verdict) -> str | None:
+    kind, ident, affected = verdict
+    names = [oid] + ([ident] if kind != "other" else []) + list(affected or ())
+    if "\t" in path or "\n" in path or not all(_plain(n) for n in names):
+        return None  # cannot be read back unambiguously: leave it out (a miss later)
+    # affected is written with a leading comma so that an empty list stays distinct from none
+    column = "-" if affected is None else "," + ",".join(affected)
+    return f"{oid}\t{path}\t{kind}\t{ident if kind != 'other' else '-'}\t{column}\n"
+
+
+def add_verdicts(folder: Path, items: Iterable[tuple[str, str, Verdict]]) -> None:
+    """Append (path, blob OID, verdict) lines; best effort, trimmed to MAX_VERDICTS."""
+    lines = [line for path, oid, verdict in items if (line := _verdict_line(path, oid, verdict)) is not None]
+    if not lines:
+        return
+    path = folder / VERDICTS_FILE
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        # one write of whole lines in append mode: concurrent writers interleave lines, never halves
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write("".join(lines))
+        if path.stat().st_size > MAX_VERDICTS * 160:
+            kept = path.read_text(encoding="utf-8").splitlines(keepends=True)
+            if len(kept) > MAX_VERDICTS:
+                _replace(path, "".join(line for line in kept[len(kept) - MAX_VERDICTS // 2:] if line.endswith("\n")))
+        for old in folder.glob("verdicts-*.txt"):
+            if old.name != VERDICTS_FILE:
+                old.unlink()
+    except (OSError, UnicodeDecodeError):
+        return
+
+
+def verdict_of(path: str, report: object) -> Verdict | None:
+    """The verdict of one file from its own check_file report (a TreeReport), or None when it has errors."""
+    from git_memzoi.profile.tree import TreeReport
+
+    assert isinstance(report, TreeReport)
+    if report.errors:
+        return None
+    if path in report.records:
+        return ("record", report.records[path].record.id, None)
+    if path in report.packets:
+        packet = report.packets[path].packet
+        affected = (tuple(packet.resolution.affected_record_ids)
+                    if packet.status == "applied" and packet.resolution is not None else None)
+        return ("packet", packet.id, affected)
+    return ("other", "", None)
+
+
+def remember_written(folder: Path, files: Iterable[tuple[str, bytes]]) -> None:
+    """Judge files just written under .memzoi/ (path, bytes) with check_file and keep the clean verdicts.
+
+    Called after a step writes memory files (apply, reject), so that committing them is a lookup.
+    Best effort: any failure only means the commit runs the full check.
+    """
+    from git_memzoi.profile.tree import MEMZOI, SourceFile, TreeReport, check_file
+
+    items = []
+    try:
+        for path, raw in files:
+            if not path.startswith(MEMZOI + "/"):
+                continue
+            one = TreeReport()
+            check_file(one, SourceFile(path, lambda data=raw: data), "committed")  # type: ignore[misc]
+            verdict = verdict_of(path, one)
+            if verdict is not None:
+                items.append((path, blob_oid(raw), verdict))
+    except Exception:  # noqa: BLE001 - a cache: never fail the step that fills it
+        return
+    add_verdicts(folder, items)
+
+
+def blob_oid(data: bytes) -> str:
+    """The git blob OID (SHA-1) of `data`, as `git hash-object` prints it."""
+    import hashlib
+
+    digest = hashlib.sha1(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
+
+
+# tree IDs ------------------------------------------------------------------------------------
+
+def config_signature(files: Iterable[Path]) -> str:
+    """Size and modification time of each config file that judges a tree (the user's, the project's)."""
+    parts = []
+    for path in files:
+        try:
+            st = os.stat(path)
+            parts.append(f"{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append("-")
+    return ",".join(parts)
+
+
+def read_tree_ids(folder: Path, tree: str, signature: str) -> tuple[set[str], set[str]] | None:
+    """(record IDs, packet IDs) of an error-free tree, or None when none is kept for this signature."""
+    try:
+        with open(folder / f"{tree}.ids", encoding="utf-8") as handle:
+            if handle.readline() != f"{_HEADER} {tree} {signature}\n":
+                return None
+            records: set[str] = set()
+            packets: set[str] = set()
+            for line in handle:
+                kind, _, ident = line.rstrip("\n").partition("\t")
+                (records if kind == "r" else packets).add(ident)
+        return records, packets
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def write_tree_ids(folder: Path, tree: str, signature: str, records: Iterable[str], packets: Iterable[str]) -> None:
+    """Keep the IDs of an error-free tree (best effort), pruning to the KEEP_TREES most recent."""
+    body = "".join(f"r\t{i}\n" for i in sorted(records)) + "".join(f"p\t{i}\n" for i in sorted(packets))
+    if any("\n" in i for i in (*records, *packets)):
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        _replace(folder / f"{tree}.ids", f"{_HEADER} {tree} {signature}\n{body}")
+        kept = sorted(folder.glob("*.ids"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in kept[KEEP_TREES:]:
+            old.unlink()
+    except OSError:
+        return
+
+
+def _replace(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)  # no fsync: a torn or lost cache file is a miss
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

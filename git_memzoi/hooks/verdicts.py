@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from git_memzoi import __version__
+from git_memzoi.layout import MEMZOI_DIR
 
 #: Bump when what check_file reports, or what a line holds, changes; the package version is part of it.
 VERSION = f"{__version__}+v1"
@@ -118,12 +119,12 @@ def remember_written(folder: Path, files: Iterable[tuple[str, bytes]]) -> None:
     Called after a step writes memory files (apply, reject), so that committing them is a lookup.
     Best effort: any failure only means the commit runs the full check.
     """
-    from git_memzoi.profile.tree import MEMZOI, SourceFile, TreeReport, check_file
+    from git_memzoi.profile.tree import SourceFile, TreeReport, check_file
 
     items = []
     try:
         for path, raw in files:
-            if not path.startswith(MEMZOI + "/"):
+            if not path.startswith(MEMZOI_DIR + "/"):
                 continue
             one = TreeReport()
             check_file(one, SourceFile(path, lambda data=raw: data), "committed")  # type: ignore[misc]

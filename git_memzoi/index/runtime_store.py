@@ -148,13 +148,6 @@ def iter_records(conn: sqlite3.Connection, *, store: str | None = None,
         yield _row(values)
 
 
-def count_records(conn: sqlite3.Connection, store: str | None = None) -> int:
-    """How many runtime records there are (in one store)."""
-    if store is None:
-        return int(conn.execute("SELECT count(*) FROM runtime_records").fetchone()[0])
-    return int(conn.execute("SELECT count(*) FROM runtime_records WHERE store = ?", (store,)).fetchone()[0])
-
-
 # --- retention_facts -------------------------------------------------------------------------------
 
 def add_fact(conn: sqlite3.Connection, *, record_id: str, fact: str, until: str, reason: str, actor: str,
@@ -176,12 +169,6 @@ def facts_for(conn: sqlite3.Connection, record_id: str) -> list[RetentionFact]:
     cursor = conn.execute(f"SELECT {_FACT_COLUMNS} FROM retention_facts WHERE record_id = ? ORDER BY seq",
                           (record_id,))
     return [RetentionFact(*values) for values in cursor]
-
-
-def iter_facts(conn: sqlite3.Connection) -> Iterator[RetentionFact]:
-    """Every retention fact, oldest first."""
-    for values in conn.execute(f"SELECT {_FACT_COLUMNS} FROM retention_facts ORDER BY seq"):
-        yield RetentionFact(*values)
 
 
 # --- events ----------------------------------------------------------------------------------------

@@ -14,13 +14,11 @@ from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from git_memzoi.errors import FormatError, MemzoiError, Refused
 from git_memzoi.gitrepo import GitRepo
 from git_memzoi.index import lookup
 from git_memzoi.layout import MEMZOI_DIR, RECORDS, SUFFIX
-from git_memzoi.profile import concept_id as concept
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.timefmt import format_rfc3339
 from git_memzoi.runtime import clock
@@ -292,17 +290,6 @@ def _target(facts: RecordFacts, nodes: Nodes, root: Path, target_id: str) -> tup
     if len(paths) != 1 or nodes.kind(paths[0]) != "file":
         return paths, None
     return paths, TargetFacts(paths[0], (root / paths[0]).read_bytes(), False, None)
-
-
-def record_concept_id(path: str) -> str | None:
-    try:
-        return concept.from_record_path(path[len(RECORDS) + 1:])
-    except FormatError:
-        return None
-
-
-def raw_frontmatter(raw: bytes, path: str) -> dict[str, Any]:
-    return frontmatter.parse(raw, path).data
 
 
 def who(repo: GitRepo) -> str:

@@ -9,40 +9,16 @@ characters, and the profile's validator refuses `*` and `?` in records except in
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from pathlib import Path
 
 from git_memzoi.errors import UsageError
-from git_memzoi.profile.applies import SCOPE_SUFFIX, applies_to_base
-
-
-entry_base = applies_to_base
-
-
-def covers(entry: str, path: str) -> bool:
-    """True when the `applies_to` entry covers the repository path `path`."""
-    base = entry_base(entry)
-    return path == base or path.startswith(base + "/")
-
-
-def within(entry: str, folder: str) -> bool:
-    """True when the entry's scope lies strictly inside `folder` (a folder the caller works on)."""
-    return entry_base(entry).startswith(folder + "/")
+from git_memzoi.profile.applies import SCOPE_SUFFIX
 
 
 def ancestors(path: str) -> list[str]:
     """`a/b/c` -> [`a/b/c`, `a/b`, `a`]: every entry base that would cover `path`."""
     parts = path.split("/")
     return ["/".join(parts[:end]) for end in range(len(parts), 0, -1)]
-
-
-def matching_entry(entries: Iterable[str], path: str) -> str | None:
-    """The most specific entry that covers `path`, or None."""
-    best: str | None = None
-    for entry in entries:
-        if covers(entry, path) and (best is None or len(entry_base(entry)) > len(entry_base(best))):
-            best = entry
-    return best
 
 
 def normalise(given: str, workdir: Path | None = None) -> str:

@@ -38,3 +38,22 @@ def test_handoff_describes_only_repo_safe_proposals_without_include_local(repo: 
     assert PRIVATE_TITLE in local and private in local and PUBLIC_TITLE in local
     # the CLI is the user's own terminal: it lists the whole inbox, as before
     assert PRIVATE_TITLE in run_cli("handoff", "--task", "deploy").stdout
+
+
+def test_handoff_without_local_memory_leaves_the_checkpoint_out_whatever_its_note_holds(repo: Repo) -> None:
+    """The session section is rendered or not: a heading-like line in the note cannot move the cut."""
+    from git_memzoi.mcp.tools import MemoryTools
+
+    note = "Quagga step one.\n\n## Session checkpoint\n\nQuagga step two: three of five migrations done."
+    checkpoint_id = run_cli("checkpoint", "add", "--task", "Zebra migration", "--note", note).stdout.strip()
+    tools = MemoryTools(Workspace.open(repo.path))
+    plain = tools.handoff("finish the work")
+    dumped = json.dumps(plain.model.model_dump()) + plain.text
+    assert plain.model.checkpoint is None  # type: ignore[attr-defined]
+    assert "Quagga" not in dumped and "Zebra" not in dumped and checkpoint_id not in dumped
+    assert plain.text.count("## Session checkpoint") == 1
+    assert plain.text.endswith("## Session checkpoint\n\nA current session checkpoint exists. It is session memory "
+                               "of this machine: call handoff with include_local set to true to include it.\n")
+    local = tools.handoff("finish the work", include_local=True)
+    assert local.model.checkpoint.record_id == checkpoint_id  # type: ignore[attr-defined]
+    assert local.text.endswith(note + "\n") and "Zebra migration" in local.text

@@ -5,7 +5,6 @@ from __future__ import annotations
 from conftest import run_cli
 from test_lifecycle_support import PROPOSED_AT, at, one_line_error, packet, snapshot, states, write_packet
 
-from git_memzoi.lifecycle import inbox
 from git_memzoi.runtime.workspace import Workspace
 
 
@@ -76,10 +75,31 @@ def test_approve_transitions(repo) -> None:
     assert "mem_missing" in one_line_error(run_cli("approve", "mem_missing", expect=1).stderr)
 
 
-def test_open_items_for_handoff(repo) -> None:
-    pid = _propose("Open item")
-    items = inbox.open_items(Workspace.open(repo.path))
-    assert [(i.proposal_id, i.state, i.action, i.title) for i in items] == [(pid, "validated", "create", "Open item")]
+def test_handoff_lists_the_open_inbox_as_proposals_list_does(repo) -> None:
+    """One listing: the inbox's open proposals, then packet files no proposal stands for."""
+    from git_memzoi.recall.handoff import open_inbox
+
+    at(PROPOSED_AT)
+    inbox_only = _propose("Open item")
+    with_file = _propose("With file", "--packet")
+    approved = _propose("Approved")
+    run_cli("approve", approved)
+    rejected = _propose("Rejected")
+    run_cli("reject", rejected, "--reason", "no")
+    write_packet(repo, packet("mem_2026_03_01_file_only_abc123"))
+    write_packet(repo, packet(rejected), name="renamed")  # the rejected proposal stands for it
+    repo.write(".memzoi/proposals/pending/broken.md", "---\nid: [\n---\nbody\n")
+    listed = [(p["id"], p["state"], p["file"]) for p in run_cli("proposals", "--json").json()["proposals"]]
+    # proposals made at one instant come by ID, then packet files by name
+    assert listed == sorted([(inbox_only, "validated", None),
+                             (with_file, "validated", f".memzoi/proposals/pending/{with_file}.md"),
+                             (approved, "approved", None)]) + [
+        ("broken", "proposed", ".memzoi/proposals/pending/broken.md"),
+        ("mem_2026_03_01_file_only_abc123", "proposed", ".memzoi/proposals/pending/mem_2026_03_01_file_only_abc123.md")]
+    items = open_inbox(Workspace.open(repo.path))
+    assert [(i.proposal_id, i.state, i.file) for i, _ in items] == listed
+    titles = {i.proposal_id: (i.action, i.title) for i, _ in items}
+    assert titles[inbox_only] == ("create", "Open item") and titles["broken"] == ("unknown", "(unreadable packet)")
 
 
 def test_every_inbox_write_has_an_event(repo) -> None:

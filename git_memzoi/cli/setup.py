@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any
-
 import click
 
 from git_memzoi.cli.common import emit_json, json_option, say, workspace
@@ -32,21 +29,6 @@ def init(as_json: bool) -> None:
         say("nothing to do: .memzoi/ is already initialised")
 
 
-def _db_state(path: Any, table: str) -> str:
-    if not path.exists():
-        return "missing"
-    try:
-        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
-        try:
-            conn.execute(f"SELECT count(*) FROM {table}").fetchone()
-            result = conn.execute("PRAGMA quick_check").fetchone()[0]
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError as exc:
-        return f"unreadable: {exc}"
-    return "ok" if result == "ok" else f"corrupt: {result}"
-
-
 @click.command()
 @click.option("--repair", is_flag=True,
               help="Finish or roll back a step interrupted by a crash; remove runtime folders of removed worktrees.")
@@ -55,9 +37,11 @@ def doctor(repair: bool, as_json: bool) -> None:
     """Show the repository and worktree keys, where runtime state lives, and its health."""
     ws = workspace()
     layout = ws.layout
+    from git_memzoi.index.queries import database_state
+
     checks: dict[str, str] = {
-        "shared_db": _db_state(layout.shared_db, "proposals"),
-        "index_db": _db_state(layout.index_db, "records"),
+        "shared_db": database_state(layout.shared_db, "proposals"),
+        "index_db": database_state(layout.index_db, "records"),
     }
     try:
         ws.config  # noqa: B018 - loading validates every config file

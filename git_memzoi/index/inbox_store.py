@@ -3,18 +3,27 @@
 Lifecycle code describes a change as data (a DbChange) and `execute` carries it out in one
 transaction together with its audit event. The event names the install journal, which is how
 crash recovery learns whether the database side of an interrupted change committed.
+
+`listing` is the inbox as people see it: the proposals, then the pending packet files under
+`.memzoi/proposals/pending/` that no proposal stands for. `proposals list`, handoff and the
+session-start hook all list it so.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from git_memzoi.errors import FormatError, StateError
 from git_memzoi.index import shared_db
+from git_memzoi.layout import PENDING, SUFFIX, pending_path
 
+#: States of a proposal still to be decided; a pending packet file alone is open too (`proposed`).
 OPEN_STATES = ("pending", "validated", "approved")
 STATES = ("pending", "validated", "approved", "applied", "rejected")
 
@@ -94,13 +103,6 @@ def get(conn: sqlite3.Connection, proposal_id: str) -> ProposalRow | None:
     return _row(found) if found else None
 
 
-def by_file_id(conn: sqlite3.Connection, file_id: str) -> ProposalRow | None:
-    """The inbox row whose pending packet file has this file ID, or None."""
-    found = conn.execute(f"SELECT {_COLUMNS} FROM proposals WHERE file_id = ? ORDER BY created_at LIMIT 1",
-                         (file_id,)).fetchone()
-    return _row(found) if found else None
-
-
 def list_rows(conn: sqlite3.Connection, states: Iterable[str] | None = None) -> list[ProposalRow]:
     """Inbox rows, oldest first, optionally only those in `states`."""
     if states is None:
@@ -111,6 +113,77 @@ def list_rows(conn: sqlite3.Connection, states: Iterable[str] | None = None) -> 
         rows = conn.execute(f"SELECT {_COLUMNS} FROM proposals WHERE state IN ({marks}) ORDER BY created_at, id",
                             wanted).fetchall()
     return [_row(r) for r in rows]
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One entry of the inbox listing: a proposal, or a pending packet file that no proposal stands for."""
+
+    id: str
+    state: str                    # the proposal's state, or `proposed` for a packet file alone
+    packet: bytes                 # the proposal's packet text, or the file's bytes (empty when unreadable)
+    data: dict[str, Any] | None   # the packet's frontmatter, unvalidated (None when it does not parse)
+    file: str | None              # its pending packet file in the work tree, when there is one
+    row: ProposalRow | None       # the proposal (None for a packet file alone)
+
+
+def pending_files(workdir: Path) -> list[str]:
+    """The pending packet files of a work tree (regular files, no symlinks), by name."""
+    folder = workdir / PENDING
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [f"{PENDING}/{name}" for name in names
+            if name.endswith(SUFFIX) and (folder / name).is_file() and not (folder / name).is_symlink()]
+
+
+def listing(db_path: Path, workdir: Path | None, *, open_only: bool = False) -> list[Listed]:
+    """The inbox: proposals oldest first (with `open_only`, those in OPEN_STATES), then the pending
+    packet files of `workdir` that no proposal stands for (none has the file's name or `id`).
+
+    shared.db is only read, and may not exist yet (then the files alone are listed).
+    """
+    def parse(raw: bytes, where: str) -> dict[str, Any] | None:
+        from git_memzoi.profile import frontmatter  # PyYAML: only when there is a packet to read
+
+        try:
+            return frontmatter.parse(raw, where).data
+        except FormatError:
+            return None
+
+    out: list[Listed] = []
+    known: set[str] = set()
+    if db_path.exists():
+        conn = shared_db.connect(db_path, readonly=True)
+        try:
+            rows = list_rows(conn, OPEN_STATES if open_only else None)
+            known.update(name for pair in conn.execute("SELECT id, file_id FROM proposals") for name in pair if name)
+        except sqlite3.DatabaseError as exc:
+            raise StateError(f"{db_path}: shared.db is unreadable: {exc}") from None
+        finally:
+            conn.close()
+        for row in rows:
+            file = pending_path(row.file_id) if row.file_id else None
+            if file is not None and (workdir is None or not (workdir / file).is_file()):
+                file = None
+            raw = row.packet.encode("utf-8")
+            out.append(Listed(row.id, row.state, raw, parse(raw, f"inbox:{row.id}"), file, row))
+    if workdir is None:
+        return out
+    for rel in pending_files(workdir):
+        try:
+            raw = (workdir / rel).read_bytes()
+        except OSError:
+            raw = b""
+        data = parse(raw, rel)
+        stem = rel.rsplit("/", 1)[1][:-len(SUFFIX)]
+        given = data.get("id") if data is not None else None
+        name = given if isinstance(given, str) else stem
+        if stem in known or name in known:
+            continue
+        out.append(Listed(name, "proposed", raw, data, rel, None))
+    return out
 
 
 def twin(conn: sqlite3.Connection, body_digest: str, exclude_states: Iterable[str] = ("rejected",)) -> str | None:
@@ -131,7 +204,12 @@ def find_rejection(conn: sqlite3.Connection, alias_sha256: str) -> RejectionRow 
 
 
 def journal_committed(conn: sqlite3.Connection, txid: str) -> bool:
-    """True when the database side of the install journal `txid` committed (its event exists)."""
+    """True when the database side of the install journal `txid` committed (its event exists).
+
+    A transaction an interrupted `execute` left open is rolled back first: it never committed.
+    """
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
     found = conn.execute("SELECT 1 FROM events WHERE json_extract(detail, '$.journal') = ? LIMIT 1",
                          (txid,)).fetchone()
     return found is not None

@@ -12,7 +12,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from git_memzoi.errors import StateError
 from git_memzoi.layout import INDEX_TEMP_PREFIX
@@ -33,7 +33,7 @@ class RecordRow(NamedTuple):
     rowid: int
     # small columns that filters read come first, so a filter never reads past the long texts
     path: str                  # .memzoi/records/<concept-id>.md or shared.db:<store>/<id>
-    store: str                 # repo | local | session
+    store: Literal["repo", "local", "session"]
     record_id: str
     concept_id: str | None
     type: str
@@ -68,13 +68,15 @@ class RecordRow(NamedTuple):
         """The Markdown body (what FTS indexes as `body`)."""
         return self.document[self.body_start:]
 
+    def is_current(self, now: float) -> bool:
+        """Active and strictly before the retention boundary at `now` (Unix seconds), as `current_filter`."""
+        return self.status == "active" and (self.boundary is None or self.boundary > now)
+
 
 #: Every column of a record row, in RecordRow's order (`rowid` first).
 ROW_COLUMNS: tuple[str, ...] = RecordRow._fields
 #: The columns a writer fills besides `rowid`, in insert order.
 RECORD_COLUMNS: tuple[str, ...] = ROW_COLUMNS[1:]
-#: Insert one RecordRow (all its fields, `rowid` first).
-INSERT_RECORD = f"INSERT INTO records ({', '.join(ROW_COLUMNS)}) VALUES ({', '.join('?' * len(ROW_COLUMNS))})"
 
 _SCHEMA = f"""
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

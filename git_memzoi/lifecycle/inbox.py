@@ -18,7 +18,7 @@ from git_memzoi.gitrepo.identity import actor
 from git_memzoi.errors import FormatError, NotFound, Refused, UsageError
 from git_memzoi.index import inbox_store, shared_db
 from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow
-from git_memzoi.layout import PENDING, SUFFIX, pending_path
+from git_memzoi.layout import pending_path
 from git_memzoi.lifecycle import checks, install, packets, recovery, state, targets
 from git_memzoi.lifecycle.draft import PacketDraft, new_id
 from git_memzoi.lifecycle.plan import FileChange, Plan, new_dirs_for
@@ -26,7 +26,6 @@ from git_memzoi.lifecycle.state import Snapshot
 from git_memzoi.profile import frontmatter, secrets as secret_scan
 from git_memzoi.profile.document import ParsedPacket
 from git_memzoi.profile.timefmt import is_rfc3339, parse_rfc3339
-from git_memzoi.recall.models import InboxItem
 from git_memzoi.runtime.workspace import Workspace
 
 class InboxEntry(BaseModel):
@@ -53,11 +52,6 @@ class InboxEntry(BaseModel):
     @property
     def proposal_id(self) -> str:
         return self.id
-
-    def item(self) -> InboxItem:
-        """The pinned recall model (handoff shows the open inbox with it)."""
-        return InboxItem(proposal_id=self.id, state=self.state, action=self.action or "?",
-                         title=self.title or "", file=self.file)
 
     def summary(self) -> dict[str, Any]:
         return self.model_dump(exclude={"packet", "messages"})
@@ -185,7 +179,7 @@ def _twin(snap: Snapshot, conn: Any, digest: str, pid: str) -> str | None:
     found = inbox_store.twin(conn, digest)
     if found is not None and found != pid:
         return found
-    for path in _pending_files(snap.workdir):
+    for path in inbox_store.pending_files(snap.workdir):
         try:
             doc = frontmatter.parse((snap.workdir / path).read_bytes(), path)
         except (FormatError, OSError):
@@ -296,11 +290,14 @@ def record_facts(ws: Workspace, record_id: str) -> dict[str, Any]:
         return {}
 
 
-def _entry(row: ProposalRow, root: Any, messages: list[str] | None = None) -> InboxEntry:
-    try:
-        data = frontmatter.parse(row.packet.encode("utf-8"), f"inbox:{row.id}").data
-    except FormatError:
-        data = {}
+def _entry(row: ProposalRow, root: Any, messages: list[str] | None = None,
+           data: dict[str, Any] | None = None) -> InboxEntry:
+    """The entry of an inbox row (`data`: its packet's frontmatter, when the caller parsed it already)."""
+    if data is None:
+        try:
+            data = frontmatter.parse(row.packet.encode("utf-8"), f"inbox:{row.id}").data
+        except FormatError:
+            data = {}
     raw_proposal = data.get("proposal")
     proposal: dict[str, Any] = raw_proposal if isinstance(raw_proposal, dict) else {}
     file = None
@@ -316,8 +313,8 @@ def _entry(row: ProposalRow, root: Any, messages: list[str] | None = None) -> In
                       packet=row.packet, messages=messages or [])
 
 
-def _file_entry(root: Any, rel: str) -> InboxEntry:
-    raw = (root / rel).read_bytes()
+def _file_entry(rel: str, raw: bytes) -> InboxEntry:
+    """The entry of a pending packet file (`raw`: its bytes)."""
     text = raw.decode("utf-8", errors="replace")
     stem = rel.rsplit("/", 1)[-1][:-3]
     try:
@@ -331,14 +328,6 @@ def _file_entry(root: Any, rel: str) -> InboxEntry:
                       packet=text)
 
 
-def _pending_files(root: Any) -> list[str]:
-    folder = root / PENDING
-    if not folder.is_dir():
-        return []
-    return sorted(f"{PENDING}/{p.name}" for p in folder.iterdir()
-                  if p.name.endswith(SUFFIX) and p.is_file() and not p.is_symlink())
-
-
 #: `--status` values: an inbox state, `proposed` (packet files only), `open` (default) or `all`.
 STATUS_FILTERS = (*inbox_store.STATES, "proposed", "open", "all")
 
@@ -350,34 +339,12 @@ def list_entries(ws: Workspace, status: str | None = None) -> list[InboxEntry]:
         raise UsageError(f"status filter {wanted!r} is not one of {', '.join(STATUS_FILTERS)}")
     recovery.settle_if_needed(ws)
     root = ws.repo.workdir
-    rows: list[ProposalRow] = []
-    if ws.layout.shared_db.exists():
-        conn = shared_db.connect(ws.layout.shared_db, readonly=True)
-        try:
-            rows = inbox_store.list_rows(conn)
-        finally:
-            conn.close()
-    entries = [_entry(row, root) for row in rows]
-    listed_files = {e.file for e in entries if e.file}
-    known_ids = {row.id for row in rows}
-    if root is not None:
-        for rel in _pending_files(root):
-            if rel in listed_files:
-                continue
-            entry = _file_entry(root, rel)
-            if entry.id in known_ids:
-                continue  # the inbox row already stands for it (resolved elsewhere or differently named)
-            entries.append(entry)
-    if wanted == "all":
+    entries = [_entry(listed.row, root, data=listed.data or {}) if listed.row is not None
+               else _file_entry(listed.file or listed.id, listed.packet)
+               for listed in inbox_store.listing(ws.layout.shared_db, root, open_only=wanted == "open")]
+    if wanted in ("all", "open"):
         return entries
-    if wanted == "open":
-        return [e for e in entries if e.state in (*inbox_store.OPEN_STATES, "proposed")]
     return [e for e in entries if e.state == wanted]
-
-
-def open_items(ws: Workspace) -> list[InboxItem]:
-    """The open inbox as the pinned recall model (for handoff)."""
-    return [entry.item() for entry in list_entries(ws, "open")]
 
 
 def show(ws: Workspace, target: str) -> InboxEntry | targets.Settled:
@@ -394,7 +361,7 @@ def show(ws: Workspace, target: str) -> InboxEntry | targets.Settled:
     if found.via == "inbox" and found.row is not None:
         return _entry(found.row, root)
     assert found.file_path is not None
-    entry = _file_entry(root, found.file_path)
+    entry = _file_entry(found.file_path, (root / found.file_path).read_bytes())
     if found.row is not None:
         entry = entry.model_copy(update={"state": found.row.state, "source": "inbox+file"})
     return entry

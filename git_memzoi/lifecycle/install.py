@@ -109,12 +109,6 @@ def put(path: Path, data: bytes | None, step: str | None = None) -> None:
         fault(step)
 
 
-def _committed(conn: sqlite3.Connection, txid: str) -> bool:
-    if conn.in_transaction:
-        conn.execute("ROLLBACK")
-    return inbox_store.journal_committed(conn, txid)
-
-
 @dataclass(frozen=True)
 class CommitRequest:
     """Record the step's paths in one git commit on HEAD of `repo`, with `message`, made at `when`."""
@@ -183,7 +177,7 @@ def install(root: Path, layout: Layout, conn: sqlite3.Connection, plan: Plan,
         inbox_store.execute(conn, plan.db, journal.txid, before_commit=lambda: fault("db-before-commit"))
         fault("db-committed")
     except BaseException as exc:
-        committed = _committed(conn, journal.txid)
+        committed = inbox_store.journal_committed(conn, journal.txid)
         settle(journal, committed)
         jpath.unlink()
         fsync_dir(jpath.parent)

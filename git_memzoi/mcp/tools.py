@@ -15,13 +15,6 @@ from git_memzoi.recall.models import (
 )
 from git_memzoi.runtime.workspace import Workspace
 
-#: Tool names, in the order the server lists them.
-TOOL_NAMES: tuple[str, ...] = (
-    "search_memory", "build_context_pack", "precheck_path", "precheck_command", "precheck_action",
-    "inspect_memory_expiry", "handoff",
-)
-
-
 @dataclass(frozen=True)
 class ToolOutput:
     """What a tool returns: the recall model (structured content) and text for the model to read."""
@@ -172,20 +165,4 @@ class MemoryTools:
         from git_memzoi.recall.handoff import build_handoff
 
         result: Handoff = build_handoff(self.ws, _need(task, "task"), include_local=include_local)
-        if not include_local and result.checkpoint is not None:
-            result = without_checkpoint(result)
         return ToolOutput(result, result.text)
-
-
-CHECKPOINT_HEADING = "\n## Session checkpoint\n"
-CHECKPOINT_LEFT_OUT = ("A current session checkpoint exists. It is session memory of this machine: "
-                       "call handoff with include_local set to true to include it.")
-
-
-def without_checkpoint(result: Handoff) -> Handoff:
-    """The handoff minus its session checkpoint (session memory is local; callers opt in to it)."""
-    cut = result.text.rfind(CHECKPOINT_HEADING)
-    # Should the text ever lose that heading, fall back to the pack alone rather than risk the note.
-    head = result.text[:cut] if cut >= 0 else result.pack.text.rstrip("\n")
-    text = f"{head}{CHECKPOINT_HEADING}\n{CHECKPOINT_LEFT_OUT}\n"
-    return result.model_copy(update={"checkpoint": None, "text": text})

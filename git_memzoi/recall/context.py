@@ -14,15 +14,16 @@ import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from git_memzoi.errors import UsageError
-from git_memzoi.index import fts
+from git_memzoi.index import fts, queries
+from git_memzoi.index.index_db import RecordRow
+from git_memzoi.index.queries import Filter
 from git_memzoi.index.rebuild import open_index
 from git_memzoi.recall import paths as pathmatch
-from git_memzoi.recall.models import Citation, ContextItem, ContextPack, Omission
-from git_memzoi.recall.records import C, SELECT, citation, now_params
-from git_memzoi.recall.search import filter_sql, ranked
+from git_memzoi.recall.models import ContextItem, ContextPack, Omission
+from git_memzoi.recall.records import citation, now
 
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
@@ -41,7 +42,7 @@ _HEADING = re.compile(r"^#{1,6}\s+(.*)$")
 
 @dataclass
 class _Candidate:
-    row: Sequence[Any]
+    row: RecordRow
     text: float = 0.0
     path: float = 0.0
     why: list[str] = field(default_factory=list)
@@ -49,7 +50,7 @@ class _Candidate:
     @property
     def rank(self) -> tuple[int, float, str]:
         """Sort key: leading types first, then relevance, then path."""
-        return (TYPE_ORDER.get(self.row[C["type"]], len(TYPE_ORDER)), -(self.text + self.path), self.row[C["path"]])
+        return (TYPE_ORDER.get(self.row.type, len(TYPE_ORDER)), -(self.text + self.path), self.row.path)
 
 
 def clean_body(title: str, body: str) -> str:
@@ -71,41 +72,27 @@ def _show(value: str | None) -> str:
     return "null" if value is None else value
 
 
-def cite_line(c: Citation) -> str:
-    """One line of evidence; missing values are shown as null."""
-    return (f"Cite: {c.record_id} · source: {_show(c.source)} · source_ref: {_show(c.source_ref)} · "
-            f"proposal_id: {_show(c.proposal_id)}")
-
-
 def _label(kind: str) -> str:
     return kind.replace("_", " ").capitalize()
 
 
-def block(row: Sequence[Any], text: str) -> str:
-    """How one record appears in the pack (its citation line as `cite_line` writes it)."""
-    cite = (f"Cite: {row[C['record_id']]} · source: {_show(row[C['source']])} · "
-            f"source_ref: {_show(row[C['source_ref']])} · proposal_id: {_show(row[C['proposal_id']])}")
-    return f"## {_label(row[C['type']])}: {row[C['title']]}\n\n{text}\n\n{cite}\n"
+def block(row: RecordRow, text: str) -> str:
+    """How one record appears in the pack: a heading, the text, one line of evidence (missing values as null)."""
+    cite = (f"Cite: {row.record_id} · source: {_show(row.source)} · source_ref: {_show(row.source_ref)} · "
+            f"proposal_id: {_show(row.proposal_id)}")
+    return f"## {_label(row.type)}: {row.title}\n\n{text}\n\n{cite}\n"
 
 
-def _by_paths(conn: sqlite3.Connection, paths: list[str], where: str, params: dict[str, Any],
-              found: dict[int, _Candidate]) -> None:
-    bound = {k: v for k, v in params.items() if not k.startswith("_")}
+def _by_paths(conn: sqlite3.Connection, paths: list[str], flt: Filter, found: dict[int, _Candidate]) -> None:
     for path in paths:
-        names = {f"a{i}": base for i, base in enumerate(pathmatch.ancestors(path))}
-        sql = (f"SELECT {SELECT}, a.entry FROM applies a JOIN records r ON r.rowid = a.record "
-               f"WHERE a.base IN ({', '.join(':' + n for n in names)}) AND {where}")
-        for row in conn.execute(sql, bound | names):
-            cand = found.setdefault(row[C["rowid"]], _Candidate(row[: len(C)]))
-            if cand.path < COVERS:
-                cand.path = COVERS
-            cand.why.append(f"applies to {path} ({row[len(C)]})")
-        sql = (f"SELECT {SELECT}, a.entry FROM applies a JOIN records r ON r.rowid = a.record "
-               f"WHERE a.base > :lo AND a.base < :hi AND {where}")
-        for row in conn.execute(sql, bound | {"lo": path + "/", "hi": path + "0"}):
-            cand = found.setdefault(row[C["rowid"]], _Candidate(row[: len(C)]))
+        for row, entry, _ in queries.covering(conn, pathmatch.ancestors(path), flt):
+            cand = found.setdefault(row.rowid, _Candidate(row))
+            cand.path = COVERS
+            cand.why.append(f"applies to {path} ({entry})")
+        for row, entry in queries.inside(conn, path, flt):
+            cand = found.setdefault(row.rowid, _Candidate(row))
             cand.path = max(cand.path, INSIDE)
-            cand.why.append(f"scope {row[len(C)]} is inside {path}")
+            cand.why.append(f"scope {entry} is inside {path}")
 
 
 #: The largest word budget, as for recall.context_budget in config.toml.
@@ -119,23 +106,22 @@ def build_context(ws: "Workspace", task: str, *, paths: Sequence[str] = (), budg
     if not 1 <= words <= MAX_BUDGET:
         raise UsageError(f"--budget must be from 1 to {MAX_BUDGET} words, not {words}")
     norm = list(dict.fromkeys(pathmatch.normalise(p, ws.repo.workdir) for p in paths))
-    params = now_params()
-    where = filter_sql(params, path=None, type=None, lane=None, include_all=False, include_local=include_local)
+    flt = Filter(now()[1], shared=not include_local)
     found: dict[int, _Candidate] = {}
     conn = open_index(ws)
     try:
         query_terms = fts.terms(" ".join(fts.significant(task)))
         if query_terms:
-            hits = ranked(conn, query_terms, where, params, TEXT_CANDIDATES)
+            hits = queries.ranked(conn, query_terms, flt, TEXT_CANDIDATES)
             best = max((score for _, score in hits), default=0.0) or 1.0
             for row, score in hits:
                 relevance = max(score, 0.0) / best
                 if relevance < TEXT_FLOOR:
                     continue
-                cand = found.setdefault(row[C["rowid"]], _Candidate(row))
+                cand = found.setdefault(row.rowid, _Candidate(row))
                 cand.text = relevance
                 cand.why.append("matches the task")
-        _by_paths(conn, norm, where, params, found)
+        _by_paths(conn, norm, flt, found)
     finally:
         conn.close()
     ordered = sorted(found.values(), key=lambda c: c.rank)
@@ -152,8 +138,8 @@ def _pack(task: str, paths: list[str], budget: int, ordered: list[_Candidate]) -
     seen_title: dict[str, str] = {}
     for cand in ordered[:MAX_CANDIDATES]:
         row = cand.row
-        rid, title = row[C["record_id"]], row[C["title"]]
-        body = clean_body(title, row[C["body"]])
+        rid, title = row.record_id, row.title
+        body = clean_body(title, row.body)
         body_words = body.split()
         normal_body, normal_title = " ".join(body_words).lower(), " ".join(title.split()).lower()
         twin = seen_body.get(normal_body) or seen_title.get(normal_title)
@@ -166,8 +152,8 @@ def _pack(task: str, paths: list[str], budget: int, ordered: list[_Candidate]) -
         left = budget - used
         if frame + len(body_words) <= left:
             text, note = body, ""
-        elif row[C["description"]] and frame + words_in(row[C["description"]]) <= left:
-            text, note = row[C["description"]], " (description only: body over budget)"
+        elif row.description and frame + words_in(row.description) <= left:
+            text, note = row.description, " (description only: body over budget)"
         else:
             omitted.append(Omission(record_id=rid, title=title,
                                     reason=f"over budget ({frame + len(body_words)} words, {left} left)"))
@@ -176,8 +162,8 @@ def _pack(task: str, paths: list[str], budget: int, ordered: list[_Candidate]) -
         count = words_in(rendered)
         used += count
         blocks.append(rendered)
-        why = "; ".join(dict.fromkeys(cand.why)) + f"; {row[C['type']]}"
-        items.append(ContextItem(record_id=rid, store=row[C["store"]], type=row[C["type"]], lane=row[C["lane"]],
+        why = "; ".join(dict.fromkeys(cand.why)) + f"; {row.type}"
+        items.append(ContextItem(record_id=rid, store=row.store, type=row.type, lane=row.lane,
                                  title=title, text=text, words=count, why=why + note, citation=citation(row)))
     text = header + "".join(f"\n{b}" for b in blocks)
     if not items:

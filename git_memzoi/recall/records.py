@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from git_memzoi.errors import NotFound
-from git_memzoi.index.rebuild import current_filter, instant, open_index
+from git_memzoi.index import queries
+from git_memzoi.index.index_db import RecordRow, instant
+from git_memzoi.index.queries import Filter
+from git_memzoi.index.rebuild import open_index
 from git_memzoi.index.retention_rules import Boundary
 from git_memzoi.profile.timefmt import parse_rfc3339
 from git_memzoi.recall.models import Citation, ExpiryDecision, IndexedRecord
@@ -18,62 +20,48 @@ from git_memzoi.runtime import clock
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
 
-#: Columns every reader selects, in this order (`row[i]` below).
-COLUMNS = ("rowid", "path", "store", "record_id", "concept_id", "type", "lane", "status", "visibility",
-           "title", "description", "body", "tags_json", "applies_json", "source", "source_ref", "proposal_id",
-           "boundary", "boundary_at", "boundary_kind", "rule", "basis", "facts", "document", "confidence",
-           "timestamp")
-C = {name: i for i, name in enumerate(COLUMNS)}
-SELECT = ", ".join(f"r.{c}" for c in COLUMNS)
-STORE_ORDER = "CASE r.store WHEN 'repo' THEN 0 WHEN 'local' THEN 1 ELSE 2 END"
-#: Runtime memory (local notes and session checkpoints) and private records stay out of
-#: ordinary recall unless the caller asks for local memory.
-SHARED_ONLY = "(r.store = 'repo' AND r.visibility != 'private')"
 
-
-def now_params() -> dict[str, Any]:
-    """The clock as the query parameter `:now` (and the datetime it came from)."""
+def now() -> tuple[datetime, float]:
+    """The clock, and the same instant as index.db compares it (Unix seconds)."""
     moment = clock.now()
-    return {"now": instant(moment), "_moment": moment}
+    return moment, instant(moment)
 
 
-def citation(row: Sequence[Any]) -> Citation:
+def citation(row: RecordRow) -> Citation:
     """Evidence for a row: source/source_ref exactly as stored, plus proposal lineage."""
-    return Citation(record_id=row[C["record_id"]], source=row[C["source"]], source_ref=row[C["source_ref"]],
-                    proposal_id=row[C["proposal_id"]], path=row[C["path"]])
+    return Citation(record_id=row.record_id, source=row.source, source_ref=row.source_ref,
+                    proposal_id=row.proposal_id, path=row.path)
 
 
-def is_current(row: Sequence[Any], now: float) -> bool:
-    """Active and strictly before the stored retention boundary."""
-    boundary = row[C["boundary"]]
-    return bool(row[C["status"]] == "active" and (boundary is None or boundary > now))
-
-
-def decision(row: Sequence[Any], moment: datetime) -> ExpiryDecision:
+def decision(row: RecordRow, moment: datetime) -> ExpiryDecision:
     """The retention decision the row's stored boundary gives at `moment`."""
     from git_memzoi.recall.retention import judge
 
-    at = row[C["boundary_at"]]
-    b = Boundary(rule=row[C["rule"]], at=parse_rfc3339(at) if at else None, kind=row[C["boundary_kind"]],
-                 basis=row[C["basis"]], active=row[C["status"]] == "active", status=row[C["status"]],
-                 facts=tuple(json.loads(row[C["facts"]])))
-    return judge(row[C["record_id"]], row[C["lane"]], b, moment)
+    b = Boundary(rule=row.rule, at=parse_rfc3339(row.boundary_at) if row.boundary_at else None,
+                 kind=row.boundary_kind, basis=row.basis, active=row.status == "active", status=row.status,
+                 facts=tuple(json.loads(row.facts)))
+    return judge(row.record_id, row.lane, b, moment)
 
 
-def indexed(row: Sequence[Any], moment: datetime) -> IndexedRecord:
-    """An IndexedRecord from a row selected with SELECT."""
+def indexed(row: RecordRow, moment: datetime) -> IndexedRecord:
+    """The IndexedRecord of a row."""
     return IndexedRecord(
-        record_id=row[C["record_id"]], concept_id=row[C["concept_id"]], store=row[C["store"]], path=row[C["path"]],
-        type=row[C["type"]], lane=row[C["lane"]], status=row[C["status"]], visibility=row[C["visibility"]],
-        title=row[C["title"]], description=row[C["description"]], body=row[C["body"]],
-        applies_to=json.loads(row[C["applies_json"]]), tags=json.loads(row[C["tags_json"]]),
-        citation=citation(row), expiry=decision(row, moment), document=row[C["document"]],
+        record_id=row.record_id, concept_id=row.concept_id, store=row.store, path=row.path, type=row.type,
+        lane=row.lane, status=row.status, visibility=row.visibility, title=row.title,
+        description=row.description, body=row.body, applies_to=json.loads(row.applies_json),
+        tags=json.loads(row.tags_json), citation=citation(row), expiry=decision(row, moment),
+        document=row.document,
     )
 
 
-def _query(conn: sqlite3.Connection, where: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-    sql = f"SELECT {SELECT} FROM records r WHERE {where} ORDER BY {STORE_ORDER}, r.path"
-    return conn.execute(sql, {k: v for k, v in params.items() if not k.startswith("_")}).fetchall()
+def _records(ws: "Workspace", *, current: bool, shared: bool) -> list[IndexedRecord]:
+    moment, at = now()
+    conn = open_index(ws)
+    try:
+        rows = queries.records(conn, Filter(at, current=current, shared=shared))
+    finally:
+        conn.close()
+    return [indexed(row, moment) for row in rows]
 
 
 def current_records(ws: "Workspace", *, include_private: bool = False) -> list[IndexedRecord]:
@@ -82,82 +70,51 @@ def current_records(ws: "Workspace", *, include_private: bool = False) -> list[I
     Without `include_private`, only repository records whose visibility is not private: what
     may leave this machine. With it, private records and runtime (local, session) memory too.
     """
-    params = now_params()
-    where = current_filter("r") + ("" if include_private else f" AND {SHARED_ONLY}")
-    conn = open_index(ws)
-    try:
-        rows = _query(conn, where, params)
-    finally:
-        conn.close()
-    return [indexed(row, params["_moment"]) for row in rows]
+    return _records(ws, current=True, shared=not include_private)
 
 
 def all_records(ws: "Workspace") -> list[IndexedRecord]:
     """Every indexed record, current or query-only, every store, repository first, then by path."""
-    params = now_params()
-    conn = open_index(ws)
-    try:
-        rows = _query(conn, "1", params)
-    finally:
-        conn.close()
-    return [indexed(row, params["_moment"]) for row in rows]
+    return _records(ws, current=False, shared=False)
+
+
+def row_by_id(conn: sqlite3.Connection, record_id: str) -> RecordRow:
+    """The row of one record (a repository record before runtime memory of the same ID); NotFound otherwise."""
+    rows = queries.records(conn, Filter(0.0, current=False, shared=False), record_id=record_id)
+    if not rows:
+        raise NotFound(f"no record {record_id!r} in this worktree's index",
+                       hint="search for it with `git memzoi search --all TEXT`")
+    return rows[0]
 
 
 def get_record(ws: "Workspace", record_id: str) -> IndexedRecord:
     """One record by ID (a repository record before runtime memory of the same ID); NotFound otherwise."""
-    params = now_params() | {"id": record_id}
+    moment, _ = now()
     conn = open_index(ws)
     try:
-        rows = _query(conn, "r.record_id = :id", params)
+        row = row_by_id(conn, record_id)
     finally:
         conn.close()
-    if not rows:
-        raise NotFound(f"no record {record_id!r} in this worktree's index",
-                       hint="search for it with `git memzoi search --all TEXT`")
-    return indexed(rows[0], params["_moment"])
-
-
-def facts(ws: "Workspace", record_id: str) -> list[dict[str, str]]:
-    """The authorised retention facts about one record, as mirrored from shared.db."""
-    conn = open_index(ws)
-    try:
-        keys = ("record_id", "fact", "until", "reason", "actor", "created_at")
-        rows = conn.execute(f"SELECT {', '.join(keys)} FROM facts WHERE record_id = ? ORDER BY seq",
-                            (record_id,)).fetchall()
-    finally:
-        conn.close()
-    return [dict(zip(keys, row)) for row in rows]
-
-
-#: What a client may read as a resource: current repository records that are not private.
-_SHAREABLE = "r.store = 'repo' AND r.visibility != 'private' AND r.concept_id IS NOT NULL"
+    return indexed(row, moment)
 
 
 def shareable_records(ws: "Workspace") -> list[tuple[str, str, str, str | None]]:
     """(concept ID, record ID, title, description) of each current, non-private repository record, by path."""
-    params = now_params()
     conn = open_index(ws)
     try:
-        rows = conn.execute(f"SELECT r.concept_id, r.record_id, r.title, r.description FROM records r "
-                            f"WHERE {current_filter('r')} AND {_SHAREABLE} ORDER BY r.path",
-                            {"now": params["now"]}).fetchall()
+        return queries.shareable(conn, now()[1])
     finally:
         conn.close()
-    return [(row[0], row[1], row[2], row[3]) for row in rows]
 
 
 def shareable_document(ws: "Workspace", concept_id: str) -> str:
     """The file text of the current, non-private repository record at `concept_id`; NotFound otherwise."""
-    params = now_params()
     conn = open_index(ws)
     try:
-        row = conn.execute(f"SELECT r.document FROM records r WHERE r.concept_id = :concept AND "
-                           f"{current_filter('r')} AND {_SHAREABLE}",
-                           {"now": params["now"], "concept": concept_id}).fetchone()
+        text = queries.shareable_document(conn, now()[1], concept_id)
     finally:
         conn.close()
-    if row is None:
+    if text is None:
         raise NotFound(f"no current shareable record at concept ID {concept_id!r}",
                        hint="list them with resources/list; private and query-only records are not resources")
-    text: str = row[0]
     return text

@@ -52,16 +52,17 @@ def explain(ws: "Workspace", record_id: str) -> ExpiryDecision:
     """
     import json
 
+    from git_memzoi.index import queries
     from git_memzoi.index.rebuild import open_index
-    from git_memzoi.recall.records import facts, get_record
+    from git_memzoi.recall.records import row_by_id
     from git_memzoi.runtime import clock
 
-    found = get_record(ws, record_id)
     conn = open_index(ws)
     try:
-        (stored,) = conn.execute("SELECT retention FROM records WHERE path = ?", (found.path,)).fetchone()
+        row = row_by_id(conn, record_id)
+        facts = queries.facts(conn, row.record_id)
     finally:
         conn.close()
-    b = boundary(found.record_id, found.lane, found.status, json.loads(stored), facts(ws, record_id),
+    b = boundary(row.record_id, row.lane, row.status, json.loads(row.retention), facts,
                  ws.config.retention.session_lease_hours)
-    return judge(found.record_id, found.lane, b, clock.now())
+    return judge(row.record_id, row.lane, b, clock.now())

@@ -1,0 +1,229 @@
+"""The read path's SQL over index.db: records by filter, by rank, by path and by ID; facts; resources.
+
+Every reader of index.db asks through these functions and gets RecordRow values back, read by
+field name. A `Filter` says which rows count (current ones, what may leave this machine, a type
+or lane). Stdlib only: every read command imports this module.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from git_memzoi.index import fts
+from git_memzoi.index.index_db import ROW_COLUMNS, RecordRow, current_filter
+
+#: bm25 column weights: title, description, body, tags.
+WEIGHTS = (10.0, 5.0, 1.0, 4.0)
+_BM25 = f"bm25(records_fts, {', '.join(str(w) for w in WEIGHTS)})"
+_ROW = ", ".join(f"r.{c}" for c in ROW_COLUMNS)
+_STORE_ORDER = "CASE r.store WHEN 'repo' THEN 0 WHEN 'local' THEN 1 ELSE 2 END"
+_CURRENT = current_filter("r")
+#: What may leave this machine: repository records that are not private.
+_SHARED = "r.store = 'repo' AND r.visibility != 'private'"
+_MAKE = RecordRow._make
+
+
+class Filter:
+    """Which records a query keeps.
+
+    `current`: active and strictly before the retention boundary at `now` (Unix seconds).
+    `shared`: repository records that are not private, what may leave this machine (runtime
+    memory, local notes and session checkpoints, is never shared). `stores`, `types`, `lane`:
+    only those values.
+    """
+
+    __slots__ = ("now", "current", "shared", "stores", "types", "lane")
+
+    def __init__(self, now: float, *, current: bool = True, shared: bool = True, stores: Sequence[str] = (),
+                 types: Sequence[str] = (), lane: str | None = None) -> None:
+        self.now = now
+        self.current = current
+        self.shared = shared
+        self.stores = tuple(stores)
+        self.types = tuple(types)
+        self.lane = lane
+
+    def where(self, params: dict[str, Any]) -> str:
+        """The WHERE clause over alias `r`; binds what it needs in `params`."""
+        params["now"] = self.now
+        clauses = []
+        if self.current:
+            clauses.append(_CURRENT)
+        if self.shared:
+            clauses.append(_SHARED)
+        for column, values in (("store", self.stores), ("type", self.types)):
+            if values:
+                clauses.append(f"r.{column} IN ({_bind(params, column, values)})")
+        if self.lane is not None:
+            clauses.append("r.lane = :lane")
+            params["lane"] = self.lane
+        return " AND ".join(clauses) or "1"
+
+
+def _bind(params: dict[str, Any], prefix: str, values: Iterable[str]) -> str:
+    """Bind `values` as :<prefix>0, :<prefix>1, … and return the placeholders."""
+    names = []
+    for index, value in enumerate(values):
+        params[f"{prefix}{index}"] = value
+        names.append(f":{prefix}{index}")
+    return ", ".join(names)
+
+
+def records(conn: sqlite3.Connection, flt: Filter, *, record_id: str | None = None) -> list[RecordRow]:
+    """The rows `flt` keeps (only those with this ID, when given): repository first, then by path."""
+    params: dict[str, Any] = {}
+    where = flt.where(params)
+    if record_id is not None:
+        where += " AND r.record_id = :id"
+        params["id"] = record_id
+    sql = f"SELECT {_ROW} FROM records r WHERE {where} ORDER BY {_STORE_ORDER}, r.path"
+    return list(map(_MAKE, conn.execute(sql, params)))
+
+
+def in_path_order(conn: sqlite3.Connection, flt: Filter, limit: int, bases: Sequence[str] = ()) -> list[RecordRow]:
+    """The first `limit` rows `flt` keeps by path; with `bases`, only records with an entry at one of them."""
+    params: dict[str, Any] = {"limit": limit}
+    where = flt.where(params)
+    if bases:
+        where += f" AND r.rowid IN (SELECT record FROM applies WHERE base IN ({_bind(params, 'p', bases)}))"
+    sql = f"SELECT {_ROW} FROM records r WHERE {where} ORDER BY r.path LIMIT :limit"
+    return list(map(_MAKE, conn.execute(sql, params)))
+
+
+def ranked(conn: sqlite3.Connection, query_terms: list[str], flt: Filter, limit: int,
+           bases: Sequence[str] = ()) -> list[tuple[RecordRow, float]]:
+    """(row, bm25 score) best first: records matching every term, then any term; never an FTS error.
+
+    `query_terms` are quoted FTS5 terms (`fts.terms`). With `bases`, ranking starts from the
+    records with an `applies` entry at one of them.
+    """
+    out: list[tuple[RecordRow, float]] = []
+    seen: set[int] = set()
+    params: dict[str, Any] = {}
+    where = flt.where(params)
+    queries = [fts.all_of(query_terms)]
+    if len(query_terms) > 1:
+        queries.append(fts.any_of(query_terms))
+    for match in queries:
+        if len(out) >= limit:
+            break
+        try:
+            found = _ranked_then_filtered(conn, match, where, params, limit + len(seen), bases)
+        except sqlite3.OperationalError:
+            continue  # cannot happen with quoted terms; never let query text break recall
+        for row, score in found:
+            if row.rowid in seen:
+                continue
+            seen.add(row.rowid)
+            out.append((row, score))
+            if len(out) >= limit:
+                break
+    return out
+
+
+def _ranked_then_filtered(conn: sqlite3.Connection, match: str, where: str, bound: dict[str, Any], limit: int,
+                          bases: Sequence[str]) -> list[tuple[RecordRow, float]]:
+    """Rank FTS matches (within the records with an entry at `bases`), then filter the best few.
+
+    Only rowids and scores are ranked; the filters read the small leading columns of the best
+    candidates, and whole rows are read for the hits alone.
+    """
+    params: dict[str, Any] = {"match": match}
+    if not bases:
+        top_sql = (f"SELECT rowid, {_BM25} AS rank FROM records_fts WHERE records_fts MATCH :match "
+                   "ORDER BY rank LIMIT :want")
+    else:
+        top_sql = (f"SELECT a.record, {_BM25} AS rank FROM applies a JOIN records_fts ON records_fts.rowid = a.record "
+                   f"WHERE a.base IN ({_bind(params, 'p', bases)}) AND records_fts MATCH :match "
+                   "ORDER BY rank LIMIT :want")
+    want = limit * 3 + 10
+    while True:
+        top = conn.execute(top_sql, params | {"want": want}).fetchall()
+        if not top:
+            return []
+        ranked_ids: dict[int, float] = {}
+        for rowid, rank in top:  # a record may hold two entries at the bases
+            ranked_ids.setdefault(rowid, -float(rank))
+        marks = ", ".join(str(int(rowid)) for rowid in ranked_ids)
+        allowed = {rowid for (rowid,) in conn.execute(
+            f"SELECT r.rowid FROM records r WHERE r.rowid IN ({marks}) AND {where}", bound)}
+        best = [(rowid, score) for rowid, score in ranked_ids.items() if rowid in allowed][:limit]
+        if len(best) >= limit or len(top) < want:
+            if not best:
+                return []
+            marks = ", ".join(str(int(rowid)) for rowid, _ in best)
+            rows = {row.rowid: row for row in map(_MAKE, conn.execute(
+                f"SELECT {_ROW} FROM records r WHERE r.rowid IN ({marks})"))}
+            return [(rows[rowid], score) for rowid, score in best]
+        want *= 4
+
+
+def matching(conn: sqlite3.Connection, term: str, flt: Filter) -> list[RecordRow]:
+    """The rows `flt` keeps whose text matches one quoted FTS5 term, in no particular order."""
+    params: dict[str, Any] = {"match": term}
+    sql = (f"SELECT {_ROW} FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
+           f"WHERE records_fts MATCH :match AND {flt.where(params)}")
+    return list(map(_MAKE, conn.execute(sql, params)))
+
+
+def covering(conn: sqlite3.Connection, bases: Sequence[str], flt: Filter) -> list[tuple[RecordRow, str, str]]:
+    """(row, entry, base) for each `applies_to` entry whose base is one of `bases`, of the rows `flt` keeps."""
+    params: dict[str, Any] = {}
+    sql = (f"SELECT {_ROW}, a.entry, a.base FROM applies a JOIN records r ON r.rowid = a.record "
+           f"WHERE a.base IN ({_bind(params, 'a', bases)}) AND {flt.where(params)}")
+    return [(_MAKE(values[:-2]), values[-2], values[-1]) for values in conn.execute(sql, params)]
+
+
+def inside(conn: sqlite3.Connection, folder: str, flt: Filter) -> list[tuple[RecordRow, str]]:
+    """(row, entry) for each `applies_to` entry strictly inside `folder`, of the rows `flt` keeps."""
+    params: dict[str, Any] = {"lo": folder + "/", "hi": folder + "0"}  # "0" sorts right after "/"
+    sql = (f"SELECT {_ROW}, a.entry FROM applies a JOIN records r ON r.rowid = a.record "
+           f"WHERE a.base > :lo AND a.base < :hi AND {flt.where(params)}")
+    return [(_MAKE(values[:-1]), values[-1]) for values in conn.execute(sql, params)]
+
+
+_FACT_KEYS = ("record_id", "fact", "until", "reason", "actor", "created_at")
+
+
+def facts(conn: sqlite3.Connection, record_id: str) -> list[dict[str, str]]:
+    """The authorised retention facts about one record, as mirrored from shared.db, oldest first."""
+    rows = conn.execute(f"SELECT {', '.join(_FACT_KEYS)} FROM facts WHERE record_id = ? ORDER BY seq",
+                        (record_id,))
+    return [dict(zip(_FACT_KEYS, row)) for row in rows]
+
+
+#: A resource: a current, non-private repository record (with a concept ID, as every repository record).
+_SHAREABLE = f"{_CURRENT} AND {_SHARED} AND r.concept_id IS NOT NULL"
+
+
+def shareable(conn: sqlite3.Connection, now: float) -> list[tuple[str, str, str, str | None]]:
+    """(concept ID, record ID, title, description) of each current, non-private repository record, by path."""
+    rows = conn.execute(f"SELECT r.concept_id, r.record_id, r.title, r.description FROM records r "
+                        f"WHERE {_SHAREABLE} ORDER BY r.path", {"now": now})
+    return [(row[0], row[1], row[2], row[3]) for row in rows]
+
+
+def shareable_document(conn: sqlite3.Connection, now: float, concept_id: str) -> str | None:
+    """The file text of the current, non-private repository record at `concept_id`, or None."""
+    row = conn.execute(f"SELECT r.document FROM records r WHERE r.concept_id = :concept AND {_SHAREABLE}",
+                       {"now": now, "concept": concept_id}).fetchone()
+    return None if row is None else str(row[0])
+
+
+def database_state(path: Path, table: str) -> str:
+    """How a database file stands: `missing`, `ok`, `unreadable: …` or `corrupt: …` (it must hold `table`)."""
+    if not path.exists():
+        return "missing"
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+        try:
+            conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+            result = conn.execute("PRAGMA quick_check").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return f"unreadable: {exc}"
+    return "ok" if result == "ok" else f"corrupt: {result}"

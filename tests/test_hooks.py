@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import AUTHOR, Repo, git, memzoi_exe, run_cli
-from git_memzoi.hooks.checks import _is_status_transition, _scan_lines
+from git_memzoi.hooks.checks import _scan_lines
+from git_memzoi.hooks.refrules import transition_to
 from git_memzoi.profile.frontmatter import set_top_level_scalar
 from git_memzoi.runtime.init import init_tree
 
@@ -477,18 +478,18 @@ ACTIVE = record("use-postgres")
 ])
 def test_only_apply_status_transitions_are_allowed(new_status: str, allowed: bool) -> None:
     new = set_top_level_scalar(ACTIVE, "status", new_status)
-    assert _is_status_transition(ACTIVE.encode(), new.encode(), "active") is allowed
+    assert (transition_to(ACTIVE.encode(), new.encode(), "active") is not None) is allowed
 
 
 def test_transition_must_leave_every_other_byte_alone() -> None:
     new = set_top_level_scalar(ACTIVE, "status", "tombstoned")
-    assert not _is_status_transition(ACTIVE.encode(), (new + "\n").encode(), "active")
-    assert not _is_status_transition(ACTIVE.encode(), new.replace("status: tombstoned", "status:  tombstoned")
+    assert not transition_to(ACTIVE.encode(), (new + "\n").encode(), "active")
+    assert not transition_to(ACTIVE.encode(), new.replace("status: tombstoned", "status:  tombstoned")
                                      .encode(), "active")
-    assert not _is_status_transition(ACTIVE.encode(), new.replace("kind: memory\n", "kind: memory\nupdated: "
+    assert not transition_to(ACTIVE.encode(), new.replace("kind: memory\n", "kind: memory\nupdated: "
                                      "'2026-02-01T00:00:00Z'\n").encode(), "active")
     retired = set_top_level_scalar(ACTIVE, "status", "superseded")
-    assert not _is_status_transition(retired.encode(), set_top_level_scalar(retired, "status", "tombstoned")
+    assert not transition_to(retired.encode(), set_top_level_scalar(retired, "status", "tombstoned")
                                      .encode(), "superseded")
 
 
@@ -498,7 +499,7 @@ def test_any_inserted_character_is_an_edit(position: int, char: str) -> None:
     for status in ("superseded", "tombstoned", "expired"):
         new = set_top_level_scalar(ACTIVE, "status", status)
         edited = new[:position] + char + new[position:]
-        assert not _is_status_transition(ACTIVE.encode(), edited.encode(), "active")
+        assert not transition_to(ACTIVE.encode(), edited.encode(), "active")
 
 
 def test_added_lines_are_scanned_with_their_own_line_numbers() -> None:

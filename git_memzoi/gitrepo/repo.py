@@ -175,20 +175,7 @@ class GitRepo:
                 elif item.filemode == pygit2.enums.FileMode.LINK:
                     yield TreeFile(path, "symlink", self.pygit)
 
-    def subtree_oid(self, tree: pygit2.Tree, prefix: str = MEMZOI_DIR) -> str | None:
-        """The OID of the tree at `prefix`, or None; equal OIDs mean identical contents."""
-        try:
-            return str(tree[prefix].id)
-        except KeyError:
-            return None
-
     # work tree ---------------------------------------------------------------
-    def hash_file(self, path: Path) -> str:
-        """The git blob OID a work-tree file would have."""
-        import pygit2
-
-        return str(pygit2.hashfile(str(path)))
-
     def is_clean(self, relpath: str) -> bool:
         """True when the work-tree file equals HEAD and nothing about it is staged."""
         from pygit2.enums import FileStatus

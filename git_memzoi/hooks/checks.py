@@ -292,11 +292,6 @@ class MemoryChecker:
         return self._configs[key]
 
 
-def _is_status_transition(old_raw: bytes, new_raw: bytes, old_status: str) -> bool:
-    """True when `new_raw` is `old_raw` with only its top-level status line changed, as apply does."""
-    return transition_to(old_raw, new_raw, old_status) is not None
-
-
 def _scan_lines(lines: list[tuple[int, str]]) -> list[secrets.SecretFinding]:
     """Scan added lines, each run of consecutive lines as one text, reporting lines of the new file."""
     found: list[secrets.SecretFinding] = []

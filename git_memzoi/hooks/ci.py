@@ -13,7 +13,6 @@ from git_memzoi.gitrepo import GitRepo
 from git_memzoi.runtime.atomic import write_atomic
 
 CiName = Literal["github"]
-CI_NAMES: tuple[CiName, ...] = ("github",)
 #: The line that marks a workflow file as ours: install replaces such a file and nothing else.
 MARKER = "# git-memzoi-ci:"
 WORKFLOW_PATH = ".github/workflows/memzoi.yml"

@@ -56,10 +56,6 @@ class Plan:
     def paths(self) -> list[str]:
         return [change.path for change in self.files]
 
-    @property
-    def touches_tree(self) -> bool:
-        return bool(self.files)
-
 
 def new_dirs_for(paths: list[str], existing_dirs: Container[str]) -> tuple[str, ...]:
     """Parent folders of `paths` that do not exist yet, shallowest first."""

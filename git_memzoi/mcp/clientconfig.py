@@ -13,7 +13,6 @@ from typing import Any, Literal
 
 from git_memzoi.errors import UsageError
 
-Client = Literal["claude", "codex", "generic"]
 CLIENTS: tuple[str, ...] = ("claude", "codex", "generic")
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 

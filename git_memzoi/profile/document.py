@@ -198,7 +198,3 @@ def read_packet(raw: bytes, path: str) -> ParsedPacket:
     return ParsedPacket(packet, doc)
 
 
-def validate_record_data(data: dict[str, Any], body: str, path: str = "<input>") -> Record:
-    """Validate a frontmatter mapping built in memory (runtime records, planned writes)."""
-    raw = frontmatter.render(data, body).encode("utf-8")
-    return read_record(raw, path).record

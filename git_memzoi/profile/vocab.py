@@ -27,14 +27,10 @@ MemoryType = Literal[
 ]
 
 LANES: tuple[str, ...] = get_args(Lane)
-RECORD_STATUSES: tuple[str, ...] = get_args(RecordStatus)
 VISIBILITIES: tuple[str, ...] = get_args(Visibility)
 SENSITIVITIES: tuple[str, ...] = get_args(Sensitivity)
 ACTIONS: tuple[str, ...] = get_args(Action)
 MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
-
-#: Warning-shaped types that precheck reports, most severe first.
-PRECHECK_TYPES: tuple[str, ...] = ("risk", "warning", "failed_attempt")
 
 #: Aliases older tools wrote; each is rejected with the current spelling as the hint.
 STATUS_ALIASES = {"current": "active", "live": "active", "deleted": "tombstoned", "archived": "expired"}

@@ -18,7 +18,6 @@ class Workspace:
 
     repo: GitRepo
     layout: Layout
-    _config: configmod.Config | None = field(default=None, repr=False)
 
     @classmethod
     def open(cls, start: str | os.PathLike[str] | None = None) -> "Workspace":

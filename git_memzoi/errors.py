@@ -21,10 +21,21 @@ EXIT_NOT_A_REPO = 128
 
 
 class MemzoiError(Exception):
-    """Base of every error git memzoi reports to a user."""
+    """Base of every error git memzoi reports to a user.
+
+    A subclass declares its exit code and problem code as class keywords:
+    `class NotFound(MemzoiError, exit_code=EXIT_NO, code="not-found")`.
+    """
 
     exit_code = EXIT_INTERNAL
     code = "error"
+
+    def __init_subclass__(cls, *, exit_code: int | None = None, code: str | None = None) -> None:
+        super().__init_subclass__()
+        if exit_code is not None:
+            cls.exit_code = exit_code
+        if code is not None:
+            cls.code = code
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)
@@ -35,38 +46,34 @@ class MemzoiError(Exception):
         return self.message
 
 
-class UsageError(MemzoiError):
-    """The call itself is wrong: unknown option value, missing argument."""
+class UsageError(MemzoiError, exit_code=EXIT_USAGE, code="usage"):
+    """The call itself is wrong: unknown option value, missing argument.
 
-    exit_code = EXIT_USAGE
-    code = "usage"
+    With `field`, the message is about that one input and begins with its name
+    (`limit must be from 1 to 1000, not 0`); `detail` is the rest, so that a front end
+    can name the input its own way (the CLI: `--limit must be ...`).
+    """
+
+    def __init__(self, message: str, hint: str | None = None, *, field: str | None = None) -> None:
+        super().__init__(f"{field} {message}" if field else message, hint)
+        self.field = field
+        self.detail = message
 
 
-class RepositoryNotFound(MemzoiError):
+class RepositoryNotFound(MemzoiError, exit_code=EXIT_NOT_A_REPO, code="not-a-repository"):
     """No git repository at or above the starting directory."""
 
-    exit_code = EXIT_NOT_A_REPO
-    code = "not-a-repository"
 
-
-class NoWorkTree(MemzoiError):
+class NoWorkTree(MemzoiError, exit_code=EXIT_USAGE, code="no-work-tree"):
     """The command needs a work tree and the repository is bare."""
 
-    exit_code = EXIT_USAGE
-    code = "no-work-tree"
 
-
-class ConfigError(MemzoiError):
+class ConfigError(MemzoiError, exit_code=EXIT_USAGE, code="config"):
     """A config.toml has an unknown key, a bad value, or is not TOML."""
 
-    exit_code = EXIT_USAGE
-    code = "config"
 
-
-class FormatError(MemzoiError):
+class FormatError(MemzoiError, exit_code=EXIT_NO):
     """A memory file breaks the profile; carries path, line and a problem code."""
-
-    exit_code = EXIT_NO
 
     def __init__(self, code: str, message: str, *, path: str | None = None,
                  line: int | None = None, hint: str | None = None) -> None:
@@ -75,10 +82,6 @@ class FormatError(MemzoiError):
         self.path = path
         self.line = line
 
-    def located(self, path: str) -> "FormatError":
-        """Return a copy of this error that names `path`."""
-        return FormatError(self.code, self.message, path=path, line=self.line, hint=self.hint)
-
     def __str__(self) -> str:
         where = self.path or "<input>"
         if self.line is not None:
@@ -86,36 +89,24 @@ class FormatError(MemzoiError):
         return f"{where}: {self.code}: {self.message}"
 
 
-class Refused(MemzoiError):
+class Refused(MemzoiError, exit_code=EXIT_NO, code="refused"):
     """A documented "no": an apply, reject or propose refused for a stated reason."""
-
-    exit_code = EXIT_NO
-    code = "refused"
 
     def __init__(self, message: str, hint: str | None = None, *, code: str = "refused") -> None:
         super().__init__(message, hint)
         self.code = code
 
 
-class NotFound(MemzoiError):
+class NotFound(MemzoiError, exit_code=EXIT_NO, code="not-found"):
     """A named record, proposal or checkpoint does not exist."""
 
-    exit_code = EXIT_NO
-    code = "not-found"
 
-
-class LockTimeout(MemzoiError):
+class LockTimeout(MemzoiError, exit_code=EXIT_NO, code="lock-timeout"):
     """repo-lifecycle.lock stayed held by another process past MEMZOI_LOCK_TIMEOUT."""
 
-    exit_code = EXIT_NO
-    code = "lock-timeout"
 
-
-class StateError(MemzoiError):
+class StateError(MemzoiError, exit_code=EXIT_STATE, code="state"):
     """Runtime state (shared.db, index.db, a journal) is unreadable or corrupt."""
-
-    exit_code = EXIT_STATE
-    code = "state"
 
 
 #: errno names of failures caused by the machine (space, permissions), not by memzoi or its input.

@@ -13,7 +13,7 @@ import pytest
 from conftest import Repo, interop_dir, run_cli
 from git_memzoi.errors import UsageError
 from git_memzoi.export import instructions, okf
-from git_memzoi.export.common import exportable
+from git_memzoi.export.common import MAX_BYTES, exportable
 from git_memzoi.profile.document import read_record
 from git_memzoi.profile.tree import SourceFile, validate_tree
 from git_memzoi.recall.models import Citation, ExpiryDecision, IndexedRecord
@@ -120,7 +120,7 @@ def test_max_bytes_keeps_most_severe_entries_and_lists_the_rest() -> None:
     assert f"## Left out ({len(left)})" in text
     for record_id in left:
         assert f"`{record_id}`" in text.split("## Left out")[1]
-    with pytest.raises(UsageError, match="--max-bytes 100 is too small"):
+    with pytest.raises(UsageError, match="max_bytes 100 is too small"):
         instructions.render("agents-md", records, max_bytes=100)
 
 
@@ -277,11 +277,11 @@ def test_budget_is_reported_warned_and_enforced_with_max_bytes(repo: Repo) -> No
     assert path.stat().st_size <= 32768 and data["bytes"] == path.stat().st_size
     assert data["over_budget"] is False and data["max_bytes"] == 32768
     left = [o["record_id"] for o in data["omitted"]]
-    assert left and all(o["reason"] == "over --max-bytes 32768" for o in data["omitted"])
+    assert left and all(o["reason"] == "over max_bytes 32768" for o in data["omitted"])
     assert all(o["type"] in ("procedure", "decision") for o in data["omitted"])  # risks and warnings kept first
     text = path.read_text(encoding="utf-8")
     assert all(f"`{rid}`" in text.split("## Left out")[1] for rid in left)
-    assert f"left out (over --max-bytes 32768): {data['omitted'][0]['type']} {left[0]}" in capped.stderr
+    assert f"left out (over max_bytes 32768): {data['omitted'][0]['type']} {left[0]}" in capped.stderr
 
 
 def test_claude_budget_counts_characters(repo: Repo) -> None:
@@ -300,6 +300,7 @@ def test_bad_output_and_max_bytes_are_usage_errors(repo: Repo, tmp_path: Path) -
     afile.write_text("x")
     run_cli("export", "agents-md", "--output", str(afile), expect=2)
     run_cli("export", "agents-md", "--max-bytes", "0", expect=2)
+    run_cli("export", "agents-md", "--max-bytes", str(MAX_BYTES + 1), expect=2)
     result = run_cli("export", "agents-md", "--max-bytes", "50", expect=2)
     assert "--max-bytes 50 is too small" in result.stderr
     assert afile.read_text() == "x"

@@ -76,6 +76,7 @@ def test_body_file_and_stdin(repo: Repo, tmp_path: Path) -> None:
     (["--title", "T", "--body", "B", "--expires-at", "2026-07-01"], "RFC 3339"),
     (["--title", "  ", "--body", "B"], "title"),
     (["--title", "T", "--body", "B", "--confidence", "1.5"], "confidence"),
+    (["--title", "T", "--body", "B", "--confidence", "nan"], "'--confidence': 'nan' is not a number"),
     (["--title", "T", "--body", "B", "--type", "Decision"], "type"),
     (["--title", "T", "--body", "B", "--lane", "session"], "lane"),
 ])

@@ -133,6 +133,7 @@ def test_from_file_with_content_flags_is_usage(ready, tmp_path) -> None:
     (("--body", "x", "--content-class", "Not Snake"), ("content_class",), 1),
     (("--body", "x", "--lane", "episodic", "--occurred-at", "yesterday"), ("--occurred-at",), 2),
     (("--body", "x", "--confidence", "2"), ("--confidence",), 2),
+    (("--body", "x", "--confidence", "nan"), ("--confidence",), 2),
     (("--body", "x", "--target", "a"), ("--target", "create"), 2),
     (("--body", " "), ("--body",), 2),
     (("--body", "x", "--route", "r"), ("--origin-key",), 2),

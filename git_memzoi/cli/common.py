@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from collections.abc import Callable
@@ -64,6 +65,21 @@ def non_blank_line(ctx: click.Context, param: click.Parameter, value: Any) -> An
     if isinstance(value, str) and not value.strip():
         raise UsageError(f"{_flag(param)} must not be empty")
     return value
+
+
+class UnitInterval(click.FloatRange):
+    """A number from 0.0 to 1.0; click's FloatRange lets `nan` through (no comparison with it is true)."""
+
+    name = "float range"
+
+    def __init__(self) -> None:
+        super().__init__(0.0, 1.0)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number from 0.0 to 1.0", param, ctx)
+        return number
 
 
 def _flag(param: click.Parameter) -> str:

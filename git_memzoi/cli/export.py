@@ -5,13 +5,13 @@ from __future__ import annotations
 import click
 
 from git_memzoi.cli.common import emit_json, json_option, say, workspace
-from git_memzoi.export.common import ExportReport
+from git_memzoi.export.common import MAX_BYTES, ExportReport
 
 output_option = click.option(
     "--output", "-o", "output", metavar="DIR", type=click.Path(file_okay=False),
     help="Write into DIR instead of this worktree's runtime exports/ folder.")
 max_bytes_option = click.option(
-    "--max-bytes", type=click.IntRange(min=1), metavar="N",
+    "--max-bytes", type=click.IntRange(1, MAX_BYTES), metavar="N",
     help="Keep the most severe entries that fit in N bytes and list the ones left out.")
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from git_memzoi.cli.common import emit_json, json_option, read_text_arg, say, workspace
+from git_memzoi.cli.common import UnitInterval, emit_json, json_option, read_text_arg, say, workspace
 from git_memzoi.errors import UsageError
 from git_memzoi.profile import vocab
 
@@ -57,7 +57,7 @@ def local() -> None:
 @click.option("--description", help="An optional one-sentence summary.")
 @click.option("--lane", type=click.Choice(["semantic", "procedural", "episodic"]), default="semantic",
               show_default=True, help="How the memory is used and retained.")
-@click.option("--confidence", type=click.FloatRange(0.0, 1.0), default=1.0, show_default=True,
+@click.option("--confidence", type=UnitInterval(), default=1.0, show_default=True,
               help="How sure the writer is, 0.0 to 1.0.")
 @click.option("--applies-to", "applies_to", multiple=True, metavar="PATH",
               help="A repository path, prefix or trailing /** scope it applies to (repeatable).")

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from git_memzoi import __version__
-from git_memzoi.errors import EXIT_INTERNAL, EXIT_USAGE, MemzoiError, from_environment
+from git_memzoi.errors import EXIT_INTERNAL, EXIT_USAGE, MemzoiError, UsageError, from_environment
 
 #: name -> ("module:attribute", short help). Modules load only when their command runs,
 #: so `git memzoi search` never imports what export, mcp or lifecycle need.
@@ -91,6 +91,8 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 def _report(error: MemzoiError) -> None:
+    if isinstance(error, UsageError) and error.field:  # the core names the field; here it is an option
+        error = UsageError(error.detail, error.hint, field="--" + error.field.replace("_", "-"))
     click.echo(f"git memzoi: {error}", err=True)
     if error.hint:
         click.echo(f"hint: {error.hint}", err=True)

@@ -24,6 +24,10 @@ FILE_NAMES: dict[str, str] = {
     "claude-md": "CLAUDE.memory.md",
 }
 
+#: The largest max_bytes: far above any instruction file an agent reads, and an exact integer in any
+#: JSON reader (the export report echoes it). The rendered file is only ever compared with it.
+MAX_BYTES = 1 << 30
+
 #: The folder an OKF bundle gets inside the destination.
 OKF_DIR = "okf"
 
@@ -36,9 +40,6 @@ class Budget:
     limit: int
     unit: Unit
     past_limit: str  # what the tool does with the rest
-
-    def measure(self, data: bytes) -> int:
-        return len(data) if self.unit == "bytes" else len(data.decode("utf-8"))
 
     def as_json(self) -> dict[str, Any]:
         return {"tool": self.tool, "limit": self.limit, "unit": self.unit, "past_limit": self.past_limit}
@@ -117,12 +118,12 @@ class ExportReport:
 
 
 def destination(default: Path, output: str | os.PathLike[str] | None) -> Path:
-    """The folder an export writes into: `--output DIR`, else this worktree's runtime exports/."""
+    """The folder an export writes into: `output`, else this worktree's runtime exports/."""
     if output is None:
         return default
     folder = Path(output).expanduser()
     if folder.exists() and not folder.is_dir():
-        raise UsageError(f"--output {output}: not a folder")
+        raise UsageError(f"{output}: not a folder", field="output")
     return folder.resolve()
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from git_memzoi.errors import UsageError
 from git_memzoi.export import common
-from git_memzoi.export.common import BUDGETS, FILE_NAMES, ExportReport, Omitted
+from git_memzoi.export.common import BUDGETS, FILE_NAMES, MAX_BYTES, ExportReport, Omitted
 from git_memzoi.layout import RECORDS
 from git_memzoi.recall.models import IndexedRecord
 from git_memzoi.runtime.workspace import Workspace
@@ -119,8 +119,8 @@ def render(target: str, records: list[IndexedRecord], max_bytes: int | None = No
 
     if max_bytes is None:
         return Rendered(build(len(entries)), ordered, [])
-    if max_bytes < 1:
-        raise UsageError(f"--max-bytes {max_bytes}: must be a positive number of bytes")
+    if not 1 <= max_bytes <= MAX_BYTES:
+        raise UsageError(f"must be from 1 to {MAX_BYTES} bytes, not {max_bytes}", field="max_bytes")
     # Entries alone bound the size from below, so no count above `upper` can fit.
     header = len(_header(target).encode("utf-8"))
     upper, used = 0, header
@@ -132,12 +132,12 @@ def render(target: str, records: list[IndexedRecord], max_bytes: int | None = No
     for keep in range(upper, -1, -1):
         data = build(keep)
         if len(data) <= max_bytes:
-            reason = f"over --max-bytes {max_bytes}"
+            reason = f"over max_bytes {max_bytes}"
             omitted = [Omitted(r.record_id, r.type, r.title, reason) for r in ordered[keep:]]
             return Rendered(data, ordered[:keep], omitted)
     smallest = len(build(0))
-    raise UsageError(f"--max-bytes {max_bytes} is too small: the header and the list of left-out entries "
-                     f"alone take {smallest} bytes")
+    raise UsageError(f"{max_bytes} is too small: the header and the list of left-out entries "
+                     f"alone take {smallest} bytes", field="max_bytes")
 
 
 def export_instructions(ws: Workspace, target: str, output: str | os.PathLike[str] | None = None,

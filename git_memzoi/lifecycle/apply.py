@@ -109,7 +109,7 @@ def _new_record_path(snap: Snapshot, parsed: ParsedPacket, opts: ApplyOptions, w
     """(concept ID, record ID) of the record a create or supersede adds."""
     packet = parsed.packet
     if opts.concept_id is not None:
-        candidates = [(opts.concept_id, "--concept-id")]
+        candidates = [(opts.concept_id, "concept_id")]
     elif packet.proposal.action == "supersede":
         candidates = [(packets.default_concept_id(packet, n), where) for n in range(1, MAX_SUFFIX + 1)]
     else:
@@ -119,19 +119,19 @@ def _new_record_path(snap: Snapshot, parsed: ParsedPacket, opts: ApplyOptions, w
         try:
             concept.check(cid)
         except FormatError as exc:
-            raise FormatError(exc.code, exc.message, path=origin, hint="choose one with --concept-id") from None
+            raise FormatError(exc.code, exc.message, path=origin, hint="give a valid concept ID instead") from None
         path = record_path(cid)
         rid = packets.record_id_for(cid)
         checks.no_symlinked_parent(snap, path)
         if snap.exists(path):
-            last_error = Refused(f"concept ID {cid!r} already exists ({path})", hint="choose another with --concept-id",
+            last_error = Refused(f"concept ID {cid!r} already exists ({path})", hint="give another concept ID",
                                  code="concept-id-exists")
             continue
         holder = snap.record(rid)
         if holder is not None or rid == exclude_id:
             where_used = holder.path if holder is not None else "the superseded record"
             last_error = Refused(f"record ID {rid!r} (the last segment of concept ID {cid!r}) is already used by "
-                                 f"{where_used}", hint="choose another concept ID with --concept-id",
+                                 f"{where_used}", hint="give another concept ID",
                                  code="record-id-exists")
             continue
         return cid, rid
@@ -238,14 +238,12 @@ def apply(ws: Workspace, target: str, *, reviewer: str | None = None, concept_id
           reason: str | None = None, commit: bool = False) -> ApplyResult:
     """Apply TARGET under the lock, all or nothing; optionally record exactly its files in one commit."""
     if reason is not None and not reason.strip():
-        raise UsageError("reason must not be empty")
-    with recovery.locked(ws) as session:
-        root = state.require_initialised(ws.repo)
-        found = targets.resolve(ws.repo, session.conn, target)
+        raise UsageError("must not be empty", field="reason")
+    with recovery.resolving(ws, target) as (session, found):
         if isinstance(found, Settled):
             return _settled(found, session.repaired)
         parsed = found.require_valid()
-        receipt = targets.hashed(root, session.conn, parsed.packet.id)
+        receipt = targets.hashed(session.root, session.conn, parsed.packet.id)
         base = checks.proposed_base(parsed, found.raw, found.row)
         snap = state.gather(ws, read=[LOG, GITATTRIBUTES, resolved_path("applied", parsed.packet.id),
                                       resolved_path("rejected", parsed.packet.id)],
@@ -254,7 +252,8 @@ def apply(ws: Workspace, target: str, *, reviewer: str | None = None, concept_id
         plan = plan_apply(snap, found, opts, receipt, base)
         if isinstance(plan, Settled):
             return _settled(plan, session.repaired)
-        warnings, sha = install.install_and_commit(ws, root, session.conn, plan, verb="apply", commit=commit)
+        warnings, sha = install.install_and_commit(ws, session.root, session.conn, plan, verb="apply",
+                                                 commit=commit)
     return ApplyResult(plan.proposal_id, plan.outcome, plan.action, list(plan.records), plan.paths,
                        plan.resolved_path, sha, plan.messages[0], warnings, session.repaired)
 

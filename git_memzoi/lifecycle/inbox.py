@@ -102,7 +102,7 @@ def plan_propose(snap: Snapshot, raw: bytes, ctx: ProposeContext, id_hint: str) 
         if hit is not None:
             name, finding = hit
             raise Refused(f"{where}: {name}: {finding.describe()}; remove it, or declare a non-repo-safe "
-                          f"--sensitivity (then it can only stay in the local inbox)", code="secret")
+                          f"sensitivity (then it can only stay in the local inbox)", code="secret")
         if packets.scope_kind(packet) == "local":
             raise Refused(f"{where}: scope.kind: local memory cannot become a repository record",
                           hint="keep it with git memzoi local add", code="scope-local")
@@ -112,7 +112,7 @@ def plan_propose(snap: Snapshot, raw: bytes, ctx: ProposeContext, id_hint: str) 
     else:
         if ctx.packet_file:
             raise Refused(f"{where}: sensitivity: {packet.sensitivity} packets are never written into the work "
-                          f"tree", hint="propose it without --packet to keep it in the local inbox",
+                          f"tree", hint="propose it without a packet file to keep it in the local inbox",
                           code="sensitivity")
         new_state = "pending"
         messages.append(f"sensitivity {packet.sensitivity} is not repo-safe: {pid} stays in the local inbox and "
@@ -214,7 +214,7 @@ def submit(ws: Workspace, data: dict[str, Any], body: str, *, packet_file: bool 
     now = state.now_text()
     generated = not data.get("id")
     with recovery.locked(ws) as session:
-        root = state.require_initialised(ws.repo)
+        root = session.root
         draft, who = PacketDraft(data, body), state.who(ws.repo)
         completed = draft.to_packet(now=now, actor=who) if fill else copy.deepcopy(data)
         for _ in range(8 if fill and generated and isinstance(completed.get("id"), str) else 0):
@@ -253,7 +253,7 @@ def submit_draft(ws: Workspace, draft: PacketDraft, *, packet_file: bool = False
 def approve(ws: Workspace, proposal_id: str) -> InboxEntry:
     """validated -> approved (already approved is nothing to do)."""
     with recovery.locked(ws) as session:
-        root = state.require_initialised(ws.repo)
+        root = session.root
         row = inbox_store.get(session.conn, proposal_id)
         if row is None:
             settled = targets.settled_by_name(root, session.conn, proposal_id)

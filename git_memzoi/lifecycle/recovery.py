@@ -18,6 +18,8 @@ from git_memzoi.gitrepo.identity import actor
 from git_memzoi.index import inbox_store, shared_db
 from git_memzoi.lifecycle import install
 from git_memzoi.lifecycle import journal as journals
+from git_memzoi.lifecycle.state import require_initialised
+from git_memzoi.lifecycle.targets import Settled, Source, resolve
 from git_memzoi.runtime.atomic import fsync_dir
 from git_memzoi.runtime.lock import lifecycle_lock
 from git_memzoi.runtime.workspace import Workspace
@@ -74,23 +76,34 @@ def repair_locked(ws: Workspace, conn: sqlite3.Connection | None = None) -> list
 
 @dataclass
 class Session:
-    """A lifecycle step in progress: the lock is held and shared.db is open."""
+    """A lifecycle step in progress: the lock is held, shared.db is open, `root` is an initialised work tree."""
 
     ws: Workspace
     conn: sqlite3.Connection
     repaired: list[str]
+    root: Path
 
 
 @contextmanager
 def locked(ws: Workspace) -> Iterator[Session]:
-    """Hold repo-lifecycle.lock, open shared.db and repair anything interrupted, for one lifecycle step."""
+    """Hold repo-lifecycle.lock, open shared.db and repair anything interrupted, for one lifecycle step.
+
+    Refused when the work tree has no .memzoi/ folder (after the repair, which may need none).
+    """
     with lifecycle_lock(ws.layout.lock):
         conn = shared_db.connect(ws.layout.shared_db, actor=actor(ws.repo))
         try:
             repaired = repair_locked(ws, conn)
-            yield Session(ws, conn, repaired)
+            yield Session(ws, conn, repaired, require_initialised(ws.repo))
         finally:
             conn.close()
+
+
+@contextmanager
+def resolving(ws: Workspace, target: str) -> Iterator[tuple[Session, Source | Settled]]:
+    """`locked`, and what TARGET names: a proposal, or how it was already resolved (apply, reject)."""
+    with locked(ws) as session:
+        yield session, resolve(ws.repo, session.conn, target)
 
 
 def settle_if_needed(ws: Workspace) -> list[str]:

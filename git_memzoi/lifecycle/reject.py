@@ -14,7 +14,7 @@ from typing import Any
 from git_memzoi.errors import Refused, UsageError
 from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow, RejectionRow
 from git_memzoi.layout import GITATTRIBUTES, LOG, resolved_path
-from git_memzoi.lifecycle import checks, install, packets, recovery, state, targets
+from git_memzoi.lifecycle import checks, install, packets, recovery, state
 from git_memzoi.lifecycle.plan import FileChange, Plan, new_dirs_for
 from git_memzoi.lifecycle.state import Snapshot
 from git_memzoi.lifecycle.targets import Settled, Source
@@ -135,10 +135,8 @@ def reject(ws: Workspace, target: str, reason: str, *, reviewer: str | None = No
            commit: bool = False) -> RejectResult:
     """Reject TARGET under the lock, all or nothing."""
     if not reason or not reason.strip():
-        raise UsageError("reason must say why the proposal is rejected")
-    with recovery.locked(ws) as session:
-        root = state.require_initialised(ws.repo)
-        found = targets.resolve(ws.repo, session.conn, target)
+        raise UsageError("must say why the proposal is rejected", field="reason")
+    with recovery.resolving(ws, target) as (session, found):
         if isinstance(found, Settled):
             return _settled(found, session.repaired)
         pid = found.parsed.packet.id if found.parsed is not None else None
@@ -150,7 +148,8 @@ def reject(ws: Workspace, target: str, reason: str, *, reviewer: str | None = No
                            reason=reason.strip())
         if isinstance(plan, Settled):
             return _settled(plan, session.repaired)
-        warnings, sha = install.install_and_commit(ws, root, session.conn, plan, verb="reject", commit=commit)
+        warnings, sha = install.install_and_commit(ws, session.root, session.conn, plan, verb="reject",
+                                                 commit=commit)
     hash_only = _hash_only(found)
     # a hash-only result never names the pending file: its name is the file ID alias
     files = [p for p in plan.paths if not (hash_only and p == found.file_path)]

@@ -63,10 +63,10 @@ def window_end(occurred_at: datetime, facts: list[runtime_store.RetentionFact]) 
 def extend(ws: Workspace, record_id: str, *, until: str, reason: str) -> dict[str, Any]:
     """Record an authorised episodic extension to `until`; refused past 90 days or for any other lane."""
     if not is_rfc3339(until):
-        raise UsageError(f"--until {until!r} is not an RFC 3339 date-time with a timezone "
-                         "(for example 2026-08-30T00:00:00Z)")
+        raise UsageError(f"{until!r} is not an RFC 3339 date-time with a timezone "
+                         "(for example 2026-08-30T00:00:00Z)", field="until")
     if not reason.strip():
-        raise UsageError("--reason is empty; say why this record should stay current longer")
+        raise UsageError("is empty; say why this record should stay current longer", field="reason")
     target = parse_rfc3339(until)
     record, path = find_record(ws, record_id)
     if record.lane != "episodic":

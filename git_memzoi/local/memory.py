@@ -36,12 +36,12 @@ class Added:
     warnings: list[str]
 
 
-def _timestamp(value: str | None, flag: str) -> str | None:
+def _timestamp(value: str | None, field: str) -> str | None:
     if value is None:
         return None
     if not is_rfc3339(value):
-        raise UsageError(f"{flag} {value!r} is not an RFC 3339 date-time with a timezone "
-                         "(for example 2026-07-05T12:00:00Z)")
+        raise UsageError(f"{value!r} is not an RFC 3339 date-time with a timezone "
+                         "(for example 2026-07-05T12:00:00Z)", field=field)
     return format_rfc3339(parse_rfc3339(value))
 
 
@@ -54,17 +54,17 @@ def add(ws: Workspace, *, title: str, body: str, type: str = "note", lane: str =
         raise UsageError("local memory does not take lane session; session state is a checkpoint",
                          hint="use `git memzoi checkpoint add --task T --note N`")
     if lane not in LOCAL_LANES:
-        raise UsageError(f"--lane {lane!r} is not one of {', '.join(LOCAL_LANES)}")
+        raise UsageError(f"{lane!r} is not one of {', '.join(LOCAL_LANES)}", field="lane")
     if occurred_at is not None and lane != "episodic":
-        raise UsageError("--occurred-at applies only to --lane episodic")
+        raise UsageError("applies only to lane episodic", field="occurred_at")
     if not body.strip():
-        raise UsageError("the body is empty; give --body TEXT or --body-file PATH with the memory itself")
+        raise UsageError("is empty; give the memory itself", field="body")
     record_id = store.new_id("local")
     stamp = store.now_text()
     retention: dict[str, str] = {}
     if lane == "episodic":
-        retention["occurred_at"] = _timestamp(occurred_at, "--occurred-at") or stamp
-    expires = _timestamp(expires_at, "--expires-at")
+        retention["occurred_at"] = _timestamp(occurred_at, "occurred_at") or stamp
+    expires = _timestamp(expires_at, "expires_at")
     if expires is not None:
         retention["explicit_expires_at"] = expires
     data: dict[str, Any] = {

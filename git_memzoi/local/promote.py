@@ -52,7 +52,7 @@ def promote(ws: Workspace, record_id: str, *, sensitivity: str = "unknown", pack
     from git_memzoi.lifecycle import inbox
 
     if sensitivity not in vocab.SENSITIVITIES:
-        raise UsageError(f"--sensitivity {sensitivity!r} is not one of {', '.join(vocab.SENSITIVITIES)}")
+        raise UsageError(f"{sensitivity!r} is not one of {', '.join(vocab.SENSITIVITIES)}", field="sensitivity")
     with store.reading(ws) as conn:
         if conn is not None and (row := runtime_store.get_record(conn, record_id)) is not None \
                 and row.store == "session":

@@ -47,7 +47,7 @@ def add(ws: Workspace, *, task: str, note: str, successor_of: str | None = None,
         source_ref: str | None = None, applies_to: list[str] | None = None) -> Checkpoint:
     """Start a session checkpoint (optionally succeeding an earlier one) and return it."""
     if not note.strip():
-        raise UsageError("the note is empty; give --note TEXT or --from-file PATH")
+        raise UsageError("is empty; a checkpoint needs a note", field="note")
     record_id = store.new_id("session")
     stamp = store.now_text()
     data: dict[str, Any] = {

@@ -104,7 +104,7 @@ def build_context(ws: "Workspace", task: str, *, paths: Sequence[str] = (), budg
     """A prompt-ready pack of current records for `task`, within `budget` words (default from config)."""
     words = budget if budget is not None else ws.config.recall.context_budget
     if not 1 <= words <= MAX_BUDGET:
-        raise UsageError(f"--budget must be from 1 to {MAX_BUDGET} words, not {words}")
+        raise UsageError(f"must be from 1 to {MAX_BUDGET} words, not {words}", field="budget")
     norm = list(dict.fromkeys(pathmatch.normalise(p, ws.repo.workdir) for p in paths))
     flt = Filter(now()[1], shared=not include_local)
     found: dict[int, _Candidate] = {}
@@ -172,5 +172,5 @@ def _pack(task: str, paths: list[str], budget: int, ordered: list[_Candidate]) -
         text += "\n## Omitted\n\n" + "".join(f"- {o.record_id}: {o.title} ({o.reason})\n"
                                                for o in omitted[:OMITTED_SHOWN])
         if len(omitted) > OMITTED_SHOWN:
-            text += f"- and {len(omitted) - OMITTED_SHOWN} more (see --json)\n"
+            text += f"- and {len(omitted) - OMITTED_SHOWN} more (all listed in `omitted`)\n"
     return ContextPack(task=task, paths=list(paths), budget=budget, used=used, items=items, omitted=omitted, text=text)

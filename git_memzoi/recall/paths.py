@@ -28,7 +28,7 @@ def normalise(given: str, workdir: Path | None = None) -> str:
     """
     text = given.strip()
     if not text:
-        raise UsageError("--path must not be empty")
+        raise UsageError("must not be empty", field="path")
     if os.path.isabs(text):
         if workdir is None:
             raise UsageError(f"{given}: give a repository-relative path")

@@ -84,11 +84,11 @@ def precheck(ws: "Workspace", *, path: str | None = None, command: str | None = 
     given = [(name, value) for name, value in (("path", path), ("command", command), ("action", action))
              if value is not None]
     if len(given) != 1:
-        raise UsageError("give exactly one of --path, --command or --action")
+        raise UsageError("give exactly one of path, command or action")
     subject: Literal["path", "command", "action"] = given[0][0]  # type: ignore[assignment]
     value = given[0][1]
     if not value.strip():
-        raise UsageError(f"--{subject} must not be empty")
+        raise UsageError("must not be empty", field=subject)
     flt = _filter(now()[1])
     conn = open_index(ws)
     try:

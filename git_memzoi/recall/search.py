@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 SNIPPET_WORDS = 24
 
 
-#: The largest --limit, as for recall.search_limit in config.toml.
+#: The largest limit, as for recall.search_limit in config.toml.
 MAX_LIMIT = 1000
 
 
@@ -30,11 +30,11 @@ def check_filters(type: str | None, lane: str | None, limit: int | None) -> None
     from git_memzoi.profile.vocab import LANES, MEMORY_TYPES
 
     if type is not None and type not in MEMORY_TYPES:
-        raise UsageError(f"--type {type!r} is not a memory type; use one of: {', '.join(MEMORY_TYPES)}")
+        raise UsageError(f"{type!r} is not a memory type; use one of: {', '.join(MEMORY_TYPES)}", field="type")
     if lane is not None and lane not in LANES:
-        raise UsageError(f"--lane {lane!r} is not a lane; use one of: {', '.join(LANES)}")
+        raise UsageError(f"{lane!r} is not a lane; use one of: {', '.join(LANES)}", field="lane")
     if limit is not None and not 1 <= limit <= MAX_LIMIT:
-        raise UsageError(f"--limit must be from 1 to {MAX_LIMIT}, not {limit}")
+        raise UsageError(f"must be from 1 to {MAX_LIMIT}, not {limit}", field="limit")
 
 
 def _one_line(text: str | None, limit: int = 240) -> str:

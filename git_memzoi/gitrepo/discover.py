@@ -7,6 +7,9 @@ worktrees, `--separate-git-dir`), and a `commondir` file. For anything else (GIT
 that change discovery, bare repositories, a start inside a git directory, `core.worktree`,
 `core.bare`, config includes, another owner, another file system, a missing or odd file)
 it answers None and pygit2 decides, so the answer is either pygit2's or none.
+
+The runtime keys (`runtime_key`) are derived from these paths here too, so that a start-up
+path can find a worktree's runtime folder without loading `gitrepo.repo`.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ DISCOVERY_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRE
                  "GIT_DISCOVERY_ACROSS_FILESYSTEM")
 
 Found = tuple[Path, Path, Path | None]
+_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
 def find(start: str | os.PathLike[str] | None = None) -> Found | None:
@@ -104,3 +108,46 @@ def _plain_config(path: str) -> bool:
             if key.strip() != "bare" or value.split("#")[0].split(";")[0].strip() not in ("false", "no", "off", "0"):
                 return False
     return True
+
+
+def repository_name(common_dir: str | os.PathLike[str]) -> str:
+    """The repository's readable name: its main folder, or the bare directory without .git."""
+    common = os.fspath(common_dir)
+    base = os.path.basename(common)
+    if base == ".git":
+        return os.path.basename(os.path.dirname(common))
+    return base[:-4] if base.endswith(".git") else base
+
+
+def runtime_key(label: str, kind: str, *paths: str | os.PathLike[str]) -> str:
+    """`<readable-prefix>-<16 hex>`: the hex from a length-prefixed hash of the kind and canonical paths."""
+    try:
+        from _sha256 import sha256  # CPython's own: hashlib loads OpenSSL (ms)
+    except ImportError:
+        try:
+            from _sha2 import sha256  # its name from Python 3.12
+        except ImportError:
+            from hashlib import sha256
+    digest = sha256()
+    digest.update(len(kind).to_bytes(8, "big") + kind.encode())
+    for path in paths:
+        data = os.fsencode(os.path.realpath(path))
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    # every run of characters other than a-z and 0-9 becomes one hyphen
+    slug: list[str] = []
+    for ch in label.lower():
+        if ch in _KEY_CHARS:
+            slug.append(ch)
+        elif not slug or slug[-1] != "-":
+            slug.append("-")
+    prefix = "".join(slug).strip("-")[:32] or "repo"
+    return f"{prefix}-{digest.hexdigest()[:16]}"
+
+
+def keys(git_dir: str | os.PathLike[str], common_dir: str | os.PathLike[str],
+         workdir: str | os.PathLike[str] | None) -> tuple[str, str]:
+    """(repository key, worktree key): the first shared by every worktree, the second this worktree's own."""
+    name = repository_name(common_dir)
+    label = os.path.basename(os.fspath(workdir)) if workdir is not None else name
+    return runtime_key(name, "repository", common_dir), runtime_key(label, "worktree", git_dir)

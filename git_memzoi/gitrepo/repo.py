@@ -6,9 +6,7 @@ repository's paths (see `gitrepo.discover`), and importing pygit2 costs more tha
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -16,22 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from git_memzoi.errors import MemzoiError, NoWorkTree, RepositoryNotFound, UsageError
+from git_memzoi.gitrepo.discover import keys, repository_name
 from git_memzoi.layout import MEMZOI_DIR
 
 if TYPE_CHECKING:
     import pygit2
-
-
-def _key(label: str, kind: str, *paths: Path) -> str:
-    """`<readable-prefix>-<16 hex>`: the hex from a length-prefixed hash of the kind and canonical paths."""
-    digest = hashlib.sha256()
-    digest.update(len(kind).to_bytes(8, "big") + kind.encode())
-    for path in paths:
-        data = os.fsencode(os.path.realpath(path))
-        digest.update(len(data).to_bytes(8, "big"))
-        digest.update(data)
-    prefix = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")[:32] or "repo"
-    return f"{prefix}-{digest.hexdigest()[:16]}"
 
 
 @dataclass(frozen=True)
@@ -92,21 +79,17 @@ class GitRepo:
     @property
     def name(self) -> str:
         """The repository's readable name: its main folder, or the bare directory without .git."""
-        common = self.common_dir
-        if common.name == ".git":
-            return common.parent.name
-        return common.name[:-4] if common.name.endswith(".git") else common.name
+        return repository_name(self.common_dir)
 
     @property
     def repository_key(self) -> str:
         """Shared by the main worktree and every linked worktree."""
-        return _key(self.name, "repository", self.common_dir)
+        return keys(self.git_dir, self.common_dir, self.workdir)[0]
 
     @property
     def worktree_key(self) -> str:
         """Distinct per worktree, derived from the worktree's own git directory."""
-        label = self.workdir.name if self.workdir else self.name
-        return _key(label, "worktree", self.git_dir)
+        return keys(self.git_dir, self.common_dir, self.workdir)[1]
 
     def require_workdir(self) -> Path:
         if self.workdir is None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pygit2
 
-from git_memzoi.gitrepo.repo import GitRepo, _key
+from git_memzoi.gitrepo.discover import runtime_key
+from git_memzoi.gitrepo.repo import GitRepo
 
 
 def live_worktree_hashes(repo: GitRepo) -> set[str]:
@@ -21,6 +22,6 @@ def live_worktree_hashes(repo: GitRepo) -> set[str]:
             continue  # an unreadable worktree entry counts as gone
         if not prunable:
             git_dirs.append(repo.common_dir / "worktrees" / name)
-    hashes = {_key("", "worktree", git_dir).rsplit("-", 1)[1] for git_dir in git_dirs}
+    hashes = {runtime_key("", "worktree", git_dir).rsplit("-", 1)[1] for git_dir in git_dirs}
     hashes.add(repo.worktree_key.rsplit("-", 1)[1])
     return hashes

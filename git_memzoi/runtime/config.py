@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from git_memzoi.errors import ConfigError
+from git_memzoi.runtime import DEFAULT_SESSION_LEASE_HOURS
 
 
 @dataclass
@@ -29,7 +30,7 @@ class WorkflowConfig:
 class RetentionConfig:
     """[retention]: the session lease."""
 
-    session_lease_hours: float = 24.0
+    session_lease_hours: float = DEFAULT_SESSION_LEASE_HOURS
 
 
 @dataclass

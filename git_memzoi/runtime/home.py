@@ -1,17 +1,22 @@
-"""Where runtime state lives under MEMZOI_HOME, exactly as the profile lays it out."""
+"""Where runtime state lives under MEMZOI_HOME, exactly as the profile lays it out.
+
+Light to import (no dataclasses, no pygit2): the start-up paths in cli/entry.py find a
+worktree's index here too.
+"""
 
 from __future__ import annotations
 
 import os
-import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
-from git_memzoi.gitrepo import GitRepo
 from git_memzoi.layout import (
     DEFAULT_HOME, EXPORTS, HOME_ENV, HOOK_TREES, INDEX_DB, JOURNAL, LIFECYCLE_LOCK, PARSE_CACHE_DB, PROJECT_CONFIG,
-    PROJECTS, SHARED_DB, USER_CONFIG, WORKTREES,
+    PROJECTS, REPO_CONFIG, SHARED_DB, USER_CONFIG, WORKTREES,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from git_memzoi.gitrepo import GitRepo
 
 
 def memzoi_home() -> Path:
@@ -19,13 +24,27 @@ def memzoi_home() -> Path:
     return Path(os.environ.get(HOME_ENV) or DEFAULT_HOME).expanduser()
 
 
-@dataclass(frozen=True)
 class Layout:
-    """Every runtime path for one repository and one of its worktrees."""
+    """Every runtime path for one repository and one of its worktrees (a value: compared by its three fields)."""
 
-    home: Path
-    repository_key: str
-    worktree_key: str
+    __slots__ = ("home", "repository_key", "worktree_key")
+
+    def __init__(self, home: Path, repository_key: str, worktree_key: str) -> None:
+        self.home = home
+        self.repository_key = repository_key
+        self.worktree_key = worktree_key
+
+    def _fields(self) -> tuple[Path, str, str]:
+        return (self.home, self.repository_key, self.worktree_key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Layout) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"Layout(home={self.home!r}, repository_key={self.repository_key!r}, worktree_key={self.worktree_key!r})"
 
     @classmethod
     def for_repo(cls, repo: GitRepo) -> "Layout":
@@ -83,6 +102,10 @@ class Layout:
     def exports(self) -> Path:
         return self.worktree / EXPORTS
 
+    def config_files(self, workdir: Path) -> list[Path]:
+        """The config files that apply in `workdir`, in precedence order (lowest first)."""
+        return [self.user_config, self.project_config, workdir / REPO_CONFIG]
+
     def paths(self) -> dict[str, str]:
         """The contract's `paths` object for `doctor --json`."""
         return {
@@ -108,6 +131,8 @@ def stale_worktree_dirs(layout: Layout, repo: GitRepo) -> list[Path]:
 
 def remove_stale_worktree_dirs(layout: Layout, repo: GitRepo) -> list[str]:
     """Delete the stale worktree folders (their index.db and exports are derived); one line per folder."""
+    import shutil
+
     lines: list[str] = []
     for folder in stale_worktree_dirs(layout, repo):
         shutil.rmtree(folder)

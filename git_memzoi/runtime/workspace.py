@@ -26,20 +26,17 @@ class Workspace:
 
     def config_sources(self) -> list[configmod.ConfigSource]:
         """The config files in precedence order, lowest first."""
-        sources = [configmod.file_source(self.layout.user_config),
-                   configmod.file_source(self.layout.project_config)]
         if self.repo.workdir is not None:
-            sources.append(configmod.file_source(self.repo.workdir / REPO_CONFIG))
-        else:
-            head = self.repo.head_commit()
-            data = None
-            if head is not None:
-                try:
-                    data = self.repo.pygit[head.tree[REPO_CONFIG].id].read_raw()
-                except KeyError:
-                    data = None
-            sources.append(configmod.ConfigSource(f"HEAD:{REPO_CONFIG}", data))
-        return sources
+            return [configmod.file_source(path) for path in self.layout.config_files(self.repo.workdir)]
+        head = self.repo.head_commit()
+        data = None
+        if head is not None:
+            try:
+                data = self.repo.pygit[head.tree[REPO_CONFIG].id].read_raw()
+            except KeyError:
+                data = None
+        return [configmod.file_source(self.layout.user_config), configmod.file_source(self.layout.project_config),
+                configmod.ConfigSource(f"HEAD:{REPO_CONFIG}", data)]
 
     @cached_property
     def config(self) -> configmod.Config:

@@ -19,7 +19,9 @@ import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (the start-up path reads the index)
+if TYPE_CHECKING:
+    from typing import Any
 
 from git_memzoi import __version__
 

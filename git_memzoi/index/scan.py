@@ -8,17 +8,15 @@ change within the same timestamp tick would not show) and are never trusted.
 
 from __future__ import annotations
 
-import hashlib
 import os
-from array import array
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from git_memzoi.errors import Refused, printable
+from git_memzoi.index.sweep import RACY_NS, digest, dir_signature, dirs_unchanged, file_stat_signature, utf8_name
 from git_memzoi.layout import MEMZOI_DIR, RECORDS
 
-#: Timestamps closer than this to the moment they were read are not trusted (coarse clocks).
-RACY_NS = 2_000_000_000
+__all__ = ["RACY_NS", "FileStat", "Scan", "dirs_unchanged", "file_stat_signature", "scan_records"]
 
 
 class FileStat(NamedTuple):
@@ -47,19 +45,7 @@ class Scan:
 
     def digest(self) -> str:
         """A fingerprint of every file's path, size and mtime, in walk order."""
-        names = "\0".join(self.files).encode("utf-8", "surrogateescape")
-        numbers = array("q", [n for st in self.files.values() for n in st[:2]])
-        return hashlib.sha1(names + b"\1" + numbers.tobytes()).hexdigest()
-
-
-def _dir_sig(full: str, now_ns: int) -> list[int] | None:
-    try:
-        st = os.lstat(full)  # lstat: a folder swapped for a symlink to it is a change
-    except OSError:
-        return [0, 0]  # missing: a folder appearing later changes this
-    if st.st_mtime_ns >= now_ns - RACY_NS:
-        return None
-    return [st.st_mtime_ns, st.st_ino]
+        return digest(list(self.files), [n for st in self.files.values() for n in st[:2]])
 
 
 def scan_records(workdir: str, now_ns: int) -> Scan:
@@ -75,12 +61,12 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
     make = tuple.__new__  # FileStat without its Python-level constructor: this loop runs per file
     newest = 0
     root = os.path.join(workdir, MEMZOI_DIR)
-    scan.dirs[MEMZOI_DIR] = _dir_sig(root, now_ns)
+    scan.dirs[MEMZOI_DIR] = dir_signature(root, now_ns)
     stack = [RECORDS]
     while stack:
         rel_dir = stack.pop()
         full_dir = os.path.join(workdir, rel_dir)
-        scan.dirs[rel_dir] = _dir_sig(full_dir, now_ns)
+        scan.dirs[rel_dir] = dir_signature(full_dir, now_ns)
         try:
             entries = list(os.scandir(full_dir))
         except (FileNotFoundError, NotADirectoryError):
@@ -88,7 +74,7 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
         prefix = rel_dir + "/"
         for entry in entries:
             name = entry.name
-            if not name.isascii() and not _utf8(name):
+            if not name.isascii() and not utf8_name(name):
                 # SQLite and JSON need text: such a record file (or folder) is reported, never indexed
                 if name.endswith(".md") or entry.is_dir(follow_symlinks=False):
                     scan.undecodable.append(printable(prefix + name))
@@ -106,42 +92,3 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
                 stack.append(prefix + name)
     scan.newest_ns = newest
     return scan
-
-
-def _utf8(name: str) -> bool:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:  # os.scandir gave undecodable bytes back as lone surrogates
-        return False
-    return True
-
-
-def dirs_unchanged(workdir: str, dirs: dict[str, list[int] | None]) -> bool:
-    """True when every folder still has the stats it had (a racy or missing entry is a change)."""
-    for rel, sig in dirs.items():
-        if sig is None:
-            return False
-        try:
-            st = os.lstat(os.path.join(workdir, rel))
-        except OSError:
-            if sig != [0, 0]:
-                return False
-            continue
-        if st.st_mtime_ns != sig[0] or st.st_ino != sig[1]:
-            return False
-    return True
-
-
-def file_stat_signature(path: str, now_ns: int | None = None) -> list[int] | None:
-    """Stats of a SQLite file and its WAL (-1s when absent); with `now_ns`, None when too recent to trust."""
-    out: list[int] = []
-    for suffix in ("", "-wal"):
-        try:
-            st = os.stat(path + suffix)
-        except OSError:
-            out += [-1, -1, -1]
-            continue
-        if now_ns is not None and st.st_mtime_ns >= now_ns - RACY_NS:
-            return None
-        out += [st.st_size, st.st_mtime_ns, st.st_ino]
-    return out

@@ -12,6 +12,11 @@ Two levels, both free of parsing:
   twentieth of their time; in between, the cheap check alone vouches for the index.
 
 When either cannot vouch for the index, the rebuild path takes over.
+
+`unchanged` is `rebuild`'s "nothing to do" with the standard library only (cli/entry.py
+answers a no-op `git memzoi rebuild` with it before click loads): `verify` where the sweep's
+digest is the one the last sweep confirmed, without the Workspace or a Scan. This module is
+therefore light to import: nothing but the standard library and `index.sweep` at the top.
 """
 
 from __future__ import annotations
@@ -20,13 +25,15 @@ import json
 import os
 import sqlite3
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from git_memzoi.index.scan import RACY_NS, Scan, dirs_unchanged, file_stat_signature
+from git_memzoi.index.sweep import RACY_NS, dirs_unchanged, file_stat_signature, sweep
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from git_memzoi.index.scan import Scan
     from git_memzoi.runtime.workspace import Workspace
 
 CHECK_SUFFIX = ".check"
@@ -50,32 +57,35 @@ def swept(index_path: Path, cost: float = 0.0) -> None:
         write_check(index_path, check | {"swept_at": time.time(), "sweep_cost": round(cost, 4)}, check)
 
 
-def check_path(index_path: Path) -> Path:
+def check_path(index_path: "str | os.PathLike[str]") -> str:
     """`index.db.check`, beside the index."""
-    return index_path.with_name(index_path.name + CHECK_SUFFIX)
+    return os.fspath(index_path) + CHECK_SUFFIX
 
 
-def read_check(index_path: Path) -> dict[str, Any] | None:
+def read_check(index_path: "str | os.PathLike[str]") -> dict[str, Any] | None:
     """What the last full check vouched for, or None."""
     try:
-        data = json.loads(check_path(index_path).read_text())
+        with open(check_path(index_path), encoding="utf-8") as handle:
+            data = json.load(handle)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
 
 
-def write_check(index_path: Path, data: dict[str, Any], previous: dict[str, Any] | None = None) -> None:
+def write_check(index_path: "str | os.PathLike[str]", data: dict[str, Any],
+                previous: dict[str, Any] | None = None) -> None:
     """Record what the last full check vouched for (a cache: failing to write it is harmless)."""
     if (previous if previous is not None else read_check(index_path)) == data:
         return
     target = check_path(index_path)
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.{time.monotonic_ns()}")
+    tmp = f"{target}.{os.getpid()}.{time.monotonic_ns()}"
     try:
-        tmp.write_text(json.dumps(data))
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(data))
         os.replace(tmp, target)
     except OSError:
         try:
-            tmp.unlink()
+            os.unlink(tmp)
         except OSError:
             pass
 
@@ -110,42 +120,56 @@ def fresh(ws: "Workspace", meta: dict[str, str]) -> bool:
     return 0.0 <= age < max(SWEEP_INTERVAL, SWEEP_SHARE * float(check.get("sweep_cost", 0.0)))
 
 
-@dataclass
 class Verified:
     """A sweep found the index true: its counts and the stored problems of invalid files."""
 
-    records: int
-    runtime: int
-    problems: list[tuple[str, list[Any]]] = field(default_factory=list)  # (path, [line, code, message, severity])
+    __slots__ = ("records", "runtime", "problems")
+
+    def __init__(self, records: int, runtime: int, problems: list[tuple[str, list[Any]]] | None = None) -> None:
+        self.records = records
+        self.runtime = runtime
+        self.problems = problems if problems is not None else []  # (path, [line, code, message, severity])
 
 
-def verify(ws: "Workspace", conn: sqlite3.Connection, meta: dict[str, str], scan: Scan,
+def _agrees(meta: dict[str, str], check: dict[str, Any] | None, workdir: str, lease: float,
+            shared_now: list[int] | None) -> bool:
+    """The index, its check file, the parser, the work tree, the lease and shared.db's stats all agree."""
+    return (meta.get("parser") == parser_version() and meta.get("workdir") == workdir
+            and float(meta.get("lease_hours", "nan")) == lease
+            and check is not None and check.get("build_id") == meta.get("build_id")
+            and check.get("shared") is not None and shared_now is not None and check.get("shared") == shared_now)
+
+
+def _stored_problems(conn: sqlite3.Connection) -> tuple[int, list[tuple[str, list[Any]]]] | None:
+    """How many files the index holds as invalid, and their problems; None when it cannot be read."""
+    try:
+        bad = conn.execute("SELECT path, problems FROM invalid").fetchall()
+    except sqlite3.DatabaseError:
+        return None
+    return len(bad), [(path, entry) for path, text in bad for entry in json.loads(text)]
+
+
+def verify(ws: "Workspace", conn: sqlite3.Connection, meta: dict[str, str], scan: "Scan",
            shared_now: list[int] | None) -> Verified | None:
     """Compare every record file's stat with the index (no reads, no parsing); None when anything differs."""
     index_path = ws.layout.index_db
     workdir = str(ws.repo.require_workdir())
     check = read_check(index_path)
-    if (meta.get("parser") != parser_version() or meta.get("workdir") != workdir
-            or scan.symlinks or scan.undecodable
-            or float(meta.get("lease_hours", "nan")) != ws.config.retention.session_lease_hours):
+    if (scan.symlinks or scan.undecodable
+            or not _agrees(meta, check, workdir, ws.config.retention.session_lease_hours, shared_now)):
         return None
-    if check is None or check.get("build_id") != meta.get("build_id"):
-        return None
+    assert check is not None
     stored_shared = check.get("shared")
-    if stored_shared is None or shared_now is None or stored_shared != shared_now:
-        return None
     trusted_before = confirmed_ns(meta, check) - RACY_NS
     files = scan.files
     digest = scan.digest()
     if digest == check.get("digest") and scan.newest_ns < trusted_before:
         # every stat is what a previous sweep confirmed against the index: no need to read it again
-        try:
-            bad = conn.execute("SELECT path, problems FROM invalid").fetchall()
-        except sqlite3.DatabaseError:
+        stored = _stored_problems(conn)
+        if stored is None:
             return None
-        problems = [(path, entry) for path, text in bad for entry in json.loads(text)]
         write_check(index_path, check | {"dirs": scan.dirs}, check)
-        return Verified(len(files) - len(bad), int(meta.get("runtime_records", "0")), problems)
+        return Verified(len(files) - stored[0], int(meta.get("runtime_records", "0")), stored[1])
     try:
         rows = conn.execute("SELECT path, size, mtime_ns FROM files").fetchall()
         bad = conn.execute("SELECT path, size, mtime_ns, problems FROM invalid").fetchall()
@@ -163,3 +187,44 @@ def verify(ws: "Workspace", conn: sqlite3.Connection, meta: dict[str, str], scan
                              "files": len(files), "verified_ns": check.get("verified_ns", 0),
                              "build_id": meta.get("build_id"), "digest": digest}, check)
     return Verified(len(rows), int(runtime), problems)
+
+
+def unchanged(index_path: "Path", shared_db: "Path", workdir: str, lease: float, started: float) -> Verified | None:
+    """`rebuild`'s answer when nothing changed, from the standard library alone; None: ask `rebuild`.
+
+    It says "up to date" only where `verify` would without reading the files table: the index
+    and its check file agree with the parser, the work tree and `lease`; shared.db has the
+    stats it had when the index last read it (the file that passed its integrity check then,
+    so `rebuild` would not refuse it now); and a sweep of every record file gives the digest
+    the last sweep confirmed, with no file young enough to be racy. It records the sweep as
+    `rebuild` does (folder signatures, when, and its cost counted from `started`).
+    """
+    from git_memzoi.errors import StateError
+    from git_memzoi.index.index_db import connect_read, read_meta
+
+    now_ns = time.time_ns()
+    check = read_check(index_path)
+    if check is None or "digest" not in check:
+        return None
+    try:
+        conn = connect_read(index_path)
+    except sqlite3.DatabaseError:
+        return None
+    try:
+        try:
+            meta = read_meta(conn)
+        except StateError:
+            return None
+        if not _agrees(meta, check, workdir, lease, file_stat_signature(str(shared_db), now_ns)):
+            return None
+        walk = sweep(workdir, now_ns)
+        if walk is None or walk.digest != check["digest"] or walk.newest_ns >= confirmed_ns(meta, check) - RACY_NS:
+            return None
+        stored = _stored_problems(conn)
+    finally:
+        conn.close()
+    if stored is None:
+        return None
+    write_check(index_path, check | {"dirs": walk.dirs, "swept_at": time.time(),
+                                     "sweep_cost": round(time.perf_counter() - started, 4)}, check)
+    return Verified(walk.files - stored[0], int(meta.get("runtime_records", "0")), stored[1])

@@ -6,12 +6,20 @@ answering them before click, pygit2 or the checks load is what keeps them cheap.
 runs `agent hook claude` before every edit, so that exact command line skips click too, as
 do `--version` and the top-level help (`-h`, `--help`, no arguments), printed from the text
 click would print (cli.help_text, generated from the click group).
+
+`rebuild` (alone or with `--strict`) with nothing to do is answered here as well, with the
+standard library only (`index.staleness.unchanged`): agents and scripts run it to be sure
+the index is current, and most of the time it is. Anything else it finds goes to the command.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: The Claude Code hook's whole argv (anything else, such as --help, goes to click).
 CLAUDE_HOOK_ARGV = ["agent", "hook", "claude"]
@@ -29,6 +37,10 @@ def main() -> None:
         # click prints the same help for all three; with no command it is a usage error, on stderr
         (sys.stdout if args else sys.stderr).write(top_help(help_width()) + "\n")
         sys.exit(0 if args else 2)
+    if args in (["rebuild"], ["rebuild", "--strict"]):
+        code = noop_rebuild(strict=len(args) == 2)
+        if code is not None:
+            sys.exit(code)
     if len(args) >= 2 and args[0] == "hook" and args[1] in ("pre-commit", "pre-push"):
         from git_memzoi.hooks.quick import early_exit
 
@@ -69,3 +81,65 @@ def top_help(width: int) -> str:
 
     page = PAGES[PAGE_OF_WIDTH[width - MIN_WIDTH]]
     return "\n".join(LINES[int(i)] for i in page.split())
+
+
+def noop_rebuild(*, strict: bool) -> int | None:
+    """`rebuild` when nothing changed, in its words, without click, pygit2 or the parser; None: run the command."""
+    import time
+
+    started = time.perf_counter()
+    from git_memzoi.gitrepo.discover import find, keys
+    from git_memzoi.runtime.home import Layout, memzoi_home
+
+    found = find()
+    if found is None:
+        return None  # pygit2 decides
+    git_dir, common_dir, workdir = found
+    if workdir is None:
+        return None  # a bare repository: the command says what it says
+    layout = Layout(memzoi_home(), *keys(git_dir, common_dir, workdir))
+    lease = configured_lease(layout.config_files(workdir))
+    if lease is None:
+        return None
+    from git_memzoi.index.staleness import unchanged
+
+    verified = unchanged(layout.index_db, layout.shared_db, str(workdir), lease, started)
+    if verified is None:
+        return None
+    problems = sorted(((path, *entry) for path, entry in verified.problems), key=lambda p: p[:3])
+    if strict and any((p[4] if len(p) > 4 else "error") == "error" for p in problems):
+        return None  # the command refuses, naming every problem
+    lines = [problem_line(*problem) for problem in problems]
+    lines.append(rebuild_summary(False, verified.records, verified.runtime, 0, 0,
+                                 verified.records + verified.runtime, 0, len(problems),
+                                 time.perf_counter() - started))
+    sys.stderr.write("".join(f"{line}\n" for line in lines))
+    return 0
+
+
+def configured_lease(config_files: list[Path]) -> float | None:
+    """[retention] session_lease_hours from these files (the config module only when one exists); None: invalid."""
+    if not any(os.path.exists(path) for path in config_files):
+        from git_memzoi.runtime import DEFAULT_SESSION_LEASE_HOURS
+
+        return DEFAULT_SESSION_LEASE_HOURS
+    from git_memzoi.errors import ConfigError
+    from git_memzoi.runtime import config
+
+    try:
+        return config.load([config.file_source(path) for path in config_files]).retention.session_lease_hours
+    except ConfigError:
+        return None  # the command reports it
+
+
+def problem_line(path: str, line: int, code: str, message: str, severity: str = "error") -> str:
+    """A stored problem as `profile.document.Problem` prints it."""
+    return f"{path}:{line}: {'warning: ' if severity == 'warning' else ''}{code}: {message}"
+
+
+def rebuild_summary(changed: bool, records: int, runtime: int, parsed: int, cached: int, reused: int, removed: int,
+                    problems: int, duration: float) -> str:
+    """The line `rebuild` ends with."""
+    extra = f", {problems} invalid files skipped" if problems else ""
+    return (f"index {'rebuilt' if changed else 'up to date'}: {records} records, {runtime} runtime records "
+            f"(parsed {parsed}, from cache {cached}, reused {reused}, removed {removed}){extra} in {duration:.2f}s")

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from git_memzoi.cli.common import emit_json, json_option, say, workspace
+from git_memzoi.cli.entry import rebuild_summary
 from git_memzoi.errors import EXIT_NO
 
 #: Files to parse before a progress bar is worth showing.
@@ -75,11 +76,8 @@ def rebuild(full: bool, strict: bool, as_json: bool) -> None:
         return
     for problem in report.problems:
         click.echo(str(problem), err=True)
-    state = "rebuilt" if report.changed else "up to date"
-    extra = f", {len(report.problems)} invalid files skipped" if report.problems else ""
-    say(f"index {state}: {report.records} records, {report.runtime} runtime records "
-        f"(parsed {report.parsed}, from cache {report.cached}, reused {report.reused}, removed {report.removed})"
-        f"{extra} in {report.duration:.2f}s")
+    say(rebuild_summary(report.changed, report.records, report.runtime, report.parsed, report.cached, report.reused,
+                        report.removed, len(report.problems), report.duration))
 
 
 @click.command()

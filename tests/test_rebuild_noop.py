@@ -1,0 +1,125 @@
+"""A no-op `git memzoi rebuild` is answered before click (cli.entry, index.staleness.unchanged).
+
+Each test runs the installed program and click's command on the same state and compares what
+they print; the answer before click must be the command's, word for word, or no answer at all.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import Repo, memzoi_exe, run_cli
+from git_memzoi.runtime.workspace import Workspace
+from test_imports import age, imported, indexed_repo  # noqa: F401  (indexed_repo is a fixture)
+
+
+def program(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`git-memzoi ARGS` as installed: cli.entry first."""
+    return subprocess.run([memzoi_exe(), *args], cwd=cwd, capture_output=True, text=True)
+
+
+def command(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The click command alone, in a process of its own."""
+    return subprocess.run([sys.executable, "-c", "import sys; from git_memzoi.cli.main import main; main(sys.argv[1:])",
+                           *args], cwd=cwd, capture_output=True, text=True)
+
+
+def words(proc: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
+    """Exit code and output, without the duration (the one part two runs never share)."""
+    return proc.returncode, proc.stdout, re.sub(r" in \d+\.\d\ds$", " in Ns", proc.stderr, flags=re.MULTILINE)
+
+
+def settle(repo: Repo) -> None:
+    """Age the work tree and MEMZOI_HOME past the racy window and rebuild until the index is vouched for.
+
+    The first rebuild may build, and its read of shared.db makes the WAL; the second records
+    shared.db's settled stats; the third sweeps every file against the index and stores the
+    digest the no-op answer compares. Nothing may be aged after the second: it would move
+    shared.db's stats again.
+    """
+    home = Path(os.environ["MEMZOI_HOME"])
+    for _ in range(2):
+        age(repo.path, 3600)
+        age(home, 3600)
+        run_cli("rebuild")
+    run_cli("rebuild")
+
+
+def before_click(repo: Repo, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the program, asserting that it answered before click loaded."""
+    assert "click" not in imported(("rebuild", *args), repo.path)
+    return program("rebuild", *args, cwd=repo.path)
+
+
+def test_noop_answer_is_the_commands_with_problems_and_runtime_records(indexed_repo: Repo) -> None:
+    bad = indexed_repo.path / ".memzoi" / "records" / "broken.md"
+    bad.write_text("no frontmatter here\n")
+    run_cli("local", "add", "--title", "A private note", "--body", "Kept in shared.db.")
+    settle(indexed_repo)
+    fast = before_click(indexed_repo)
+    assert words(fast) == words(command("rebuild", cwd=indexed_repo.path))
+    assert "broken.md:1:" in fast.stderr and "1 runtime records" in fast.stderr
+    assert "index up to date" in fast.stderr and "invalid files skipped" in fast.stderr
+    # --strict refuses in the command's words: the answer before click leaves it to the command
+    strict = program("rebuild", "--strict", cwd=indexed_repo.path)
+    assert strict.returncode != 0 and words(strict) == words(command("rebuild", "--strict", cwd=indexed_repo.path))
+
+
+def test_strict_noop_is_answered_when_every_file_is_valid(indexed_repo: Repo) -> None:
+    settle(indexed_repo)
+    fast = before_click(indexed_repo, "--strict")
+    assert fast.returncode == 0 and words(fast) == words(command("rebuild", "--strict", cwd=indexed_repo.path))
+
+
+@pytest.mark.parametrize("change", ["edit in place", "same size", "add", "remove", "rename"])
+def test_any_change_goes_to_the_command(indexed_repo: Repo, change: str) -> None:
+    settle(indexed_repo)
+    records = indexed_repo.path / ".memzoi" / "records"
+    target = sorted(records.rglob("*.md"))[0]
+    text = target.read_text()
+    if change == "edit in place":
+        with open(target, "a") as handle:  # same inode, same folder: only the file's own stat moves
+            handle.write("\nEdited in place.\n")
+    elif change == "same size":
+        stat = target.stat()
+        with open(target, "r+b") as handle:  # one byte rewritten: the size stays, the file is new
+            handle.write(b"#")
+        os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # old, but not the stored one
+    elif change == "add":
+        target.with_name("brand-new.md").write_text(text)
+    elif change == "remove":
+        target.unlink()
+    else:
+        target.rename(target.with_name("renamed-" + target.name))
+    proc = program("rebuild", cwd=indexed_repo.path)
+    assert proc.returncode in (0, 1) and "index rebuilt" in proc.stderr, proc.stderr
+    assert "index up to date" in program("rebuild", cwd=indexed_repo.path).stderr
+
+
+def test_config_is_honoured_and_a_bad_one_reported_by_the_command(indexed_repo: Repo) -> None:
+    config = indexed_repo.path / ".memzoi" / "config.toml"
+    config.write_text("[retention]\nsession_lease_hours = 12\n")
+    assert "index rebuilt" in program("rebuild", cwd=indexed_repo.path).stderr  # the lease changed
+    settle(indexed_repo)
+    assert words(before_click(indexed_repo)) == words(command("rebuild", cwd=indexed_repo.path))
+    config.write_text("[retention]\nsession_lease_hours = 0\n")
+    age(config, 3600)
+    bad = program("rebuild", cwd=indexed_repo.path)
+    assert bad.returncode == 2 and "session_lease_hours" in bad.stderr
+    assert words(bad) == words(command("rebuild", cwd=indexed_repo.path))
+
+
+def test_corrupt_shared_db_is_refused_even_when_its_stats_look_old(indexed_repo: Repo) -> None:
+    run_cli("local", "add", "--title", "A private note", "--body", "Kept in shared.db.")
+    settle(indexed_repo)
+    shared = Workspace.open(indexed_repo.path).layout.shared_db
+    shared.write_bytes(b"this is not a database" * 200)
+    age(shared, 3600)
+    proc = program("rebuild", cwd=indexed_repo.path)
+    assert proc.returncode == 3 and "shared.db" in proc.stderr

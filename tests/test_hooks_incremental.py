@@ -268,3 +268,19 @@ def test_commits_made_without_the_hook_are_judged_from_the_kept_tree_before_them
     stage(repo, [("write", RECORD_PATHS[2], record("gamma", body="Edited in place."))], written=True)
     assert not fast_accepts(repo)
     assert "record-edited" in [f.problem.code for f in check_staged(open_repo(repo.path)).findings]
+
+
+def test_pre_push_after_fast_commits_starts_from_the_nearest_kept_tree(repo: Repo) -> None:
+    from git_memzoi.hooks.run import RefUpdate, check_client_push
+
+    stage(repo, [("write", f".memzoi/records/project/r{n:02d}.md", record(f"r{n:02d}")) for n in range(20)])
+    assert check_staged(open_repo(repo.path)).ok
+    base = repo.commit("twenty records")
+    for rid, path in (("beta", B), ("delta", D)):
+        stage(repo, [("write", path, record(rid))], written=True)
+        assert fast_accepts(repo)  # keeps no summary of the tree it accepts
+        repo.commit(rid)
+    tip = str(repo.git.head.target)
+    report = check_client_push(open_repo(repo.path), [RefUpdate("refs/heads/main", base, tip)], {base})
+    assert report.ok and report.commits_checked == 2
+    assert report.files_parsed == 2  # beta and delta, not the twenty records again

@@ -136,6 +136,9 @@ def check_push(repo: GitRepo, updates: Iterable[RefUpdate], hide: Iterable[str],
             if odd is not None:
                 checker.odd_memzoi(commit.sha, odd)
             config = history.config_blob(commit.sha, REPO_CONFIG) if commit.memzoi is not None else None
+            if tree_cache is not None and commit.parents:
+                _start_from_kept(checker, history, tree_cache, commit.parents[0], commit.parent_memzoi[0],
+                                 commit.memzoi)
             checker.check(commit.sha, commit.memzoi, commit.parents, commit.parent_memzoi, config, policy)
         tip_memzoi = history.memzoi_of(tip)
         if verify:
@@ -212,11 +215,8 @@ def check_staged(repo: GitRepo) -> CheckReport:
     if touches_memzoi(memzoi, parent_memzoi):
         report.commits_checked = 1
         report.summaries["index"] = "staged changes"
-        if parents and memzoi is not None and not cache.has(parent_memzoi[0] or ""):
-            # HEAD's tree came from elsewhere (a pull, --no-verify): start from the nearest kept one
-            base = _kept_ancestor_tree(history, cache, parents[0])
-            if base is not None:
-                checker.tree_errors(memzoi, base)
+        if parents:
+            _start_from_kept(checker, history, cache, parents[0], parent_memzoi[0], memzoi)
         config_blob = ("staged", config) if config is not None else None
         # as on the server, the [hooks] policy is HEAD's: a commit cannot relax the rules it is checked by
         head_config = history.config_blob(parents[0], REPO_CONFIG) if parents and parent_memzoi[0] else None
@@ -235,6 +235,21 @@ def check_staged(repo: GitRepo) -> CheckReport:
 
 #: How far back along HEAD's first parents pre-commit looks for a tree it kept.
 KEPT_TREE_SEARCH = 100
+
+
+def _start_from_kept(checker: MemoryChecker, history: History, cache: TreeCache, parent: str,
+                     parent_tree: str | None, tree: str | None) -> None:
+    """Validate `tree` as a delta of the nearest kept tree when its parent's tree is neither kept nor at hand.
+
+    The parent's tree came from elsewhere (a pull), or its commit was made without the full
+    check (--no-verify, or pre-commit's fast path, which keeps no summary): the delta then
+    starts from the nearest first-parent ancestor whose tree the cache keeps.
+    """
+    if tree is None or parent_tree is None or cache.has(parent_tree) or checker.state_of(parent_tree) is not None:
+        return
+    base = _kept_ancestor_tree(history, cache, parent)
+    if base is not None:
+        checker.tree_errors(tree, base)
 
 
 def _kept_ancestor_tree(history: History, cache: TreeCache, head: str) -> str | None:

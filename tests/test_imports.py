@@ -90,3 +90,17 @@ def test_version_is_answered_before_click_in_clicks_words(tmp_path: Path) -> Non
     proc = subprocess.run([memzoi_exe(), "--version"], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout == run_cli("--version").stdout
     assert "click" not in imported(("--version",), tmp_path)
+
+
+def test_the_read_path_queries_need_only_the_standard_library() -> None:
+    """index/queries.py (every query of the read path) loads nothing but the stdlib and our own modules."""
+    def loaded(code: str) -> set[str]:
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
+                              env=os.environ.copy())
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", proc.stderr, re.MULTILINE))
+
+    modules = loaded("import git_memzoi.index.queries") - loaded("pass")  # less what start-up loads
+    assert "git_memzoi.index.queries" in modules and "sqlite3" in modules
+    outside = sorted(m for m in modules if m.split(".")[0] not in (*sys.stdlib_module_names, "git_memzoi"))
+    assert outside == []

@@ -137,13 +137,18 @@ def test_empty_query_lists_by_filters(corpus: Repo) -> None:
 def test_interop_records_are_all_found_by_search(repo: Repo) -> None:
     shutil.copytree(interop_dir() / ".memzoi" / "records", repo.path / ".memzoi" / "records", dirs_exist_ok=True)
     ws = Workspace.open()
-    from git_memzoi.recall.records import all_records
+    from git_memzoi.index import queries
+    from git_memzoi.index.rebuild import open_index
 
-    records = all_records(ws)
+    conn = open_index(ws)
+    try:
+        records = queries.records(conn, queries.Filter(shared=False))
+    finally:
+        conn.close()
     assert len(records) == 35
     for rec in records:
         result = search(ws, rec.title, limit=5, include_all=True)
         assert rec.record_id in [h.record_id for h in result.hits], rec.title
         hit = next(h for h in result.hits if h.record_id == rec.record_id)
-        assert hit.citation.source == rec.citation.source
+        assert hit.citation.source == rec.source
         assert hit.current == (rec.status == "active")

@@ -29,18 +29,17 @@ _MAKE = RecordRow._make
 class Filter:
     """Which records a query keeps.
 
-    `current`: active and strictly before the retention boundary at `now` (Unix seconds).
-    `shared`: repository records that are not private, what may leave this machine (runtime
-    memory, local notes and session checkpoints, is never shared). `stores`, `types`, `lane`:
-    only those values.
+    `now` (Unix seconds): only rows current then, active and strictly before their retention
+    boundary (None: current or not). `shared`: only repository records that are not private,
+    what may leave this machine (runtime memory, local notes and session checkpoints, never is).
+    `stores`, `types`, `lane`: only those values.
     """
 
-    __slots__ = ("now", "current", "shared", "stores", "types", "lane")
+    __slots__ = ("now", "shared", "stores", "types", "lane")
 
-    def __init__(self, now: float, *, current: bool = True, shared: bool = True, stores: Sequence[str] = (),
+    def __init__(self, *, now: float | None = None, shared: bool = True, stores: Sequence[str] = (),
                  types: Sequence[str] = (), lane: str | None = None) -> None:
         self.now = now
-        self.current = current
         self.shared = shared
         self.stores = tuple(stores)
         self.types = tuple(types)
@@ -48,10 +47,10 @@ class Filter:
 
     def where(self, params: dict[str, Any]) -> str:
         """The WHERE clause over alias `r`; binds what it needs in `params`."""
-        params["now"] = self.now
         clauses = []
-        if self.current:
+        if self.now is not None:
             clauses.append(_CURRENT)
+            params["now"] = self.now
         if self.shared:
             clauses.append(_SHARED)
         for column, values in (("store", self.stores), ("type", self.types)):

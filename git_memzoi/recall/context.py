@@ -106,7 +106,7 @@ def build_context(ws: "Workspace", task: str, *, paths: Sequence[str] = (), budg
     if not 1 <= words <= MAX_BUDGET:
         raise UsageError(f"must be from 1 to {MAX_BUDGET} words, not {words}", field="budget")
     norm = list(dict.fromkeys(pathmatch.normalise(p, ws.repo.workdir) for p in paths))
-    flt = Filter(now()[1], shared=not include_local)
+    flt = Filter(now=now()[1], shared=not include_local)
     found: dict[int, _Candidate] = {}
     conn = open_index(ws)
     try:

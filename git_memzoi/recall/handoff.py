@@ -57,7 +57,7 @@ def latest_checkpoint(ws: "Workspace") -> Checkpoint | None:
     moment, at = now()
     conn = open_index(ws)
     try:
-        rows = queries.records(conn, Filter(at, shared=False, stores=("session",)))
+        rows = queries.records(conn, Filter(now=at, shared=False, stores=("session",)))
     finally:
         conn.close()
     if not rows:

@@ -32,7 +32,7 @@ Found = tuple[RecordRow, str, tuple[int, ...]]
 
 def _filter(at: float) -> Filter:
     """Current, shareable, warning-shaped records (precheck never reads private or local memory)."""
-    return Filter(at, types=tuple(SEVERITY))
+    return Filter(now=at, types=tuple(SEVERITY))
 
 
 def _message(row: RecordRow) -> str:

@@ -1,4 +1,4 @@
-"""Records as the index holds them: current ones (for exports and packs), all of them, one by ID."""
+"""Records as the index holds them: current ones (for exports and packs), one by ID, the MCP resources."""
 
 from __future__ import annotations
 
@@ -54,33 +54,24 @@ def indexed(row: RecordRow, moment: datetime) -> IndexedRecord:
     )
 
 
-def _records(ws: "Workspace", *, current: bool, shared: bool) -> list[IndexedRecord]:
-    moment, at = now()
-    conn = open_index(ws)
-    try:
-        rows = queries.records(conn, Filter(at, current=current, shared=shared))
-    finally:
-        conn.close()
-    return [indexed(row, moment) for row in rows]
-
-
 def current_records(ws: "Workspace", *, include_private: bool = False) -> list[IndexedRecord]:
     """Current records (active, before their retention boundary), repository first, then by path.
 
     Without `include_private`, only repository records whose visibility is not private: what
     may leave this machine. With it, private records and runtime (local, session) memory too.
     """
-    return _records(ws, current=True, shared=not include_private)
-
-
-def all_records(ws: "Workspace") -> list[IndexedRecord]:
-    """Every indexed record, current or query-only, every store, repository first, then by path."""
-    return _records(ws, current=False, shared=False)
+    moment, at = now()
+    conn = open_index(ws)
+    try:
+        rows = queries.records(conn, Filter(now=at, shared=not include_private))
+    finally:
+        conn.close()
+    return [indexed(row, moment) for row in rows]
 
 
 def row_by_id(conn: sqlite3.Connection, record_id: str) -> RecordRow:
     """The row of one record (a repository record before runtime memory of the same ID); NotFound otherwise."""
-    rows = queries.records(conn, Filter(0.0, current=False, shared=False), record_id=record_id)
+    rows = queries.records(conn, Filter(shared=False), record_id=record_id)
     if not rows:
         raise NotFound(f"no record {record_id!r} in this worktree's index",
                        hint="search for it with `git memzoi search --all TEXT`")

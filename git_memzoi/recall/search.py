@@ -86,7 +86,8 @@ def search(ws: "Workspace", query: str, *, path: str | None = None, type: str | 
     norm_path = pathmatch.normalise(path, ws.repo.workdir) if path is not None else None
     count = limit if limit is not None else ws.config.recall.search_limit
     _, at = now()
-    flt = Filter(at, current=not include_all, shared=not include_local, types=(type,) if type else (), lane=lane)
+    flt = Filter(now=None if include_all else at, shared=not include_local, types=(type,) if type else (),
+                 lane=lane)
     bases = pathmatch.ancestors(norm_path) if norm_path is not None else []
     query_terms = fts.terms(query)
     conn = open_index(ws)

@@ -85,8 +85,9 @@ def render(m: dict[str, object], quick: bool) -> str:
         "commands, and the mean of the two is the baseline. The no-op rebuild "
         "is also compared with the floor (read + CSafeLoader over every record, best of 3). Read "
         "commands import neither pydantic, PyYAML, filelock, the MCP SDK nor pygit2 (a test pins this), "
-        "so the figures are mostly Python start-up, click and our own modules; `--version` is answered "
-        "before click loads.",
+        "so the figures are mostly Python start-up, click and our own modules; `--version`, `-h` and "
+        "a no-op `rebuild` (a stat sweep of every record file against the digest the last sweep "
+        "stored) are answered before click loads, with the standard library only.",
     ]
     if quick:
         lines += ["", "**Quick mode (smoke run): the repository and repetitions are too small for the figures "

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from git_memzoi.errors import StateError
 from git_memzoi.index import shared_db
+from git_memzoi.index.sweep import file_stat_signature
 
 
 def test_reader_never_sees_a_half_created_database(tmp_path: Path) -> None:
@@ -105,3 +109,43 @@ def test_version_1_database_is_migrated_in_place_and_keeps_its_rows(tmp_path: Pa
     again = shared_db.connect(path)
     assert again.execute("SELECT count(*) FROM proposals").fetchone()[0] == 1
     again.close()
+
+
+def _settled(path: Path) -> list[int]:
+    """Make shared.db and its WAL look an hour old (stats that young are never kept); their stats."""
+    for name in (path, Path(f"{path}-wal")):
+        if name.exists():
+            then = name.stat().st_mtime_ns - 3600 * 10**9
+            os.utime(name, ns=(then, then))
+    stats = file_stat_signature(str(path), time.time_ns())
+    assert stats is not None
+    return stats
+
+
+def test_integrity_check_runs_again_only_when_the_files_stats_move(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    conn = shared_db.connect(path)
+    with shared_db.transaction(conn):
+        for n in range(60):  # several pages, so a corrupt one can sit in the middle
+            shared_db.append_event(conn, "filler", [f"id-{n}"], {"text": "x" * 400})
+    conn.close()
+    page, pages = (sqlite3.connect(path).execute(f"PRAGMA {name}").fetchone()[0] for name in ("page_size", "page_count"))
+    shared_db.connect(path, readonly=True).close()  # the first read may make the WAL, which moves the stats
+    stats = _settled(path)
+    shared_db.connect(path, readonly=True).close()
+    assert json.loads(Path(f"{path}{shared_db.CHECKED_SUFFIX}").read_text()) == stats
+
+    # a page damaged behind the stats' back (same size, inode and times): nothing looks again
+    before = path.stat()
+    with open(path, "r+b") as handle:
+        handle.seek(page * (pages - 1) + 16)  # the last page holds events (the first ones are empty tables)
+        handle.write(b"\xa5" * (page - 32))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert file_stat_signature(str(path)) == stats
+    shared_db.connect(path, readonly=True).close()
+    # once the stats move (any write does), the check runs and fails closed
+    _settled(path)
+    with pytest.raises(StateError, match="shared.db is unreadable: integrity check"):
+        shared_db.connect(path, readonly=True)
+    with pytest.raises(StateError, match="integrity check"):
+        shared_db.connect(path)

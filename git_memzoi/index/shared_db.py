@@ -4,6 +4,12 @@ It holds the DB-local proposal inbox, local and session memory, authorised reten
 hashed rejection lookups and the audit event log. It is never discarded by rebuild. When it
 cannot be read, every command that needs it fails closed (StateError); it is never recreated
 over an existing file.
+
+Opening it runs SQLite's integrity check over every page, except when the file (and its WAL)
+still has the stats it had when a check last found it good (`shared.db.checked` beside it
+keeps them; stats too recent to trust are never kept). The check reads the whole file, which
+costs tens of milliseconds on a large one; a file whose stats have not moved holds the same
+pages, so only the first open after a write pays it.
 """
 
 from __future__ import annotations
@@ -12,17 +18,21 @@ import json
 import os
 import sqlite3
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from git_memzoi.errors import StateError, from_environment
+from git_memzoi.index.sweep import file_stat_signature, load_cache, store_cache
 from git_memzoi.profile.timefmt import format_rfc3339
 from git_memzoi.runtime import clock
 
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
+#: Beside shared.db: the stats of the file (and its WAL) as the last integrity check found it good.
+CHECKED_SUFFIX = ".checked"
 
 _SCHEMA = """
 CREATE TABLE proposals (
@@ -107,6 +117,7 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False,
     `actor` names who acts for the audit events written through this connection.
     """
     exists = path.exists()
+    stats = file_stat_signature(str(path), time.time_ns()) if exists else None  # before the file is opened
     if not exists and (readonly or not create):
         raise StateError(f"{path}: shared.db does not exist yet", hint="run a command that writes memory first")
     if not exists:
@@ -128,13 +139,16 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False,
             raise _fail(path, "it is empty or has no memzoi schema version")
         if version > SCHEMA_VERSION:
             raise _fail(path, f"schema version {version}; this git memzoi reads version {SCHEMA_VERSION}")
-        # every page, before anything is read or written: a corrupt page anywhere fails closed now,
-        # not halfway through a write (shared.db is small; this costs milliseconds)
-        problems = [row[0] for row in conn.execute("PRAGMA quick_check(3)")]
-        if problems != ["ok"]:
-            lines = [line for p in problems for line in p.splitlines() if line and not line.startswith("***")]
-            detail = lines or problems
-            raise _fail(path, f"integrity check: {detail[0]}")
+        if stats is None or load_cache(f"{path}{CHECKED_SUFFIX}") != stats:
+            # every page, before anything is read or written: a corrupt page anywhere fails closed now,
+            # not halfway through a write
+            problems = [row[0] for row in conn.execute("PRAGMA quick_check(3)")]
+            if problems != ["ok"]:
+                lines = [line for p in problems for line in p.splitlines() if line and not line.startswith("***")]
+                detail = lines or problems
+                raise _fail(path, f"integrity check: {detail[0]}")
+            if stats is not None:
+                store_cache(f"{path}{CHECKED_SUFFIX}", stats)  # losing it only costs a check
         if not readonly:  # only now, on a file known good: setting WAL writes to the file
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = FULL")

@@ -26,7 +26,9 @@ import os
 import sqlite3
 import time
 
-from git_memzoi.index.sweep import RACY_NS, dirs_unchanged, file_stat_signature, sweep
+from git_memzoi.index.sweep import (
+    RACY_NS, dirs_unchanged, file_stat_signature, load_cache, store_cache, sweep,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
@@ -64,30 +66,15 @@ def check_path(index_path: "str | os.PathLike[str]") -> str:
 
 def read_check(index_path: "str | os.PathLike[str]") -> dict[str, Any] | None:
     """What the last full check vouched for, or None."""
-    try:
-        with open(check_path(index_path), encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
-        return None
+    data = load_cache(check_path(index_path))
     return data if isinstance(data, dict) else None
 
 
 def write_check(index_path: "str | os.PathLike[str]", data: dict[str, Any],
                 previous: dict[str, Any] | None = None) -> None:
     """Record what the last full check vouched for (a cache: failing to write it is harmless)."""
-    if (previous if previous is not None else read_check(index_path)) == data:
-        return
-    target = check_path(index_path)
-    tmp = f"{target}.{os.getpid()}.{time.monotonic_ns()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(data))
-        os.replace(tmp, target)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    if (previous if previous is not None else read_check(index_path)) != data:
+        store_cache(check_path(index_path), data)
 
 
 def confirmed_ns(meta: dict[str, str], check: dict[str, Any] | None) -> int:

@@ -6,12 +6,16 @@ folders in the same order. It is imported before click on the start-up path, so 
 nothing but the standard library, and its loop is as tight as Python allows (see `sweep`).
 
 Stats taken too close to the moment they were read are "racy" (a second change within the
-same timestamp tick would not show) and are never trusted.
+same timestamp tick would not show) and are never trusted. Stats that vouched for something
+are kept in small JSON caches (`load_cache`, `store_cache`): the index's check file, and the
+stats shared.db had when its integrity check last passed.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import time
 
 from git_memzoi.layout import MEMZOI_DIR, RECORDS
 
@@ -85,6 +89,29 @@ def utf8_name(name: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def load_cache(path: str) -> object:
+    """A small JSON file of stats kept as a cache (the index's check file, shared.db's), or None."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+def store_cache(path: str, data: object) -> None:
+    """Replace such a cache in one step (no fsync: losing it only costs the check it saves)."""
+    tmp = f"{path}.{os.getpid()}.{time.monotonic_ns()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(data))
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 class Swept:

@@ -123,3 +123,12 @@ def test_corrupt_shared_db_is_refused_even_when_its_stats_look_old(indexed_repo:
     age(shared, 3600)
     proc = program("rebuild", cwd=indexed_repo.path)
     assert proc.returncode == 3 and "shared.db" in proc.stderr
+
+
+def test_damaged_check_file_is_left_to_the_command(indexed_repo: Repo) -> None:
+    settle(indexed_repo)
+    check = Path(f"{Workspace.open(indexed_repo.path).layout.index_db}.check")
+    check.write_text(check.read_text().replace('"verified_ns": ', '"verified_ns": "soon", "was": '))
+    fast = program("rebuild", cwd=indexed_repo.path)
+    assert "Traceback" not in fast.stderr, fast.stderr
+    assert words(fast) == words(command("rebuild", cwd=indexed_repo.path))

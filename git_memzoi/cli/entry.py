@@ -38,7 +38,10 @@ def main() -> None:
         (sys.stdout if args else sys.stderr).write(top_help(help_width()) + "\n")
         sys.exit(0 if args else 2)
     if args in (["rebuild"], ["rebuild", "--strict"]):
-        code = noop_rebuild(strict=len(args) == 2)
+        try:
+            code = noop_rebuild(strict=len(args) == 2)
+        except Exception:  # noqa: BLE001 - a shortcut that trips (damaged runtime files) leaves it to the command
+            code = None
         if code is not None:
             sys.exit(code)
     if len(args) >= 2 and args[0] == "hook" and args[1] in ("pre-commit", "pre-push"):

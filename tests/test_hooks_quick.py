@@ -157,3 +157,23 @@ def test_pre_push_by_url_of_one_commit_walks_one(tmp_path: Path, touch: bool) ->
                      input=_push_lines(new, old))
     assert result.json()["commits_walked"] == 1
     assert result.json()["commits_checked"] == int(touch)
+
+
+def _apply_one(title: str) -> None:
+    pid = run_cli("propose", "--type", "convention", "--title", title, "--body", f"{title}, always.",
+                  "--json").json()["id"]
+    run_cli("approve", pid)
+    run_cli("apply", pid)
+
+
+def test_committing_what_apply_wrote_imports_none_of_the_checks(repo: Repo) -> None:
+    run_cli("hook", "install", "--pre-commit")
+    _apply_one("Use pnpm")
+    git("add", "-A", ".memzoi", cwd=repo.path)
+    assert git("commit", "-q", "-m", "pnpm", cwd=repo.path, check=False).returncode == 0  # the full check, once
+    _apply_one("Use ruff")
+    git("add", "-A", ".memzoi", cwd=repo.path)
+    code, out, modules = imported(["hook", "pre-commit", "--json"], repo.path)
+    assert code == 0 and json.loads(out)["commits_checked"] == 1
+    assert not {"pygit2", "pydantic", "yaml", "click", "git_memzoi.hooks.checks"} & modules
+    assert git("commit", "-q", "-m", "ruff", cwd=repo.path, check=False).returncode == 0

@@ -142,8 +142,10 @@ def _untouched(as_json: bool, walked: int) -> None:
 def pre_commit(as_json: bool) -> None:
     """Check the staged .memzoi/ tree (what the commit will hold) and scan what it adds for secrets.
 
-    Exits at once when the staged .memzoi/ equals HEAD's. Otherwise the staged tree is
-    validated as a delta of the tree an earlier commit here kept (HEAD's, or the nearest).
+    Exits at once when the staged .memzoi/ equals HEAD's. A change that only adds files
+    `apply` or `reject` wrote (and judged) to a tree accepted here before is accepted from
+    those verdicts, without loading the checks. Otherwise the staged tree is validated as a
+    delta of the tree an earlier commit here kept (HEAD's, or the nearest).
     """
     if quick.staged_untouched():
         _untouched(as_json, 1)

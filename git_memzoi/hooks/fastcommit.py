@@ -32,7 +32,9 @@ from pathlib import Path
 
 from git_memzoi.hooks import verdicts
 from git_memzoi.layout import MEMZOI_DIR as MEMZOI
-from git_memzoi.layout import PROJECT_CONFIG, PROPOSALS, RECORDS, REPO_CONFIG, USER_CONFIG
+from git_memzoi.layout import (
+    DEFAULT_HOME, HOME_ENV, HOOK_TREES, PROJECT_CONFIG, PROJECTS, PROPOSALS, RECORDS, REPO_CONFIG, USER_CONFIG,
+)
 _REGULAR = "100644"
 _ZERO_OIDS = frozenset("0")
 
@@ -58,9 +60,12 @@ KEPT_TREE_SEARCH = 8
 
 
 def _repository() -> tuple[str, Path]:
-    """(the git directory, the hook-trees folder) of the repository the hook runs in."""
+    """(the git directory, the hook-trees folder) of the repository the hook runs in.
+
+    runtime.home's Layout names the same folder; it is not imported here because it loads
+    shutil (and with it bz2 and lzma), which would cost this path a good part of its budget.
+    """
     from git_memzoi.gitrepo.repo import GitRepo
-    from git_memzoi.runtime.home import Layout, memzoi_home
 
     lines = _git("rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel").splitlines()
     if len(lines) != 3:
@@ -68,14 +73,17 @@ def _repository() -> tuple[str, Path]:
     git_dir, common, top = lines
     common_dir = os.path.realpath(common if os.path.isabs(common) else os.path.join(os.getcwd(), common))
     repo = GitRepo.at(Path(os.path.realpath(git_dir)), Path(common_dir), Path(os.path.realpath(top)))
-    return git_dir, Layout(memzoi_home(), repo.repository_key, "").hook_trees
+    return git_dir, _home() / PROJECTS / repo.repository_key / HOOK_TREES
+
+
+def _home() -> Path:
+    """$MEMZOI_HOME, or ~/.memzoi (runtime.home.memzoi_home)."""
+    return Path(os.path.expanduser(os.environ.get(HOME_ENV) or DEFAULT_HOME))
 
 
 def _signature(folder: Path) -> str:
     """The signature of the config files that judge a tree: the user's, and the project's beside `folder`."""
-    from git_memzoi.runtime.home import memzoi_home
-
-    return verdicts.config_signature([memzoi_home() / USER_CONFIG, folder.parent / PROJECT_CONFIG])
+    return verdicts.config_signature([_home() / USER_CONFIG, folder.parent / PROJECT_CONFIG])
 
 
 def _kept_base(folder: Path, signature: str) -> tuple[str, set[str], set[str]]:

@@ -19,7 +19,7 @@ tree the full check (or the fast path, from such lines) accepted.
 from __future__ import annotations
 
 import os
-import tempfile
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -191,8 +191,10 @@ def write_tree_ids(folder: Path, tree: str, signature: str, records: Iterable[st
 
 
 def _replace(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    # os.open rather than tempfile: tempfile loads shutil and random, too slow for the fast path
+    tmp = path.parent / f".tmp-{os.getpid()}-{time.monotonic_ns()}"
     try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, path)  # no fsync: a torn or lost cache file is a miss

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -177,3 +178,11 @@ def test_committing_what_apply_wrote_imports_none_of_the_checks(repo: Repo) -> N
     assert code == 0 and json.loads(out)["commits_checked"] == 1
     assert not {"pygit2", "pydantic", "yaml", "click", "git_memzoi.hooks.checks"} & modules
     assert git("commit", "-q", "-m", "ruff", cwd=repo.path, check=False).returncode == 0
+
+
+def test_told_by_the_script_that_memory_differs_an_untouched_commit_still_passes(repo: Repo) -> None:
+    repo.write("src/app.py", "print(1)\n")
+    git("add", "src/app.py", cwd=repo.path)
+    done = subprocess.run([sys.executable, "-m", "git_memzoi", "hook", "pre-commit", "--json"], cwd=repo.path,
+                          capture_output=True, text=True, env={**os.environ, "MEMZOI_STAGED": "asked"})
+    assert done.returncode == 0 and json.loads(done.stdout)["ok"] is True

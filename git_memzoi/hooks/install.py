@@ -41,10 +41,12 @@ def executable() -> str:
 
 #: pre-commit, before Python starts: exit 0 when the staged .memzoi/ equals HEAD's (what
 #: hooks.quick.staged_untouched asks). diff-index exits 1 when it differs and 128 without a HEAD:
-#: both go on to the check. GIT_LITERAL_PATHSPECS=0 keeps the :(top) magic working.
+#: both go on to the check, told so by MEMZOI_STAGED=asked (staged_untouched then answers False
+#: without asking git again). GIT_LITERAL_PATHSPECS=0 keeps the :(top) magic working.
 _PRE_COMMIT_QUICK = """\
 # memory untouched: nothing to check, and no need to start Python
 GIT_LITERAL_PATHSPECS=0 git diff-index --cached --quiet HEAD -- ':(top).memzoi' 2>/dev/null && exit 0
+MEMZOI_STAGED=asked; export MEMZOI_STAGED  # git-memzoi need not ask again
 """
 
 #: pre-push, before Python starts (POSIX sh). The common case: every ref line is a deletion or

@@ -1,4 +1,4 @@
-"""The package type-checks cleanly (mypy, settings from pyproject.toml)."""
+"""The package type-checks cleanly under mypy --strict (further settings from pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ from pathlib import Path
 from conftest import ROOT
 
 
-def test_mypy_clean(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache"), "git_memzoi"],
-                          cwd=ROOT, capture_output=True, text=True)
+def test_mypy_strict_clean(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"), "git_memzoi"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -102,7 +102,7 @@ def _signature(repo: GitRepo, role: str, when: datetime) -> pygit2.Signature:
 def _read_index(repo: GitRepo) -> pygit2.Index:
     index_path = repo.git_dir / "index"
     try:
-        index = repo.pygit.index
+        index: pygit2.Index = repo.pygit.index
         index.read(False)
     except pygit2.GitError as exc:
         hint = "git update-index --no-split-index (and git config core.splitIndex false)" \

@@ -81,7 +81,7 @@ def _make(chunk: list[tuple[str, str, str | None, Any, Any, bytes | None]]) -> l
         text = None
         payload = hits.get(oid)
         if payload is None:
-            payload = parse_payload(raw, path)  # type: ignore[arg-type]
+            payload = parse_payload(raw, path)
             text = json.dumps(payload, separators=(",", ":"))
         if "problems" in payload:
             out.append((path, oid, size, mtime, text, None, payload["problems"], None, 1, []))
@@ -94,7 +94,7 @@ def _make(chunk: list[tuple[str, str, str | None, Any, Any, bytes | None]]) -> l
                 out.append((path, oid, size, mtime, text, None, [[1, exc.code, exc.message, "error"]], None, 1, []))
                 continue
         fields = payload["ok"]
-        item = _Pending(path, store, oid, raw.decode("utf-8"), size, mtime)  # type: ignore[union-attr]
+        item = _Pending(path, store, oid, raw.decode("utf-8"), size, mtime)
         item.payload = payload
         row = _build_row(item, concept, _JOB["facts"], _JOB["lease"])
         out.append((path, oid, size, mtime, text, row, None, fields["id"], fields["id_line"], fields["applies_to"]))

@@ -194,7 +194,7 @@ def update(ws: "Workspace", *, base: _Base, scan: Scan, runtime: "RuntimeSnapsho
                 line = parse_payload(handle.read(), p).get("ok", {}).get("id_line", 1)
         found = [Problem(p, line, "id-duplicate", f"record ID {rid!r} is also used by {first}")]
         problems.extend(found)
-        oid = pending[p].oid if p in pending else base.rows[p][1]  # type: ignore[union-attr]
+        oid = pending[p].oid if p in pending else base.rows[p][1]
         st = scan.files[p]
         invalid_rows.append((p, oid, st.size, st.mtime_ns, rid, _problems_json(found)))
     for p, item in pending.items():

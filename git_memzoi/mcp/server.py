@@ -165,7 +165,7 @@ def build_server(tools: MemoryTools) -> MCPServer:
         limit: Annotated[int | None, Field(ge=1, le=MAX_LIMIT, description="At most this many hits.")] = None,
         include_local: Annotated[bool, Field(
             description="Also search private local and session memory of this machine.")] = False,
-    ) -> Annotated[CallToolResult, SearchOutput]:  # type: ignore[valid-type]
+    ) -> Annotated[CallToolResult, SearchOutput]:
         """Full-text search over the current memory records; each hit cites its record and evidence."""
         return _run(lambda: tools.search_memory(query, path=path, type=type, lane=lane, limit=limit,
                                                 include_local=include_local))
@@ -177,7 +177,7 @@ def build_server(tools: MemoryTools) -> MCPServer:
         budget: Annotated[int | None, Field(ge=1, description="Word budget for the pack.")] = None,
         include_local: Annotated[bool, Field(
             description="Also include private local and session memory of this machine.")] = False,
-    ) -> Annotated[CallToolResult, ContextOutput]:  # type: ignore[valid-type]
+    ) -> Annotated[CallToolResult, ContextOutput]:
         """A prompt-ready context pack of the memory relevant to a task, within a word budget."""
         return _run(lambda: tools.build_context_pack(task, paths=paths or (), budget=budget,
                                                      include_local=include_local))
@@ -185,28 +185,28 @@ def build_server(tools: MemoryTools) -> MCPServer:
     @app.tool(annotations=READ_ONLY)
     async def precheck_path(
         path: Annotated[str, Field(min_length=1, description="A repository path you are about to change.")],
-    ) -> Annotated[CallToolResult, PrecheckOutput]:  # type: ignore[valid-type]
+    ) -> Annotated[CallToolResult, PrecheckOutput]:
         """Risks, warnings and failed attempts recorded for a path, most severe first."""
         return _run(lambda: tools.precheck_path(path))
 
     @app.tool(annotations=READ_ONLY)
     async def precheck_command(
         command: Annotated[str, Field(min_length=1, description="A shell command you are about to run.")],
-    ) -> Annotated[CallToolResult, PrecheckOutput]:  # type: ignore[valid-type]
+    ) -> Annotated[CallToolResult, PrecheckOutput]:
         """Risks, warnings and failed attempts recorded for a command, most severe first."""
         return _run(lambda: tools.precheck_command(command))
 
     @app.tool(annotations=READ_ONLY)
     async def precheck_action(
         action: Annotated[str, Field(min_length=1, description="An action in a few words, e.g. 'bump the MSRV'.")],
-    ) -> Annotated[CallToolResult, PrecheckOutput]:  # type: ignore[valid-type]
+    ) -> Annotated[CallToolResult, PrecheckOutput]:
         """Risks, warnings and failed attempts recorded for an action, most severe first."""
         return _run(lambda: tools.precheck_action(action))
 
     @app.tool(annotations=READ_ONLY)
     async def inspect_memory_expiry(
         record_id: Annotated[str, Field(min_length=1, description="The record ID to explain.")],
-    ) -> Annotated[CallToolResult, ExpiryOutput]:  # type: ignore[valid-type]
+    ) -> Annotated[CallToolResult, ExpiryOutput]:
         """Why a record is current or query-only: its lane rule, retention boundary and reason."""
         return _run(lambda: tools.inspect_memory_expiry(record_id))
 
@@ -215,7 +215,7 @@ def build_server(tools: MemoryTools) -> MCPServer:
         task: Annotated[str, Field(min_length=1, description="The task being handed over.")],
         include_local: Annotated[bool, Field(
             description="Also include the current session checkpoint (session memory of this machine).")] = False,
-    ) -> Annotated[CallToolResult, HandoffOutput]:  # type: ignore[valid-type]
+    ) -> Annotated[CallToolResult, HandoffOutput]:
         """A context pack plus the open proposal inbox (and, on request, the session checkpoint), for switching agents."""
         return _run(lambda: tools.handoff(task, include_local=include_local))
 

@@ -51,11 +51,11 @@ class _Resolver(yaml.resolver.Resolver):
         if kind is yaml.ScalarNode and implicit[0]:
             tag = _PLAIN_TAGS.get(value)
             if tag is None:
-                tag = super().resolve(kind, value, implicit)
+                tag = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]  # untyped in the stubs
                 if len(value) <= 128 and len(_PLAIN_TAGS) < _PLAIN_TAGS_MAX:
                     _PLAIN_TAGS[value] = tag
             return tag
-        return super().resolve(kind, value, implicit)
+        return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
 
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
         """No path resolvers: nothing to track (the base class returns at once too)."""
@@ -129,7 +129,7 @@ def _tag_name(tag: str) -> str:
     return tag.rsplit(":", 1)[-1] if tag.startswith("tag:yaml.org,2002:") else tag
 
 
-class _Loader(_Parser, _Constructor, _Resolver):  # type: ignore[misc, valid-type]
+class _Loader(_Parser, _Constructor, _Resolver):
     def __init__(self, stream: str) -> None:
         _Parser.__init__(self, stream)
         _Constructor.__init__(self)

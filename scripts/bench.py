@@ -51,8 +51,15 @@ TYPES = {
     "episodic": ["incident", "summary", "handoff", "note"],
     "session": ["checkpoint", "note"],
 }
-SOURCES = [("human", None), ("issue", "issue://{n}"), ("pr", "pr://{n}"), ("doc", "docs/adr/{n:04d}.md"),
-           ("agent", None), (None, None), ("commit", "{sha}")]
+SOURCES = [
+    ("human", None),
+    ("issue", "issue://{n}"),
+    ("pr", "pr://{n}"),
+    ("doc", "docs/adr/{n:04d}.md"),
+    ("agent", None),
+    (None, None),
+    ("commit", "{sha}"),
+]
 WORDS = """
 access account adapter alert allocation analytics api archive artifact async audit auth backend backoff
 backup batch benchmark binary blob branch broker browser budget buffer build bundle cache callback canary
@@ -80,10 +87,35 @@ user validator value vendor version view volume webhook widget worker workflow w
 VERBS = """must should never always avoid prefer requires breaks blocks uses keeps stores validates rejects
 retries caches reads writes sends returns depends handles""".split()
 GLUE = "the a of in on for with when before after because so and but or to from by".split()
-MODULES = ["api", "auth", "billing", "cli", "core", "db", "deploy", "docs", "frontend", "infra", "jobs",
-           "mobile", "payments", "search", "storage", "ui", "worker", "sdk", "ml", "ops"]
+MODULES = [
+    "api",
+    "auth",
+    "billing",
+    "cli",
+    "core",
+    "db",
+    "deploy",
+    "docs",
+    "frontend",
+    "infra",
+    "jobs",
+    "mobile",
+    "payments",
+    "search",
+    "storage",
+    "ui",
+    "worker",
+    "sdk",
+    "ml",
+    "ops",
+]
 TARGETS = {  # issue targets, as ratios to the floor (rebuilds) or absolute (recall)
-    "cold": 1.3, "noop": 0.05, "worktree": 0.25, "search_p95_ms": 10.0, "context_p95_ms": 25.0, "cli": 10.0,
+    "cold": 1.3,
+    "noop": 0.05,
+    "worktree": 0.25,
+    "search_p95_ms": 10.0,
+    "context_p95_ms": 25.0,
+    "cli": 10.0,
 }
 
 
@@ -178,10 +210,18 @@ def make_record(n: int, rng: random.Random) -> tuple[str, str]:
             applies.append(f"src/{module}/{rng.choice(WORDS)}")
     source, ref = rng.choice(SOURCES)
     data: dict[str, object] = {
-        "id": rid, "kind": "memory", "profile": "memzoi", "type": kind, "lane": lane, "title": title,
-        "description": sentence(rng, 10, 24), "timestamp": stamp,
+        "id": rid,
+        "kind": "memory",
+        "profile": "memzoi",
+        "type": kind,
+        "lane": lane,
+        "title": title,
+        "description": sentence(rng, 10, 24),
+        "timestamp": stamp,
         "status": "active" if rng.random() < 0.92 else rng.choice(["superseded", "tombstoned", "expired"]),
-        "scope": "repo", "visibility": "repo", "content_class": "general_repo_knowledge",
+        "scope": "repo",
+        "visibility": "repo",
+        "content_class": "general_repo_knowledge",
         "confidence": round(rng.uniform(0.5, 1.0), 2),
     }
     if applies:
@@ -236,7 +276,7 @@ def floor(root: Path) -> float:
             with open(os.path.join(folder, name), "rb") as handle:
                 text = handle.read().decode("utf-8")
             end = text.index("\n---\n", 3)
-            yaml.load(text[4:end + 1], Loader=yaml.CSafeLoader)
+            yaml.load(text[4 : end + 1], Loader=yaml.CSafeLoader)
             count += 1
     assert count
     return time.perf_counter() - started
@@ -360,8 +400,11 @@ def run_size(n: int, work: Path, quick: bool, nqueries: int, repeats: int) -> Re
         started = time.perf_counter()
         build_context(ws, text, paths=[path] if path else [])
         result.context_ms.append((time.perf_counter() - started) * 1000)
-    print(f"[{n}] search p95 {percentile(result.search_ms, 95):.2f} ms, "
-          f"context p95 {percentile(result.context_ms, 95):.2f} ms", file=sys.stderr)
+    print(
+        f"[{n}] search p95 {percentile(result.search_ms, 95):.2f} ms, "
+        f"context p95 {percentile(result.context_ms, 95):.2f} ms",
+        file=sys.stderr,
+    )
 
     env = os.environ | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     runs = 3 if quick else 15
@@ -372,8 +415,14 @@ def run_size(n: int, work: Path, quick: bool, nqueries: int, repeats: int) -> Re
         subprocess.run([sys.executable, "-c", "pass"], check=True)
         python.append(time.perf_counter() - started)
         started = time.perf_counter()
-        subprocess.run(["git", "memzoi", "search", qs[i % len(qs)][0]], cwd=root, env=env, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            ["git", "memzoi", "search", qs[i % len(qs)][0]],
+            cwd=root,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         cli.append(time.perf_counter() - started)
     result.python_ms = statistics.median(python[1:]) * 1000
     result.cli_ms = statistics.median(cli[1:]) * 1000
@@ -429,12 +478,27 @@ def render(results: list[Result], quick: bool, repeats: int, nqueries: int) -> s
             "| measure | time | ratio | target | met |",
             "|---|---:|---:|---|---|",
             row("floor: read + CSafeLoader", r.floor, 1.0, "—", None),
-            row("cold full rebuild", r.cold, r.cold / r.floor, f"≤ {TARGETS['cold']}× floor",
-                r.cold / r.floor <= TARGETS["cold"]),
-            row("no-op rebuild", r.noop, r.noop / r.floor, f"≤ {TARGETS['noop']}× floor",
-                r.noop / r.floor <= TARGETS["noop"]),
-            row("fresh linked worktree rebuild", r.worktree, r.worktree / r.floor,
-                f"≤ {TARGETS['worktree']}× floor", r.worktree / r.floor <= TARGETS["worktree"]),
+            row(
+                "cold full rebuild",
+                r.cold,
+                r.cold / r.floor,
+                f"≤ {TARGETS['cold']}× floor",
+                r.cold / r.floor <= TARGETS["cold"],
+            ),
+            row(
+                "no-op rebuild",
+                r.noop,
+                r.noop / r.floor,
+                f"≤ {TARGETS['noop']}× floor",
+                r.noop / r.floor <= TARGETS["noop"],
+            ),
+            row(
+                "fresh linked worktree rebuild",
+                r.worktree,
+                r.worktree / r.floor,
+                f"≤ {TARGETS['worktree']}× floor",
+                r.worktree / r.floor <= TARGETS["worktree"],
+            ),
             f"| search in-process p50 / p95 | {search50:.2f} / {search95:.2f} ms | — | "
             f"p95 ≤ {TARGETS['search_p95_ms']:g} ms | {'yes' if search95 <= TARGETS['search_p95_ms'] else '**no**'} |",
             f"| context in-process p50 / p95 | {context50:.2f} / {context95:.2f} ms | — | "

@@ -39,7 +39,7 @@ def _risky_path(root: Path) -> tuple[str, str]:
     """A file path that a current risk record's applies_to covers, and that record's ID."""
     for path in sorted((root / ".memzoi" / "records" / "semantic" / "risks").glob("*.md")):
         text = path.read_text(encoding="utf-8")
-        data = yaml.safe_load(text[4:text.index("\n---\n", 3)])
+        data = yaml.safe_load(text[4 : text.index("\n---\n", 3)])
         if data["status"] != "active" or data.get("retention"):
             continue
         for entry in data.get("applies_to", []):
@@ -51,18 +51,25 @@ def _risky_path(root: Path) -> tuple[str, str]:
 
 
 def _event(root: Path, rel: str) -> str:
-    return json.dumps({"session_id": "bench", "transcript_path": "/dev/null", "cwd": str(root),
-                       "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Edit",
-                       "tool_input": {"file_path": str(root / rel), "old_string": "a", "new_string": "b"},
-                       "tool_use_id": "toolu_bench"})
+    return json.dumps(
+        {
+            "session_id": "bench",
+            "transcript_path": "/dev/null",
+            "cwd": str(root),
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Edit",
+            "tool_input": {"file_path": str(root / rel), "old_string": "a", "new_string": "b"},
+            "tool_use_id": "toolu_bench",
+        }
+    )
 
 
 #: This interpreter's folder first, so git finds this checkout's git-memzoi.
 _ENV = os.environ | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
-def _median_ms(argv: list[str], runs: int, cwd: Path, stdin: str | None = None,
-               idle: float = 0.0) -> tuple[float, str]:
+def _median_ms(argv: list[str], runs: int, cwd: Path, stdin: str | None = None, idle: float = 0.0) -> tuple[float, str]:
     """Median wall time of `runs` runs of argv (after one warm-up run), and the last run's stdout.
 
     `idle` seconds pass (untimed) before each run.
@@ -114,26 +121,31 @@ def section(workdir: Path, quick: bool = False) -> str:
         f"| for comparison: `git memzoi precheck --path` | {precheck_ms:.1f} ms | {precheck_ms / python_ms:.2f}× "
         "| — | — |",
     ]
-    return "\n".join([
-        "## Agent hook: Claude Code PreToolUse on 10,000 records",
-        "",
-        f"A repository of {RECORDS:,} synthetic records (scripts/bench.py's generator), indexed once "
-        "beforehand, as a session that has run before finds it. Claude Code runs the hook as a process "
-        "for every edit, so the figure is end to end: `git memzoi agent hook claude` run through git as a "
-        "subprocess, the recorded PreToolUse Edit event on stdin, stdout read to the end; the median of "
-        f"{runs} runs after one warm-up, beside the median of `python3 -c pass` (this interpreter, "
-        f"not a version-manager shim) measured the same way in the same run ({python_ms:.1f} ms).",
-        "",
-        "| event | median | ratio to `python3 -c pass` | target | met |",
-        "|---|---:|---:|---:|---|",
-        *rows,
-        "",
-        "The hook answers without loading click, pydantic, PyYAML, pygit2, filelock or the MCP SDK "
-        "(tests/test_agent_hook.py pins that); its work on the 10,000 records is recall's staleness "
-        "check (stats, no parsing) and the precheck queries on index.db. Back-to-back runs reuse a "
-        "sweep younger than the sweep interval; the idle row shows a run that stats every record file "
-        "again, as most edits of a real session do.",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                "## Agent hook: Claude Code PreToolUse on 10,000 records",
+                "",
+                f"A repository of {RECORDS:,} synthetic records (scripts/bench.py's generator), indexed once "
+                "beforehand, as a session that has run before finds it. Claude Code runs the hook as a process "
+                "for every edit, so the figure is end to end: `git memzoi agent hook claude` run through git as a "
+                "subprocess, the recorded PreToolUse Edit event on stdin, stdout read to the end; the median of "
+                f"{runs} runs after one warm-up, beside the median of `python3 -c pass` (this interpreter, "
+                f"not a version-manager shim) measured the same way in the same run ({python_ms:.1f} ms).",
+                "",
+                "| event | median | ratio to `python3 -c pass` | target | met |",
+                "|---|---:|---:|---:|---|",
+                *rows,
+                "",
+                "The hook answers without loading click, pydantic, PyYAML, pygit2, filelock or the MCP SDK "
+                "(tests/test_agent_hook.py pins that); its work on the 10,000 records is recall's staleness "
+                "check (stats, no parsing) and the precheck queries on index.db. Back-to-back runs reuse a "
+                "sweep younger than the sweep interval; the idle row shows a run that stats every record file "
+                "again, as most edits of a real session do.",
+            ]
+        )
+        + "\n"
+    )
 
 
 if __name__ == "__main__":

@@ -55,8 +55,10 @@ def measure(workdir: Path, quick: bool) -> dict[str, object]:
     if not root.exists():
         bench.generate(root, n)
     home = workdir / "home"
-    env = os.environ | {"MEMZOI_HOME": str(home),
-                        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = os.environ | {
+        "MEMZOI_HOME": str(home),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
     env.pop("GIT_DIR", None)
     time.sleep(0 if quick else 2.1)  # stats younger than the racy window are never trusted
     subprocess.run(["git", "memzoi", "rebuild"], cwd=root, env=env, check=True, capture_output=True)
@@ -90,8 +92,10 @@ def render(m: dict[str, object], quick: bool) -> str:
         "stored) are answered before click loads, with the standard library only.",
     ]
     if quick:
-        lines += ["", "**Quick mode (smoke run): the repository and repetitions are too small for the figures "
-                  "to mean much.**"]
+        lines += [
+            "",
+            "**Quick mode (smoke run): the repository and repetitions are too small for the figures to mean much.**",
+        ]
     lines += [
         "",
         f"Baseline `python3 -c pass`: {python * 1000:.1f} ms. Floor: {floor * 1000:.1f} ms.",
@@ -106,8 +110,10 @@ def render(m: dict[str, object], quick: bool) -> str:
             lines.append(f"| {label} | {t * 1000:.1f} ms | {t / python:.2f}× | ≤ {target:g}× | {met} |")
         else:
             met = "yes" if t / floor <= NOOP_TARGET else "**no**"
-            lines.append(f"| {label} | {t * 1000:.1f} ms | {t / python:.2f}× | ≤ {NOOP_TARGET:g}× the floor: "
-                         f"{t / floor:.3f}× | {met} |")
+            lines.append(
+                f"| {label} | {t * 1000:.1f} ms | {t / python:.2f}× | ≤ {NOOP_TARGET:g}× the floor: "
+                f"{t / floor:.3f}× | {met} |"
+            )
     return "\n".join(lines) + "\n"
 
 

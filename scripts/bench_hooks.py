@@ -123,8 +123,7 @@ def build(path: Path) -> tuple[pygit2.Repository, str, str, str]:
     """
     repo = pygit2.init_repository(str(path), bare=True, initial_head="main")
     tree: pygit2.Tree | None = None
-    files = {".memzoi/index.md": b"# Memory index\n", ".memzoi/log.md": b"# Memory log\n\n",
-             "README.md": b"# bench\n"}
+    files = {".memzoi/index.md": b"# Memory index\n", ".memzoi/log.md": b"# Memory log\n\n", "README.md": b"# bench\n"}
     files.update({f".memzoi/records/{p.name}": p.read_bytes() for p in sorted(INTEROP.glob("*.md"))})
     for rel, data in files.items():
         tree = cast(pygit2.Tree, repo[_put(repo, tree, rel, repo.create_blob(data))])
@@ -142,10 +141,15 @@ def build(path: Path) -> tuple[pygit2.Repository, str, str, str]:
     def apply_record(current: pygit2.Tree, n: int) -> pygit2.Oid:
         nonlocal log
         log += f"- applied mem_bench_{n:04d}: bench-{n:04d}\n".encode()
-        oid = _put(repo, current, f".memzoi/records/bench/bench-{n:04d}.md",
-                   repo.create_blob(RECORD.format(n=n).encode()))
-        oid = _put(repo, cast(pygit2.Tree, repo[oid]), f".memzoi/proposals/resolved/applied/mem_bench_{n:04d}.md",
-                   repo.create_blob(PACKET.format(n=n).encode()))
+        oid = _put(
+            repo, current, f".memzoi/records/bench/bench-{n:04d}.md", repo.create_blob(RECORD.format(n=n).encode())
+        )
+        oid = _put(
+            repo,
+            cast(pygit2.Tree, repo[oid]),
+            f".memzoi/proposals/resolved/applied/mem_bench_{n:04d}.md",
+            repo.create_blob(PACKET.format(n=n).encode()),
+        )
         return _put(repo, cast(pygit2.Tree, repo[oid]), ".memzoi/log.md", repo.create_blob(log))
 
     def touch_code(current: pygit2.Tree, n: int) -> pygit2.Oid:
@@ -186,8 +190,9 @@ def measure(git_dir: Path, base: str, tip: str) -> dict[str, float]:
         subprocess.run(cli, input=stdin, env=env, check=True, capture_output=True, text=True)
 
     def rev_list(*extra: str) -> Callable[[], object]:
-        return lambda: subprocess.run(["git", "rev-list", *extra, f"{base}..{tip}"], env=env, check=True,
-                                      capture_output=True)
+        return lambda: subprocess.run(
+            ["git", "rev-list", *extra, f"{base}..{tip}"], env=env, check=True, capture_output=True
+        )
 
     return {
         "check": best(lambda: check_server_push(repo, update), 3),
@@ -215,39 +220,45 @@ def section(workdir: Path, quick: bool = False) -> str:
     memory = measure(git_dir, base, memory_tip)
     code = measure(git_dir, base, code_tip)
     rows = []
-    for label, m in (("every commit applies a record (record + applied packet + log.md line)", memory),
-                     ("no commit touches `.memzoi/` (source files only)", code)):
-        rows.append(f"| {label} | {int(m['checked']):,} | {_ms(m['check'])} | {_ms(m['rev_list'])} "
-                    f"| **{m['check'] / m['rev_list']:.1f}×** | {m['check'] / m['rev_list_objects']:.1f}× "
-                    f"| {_ms(m['cli'])} |")
+    for label, m in (
+        ("every commit applies a record (record + applied packet + log.md line)", memory),
+        ("no commit touches `.memzoi/` (source files only)", code),
+    ):
+        rows.append(
+            f"| {label} | {int(m['checked']):,} | {_ms(m['check'])} | {_ms(m['rev_list'])} "
+            f"| **{m['check'] / m['rev_list']:.1f}×** | {m['check'] / m['rev_list_objects']:.1f}× "
+            f"| {_ms(m['cli'])} |"
+        )
     per_commit = (memory["check"] - code["check"]) / COMMITS
-    return "\n".join([
-        "## Server hook: pre-receive over a 1,000-commit push",
-        "",
-        f"A bare repository holds the 35 interop records at `main`; a push brings {COMMITS:,} new "
-        "commits on top, packed as git receives them. The check is the pre-receive code path run "
-        "in-process (`hooks.run.check_server_push`, what `git memzoi hook pre-receive` runs after "
-        "reading stdin; best of 3). `git rev-list base..tip` (best of 10) and `git rev-list --objects "
-        "base..tip` (best of 5) run as subprocesses over the same range. The last column is the whole "
-        "hook as git runs it, a `git-memzoi` process including Python start-up and imports.",
-        "",
-        "| push | commits touching `.memzoi/` | pre-receive check | `git rev-list` | ratio | "
-        "ratio to `rev-list --objects` | `git memzoi hook pre-receive` |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-        *rows,
-        "",
-        "A push that leaves `.memzoi/` alone costs about what `git rev-list` costs: one commit walk "
-        "and one subtree-OID comparison per commit, no blob read. A push whose every commit adds "
-        f"memory costs about {per_commit * 1000:.1f} ms per commit: each new file is parsed and "
-        f"validated once ({int(memory['files']):,} distinct blobs here: records, packets and log.md "
-        "versions), only the lines a commit adds are scanned for secrets, and each commit's tree is "
-        "validated as a delta of its parent's (a C-level tree diff, the cross-file rules re-run only "
-        "on the files a change can affect, the whole tree once more at the ref tip). The cost grows "
-        "with the memory a push adds, not with the size of the tree or of history. `git rev-list` "
-        "reads no blob at all, hence the large ratio; the YAML parse, schema validation and secret "
-        "scan of each new file are most of it.",
-        "",
-    ])
+    return "\n".join(
+        [
+            "## Server hook: pre-receive over a 1,000-commit push",
+            "",
+            f"A bare repository holds the 35 interop records at `main`; a push brings {COMMITS:,} new "
+            "commits on top, packed as git receives them. The check is the pre-receive code path run "
+            "in-process (`hooks.run.check_server_push`, what `git memzoi hook pre-receive` runs after "
+            "reading stdin; best of 3). `git rev-list base..tip` (best of 10) and `git rev-list --objects "
+            "base..tip` (best of 5) run as subprocesses over the same range. The last column is the whole "
+            "hook as git runs it, a `git-memzoi` process including Python start-up and imports.",
+            "",
+            "| push | commits touching `.memzoi/` | pre-receive check | `git rev-list` | ratio | "
+            "ratio to `rev-list --objects` | `git memzoi hook pre-receive` |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+            *rows,
+            "",
+            "A push that leaves `.memzoi/` alone costs about what `git rev-list` costs: one commit walk "
+            "and one subtree-OID comparison per commit, no blob read. A push whose every commit adds "
+            f"memory costs about {per_commit * 1000:.1f} ms per commit: each new file is parsed and "
+            f"validated once ({int(memory['files']):,} distinct blobs here: records, packets and log.md "
+            "versions), only the lines a commit adds are scanned for secrets, and each commit's tree is "
+            "validated as a delta of its parent's (a C-level tree diff, the cross-file rules re-run only "
+            "on the files a change can affect, the whole tree once more at the ref tip). The cost grows "
+            "with the memory a push adds, not with the size of the tree or of history. `git rev-list` "
+            "reads no blob at all, hence the large ratio; the YAML parse, schema validation and secret "
+            "scan of each new file are most of it.",
+            "",
+        ]
+    )
 
 
 if __name__ == "__main__":

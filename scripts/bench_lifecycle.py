@@ -76,9 +76,16 @@ def record_path(rid: str) -> str:
 
 def _env(home: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({"HOME": str(home), "MEMZOI_HOME": str(home / ".memzoi"), "GIT_CONFIG_NOSYSTEM": "1",
-                "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "MEMZOI_ACTOR": "bench",
-                "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}"})
+    env.update(
+        {
+            "HOME": str(home),
+            "MEMZOI_HOME": str(home / ".memzoi"),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+            "MEMZOI_ACTOR": "bench",
+            "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+        }
+    )
     for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "MEMZOI_NOW"):
         env.pop(var, None)
     return env
@@ -87,8 +94,9 @@ def _env(home: Path) -> dict[str, str]:
 def _home(workdir: Path) -> Path:
     home = workdir / "home"
     (home / ".memzoi").mkdir(parents=True, exist_ok=True)
-    (home / ".gitconfig").write_text("[user]\n\tname = Bench\n\temail = bench@example.com\n"
-                                     "[init]\n\tdefaultBranch = main\n")
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n"
+    )
     # auto approval: apply takes a proposal straight after propose, as a reviewed packet would be
     (home / ".memzoi" / "config.toml").write_text('[workflow]\nproposal_approval = "auto"\n')
     return home
@@ -111,9 +119,12 @@ def fast_import_stream(commits: int, early: list[str], late: list[str]) -> Itera
         nonlocal mark, when
         mark += 1
         when += 30
-        out = [b"commit %s\nmark :%d\n" % (ref.encode(), mark),
-               b"author Bench <bench@example.com> %d +0000\n" % when,
-               b"committer Bench <bench@example.com> %d +0000\n" % when, _data(message)]
+        out = [
+            b"commit %s\nmark :%d\n" % (ref.encode(), mark),
+            b"author Bench <bench@example.com> %d +0000\n" % when,
+            b"committer Bench <bench@example.com> %d +0000\n" % when,
+            _data(message),
+        ]
         if parent:
             out.append(b"from :%d\n" % parent)
         if merge:
@@ -137,8 +148,13 @@ def fast_import_stream(commits: int, early: list[str], late: list[str]) -> Itera
             side_ref = "refs/heads/side"
             side_parent = main_tip
             for k in range(SIDE_LENGTH):
-                yield commit(side_ref, side_parent, 0, f"side {side_counter}.{k}",
-                             {f"side/branch_{side_counter % 50}.txt": f"side {side_counter}.{k}\n"})
+                yield commit(
+                    side_ref,
+                    side_parent,
+                    0,
+                    f"side {side_counter}.{k}",
+                    {f"side/branch_{side_counter % 50}.txt": f"side {side_counter}.{k}\n"},
+                )
                 side_parent = mark
             merge = mark
         yield commit("refs/heads/main", main_tip, merge, f"main {n}", files)
@@ -210,8 +226,15 @@ def measure(repo: Path, env: dict[str, str], action: str, targets: list[str], ta
     cpu_proposes: list[float] = []
     cpu_applies: list[float] = []
     for n, target in enumerate(targets):
-        args = ["propose", "--type", "decision", "--title", f"{tag} {action} {n}", "--body",
-                f"Benchmark {action} number {n} ({tag}): a new decision replaces an old one."]
+        args = [
+            "propose",
+            "--type",
+            "decision",
+            "--title",
+            f"{tag} {action} {n}",
+            "--body",
+            f"Benchmark {action} number {n} ({tag}): a new decision replaces an old one.",
+        ]
         if action != "create":
             args += ["--action", action, "--target", target, "--reason", "benchmark"]
         pid = ""
@@ -222,13 +245,18 @@ def measure(repo: Path, env: dict[str, str], action: str, targets: list[str], ta
 
         proposes.append(timed(propose, cpu_proposes))
         applies.append(timed(lambda: memzoi(repo, env, "apply", pid), cpu_applies))
-    return (statistics.median(proposes), statistics.median(applies), statistics.median(cpu_proposes),
-            statistics.median(cpu_applies))
+    return (
+        statistics.median(proposes),
+        statistics.median(applies),
+        statistics.median(cpu_proposes),
+        statistics.median(cpu_applies),
+    )
 
 
 def _baseline(env: dict[str, str], runs: int) -> float:
-    return statistics.median(timed(lambda: subprocess.run(["python3", "-c", "pass"], env=env, check=True))
-                             for _ in range(max(runs, 3)))
+    return statistics.median(
+        timed(lambda: subprocess.run(["python3", "-c", "pass"], env=env, check=True)) for _ in range(max(runs, 3))
+    )
 
 
 def _ms(seconds: float) -> str:
@@ -253,10 +281,21 @@ def section(workdir: Path, quick: bool = False) -> str:
     start = time.perf_counter()
     build_history(history, env, commits, supersede_old + tombstone_old, late)
     built = time.perf_counter() - start
-    total = int(subprocess.run(["git", "rev-list", "--count", "--all"], cwd=history, env=env, check=True,
-                               capture_output=True, text=True).stdout)
-    merges = int(subprocess.run(["git", "rev-list", "--count", "--merges", "main"], cwd=history, env=env,
-                                check=True, capture_output=True, text=True).stdout)
+    total = int(
+        subprocess.run(
+            ["git", "rev-list", "--count", "--all"], cwd=history, env=env, check=True, capture_output=True, text=True
+        ).stdout
+    )
+    merges = int(
+        subprocess.run(
+            ["git", "rev-list", "--count", "--merges", "main"],
+            cwd=history,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
     memzoi(history, env, "rebuild")
     create = measure(history, env, "create", [""] * runs, "history")
     supersede = measure(history, env, "supersede", supersede_old, "history")
@@ -282,8 +321,10 @@ def section(workdir: Path, quick: bool = False) -> str:
         return "| " + " | ".join(cells) + " |"
 
     (small, small_t), (big, big_t) = scale
-    head = ("| {what} | `propose` | `apply` | propose CPU | apply CPU | propose ratio | apply ratio "
-            "| propose CPU ratio | apply CPU ratio |")
+    head = (
+        "| {what} | `propose` | `apply` | propose CPU | apply CPU | propose ratio | apply ratio "
+        "| propose CPU ratio | apply CPU ratio |"
+    )
     rule = "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     lines = [
         "## Lifecycle write paths: an old target on a long history, and create at scale",
@@ -292,7 +333,7 @@ def section(workdir: Path, quick: bool = False) -> str:
         f"included): the median of {runs} runs, each on its own target, as wall time and as the CPU "
         "time (user + system) the process used, which other load on the machine disturbs less. "
         f"`python3 -c pass` takes {_ms(floor)} in the same run. Proposals are approved automatically "
-        "(`proposal_approval = \"auto\"`), so `apply` takes each one straight after `propose`; the "
+        '(`proposal_approval = "auto"`), so `apply` takes each one straight after `propose`; the '
         "index is built once before timing, as a working checkout has it. Ratios compare with the "
         "first row of each table.",
         "",

@@ -30,29 +30,47 @@ HELP_NAMES = cast(list[str], CONTEXT_SETTINGS["help_option_names"])
 
 EXIT_STATUS = [
     ("0", "Success."),
-    ("1", "A documented \"no\": validation found problems, a hook refused a commit or push, "
-          "precheck --exit-code found warnings, an apply or reject was refused for a stated reason, "
-          "a named record or proposal does not exist, or repo-lifecycle.lock stayed busy."),
-    ("2", "Usage error: a wrong option or argument, a bad config.toml, or a command that needs "
-          "a work tree run in a bare repository."),
-    ("3", "Runtime state under MEMZOI_HOME (shared.db, index.db, an apply journal) is unreadable; "
-          "nothing is recreated over it."),
+    (
+        "1",
+        'A documented "no": validation found problems, a hook refused a commit or push, '
+        "precheck --exit-code found warnings, an apply or reject was refused for a stated reason, "
+        "a named record or proposal does not exist, or repo-lifecycle.lock stayed busy.",
+    ),
+    (
+        "2",
+        "Usage error: a wrong option or argument, a bad config.toml, or a command that needs "
+        "a work tree run in a bare repository.",
+    ),
+    (
+        "3",
+        "Runtime state under MEMZOI_HOME (shared.db, index.db, an apply journal) is unreadable; "
+        "nothing is recreated over it.",
+    ),
     ("70", "An unexpected failure, reported in one line (a traceback with --debug)."),
     ("128", "Not inside a git repository, as git itself reports it."),
 ]
 
 ENVIRONMENT = [
-    ("MEMZOI_HOME", "Where runtime state lives (default ~/.memzoi): config.toml, and per repository "
-                    "shared.db, repo-lifecycle.lock and each worktree's index.db and exports/."),
-    ("MEMZOI_LOCK_TIMEOUT", "Seconds to wait for repo-lifecycle.lock (default 10); past it the "
-                            "operation fails, naming the lock, and changes nothing."),
-    ("MEMZOI_NOW", "An RFC 3339 date-time that pins the clock for retention and lifecycle "
-                   "decisions (tests and demos)."),
-    ("MEMZOI_ACTOR", "The name recorded as the actor of audit events and proposals "
-                     "(default: $USER)."),
+    (
+        "MEMZOI_HOME",
+        "Where runtime state lives (default ~/.memzoi): config.toml, and per repository "
+        "shared.db, repo-lifecycle.lock and each worktree's index.db and exports/.",
+    ),
+    (
+        "MEMZOI_LOCK_TIMEOUT",
+        "Seconds to wait for repo-lifecycle.lock (default 10); past it the "
+        "operation fails, naming the lock, and changes nothing.",
+    ),
+    (
+        "MEMZOI_NOW",
+        "An RFC 3339 date-time that pins the clock for retention and lifecycle decisions (tests and demos).",
+    ),
+    ("MEMZOI_ACTOR", "The name recorded as the actor of audit events and proposals (default: $USER)."),
     ("MEMZOI_DEBUG", "When set (not 0), unexpected failures print a traceback, as --debug does."),
-    ("GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE", "Honoured as git honours them, so git memzoi works "
-                                               "from hooks, under git -C and in bare repositories."),
+    (
+        "GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE",
+        "Honoured as git honours them, so git memzoi works from hooks, under git -C and in bare repositories.",
+    ),
 ]
 
 FILES = [
@@ -60,13 +78,19 @@ FILES = [
     (".memzoi/proposals/pending/<proposal-id>.md", "Review packets waiting to be applied or rejected."),
     (".memzoi/proposals/resolved/{applied,rejected}/", "Resolved packets with their resolution."),
     (".memzoi/index.md, .memzoi/log.md", "Human navigation and append-only receipts (reserved names)."),
-    (".memzoi/config.toml", "Repository policy ([workflow], [retention], [recall], [hooks]); "
-                            "overrides the user and project config."),
+    (
+        ".memzoi/config.toml",
+        "Repository policy ([workflow], [retention], [recall], [hooks]); overrides the user and project config.",
+    ),
     ("$MEMZOI_HOME/config.toml", "User-global policy."),
-    ("$MEMZOI_HOME/projects/<repository-key>/", "config.toml, shared.db (the inbox, local and session "
-                                                "memory, audit events) and repo-lifecycle.lock."),
-    ("$MEMZOI_HOME/projects/<repository-key>/worktrees/<worktree-key>/",
-     "index.db (disposable search index) and exports/ (generated projections)."),
+    (
+        "$MEMZOI_HOME/projects/<repository-key>/",
+        "config.toml, shared.db (the inbox, local and session memory, audit events) and repo-lifecycle.lock.",
+    ),
+    (
+        "$MEMZOI_HOME/projects/<repository-key>/worktrees/<worktree-key>/",
+        "index.db (disposable search index) and exports/ (generated projections).",
+    ),
 ]
 
 
@@ -120,7 +144,7 @@ def commands(group: click.Group, ctx: click.Context, prefix: str, top: bool) -> 
         sub = click.Context(command, info_name=name, parent=ctx, help_option_names=HELP_NAMES)
         words = f"{prefix} {name}"
         usage = " ".join(command.collect_usage_pieces(sub))
-        out.append(f".SS \"{esc(words)}\"")
+        out.append(f'.SS "{esc(words)}"')
         out.append(f".B {esc(words)}\n{esc(usage)}".rstrip())
         out.append(".PP")
         body = paragraphs(command.help)
@@ -143,8 +167,8 @@ def render() -> str:
     description = paragraphs(cli.help)
     summary = inspect.cleandoc(cli.help or "project memory").split("\n", 1)[0].rstrip(".")
     parts = [
-        ".\\\" Generated by scripts/gen_manpage.py from the click commands; do not edit.",
-        f".TH GIT\\-MEMZOI 1 \"\" \"git memzoi {esc(__version__)}\" \"Git Manual\"",
+        '.\\" Generated by scripts/gen_manpage.py from the click commands; do not edit.',
+        f'.TH GIT\\-MEMZOI 1 "" "git memzoi {esc(__version__)}" "Git Manual"',
         ".SH NAME",
         "git\\-memzoi \\- " + esc(summary[0].lower() + summary[1:]),
         ".SH SYNOPSIS",
@@ -154,11 +178,16 @@ def render() -> str:
         "\\fBgit memzoi\\fR \\fB\\-\\-version\\fR",
         ".fi",
         ".SH DESCRIPTION",
-        "\n.PP\n".join(description[1:] + [
-            inline("Every command that prints data takes `--json` and then writes one JSON document "
-                   "on stdout; messages go to stderr. `-h` prints a command's help; "
-                   "`git memzoi --help` is turned by git into `git help memzoi`, which shows this page."),
-        ]),
+        "\n.PP\n".join(
+            description[1:]
+            + [
+                inline(
+                    "Every command that prints data takes `--json` and then writes one JSON document "
+                    "on stdout; messages go to stderr. `-h` prints a command's help; "
+                    "`git memzoi --help` is turned by git into `git help memzoi`, which shows this page."
+                ),
+            ]
+        ),
         ".SH OPTIONS",
         "\n".join(options(cli, ctx)),
         ".TP\n\\fB\\-h, \\-\\-help\\fR\nShow the help of git memzoi or of a command and exit.",

@@ -59,8 +59,10 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", AUTHOR.email)
     monkeypatch.setenv("MEMZOI_ACTOR", "tester")
     monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[user]\n\tname = Test Author\n"
-                                     "\temail = author@example.com\n[protocol \"file\"]\n\tallow = always\n")
+    (home / ".gitconfig").write_text(
+        "[init]\n\tdefaultBranch = main\n[user]\n\tname = Test Author\n"
+        '\temail = author@example.com\n[protocol "file"]\n\tallow = always\n'
+    )
     clock.set_now(None)
     yield home
     clock.set_now(None)
@@ -145,8 +147,13 @@ class CliResult:
         return json.loads(self.stdout)
 
 
-def run_cli(*args: str, expect: int | None = 0, input: str | None = None, cwd: Path | None = None,
-            env: dict[str, str] | None = None) -> CliResult:
+def run_cli(
+    *args: str,
+    expect: int | None = 0,
+    input: str | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> CliResult:
     """Run `git memzoi ARGS` in-process through the real entry point; assert the exit code."""
     runner = CliRunner()
     old = os.getcwd()
@@ -161,8 +168,9 @@ def run_cli(*args: str, expect: int | None = 0, input: str | None = None, cwd: P
     finally:
         os.chdir(old)
     if expect is not None:
-        assert result.code == expect, (f"exit {result.code} != {expect} for {args}\n"
-                                       f"stdout: {result.stdout}\nstderr: {result.stderr}")
+        assert result.code == expect, (
+            f"exit {result.code} != {expect} for {args}\nstdout: {result.stdout}\nstderr: {result.stderr}"
+        )
     return result
 
 

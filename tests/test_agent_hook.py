@@ -35,17 +35,47 @@ def hook(text: str, cwd: Path | None = None) -> tuple[dict[str, Any] | None, str
 
 @pytest.fixture
 def memory(repo: Repo) -> Repo:
-    add_record(repo, "risks/migrations", "migrations-are-append-only", type="risk",
-               title="Migrations are append-only", description="Never edit an applied migration; add a new one.",
-               applies_to=["db/migrations/**"])
-    add_record(repo, "warnings/auth", "auth-validates-server-side", type="warning",
-               title="Auth validates sessions server-side", applies_to=["src/auth/**"])
-    add_record(repo, "failed/full-load", "full-load-runs-out-of-memory", type="failed_attempt",
-               title="Loading every order at once ran out of memory", applies_to=["notebooks/"])
-    add_record(repo, "risks/force-push", "never-force-push-main", type="risk",
-               title="Never force-push to main", body="Force-pushing main rewrites everyone's history.")
-    add_record(repo, "decisions/react-query", "use-react-query", type="decision",
-               title="Use React Query in apps/active", applies_to=["apps/active/**"])
+    add_record(
+        repo,
+        "risks/migrations",
+        "migrations-are-append-only",
+        type="risk",
+        title="Migrations are append-only",
+        description="Never edit an applied migration; add a new one.",
+        applies_to=["db/migrations/**"],
+    )
+    add_record(
+        repo,
+        "warnings/auth",
+        "auth-validates-server-side",
+        type="warning",
+        title="Auth validates sessions server-side",
+        applies_to=["src/auth/**"],
+    )
+    add_record(
+        repo,
+        "failed/full-load",
+        "full-load-runs-out-of-memory",
+        type="failed_attempt",
+        title="Loading every order at once ran out of memory",
+        applies_to=["notebooks/"],
+    )
+    add_record(
+        repo,
+        "risks/force-push",
+        "never-force-push-main",
+        type="risk",
+        title="Never force-push to main",
+        body="Force-pushing main rewrites everyone's history.",
+    )
+    add_record(
+        repo,
+        "decisions/react-query",
+        "use-react-query",
+        type="decision",
+        title="Use React Query in apps/active",
+        applies_to=["apps/active/**"],
+    )
     repo.commit("memory")
     return repo
 
@@ -57,8 +87,9 @@ def test_edit_of_a_risky_path_asks_with_a_reason_and_context(memory: Repo) -> No
     answer = out["hookSpecificOutput"]
     assert answer["hookEventName"] == "PreToolUse"
     assert answer["permissionDecision"] == "ask"
-    assert answer["permissionDecisionReason"] == \
-        "git memzoi risk migrations-are-append-only: Migrations are append-only"
+    assert (
+        answer["permissionDecisionReason"] == "git memzoi risk migrations-are-append-only: Migrations are append-only"
+    )
     assert "\n" not in answer["permissionDecisionReason"]
     context = answer["additionalContext"]
     assert "path db/migrations/0042_orders.sql" in context
@@ -67,13 +98,17 @@ def test_edit_of_a_risky_path_asks_with_a_reason_and_context(memory: Repo) -> No
     assert set(out) == {"hookSpecificOutput"}
 
 
-@pytest.mark.parametrize("name, record, kind", [
-    ("pretooluse-write", "auth-validates-server-side", "warning"),
-    ("pretooluse-multiedit", "auth-validates-server-side", "warning"),
-    ("pretooluse-notebookedit", "full-load-runs-out-of-memory", "failed_attempt"),
-])
-def test_file_tools_give_warnings_as_context_without_a_decision(memory: Repo, name: str, record: str,
-                                                                kind: str) -> None:
+@pytest.mark.parametrize(
+    "name, record, kind",
+    [
+        ("pretooluse-write", "auth-validates-server-side", "warning"),
+        ("pretooluse-multiedit", "auth-validates-server-side", "warning"),
+        ("pretooluse-notebookedit", "full-load-runs-out-of-memory", "failed_attempt"),
+    ],
+)
+def test_file_tools_give_warnings_as_context_without_a_decision(
+    memory: Repo, name: str, record: str, kind: str
+) -> None:
     out, _ = hook(event(name, memory.path))
     assert out is not None
     answer = out["hookSpecificOutput"]
@@ -105,17 +140,24 @@ def test_risk_decision_follows_config(memory: Repo, setting: str, decision: str 
 
 
 def test_no_warnings_means_no_output(memory: Repo) -> None:
-    for name, tool_input in [("pretooluse-edit", {"file_path": str(memory.path / "README.md")}),
-                             ("pretooluse-edit", {"file_path": str(memory.path / "apps/active/page.tsx")}),
-                             ("pretooluse-notebookedit", {"notebook_path": str(memory.path / "other.ipynb")})]:
+    for name, tool_input in [
+        ("pretooluse-edit", {"file_path": str(memory.path / "README.md")}),
+        ("pretooluse-edit", {"file_path": str(memory.path / "apps/active/page.tsx")}),
+        ("pretooluse-notebookedit", {"notebook_path": str(memory.path / "other.ipynb")}),
+    ]:
         out, err = hook(event(name, memory.path, tool_input=tool_input))
         assert out is None and err == ""
 
 
 def test_paths_outside_the_repository_get_no_answer(memory: Repo, tmp_path: Path) -> None:
     elsewhere = make_repo(tmp_path / "elsewhere")
-    for path in (str(tmp_path / "db/migrations/1.sql"), str(elsewhere.path / "db/migrations/1.sql"),
-                 str(memory.path / ".git/config"), "../escaped/db/migrations/1.sql", str(memory.path)):
+    for path in (
+        str(tmp_path / "db/migrations/1.sql"),
+        str(elsewhere.path / "db/migrations/1.sql"),
+        str(memory.path / ".git/config"),
+        "../escaped/db/migrations/1.sql",
+        str(memory.path),
+    ):
         out, err = hook(event("pretooluse-edit", memory.path, tool_input={"file_path": path}))
         assert out is None and err == "", path
 
@@ -137,8 +179,11 @@ def test_symlinked_project_dir_still_maps_into_the_repository(memory: Repo, tmp_
 
 
 def test_other_tools_get_no_answer(memory: Repo) -> None:
-    for tool, tool_input in [("Read", {"file_path": str(memory.path / "db/migrations/1.sql")}),
-                             ("Grep", {"pattern": "migrations"}), ("mcp__memzoi__search_memory", {"query": "x"})]:
+    for tool, tool_input in [
+        ("Read", {"file_path": str(memory.path / "db/migrations/1.sql")}),
+        ("Grep", {"pattern": "migrations"}),
+        ("mcp__memzoi__search_memory", {"query": "x"}),
+    ]:
         out, err = hook(event("pretooluse-edit", memory.path, tool_name=tool, tool_input=tool_input))
         assert out is None and err == ""
 
@@ -169,8 +214,15 @@ def test_session_start_follows_the_current_checkpoint(memory: Repo) -> None:
 
 def test_session_start_context_is_cut_to_claude_codes_limit(memory: Repo) -> None:
     for n in range(40):
-        add_record(memory, f"risks/big-{n}", f"big-risk-{n}", type="risk", title=f"Big risk {n}",
-                   body=(f"migration detail {n} " * 200), applies_to=["db/"])
+        add_record(
+            memory,
+            f"risks/big-{n}",
+            f"big-risk-{n}",
+            type="risk",
+            title=f"Big risk {n}",
+            body=(f"migration detail {n} " * 200),
+            applies_to=["db/"],
+        )
     memory.write(".memzoi/config.toml", "[recall]\ncontext_budget = 100000\n")
     (memory.path / "db").mkdir()
     out, _ = hook(event("sessionstart", memory.path))
@@ -179,22 +231,33 @@ def test_session_start_context_is_cut_to_claude_codes_limit(memory: Repo) -> Non
     assert len(context) <= CONTEXT_LIMIT and "cut to fit" in context
 
 
-@pytest.mark.parametrize("text, message", [
-    ("", "hook input is not JSON"),
-    ("{not json", "hook input is not JSON"),
-    ("[1, 2]", "hook input is not a JSON object"),
-    ('{"cwd": "/tmp"}', "hook input has no hook_event_name"),
-    ('{"hook_event_name": "PreToolUse", "cwd": "relative"}', "cwd must be an absolute path"),
-    ('{"hook_event_name": "PreToolUse", "cwd": "{CWD}", "tool_input": {}}', "PreToolUse event has no tool_name"),
-    ('{"hook_event_name": "PreToolUse", "cwd": "{CWD}", "tool_name": "Edit", "tool_input": "x"}',
-     "tool_input is not an object"),
-    ('{"hook_event_name": "PreToolUse", "cwd": "{CWD}", "tool_name": "Edit", "tool_input": {}}',
-     "tool_input.file_path is not a path"),
-    ('{"hook_event_name": "PreToolUse", "cwd": "{CWD}", "tool_name": "Bash", "tool_input": {"command": 7}}',
-     "tool_input.command is not a string"),
-    ('{"hook_event_name": "PostToolUse", "cwd": "{CWD}", "tool_name": "Edit", "tool_input": {}}',
-     "unsupported hook event 'PostToolUse'"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "hook input is not JSON"),
+        ("{not json", "hook input is not JSON"),
+        ("[1, 2]", "hook input is not a JSON object"),
+        ('{"cwd": "/tmp"}', "hook input has no hook_event_name"),
+        ('{"hook_event_name": "PreToolUse", "cwd": "relative"}', "cwd must be an absolute path"),
+        ('{"hook_event_name": "PreToolUse", "cwd": "{CWD}", "tool_input": {}}', "PreToolUse event has no tool_name"),
+        (
+            '{"hook_event_name": "PreToolUse", "cwd": "{CWD}", "tool_name": "Edit", "tool_input": "x"}',
+            "tool_input is not an object",
+        ),
+        (
+            '{"hook_event_name": "PreToolUse", "cwd": "{CWD}", "tool_name": "Edit", "tool_input": {}}',
+            "tool_input.file_path is not a path",
+        ),
+        (
+            '{"hook_event_name": "PreToolUse", "cwd": "{CWD}", "tool_name": "Bash", "tool_input": {"command": 7}}',
+            "tool_input.command is not a string",
+        ),
+        (
+            '{"hook_event_name": "PostToolUse", "cwd": "{CWD}", "tool_name": "Edit", "tool_input": {}}',
+            "unsupported hook event 'PostToolUse'",
+        ),
+    ],
+)
 def test_malformed_input_never_blocks(memory: Repo, text: str, message: str) -> None:
     out, err = hook(text.replace("{CWD}", str(memory.path)))
     assert out is None
@@ -202,8 +265,9 @@ def test_malformed_input_never_blocks(memory: Repo, text: str, message: str) -> 
 
 
 def test_not_utf8_input_never_blocks(memory: Repo) -> None:
-    result = subprocess.run([memzoi_exe(), "agent", "hook", "claude"], input=b"\xff\xfe{", capture_output=True,
-                            cwd=memory.path)
+    result = subprocess.run(
+        [memzoi_exe(), "agent", "hook", "claude"], input=b"\xff\xfe{", capture_output=True, cwd=memory.path
+    )
     assert result.returncode == 0 and result.stdout == b""
     assert result.stderr.decode().strip() == "git memzoi: agent hook claude: hook input is not UTF-8 text"
 
@@ -227,8 +291,13 @@ def test_a_broken_config_never_blocks(memory: Repo) -> None:
 
 
 def test_through_git_as_claude_code_runs_it(memory: Repo) -> None:
-    result = subprocess.run(["git", "memzoi", "agent", "hook", "claude"], input=event("pretooluse-edit", memory.path),
-                            capture_output=True, text=True, cwd=memory.path)
+    result = subprocess.run(
+        ["git", "memzoi", "agent", "hook", "claude"],
+        input=event("pretooluse-edit", memory.path),
+        capture_output=True,
+        text=True,
+        cwd=memory.path,
+    )
     assert result.returncode == 0, result.stderr
     answer = json.loads(result.stdout)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "ask"
@@ -256,10 +325,19 @@ def test_the_hook_path_stays_light(memory: Repo) -> None:
     run_cli("rebuild")
     _age(Path(os.environ["MEMZOI_HOME"]), 3600)
     for name in ("pretooluse-edit", "pretooluse-bash"):
-        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "git_memzoi", "agent", "hook", "claude"],
-                              input=event(name, memory.path), capture_output=True, text=True, cwd=memory.path)
+        proc = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "git_memzoi", "agent", "hook", "claude"],
+            input=event(name, memory.path),
+            capture_output=True,
+            text=True,
+            cwd=memory.path,
+        )
         assert proc.returncode == 0 and json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
         modules = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", proc.stderr, re.MULTILINE))
         assert "git_memzoi.agents.claude_hook" in modules  # the measurement sees our own imports
-        heavy = sorted(m for m in modules if m.split(".")[0] in ("click", "pydantic", "pydantic_core", "yaml", "mcp", "pygit2", "filelock"))
+        heavy = sorted(
+            m
+            for m in modules
+            if m.split(".")[0] in ("click", "pydantic", "pydantic_core", "yaml", "mcp", "pygit2", "filelock")
+        )
         assert heavy == [], f"{name}: the hook imported {heavy[:5]}"

@@ -29,9 +29,12 @@ def test_claude_fresh_repository(repo: Repo) -> None:
     mcp = json.loads((repo.path / ".mcp.json").read_text())
     assert mcp == {"mcpServers": {"memzoi": OURS_SERVER}}
     settings = json.loads((repo.path / ".claude/settings.json").read_text())
-    assert settings == {"hooks": {
-        "SessionStart": [{"hooks": [OURS_HOOK]}],
-        "PreToolUse": [{"matcher": "Edit|Write|MultiEdit|NotebookEdit|Bash", "hooks": [OURS_HOOK]}]}}
+    assert settings == {
+        "hooks": {
+            "SessionStart": [{"hooks": [OURS_HOOK]}],
+            "PreToolUse": [{"matcher": "Edit|Write|MultiEdit|NotebookEdit|Bash", "hooks": [OURS_HOOK]}],
+        }
+    }
     files = (repo.path / ".mcp.json", repo.path / ".claude/settings.json")
     before = snapshot(*files)
     again = run_cli("agent", "install", "claude")
@@ -47,24 +50,39 @@ def test_claude_runs_from_a_subfolder_and_writes_at_the_root(repo: Repo) -> None
 
 
 def test_claude_merges_into_existing_files(repo: Repo) -> None:
-    repo.write(".mcp.json", json.dumps({"mcpServers": {"db": {"command": "dbmcp", "args": ["--ro"],
-                                                              "env": {"DB": "x"}}}, "extra": [1]}, indent=4))
+    repo.write(
+        ".mcp.json",
+        json.dumps(
+            {"mcpServers": {"db": {"command": "dbmcp", "args": ["--ro"], "env": {"DB": "x"}}}, "extra": [1]}, indent=4
+        ),
+    )
     other_hook = {"matcher": "Bash", "hooks": [{"type": "command", "command": "./lint-commands.sh", "timeout": 5}]}
-    repo.write(".claude/settings.json", json.dumps({
-        "permissions": {"allow": ["Bash(npm test:*)"], "deny": ["Read(./.env)"]},
-        "env": {"FOO": "1"},
-        "hooks": {"PreToolUse": [other_hook],
-                  "PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier"}]}]},
-        "model": "opus"}))
+    repo.write(
+        ".claude/settings.json",
+        json.dumps(
+            {
+                "permissions": {"allow": ["Bash(npm test:*)"], "deny": ["Read(./.env)"]},
+                "env": {"FOO": "1"},
+                "hooks": {
+                    "PreToolUse": [other_hook],
+                    "PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier"}]}],
+                },
+                "model": "opus",
+            }
+        ),
+    )
     run_cli("agent", "install", "claude")
     mcp = json.loads((repo.path / ".mcp.json").read_text())
-    assert mcp == {"mcpServers": {"db": {"command": "dbmcp", "args": ["--ro"], "env": {"DB": "x"}},
-                                  "memzoi": OURS_SERVER}, "extra": [1]}
+    assert mcp == {
+        "mcpServers": {"db": {"command": "dbmcp", "args": ["--ro"], "env": {"DB": "x"}}, "memzoi": OURS_SERVER},
+        "extra": [1],
+    }
     settings = json.loads((repo.path / ".claude/settings.json").read_text())
     assert settings["permissions"] == {"allow": ["Bash(npm test:*)"], "deny": ["Read(./.env)"]}
     assert settings["env"] == {"FOO": "1"} and settings["model"] == "opus"
-    assert settings["hooks"]["PostToolUse"] == [{"matcher": "Edit", "hooks": [{"type": "command",
-                                                                                "command": "prettier"}]}]
+    assert settings["hooks"]["PostToolUse"] == [
+        {"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier"}]}
+    ]
     assert settings["hooks"]["PreToolUse"][0] == other_hook
     assert settings["hooks"]["PreToolUse"][1]["hooks"] == [OURS_HOOK]
     assert settings["hooks"]["SessionStart"] == [{"hooks": [OURS_HOOK]}]
@@ -75,8 +93,14 @@ def test_claude_merges_into_existing_files(repo: Repo) -> None:
 
 def test_claude_keeps_our_hook_where_the_user_moved_it(repo: Repo) -> None:
     # The user folded our hook into their own matcher group: it is still there, so nothing is added.
-    text = json.dumps({"hooks": {"PreToolUse": [{"matcher": "Edit|Write", "hooks": [OURS_HOOK]}],
-                                 "SessionStart": [{"matcher": "startup", "hooks": [OURS_HOOK]}]}})
+    text = json.dumps(
+        {
+            "hooks": {
+                "PreToolUse": [{"matcher": "Edit|Write", "hooks": [OURS_HOOK]}],
+                "SessionStart": [{"matcher": "startup", "hooks": [OURS_HOOK]}],
+            }
+        }
+    )
     repo.write(".claude/settings.json", text)
     run_cli("agent", "install", "claude")
     assert (repo.path / ".claude/settings.json").read_text() == text
@@ -92,11 +116,14 @@ def test_claude_refuses_a_memzoi_server_it_did_not_write(repo: Repo) -> None:
     assert not (repo.path / ".claude").exists(), "nothing is written when any file refuses"
 
 
-@pytest.mark.parametrize("text, message", [
-    ('{"mcpServers": {', ".mcp.json:1: not valid JSON"),
-    ('["not", "an", "object"]', ".mcp.json: not a JSON object"),
-    ('{"mcpServers": []}', ".mcp.json: mcpServers is not a JSON object"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"mcpServers": {', ".mcp.json:1: not valid JSON"),
+        ('["not", "an", "object"]', ".mcp.json: not a JSON object"),
+        ('{"mcpServers": []}', ".mcp.json: mcpServers is not a JSON object"),
+    ],
+)
 def test_claude_bad_mcp_json_is_named_and_untouched(repo: Repo, text: str, message: str) -> None:
     repo.write(".mcp.json", text)
     result = run_cli("agent", "install", "claude", expect=2)
@@ -116,8 +143,10 @@ def test_claude_dry_run_prints_a_diff_and_writes_nothing(repo: Repo) -> None:
     result = run_cli("agent", "install", "claude", "--dry-run")
     assert result.stdout.startswith("--- a/.mcp.json\n+++ b/.mcp.json\n")
     assert "--- /dev/null\n+++ b/.claude/settings.json\n" in result.stdout
-    assert '+    "memzoi": {' in result.stdout and "+            \"command\": \"git memzoi agent hook claude\"" \
-        in result.stdout
+    assert (
+        '+    "memzoi": {' in result.stdout
+        and '+            "command": "git memzoi agent hook claude"' in result.stdout
+    )
     assert (repo.path / ".mcp.json").read_text() == '{"mcpServers": {"db": {"command": "dbmcp"}}}\n'
     assert not (repo.path / ".claude").exists()
     data = run_cli("agent", "install", "claude", "--dry-run", "--json").json()
@@ -127,16 +156,24 @@ def test_claude_dry_run_prints_a_diff_and_writes_nothing(repo: Repo) -> None:
 
 
 def test_claude_installed_hook_runs_as_written(repo: Repo) -> None:
-    add_record(repo, "risks/migrations", "migrations-are-append-only", type="risk",
-               title="Migrations are append-only", applies_to=["db/migrations/**"], commit=True)
+    add_record(
+        repo,
+        "risks/migrations",
+        "migrations-are-append-only",
+        type="risk",
+        title="Migrations are append-only",
+        applies_to=["db/migrations/**"],
+        commit=True,
+    )
     run_cli("agent", "install", "claude")
     settings = json.loads((repo.path / ".claude/settings.json").read_text())
     group = settings["hooks"]["PreToolUse"][0]
     assert re.fullmatch(group["matcher"], "Edit") and re.fullmatch(group["matcher"], "Bash")
     assert not re.fullmatch(group["matcher"], "Read")
     command = group["hooks"][0]["command"]
-    done = subprocess.run(command, shell=True, input=event("pretooluse-edit", repo.path), capture_output=True,
-                          text=True, cwd=repo.path)
+    done = subprocess.run(
+        command, shell=True, input=event("pretooluse-edit", repo.path), capture_output=True, text=True, cwd=repo.path
+    )
     assert done.returncode == 0 and json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
 
 
@@ -165,8 +202,11 @@ def test_codex_appends_the_table_keeping_comments(repo: Repo, tmp_path: Path, mo
     text = config.read_text()
     assert text.startswith(CODEX_CONFIG), "everything that was there stays byte for byte"
     data = tomllib.loads(text)
-    assert data["mcp_servers"]["memzoi"] == {"command": "git", "args": ["memzoi", "mcp", "serve"],
-                                             "env": {"MEMZOI_HOME": str(Path(os.environ["MEMZOI_HOME"]).resolve())}}
+    assert data["mcp_servers"]["memzoi"] == {
+        "command": "git",
+        "args": ["memzoi", "mcp", "serve"],
+        "env": {"MEMZOI_HOME": str(Path(os.environ["MEMZOI_HOME"]).resolve())},
+    }
     assert data["mcp_servers"]["docs"] == {"command": "npx", "args": ["-y", "docs-mcp"]}
     assert data["profiles"] == {"fast": {"model": "o4-mini"}}
     assert config.stat().st_mode & 0o777 == 0o600
@@ -182,8 +222,9 @@ def test_codex_default_home_and_no_file_yet(tmp_path: Path, monkeypatch: pytest.
     outside.mkdir()
     run_cli("agent", "install", "codex", cwd=outside)  # Codex's config is per user: no repository needed
     config = Path(os.environ["HOME"]) / ".codex" / "config.toml"
-    assert tomllib.loads(config.read_text()) == {"mcp_servers": {"memzoi": {"command": "git",
-                                                                            "args": ["memzoi", "mcp", "serve"]}}}
+    assert tomllib.loads(config.read_text()) == {
+        "mcp_servers": {"memzoi": {"command": "git", "args": ["memzoi", "mcp", "serve"]}}
+    }
 
 
 def test_codex_dry_run_and_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -199,14 +240,18 @@ def test_codex_dry_run_and_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert "[mcp_servers.memzoi]" in config.read_text()
 
 
-@pytest.mark.parametrize("text, message, code", [
-    ('[mcp_servers.memzoi]\ncommand = "memzoi-server"\n', "[mcp_servers.memzoi] is already there", 1),
-    ('mcp_servers = { docs = { command = "npx" } }\n', "cannot add [mcp_servers.memzoi]", 1),
-    ("[mcp_servers\n", "not valid TOML", 2),
-    ('mcp_servers = "none"\n', "mcp_servers is not a table", 2),
-])
-def test_codex_refuses_and_leaves_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str,
-                                           message: str, code: int) -> None:
+@pytest.mark.parametrize(
+    "text, message, code",
+    [
+        ('[mcp_servers.memzoi]\ncommand = "memzoi-server"\n', "[mcp_servers.memzoi] is already there", 1),
+        ('mcp_servers = { docs = { command = "npx" } }\n', "cannot add [mcp_servers.memzoi]", 1),
+        ("[mcp_servers\n", "not valid TOML", 2),
+        ('mcp_servers = "none"\n', "mcp_servers is not a table", 2),
+    ],
+)
+def test_codex_refuses_and_leaves_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, message: str, code: int
+) -> None:
     monkeypatch.setenv("CODEX_HOME", str(tmp_path))
     config = tmp_path / "config.toml"
     config.write_text(text)

@@ -10,10 +10,19 @@ from git_memzoi.profile.document import InvalidDocument, read_record
 RECORD = (FIXTURES / "conformance/records/valid/profile-example.md").read_text()
 
 
-@pytest.mark.parametrize("entry, ok", [
-    ("db/migrations/", True), ("db/migrations/**", True), ("db//migrations", False),
-    ("/abs/path", False), ("db/../etc", False), ("db/*.sql", False), ("db/**/x", False), ("/", False),
-])
+@pytest.mark.parametrize(
+    "entry, ok",
+    [
+        ("db/migrations/", True),
+        ("db/migrations/**", True),
+        ("db//migrations", False),
+        ("/abs/path", False),
+        ("db/../etc", False),
+        ("db/*.sql", False),
+        ("db/**/x", False),
+        ("/", False),
+    ],
+)
 def test_record_applies_to_entries(entry: str, ok: bool) -> None:
     text = RECORD.replace("  - apps/active/**", f"  - {entry!r}")
     if ok:
@@ -24,9 +33,18 @@ def test_record_applies_to_entries(entry: str, ok: bool) -> None:
 
 
 def test_trailing_slash_prefix_works_end_to_end(repo) -> None:
-    run_cli("propose", "--type", "risk", "--title", "Migrations lock tables",
-            "--body", "Running migrations on orders locks the table for minutes.",
-            "--applies-to", "db/migrations/", "--packet")
+    run_cli(
+        "propose",
+        "--type",
+        "risk",
+        "--title",
+        "Migrations lock tables",
+        "--body",
+        "Running migrations on orders locks the table for minutes.",
+        "--applies-to",
+        "db/migrations/",
+        "--packet",
+    )
     packet = next((repo.path / ".memzoi/proposals/pending").glob("*.md"))
     run_cli("apply", str(packet))
     warnings = run_cli("precheck", "--path", "db/migrations/0042_orders.sql", "--json").json()["warnings"]

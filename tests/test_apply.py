@@ -7,7 +7,16 @@ import sqlite3
 import pygit2
 from conftest import run_cli
 from test_lifecycle_support import (
-    APPLIED_AT, BODY, PROPOSED_AT, add_record, at, packet, snapshot, states, supersede_packet, tombstone_packet,
+    APPLIED_AT,
+    BODY,
+    PROPOSED_AT,
+    add_record,
+    at,
+    packet,
+    snapshot,
+    states,
+    supersede_packet,
+    tombstone_packet,
     write_packet,
 )
 
@@ -28,16 +37,35 @@ def test_create_from_pending_packet_file(repo) -> None:
     at(APPLIED_AT)
     result = run_cli("apply", pending, "--reviewer", "alice", "--json").json()
     assert result["outcome"] == "applied" and result["action"] == "create"
-    assert result["records"] == [{"id": "protected-routes-must-validate-sessions-server-side", "path": RECORD,
-                                  "status": "active", "created": True}]
+    assert result["records"] == [
+        {
+            "id": "protected-routes-must-validate-sessions-server-side",
+            "path": RECORD,
+            "status": "active",
+            "created": True,
+        }
+    ]
     data = _front(repo.path / RECORD)
     assert data == {
-        "id": "protected-routes-must-validate-sessions-server-side", "kind": "memory", "profile": "memzoi",
-        "type": "decision", "lane": "semantic", "title": "Protected routes must validate sessions server-side",
-        "description": "Protected API routes must validate sessions server-side.", "timestamp": APPLIED_AT,
-        "status": "active", "scope": "repo", "visibility": "repo", "content_class": "general_repo_knowledge",
-        "confidence": 0.7, "applies_to": ["src/auth/**"], "tags": ["auth", "security"], "source": "path",
-        "source_ref": "src/auth/session.ts", "proposal_id": PID, "retention": {},
+        "id": "protected-routes-must-validate-sessions-server-side",
+        "kind": "memory",
+        "profile": "memzoi",
+        "type": "decision",
+        "lane": "semantic",
+        "title": "Protected routes must validate sessions server-side",
+        "description": "Protected API routes must validate sessions server-side.",
+        "timestamp": APPLIED_AT,
+        "status": "active",
+        "scope": "repo",
+        "visibility": "repo",
+        "content_class": "general_repo_knowledge",
+        "confidence": 0.7,
+        "applies_to": ["src/auth/**"],
+        "tags": ["auth", "security"],
+        "source": "path",
+        "source_ref": "src/auth/session.ts",
+        "proposal_id": PID,
+        "retention": {},
         "origin": {"origin_key": f"issue:{PID}:proposal", "route": "repository_proposal"},
     }
     assert frontmatter.parse((repo.path / RECORD).read_bytes()).body.strip() == BODY.strip()
@@ -45,9 +73,13 @@ def test_create_from_pending_packet_file(repo) -> None:
     resolved = _front(repo.path / RESOLVED)
     assert resolved["status"] == "applied"
     assert resolved["proposal"]["reason"] == "Learned during auth middleware migration."  # review fields kept here
-    assert resolved["resolution"] == {"outcome": "applied", "reviewer": "alice", "resolved_at": APPLIED_AT,
-                                      "reason": None,
-                                      "affected_record_ids": ["protected-routes-must-validate-sessions-server-side"]}
+    assert resolved["resolution"] == {
+        "outcome": "applied",
+        "reviewer": "alice",
+        "resolved_at": APPLIED_AT,
+        "reason": None,
+        "affected_record_ids": ["protected-routes-must-validate-sessions-server-side"],
+    }
     log = (repo.path / ".memzoi/log.md").read_text()
     assert log.count(PID) == 1 and f"- {APPLIED_AT} applied {PID} (create)" in log
     assert states(repo.path) == {PID: "applied"}
@@ -67,8 +99,13 @@ def test_missing_evidence_stays_null_and_packet_source_wins(repo) -> None:
     run_cli("apply", PID)
     text = (repo.path / RECORD).read_text()
     assert "source: null\n" in text and "source_ref: null\n" in text
-    other = packet("mem_2026_03_01_other_abc123", title="Another decision", source="issue", source_ref="issue://7",
-                   origin={"origin_key": "issue:7", "route": "repository_proposal"})
+    other = packet(
+        "mem_2026_03_01_other_abc123",
+        title="Another decision",
+        source="issue",
+        source_ref="issue://7",
+        origin={"origin_key": "issue:7", "route": "repository_proposal"},
+    )
     write_packet(repo, other, "# Another decision\n\nSomething else entirely.\n")
     run_cli("apply", "mem_2026_03_01_other_abc123")
     data = _front(repo.path / ".memzoi/records/semantic/decisions/another-decision.md")
@@ -89,7 +126,9 @@ def test_supersede_keeps_old_record_and_points_new_one_at_it(repo) -> None:
     result = run_cli("apply", "mem_2026_03_01_supersede_abc123", "--json").json()
     new_path = ".memzoi/records/semantic/decisions/validate-every-session-server-side.md"
     assert [(r["id"], r["status"]) for r in result["records"]] == [
-        ("validate-every-session-server-side", "active"), ("session-rule", "superseded")]
+        ("validate-every-session-server-side", "active"),
+        ("session-rule", "superseded"),
+    ]
     new = _front(repo.path / new_path)
     assert new["supersedes"] == "session-rule" and new["status"] == "active"
     after = (repo.path / old_path).read_bytes()
@@ -102,8 +141,12 @@ def test_supersede_keeps_old_record_and_points_new_one_at_it(repo) -> None:
 
 
 def test_supersede_with_same_title_gets_a_fresh_concept_id(repo) -> None:
-    add_record(repo, "semantic/decisions/validate-every-session-server-side", "validate-every-session-server-side",
-               title="Validate every session server-side")
+    add_record(
+        repo,
+        "semantic/decisions/validate-every-session-server-side",
+        "validate-every-session-server-side",
+        title="Validate every session server-side",
+    )
     write_packet(repo, supersede_packet("validate-every-session-server-side"))
     result = run_cli("apply", "mem_2026_03_01_supersede_abc123", "--json").json()
     assert result["records"][0]["path"] == ".memzoi/records/semantic/decisions/validate-every-session-server-side-2.md"
@@ -123,8 +166,9 @@ def test_tombstone_changes_only_the_status_line(repo) -> None:
 
 def test_inbox_proposal_flow_and_already_applied(repo) -> None:
     at(PROPOSED_AT)
-    pid = run_cli("propose", "--type", "convention", "--title", "Use pnpm", "--body", "The repo uses pnpm.",
-                  "--json").json()["id"]
+    pid = run_cli(
+        "propose", "--type", "convention", "--title", "Use pnpm", "--body", "The repo uses pnpm.", "--json"
+    ).json()["id"]
     assert states(repo.path) == {pid: "validated"}
     assert run_cli("apply", pid, expect=1).stderr.count("approved") >= 1
     run_cli("approve", pid)
@@ -152,8 +196,13 @@ def test_applying_a_resolved_file_again_is_nothing_to_do(repo) -> None:
 
 
 def test_exact_source_replay_creates_nothing(repo) -> None:
-    add_record(repo, "semantic/decisions/old", "old-rule", status="expired",
-               origin={"origin_key": "issue:9:decision", "route": "repository_proposal"})
+    add_record(
+        repo,
+        "semantic/decisions/old",
+        "old-rule",
+        status="expired",
+        origin={"origin_key": "issue:9:decision", "route": "repository_proposal"},
+    )
     write_packet(repo, packet(PID, origin={"origin_key": "issue:9:decision", "route": "repository_proposal"}))
     result = run_cli("apply", PID, "--json").json()
     assert result["outcome"] == "replay" and result["records"] == []
@@ -187,8 +236,10 @@ def test_apply_commit_records_exactly_the_touched_files(repo) -> None:
     assert str(head.id) == result["commit"] and head.message == f"memzoi: apply {PID}\n"  # as git writes it
     assert head.parents[0].id == head_before
     diff = git.diff(head.parents[0], head)
-    touched = sorted(d.delta.new_file.path if d.delta.status != pygit2.enums.DeltaStatus.DELETED
-                     else d.delta.old_file.path for d in diff)
+    touched = sorted(
+        d.delta.new_file.path if d.delta.status != pygit2.enums.DeltaStatus.DELETED else d.delta.old_file.path
+        for d in diff
+    )
     assert touched == sorted([RECORD, RESOLVED, pending, ".memzoi/log.md"])
     status = git.status()
     assert status["README.md"] == pygit2.enums.FileStatus.INDEX_MODIFIED  # still staged, not committed
@@ -233,8 +284,11 @@ def test_apply_next_to_published_interop_records_changes_none_of_them(repo) -> N
     run_cli("apply", "mem_2026_03_01_supersede_abc123")
     after = {p.name: p.read_bytes() for p in (repo.path / ".memzoi/records").glob("*.md")}
     assert after.pop("rust-msrv-is-1-96-1.md") == before.pop("rust-msrv-is-1-96-1.md").replace(
-        b"status: active", b"status: superseded")
+        b"status: active", b"status: superseded"
+    )
     assert after == before
-    assert _front(repo.path / ".memzoi/records/semantic/decisions/rust-msrv-is-1-97.md")["supersedes"] == \
-        "rust-msrv-is-1-96-1"
+    assert (
+        _front(repo.path / ".memzoi/records/semantic/decisions/rust-msrv-is-1-97.md")["supersedes"]
+        == "rust-msrv-is-1-96-1"
+    )
     run_cli("validate")

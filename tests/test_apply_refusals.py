@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 from test_lifecycle_support import (
-    LATER, add_record, packet, refused, supersede_packet, tombstone_packet, write_packet,
+    LATER,
+    add_record,
+    packet,
+    refused,
+    supersede_packet,
+    tombstone_packet,
+    write_packet,
 )
 
 from git_memzoi.index import shared_db
@@ -31,20 +37,26 @@ def _proposal(**over):
     return base
 
 
-@pytest.mark.parametrize("over, needles", [
-    ({"description": None}, ("description", "field-missing")),
-    ({"lane": "semantics"}, ("lane",)),
-    ({"confidence": "high"}, ("confidence",)),
-    ({"proposal": _proposal(target="session-rule")}, ("proposal-target", "create")),
-    ({"proposal": _proposal(action="supersede", reason="r"), "supersedes": ["a", "b"]}, ("supersedes", "exactly one")),
-    ({"proposal": _proposal(action="supersede"), "supersedes": ["session-rule"]}, ("proposal-reason",)),
-    ({"proposal": _proposal(action="tombstone", reason="gone")}, ("proposal-target", "tombstone")),
-    ({"proposal": _proposal(action="merge")}, ("proposal.action",)),
-    ({"proposal": _proposal(action="update")}, ("update",)),
-    ({"sensitivity": "classified"}, ("sensitivity",)),
-    ({"scope": {"kind": "project", "paths": ["../outside/**"]}}, ("scope.paths",)),
-    ({"status": "applied"}, ("resolution",)),
-])
+@pytest.mark.parametrize(
+    "over, needles",
+    [
+        ({"description": None}, ("description", "field-missing")),
+        ({"lane": "semantics"}, ("lane",)),
+        ({"confidence": "high"}, ("confidence",)),
+        ({"proposal": _proposal(target="session-rule")}, ("proposal-target", "create")),
+        (
+            {"proposal": _proposal(action="supersede", reason="r"), "supersedes": ["a", "b"]},
+            ("supersedes", "exactly one"),
+        ),
+        ({"proposal": _proposal(action="supersede"), "supersedes": ["session-rule"]}, ("proposal-reason",)),
+        ({"proposal": _proposal(action="tombstone", reason="gone")}, ("proposal-target", "tombstone")),
+        ({"proposal": _proposal(action="merge")}, ("proposal.action",)),
+        ({"proposal": _proposal(action="update")}, ("update",)),
+        ({"sensitivity": "classified"}, ("sensitivity",)),
+        ({"scope": {"kind": "project", "paths": ["../outside/**"]}}, ("scope.paths",)),
+        ({"status": "applied"}, ("resolution",)),
+    ],
+)
 def test_invalid_packet_fields(ready, over, needles) -> None:
     write_packet(ready, packet(PID, **over))
     line = refused(ready, "apply", PENDING, needles=needles)
@@ -68,8 +80,9 @@ def test_undeclared_sensitivity_is_unknown(ready) -> None:
 
 
 def test_non_repo_safe_inbox_proposal_is_refused_even_when_approved(ready) -> None:
-    run_cli("propose", "--type", "fact", "--title", "A local fact", "--body", "Only for me.",
-            "--sensitivity", "local-only")
+    run_cli(
+        "propose", "--type", "fact", "--title", "A local fact", "--body", "Only for me.", "--sensitivity", "local-only"
+    )
     ws = Workspace.open(ready.path)
     conn = sqlite3.connect(ws.layout.shared_db)
     with conn:
@@ -150,8 +163,10 @@ def test_concept_id_breaks_the_rules(ready, bad) -> None:
 def test_packet_id_collides_with_a_resolved_packet(ready) -> None:
     write_packet(ready, packet(PID))
     run_cli("apply", PID)
-    write_packet(ready, packet(PID, title="A different decision",
-                                origin={"origin_key": "issue:2", "route": "repository_proposal"}))
+    write_packet(
+        ready,
+        packet(PID, title="A different decision", origin={"origin_key": "issue:2", "route": "repository_proposal"}),
+    )
     refused(ready, "apply", PENDING, needles=(PID, "collides", "resolved/applied"))
 
 

@@ -38,7 +38,12 @@ def test_add_stores_a_session_record(repo: Repo) -> None:
     record_id = start()
     record = read_record(document(record_id).encode(), "x").record
     assert (record.lane, record.type, record.scope, record.visibility, record.kind) == (
-        "session", "checkpoint", "local", "private", "memory")
+        "session",
+        "checkpoint",
+        "local",
+        "private",
+        "memory",
+    )
     assert record.title == "Fix the login flow"
     assert record.retention.started_at == record.retention.last_active_at == "2026-07-06T09:00:00Z"
     assert record.retention.ended_at is None and record.lineage is None
@@ -104,8 +109,9 @@ def test_close_is_the_terminal_boundary(repo: Repo) -> None:
     assert show(record_id)["current"] is True  # one second before the terminal boundary
     at(closed_at)
     assert show(record_id)["current"] is False
-    assert "ended_at: '2026-07-06T12:00:00Z'" in document(record_id) or \
-        "ended_at: 2026-07-06T12:00:00Z" in document(record_id)
+    assert "ended_at: '2026-07-06T12:00:00Z'" in document(record_id) or "ended_at: 2026-07-06T12:00:00Z" in document(
+        record_id
+    )
 
 
 def test_configured_lease(repo: Repo) -> None:
@@ -122,8 +128,9 @@ def test_configured_lease(repo: Repo) -> None:
 def test_successor_lineage(repo: Repo) -> None:
     first = start()
     at(T0 + LEASE * 2)
-    second = run_cli("checkpoint", "add", "--task", "Fix the login flow", "--note", "Picking up.",
-                     "--successor-of", first).stdout.strip()
+    second = run_cli(
+        "checkpoint", "add", "--task", "Fix the login flow", "--note", "Picking up.", "--successor-of", first
+    ).stdout.strip()
     record = read_record(document(second).encode(), "x").record
     assert record.lineage is not None
     assert (record.lineage.kind, record.lineage.predecessor_id) == ("session_successor", first)

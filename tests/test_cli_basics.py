@@ -35,8 +35,9 @@ def test_git_runs_the_subcommand_from_a_subfolder(repo) -> None:
 
 
 def test_python_dash_m_is_the_same_program(repo) -> None:
-    proc = subprocess.run([sys.executable, "-m", "git_memzoi", "validate", "--json"], cwd=repo.path,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "git_memzoi", "validate", "--json"], cwd=repo.path, capture_output=True, text=True
+    )
     assert proc.returncode == 0 and '"ok": true' in proc.stdout
 
 

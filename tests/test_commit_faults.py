@@ -44,7 +44,8 @@ def git_state(root: Path) -> dict[str, Any]:
     index = repo.index
     index.read(True)
     return {
-        "head_tree": str(head.tree_id), "message": head.message,
+        "head_tree": str(head.tree_id),
+        "message": head.message,
         "parent_trees": [str(p.tree_id) for p in head.parents],
         "index": sorted((e.path, str(e.id), int(e.mode)) for e in index),
         "files": snapshot(root),
@@ -65,14 +66,23 @@ def _after(tmp_path: Path) -> dict[str, Any]:
 
 def _leftovers(root: Path) -> list[str]:
     ws = Workspace.open(root)
-    temps = [str(p) for folder in (root, root / ".memzoi", ws.layout.journal_dir, root / ".git") if folder.exists()
-             for p in folder.rglob(f"{TEMP_PREFIX}*")]
+    temps = [
+        str(p)
+        for folder in (root, root / ".memzoi", ws.layout.journal_dir, root / ".git")
+        if folder.exists()
+        for p in folder.rglob(f"{TEMP_PREFIX}*")
+    ]
     return temps + [str(p) for p in pending_journals(ws)]
 
 
 def test_the_commit_steps_come_between_the_files_and_the_journal_delete() -> None:
-    assert STEPS.index("index-staged") < STEPS.index("commit-built") < STEPS.index("db-committed") \
-        < STEPS.index("head-moved") < STEPS.index("journal-deleted")
+    assert (
+        STEPS.index("index-staged")
+        < STEPS.index("commit-built")
+        < STEPS.index("db-committed")
+        < STEPS.index("head-moved")
+        < STEPS.index("journal-deleted")
+    )
 
 
 @pytest.mark.parametrize("step", STEPS)

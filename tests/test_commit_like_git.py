@@ -70,8 +70,9 @@ def test_identity_from_git_config_when_no_environment(ready: Repo, monkeypatch) 
 def test_git_dash_c_settings_count_as_git_would(ready: Repo, monkeypatch) -> None:
     for var in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
         monkeypatch.delenv(var, raising=False)
-    done = git("-c", "user.name=Given On The Command Line", "memzoi", "apply", PID, "--commit", cwd=ready.path,
-               check=False)
+    done = git(
+        "-c", "user.name=Given On The Command Line", "memzoi", "apply", PID, "--commit", cwd=ready.path, check=False
+    )
     assert done.returncode == 0, done.stderr
     head = _head(ready)
     assert head.author.name == head.committer.name == "Given On The Command Line"
@@ -111,10 +112,24 @@ def test_gpg_signed_commit_verifies(ready: Repo, tmp_path: Path, monkeypatch) ->
     home.mkdir(mode=0o700)
     monkeypatch.setenv("GNUPGHOME", str(home))
     try:
-        subprocess.run([gpg, "--batch", "--passphrase", "", "--quick-gen-key", "Signer <author@example.com>",
-                        "ed25519", "sign", "never"], check=True, capture_output=True)
-        listing = subprocess.run([gpg, "--list-secret-keys", "--with-colons"], check=True, capture_output=True,
-                                 text=True).stdout
+        subprocess.run(
+            [
+                gpg,
+                "--batch",
+                "--passphrase",
+                "",
+                "--quick-gen-key",
+                "Signer <author@example.com>",
+                "ed25519",
+                "sign",
+                "never",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        listing = subprocess.run(
+            [gpg, "--list-secret-keys", "--with-colons"], check=True, capture_output=True, text=True
+        ).stdout
         fingerprint = next(line.split(":")[9] for line in listing.splitlines() if line.startswith("fpr:"))
         git("config", "commit.gpgsign", "true", cwd=ready.path)
         git("config", "user.signingkey", fingerprint, cwd=ready.path)
@@ -134,8 +149,12 @@ def test_ssh_signed_commit_verifies(ready: Repo, tmp_path: Path) -> None:
     subprocess.run([keygen, "-q", "-t", "ed25519", "-N", "", "-C", "signer", "-f", str(key)], check=True)
     allowed = tmp_path / "allowed_signers"
     allowed.write_text(f"author@example.com {Path(f'{key}.pub').read_text().strip()}\n")
-    for name, value in (("commit.gpgsign", "true"), ("gpg.format", "ssh"), ("user.signingkey", str(key)),
-                        ("gpg.ssh.allowedSignersFile", str(allowed))):
+    for name, value in (
+        ("commit.gpgsign", "true"),
+        ("gpg.format", "ssh"),
+        ("user.signingkey", str(key)),
+        ("gpg.ssh.allowedSignersFile", str(allowed)),
+    ):
         git("config", name, value, cwd=ready.path)
     sha = run_cli("apply", PID, "--commit", "--json").json()["commit"]
     verified = git("verify-commit", sha, cwd=ready.path, check=False)
@@ -159,8 +178,12 @@ def test_ssh_literal_public_key_signs_through_the_agent(ready: Repo, tmp_path: P
         public = Path(f"{key}.pub").read_text().strip()
         allowed = tmp_path / "allowed_signers"
         allowed.write_text(f"author@example.com {public}\n")
-        for name, value in (("commit.gpgsign", "true"), ("gpg.format", "ssh"), ("user.signingkey", f"key::{public}"),
-                            ("gpg.ssh.allowedSignersFile", str(allowed))):
+        for name, value in (
+            ("commit.gpgsign", "true"),
+            ("gpg.format", "ssh"),
+            ("user.signingkey", f"key::{public}"),
+            ("gpg.ssh.allowedSignersFile", str(allowed)),
+        ):
             git("config", name, value, cwd=ready.path)
         sha = run_cli("apply", PID, "--commit", "--json").json()["commit"]
         verified = git("verify-commit", sha, cwd=ready.path, check=False)
@@ -212,8 +235,9 @@ def test_a_refusing_hook_leaves_the_apply_done_and_staged(ready: Repo, hook: str
     assert f"applied {PID}" in line
     assert _head(ready).id == head_before
     assert (ready.path / RESOLVED).is_file() and (ready.path / RECORD).is_file()
-    assert _staged(ready) == sorted(["README.md", RECORD, RESOLVED, f".memzoi/proposals/pending/{PID}.md",
-                                     ".memzoi/log.md"])
+    assert _staged(ready) == sorted(
+        ["README.md", RECORD, RESOLVED, f".memzoi/proposals/pending/{PID}.md", ".memzoi/log.md"]
+    )
     assert "nothing to do" in run_cli("apply", PID, "--commit").stderr  # the apply itself is done
 
 
@@ -278,6 +302,8 @@ def test_reject_commit_goes_the_same_way(ready: Repo) -> None:
     head = _head(ready)
     assert str(head.id) == sha and head.message == f"memzoi: reject {PID}\n\nRejected-by: hook\n"
     assert _staged(ready) == ["README.md"]
-    assert sorted(git("diff", "--no-renames", "--name-only", "HEAD~1", "HEAD", cwd=ready.path).stdout.split()) == \
-        sorted([".memzoi/log.md", f".memzoi/proposals/pending/{PID}.md",
-                f".memzoi/proposals/resolved/rejected/{PID}.md"])
+    assert sorted(
+        git("diff", "--no-renames", "--name-only", "HEAD~1", "HEAD", cwd=ready.path).stdout.split()
+    ) == sorted(
+        [".memzoi/log.md", f".memzoi/proposals/pending/{PID}.md", f".memzoi/proposals/resolved/rejected/{PID}.md"]
+    )

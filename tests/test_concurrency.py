@@ -35,8 +35,14 @@ print(json.dumps(out))
 
 def _loop(cwd: Path, ids: list[str], me: Path, other: Path) -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT), MEMZOI_LOCK_TIMEOUT="120")
-    return subprocess.Popen([sys.executable, "-c", APPLY_LOOP, json.dumps(ids), str(me), str(other)], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", APPLY_LOOP, json.dumps(ids), str(me), str(other)],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _applied_here(root: Path) -> dict[str, str]:
@@ -58,9 +64,18 @@ def test_two_worktrees_apply_fifty_each_none_lost_or_doubled(repo, tmp_path: Pat
     at("2026-03-01T00:00:00Z")
     ids = []
     for n in range(100):
-        entry = inbox.submit(ws, {"type": "fact", "lane": "semantic", "title": f"Fact number {n}",
-                                  "sensitivity": "repo-safe", "content_class": "general_repo_knowledge",
-                                  "scope": {"kind": "project"}}, f"# Fact number {n}\n\nFact {n} holds.\n")
+        entry = inbox.submit(
+            ws,
+            {
+                "type": "fact",
+                "lane": "semantic",
+                "title": f"Fact number {n}",
+                "sensitivity": "repo-safe",
+                "content_class": "general_repo_knowledge",
+                "scope": {"kind": "project"},
+            },
+            f"# Fact number {n}\n\nFact {n} holds.\n",
+        )
         assert entry.state == "approved"
         ids.append(entry.id)
     mine, theirs = ids[:50], ids[50:]

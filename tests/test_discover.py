@@ -52,7 +52,7 @@ def layouts(root: Path) -> dict[str, Path]:
     (root / "plain").mkdir()
     out["not a repository"] = root / "plain"
     (root / "ext").mkdir()
-    (main / "src" / "outside").symlink_to(root / "ext")   # a symlink in the work tree pointing out of it
+    (main / "src" / "outside").symlink_to(root / "ext")  # a symlink in the work tree pointing out of it
     out["symlink out of the work tree"] = main / "src" / "outside"
     (root / "link-main").symlink_to(main)
     out["symlinked work tree"] = root / "link-main" / "src"
@@ -100,22 +100,29 @@ def test_fast_path_matches_pygit2_across_layouts(tmp_path: Path) -> None:
 
     check()
     # the plain layouts are the fast path's to answer; the odd ones are pygit2's
-    assert {"main", "main/src/deep", "linked worktree", "worktree inside the main work tree",
-            "gitfile (separate git dir)", "symlinked work tree", "symlinked linked worktree"} <= answered
+    assert {
+        "main",
+        "main/src/deep",
+        "linked worktree",
+        "worktree inside the main work tree",
+        "gitfile (separate git dir)",
+        "symlinked work tree",
+        "symlinked linked worktree",
+    } <= answered
     assert not answered & {"submodule", "bare", "bare/refs", "inside .git", "not a repository"}
 
 
 @pytest.mark.parametrize("variable", ["GIT_DIR", "GIT_WORK_TREE", "GIT_CEILING_DIRECTORIES", "GIT_COMMON_DIR"])
-def test_discovery_variables_leave_it_to_pygit2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                variable: str) -> None:
+def test_discovery_variables_leave_it_to_pygit2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
     starts = layouts(tmp_path)
     assert find(starts["main"]) is not None
     monkeypatch.setenv(variable, str(tmp_path))
     assert find(starts["main"]) is None
 
 
-@pytest.mark.parametrize("config", ["[core]\n\tworktree = /elsewhere\n", "[core]\n\tbare = true\n",
-                                    "[include]\n\tpath = other.config\n"])
+@pytest.mark.parametrize(
+    "config", ["[core]\n\tworktree = /elsewhere\n", "[core]\n\tbare = true\n", "[include]\n\tpath = other.config\n"]
+)
 def test_config_that_moves_the_work_tree_is_left_to_pygit2(tmp_path: Path, config: str) -> None:
     starts = layouts(tmp_path)
     config_file = starts["main"] / ".git" / "config"

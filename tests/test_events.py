@@ -37,8 +37,10 @@ def test_each_write_appends_one_event_naming_who_what_and_ids(repo: Repo) -> Non
     run_cli("local", "forget", second)
     events = jsonl()
     assert [(e["seq"], e["action"], e["ids"], e["actor"]) for e in events] == [
-        (1, "local.add", [first], "tester"), (2, "local.add", [second], "tester"),
-        (3, "local.forget", [second], "tester")]
+        (1, "local.add", [first], "tester"),
+        (2, "local.add", [second], "tester"),
+        (3, "local.forget", [second], "tester"),
+    ]
     assert events[0]["detail"] == {"store": "local", "lane": "semantic", "type": "fact"}
     assert all(e["at"].endswith("Z") for e in events)
     assert "secret-ish" not in run_cli("events", "--jsonl").stdout  # events carry IDs and shape, not content
@@ -49,8 +51,9 @@ def test_since_limit_json_and_table(repo: Repo) -> None:
     assert [e["seq"] for e in jsonl()] == [1, 2, 3, 4, 5]
     since = [json.loads(line) for line in run_cli("events", "--jsonl", "--since", "2").stdout.splitlines()]
     assert [e["seq"] for e in since] == [3, 4, 5]
-    limited = [json.loads(line) for line in run_cli("events", "--jsonl", "--since", "1", "--limit", "2")
-               .stdout.splitlines()]
+    limited = [
+        json.loads(line) for line in run_cli("events", "--jsonl", "--since", "1", "--limit", "2").stdout.splitlines()
+    ]
     assert [e["ids"] for e in limited] == [[ids[1]], [ids[2]]]
     doc = run_cli("events", "--json", "--limit", "3").json()
     assert [e["seq"] for e in doc["events"]] == [1, 2, 3]
@@ -92,8 +95,9 @@ def test_iter_events_is_lazy(repo: Repo) -> None:
 
 def test_real_pipe_closed_early_is_quiet(repo: Repo, tmp_path: Path) -> None:
     bulk_events(30_000, 100)
-    proc = subprocess.Popen([memzoi_exe(), "events", "--jsonl"], cwd=repo.path, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [memzoi_exe(), "events", "--jsonl"], cwd=repo.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     assert proc.stdout is not None and proc.stderr is not None
     line = proc.stdout.readline()
     assert json.loads(line)["seq"] == 1

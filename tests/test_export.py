@@ -23,26 +23,57 @@ from git_memzoi.runtime.workspace import Workspace
 INTEROP_RECORDS = interop_dir() / ".memzoi" / "records"
 
 
-def record_text(record_id: str, *, type: str = "decision", lane: str = "semantic", title: str | None = None,
-                body: str | None = None, status: str = "active", visibility: str = "repo",
-                applies_to: tuple[str, ...] = (), retention: str = "{}", description: str | None = None,
-                supersedes: str | None = None) -> str:
+def record_text(
+    record_id: str,
+    *,
+    type: str = "decision",
+    lane: str = "semantic",
+    title: str | None = None,
+    body: str | None = None,
+    status: str = "active",
+    visibility: str = "repo",
+    applies_to: tuple[str, ...] = (),
+    retention: str = "{}",
+    description: str | None = None,
+    supersedes: str | None = None,
+) -> str:
     """A valid canonical record file."""
     title = title or record_id.replace("-", " ").capitalize()
-    lines = ["---", f"id: {record_id}", "kind: memory", "profile: memzoi", f"type: {type}", f"lane: {lane}",
-             f"title: {json.dumps(title, ensure_ascii=False)}"]
+    lines = [
+        "---",
+        f"id: {record_id}",
+        "kind: memory",
+        "profile: memzoi",
+        f"type: {type}",
+        f"lane: {lane}",
+        f"title: {json.dumps(title, ensure_ascii=False)}",
+    ]
     if description is not None:
         lines.append(f"description: {json.dumps(description, ensure_ascii=False)}")
-    lines += ["timestamp: 2026-01-01T00:00:00Z", f"status: {status}", "scope: repo", f"visibility: {visibility}",
-              "content_class: general_repo_knowledge", "confidence: 1.0"]
+    lines += [
+        "timestamp: 2026-01-01T00:00:00Z",
+        f"status: {status}",
+        "scope: repo",
+        f"visibility: {visibility}",
+        "content_class: general_repo_knowledge",
+        "confidence: 1.0",
+    ]
     if applies_to:
         lines.append("applies_to:")
         lines += [f"  - {p}" for p in applies_to]
     if supersedes:
         lines.append(f"supersedes: {supersedes}")
     lines.append(f"retention: {retention}")
-    lines += ["origin:", f"  origin_key: test:{record_id}", "  route: repository_materialization", "---",
-              f"# {title}", "", body or f"The {title.lower()} body.", ""]
+    lines += [
+        "origin:",
+        f"  origin_key: test:{record_id}",
+        "  route: repository_materialization",
+        "---",
+        f"# {title}",
+        "",
+        body or f"The {title.lower()} body.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -55,14 +86,36 @@ def indexed(text: str, concept_id: str, *, current: bool = True, store: str = "r
     path = f".memzoi/records/{concept_id}.md"
     parsed = read_record(text.encode(), path)
     r = parsed.record
-    citation = Citation(record_id=r.id, source=r.source, source_ref=r.source_ref, proposal_id=r.proposal_id,
-                        path=path)
-    expiry = ExpiryDecision(record_id=r.id, lane=r.lane, status=r.status, current=current, rule="test",
-                            boundary=None, boundary_kind=None, reason="test", evaluated_at="2026-01-01T00:00:00Z")
-    return IndexedRecord(record_id=r.id, concept_id=concept_id, store=store, path=path,  # type: ignore[arg-type]
-                         type=r.type, lane=r.lane, status=r.status, visibility=r.visibility, title=r.title,
-                         description=r.description, body=parsed.doc.body, applies_to=list(r.applies_to or []),
-                         tags=list(r.tags or []), citation=citation, expiry=expiry, document=text)
+    citation = Citation(record_id=r.id, source=r.source, source_ref=r.source_ref, proposal_id=r.proposal_id, path=path)
+    expiry = ExpiryDecision(
+        record_id=r.id,
+        lane=r.lane,
+        status=r.status,
+        current=current,
+        rule="test",
+        boundary=None,
+        boundary_kind=None,
+        reason="test",
+        evaluated_at="2026-01-01T00:00:00Z",
+    )
+    return IndexedRecord(
+        record_id=r.id,
+        concept_id=concept_id,
+        store=store,
+        path=path,  # type: ignore[arg-type]
+        type=r.type,
+        lane=r.lane,
+        status=r.status,
+        visibility=r.visibility,
+        title=r.title,
+        description=r.description,
+        body=parsed.doc.body,
+        applies_to=list(r.applies_to or []),
+        tags=list(r.tags or []),
+        citation=citation,
+        expiry=expiry,
+        document=text,
+    )
 
 
 def sha(path: Path) -> str:
@@ -75,15 +128,31 @@ def tree_digest(folder: Path) -> dict[str, str]:
 
 # -- pure renderers ------------------------------------------------------------------------------
 
+
 def sample_records() -> list[IndexedRecord]:
     return [
         indexed(record_text("zeta-decision", title="Zeta decision", applies_to=("src/**",)), "zeta-decision"),
         indexed(record_text("alpha-decision", title="Alpha decision"), "alpha-decision"),
-        indexed(record_text("db-risk", type="risk", title="Migrations lock the users table",
-                            applies_to=("db/migrations/**", "scripts/migrate.sh")), "risks/db-risk"),
+        indexed(
+            record_text(
+                "db-risk",
+                type="risk",
+                title="Migrations lock the users table",
+                applies_to=("db/migrations/**", "scripts/migrate.sh"),
+            ),
+            "risks/db-risk",
+        ),
         indexed(record_text("flaky-warning", type="warning", title="Flaky integration tests"), "flaky-warning"),
-        indexed(record_text("release-steps", type="procedure", lane="procedural", title="Release steps",
-                            body="## Steps\n\n1. Tag.\n2. Push.\n\n```sh\n# not a heading\n```"), "release-steps"),
+        indexed(
+            record_text(
+                "release-steps",
+                type="procedure",
+                lane="procedural",
+                title="Release steps",
+                body="## Steps\n\n1. Tag.\n2. Push.\n\n```sh\n# not a heading\n```",
+            ),
+            "release-steps",
+        ),
         indexed(record_text("plain-fact", type="fact", title="The API is versioned"), "plain-fact"),
     ]
 
@@ -113,7 +182,7 @@ def test_max_bytes_keeps_most_severe_entries_and_lists_the_rest() -> None:
     assert len(rendered.data) <= limit
     kept = [r.record_id for r in rendered.included]
     everything = [r.record_id for r in instructions.select(records)]
-    assert kept == everything[:len(kept)] and kept[0] == "db-risk"
+    assert kept == everything[: len(kept)] and kept[0] == "db-risk"
     left = [o.record_id for o in rendered.omitted]
     assert left and kept + left == everything
     text = rendered.data.decode()
@@ -139,6 +208,7 @@ def test_exportable_drops_private_query_only_inactive_and_runtime_records() -> N
 
 # -- through recall and the CLI ------------------------------------------------------------------
 
+
 def import_interop(repo: Repo) -> list[Path]:
     copied = []
     for source in sorted(INTEROP_RECORDS.glob("*.md")):
@@ -156,7 +226,8 @@ def test_okf_bundle_copies_the_interop_records_byte_for_byte(repo: Repo) -> None
     status = {s: read_record(s.read_bytes(), s.name).record.status for s in everything}
     sources = [s for s in everything if status[s] == "active"]
     assert [s.name for s in everything if status[s] != "active"] == [
-        "rebuild-runtime-index-after-applying-proposal-files.md"]
+        "rebuild-runtime-index-after-applying-proposal-files.md"
+    ]
     report = run_cli("export", "okf", "--json").json()
     bundle = Path(report["path"])
     assert bundle == Workspace.open().layout.exports / "okf"
@@ -170,8 +241,11 @@ def test_okf_bundle_copies_the_interop_records_byte_for_byte(repo: Repo) -> None
         assert f"(records/{source.name})" in index
     assert sorted(report["files"]) == sorted(["index.md", *[f"records/{s.name}" for s in sources]])
     # the bundle is itself a valid memzoi tree once placed under .memzoi/
-    files = [SourceFile(f".memzoi/{p.relative_to(bundle).as_posix()}", p.read_bytes)
-             for p in sorted(bundle.rglob("*")) if p.is_file()]
+    files = [
+        SourceFile(f".memzoi/{p.relative_to(bundle).as_posix()}", p.read_bytes)
+        for p in sorted(bundle.rglob("*"))
+        if p.is_file()
+    ]
     assert validate_tree(files).errors == []
 
 
@@ -198,10 +272,16 @@ def test_private_query_only_superseded_and_tombstoned_records_never_appear(repo:
     write_record(repo, "hide/predecessor", hidden("predecessor", type="warning", status="superseded"))
     write_record(repo, "hide/removed", hidden("removed", type="risk", status="tombstoned"))
     write_record(repo, "hide/private-rule", hidden("private-rule", type="decision", visibility="private"))
-    write_record(repo, "hide/old-incident", hidden(
-        "old-incident", type="warning", lane="episodic", retention="{occurred_at: 2026-01-02T00:00:00Z}"))
-    write_record(repo, "hide/expired-rule", hidden(
-        "expired-rule", type="risk", retention="{explicit_expires_at: 2026-02-01T00:00:00Z}"))
+    write_record(
+        repo,
+        "hide/old-incident",
+        hidden("old-incident", type="warning", lane="episodic", retention="{occurred_at: 2026-01-02T00:00:00Z}"),
+    )
+    write_record(
+        repo,
+        "hide/expired-rule",
+        hidden("expired-rule", type="risk", retention="{explicit_expires_at: 2026-02-01T00:00:00Z}"),
+    )
     repo.commit("records")
     run_cli("local", "add", "--type", "decision", "--title", "Hidden local rule", "--body", "Marker HIDDEN-local.")
 
@@ -219,13 +299,19 @@ def test_private_query_only_superseded_and_tombstoned_records_never_appear(repo:
     for text in texts:
         assert "HIDDEN-" not in text and "Hidden " not in text
     assert sorted(p.relative_to(bundle).as_posix() for p in bundle.rglob("*.md")) == [
-        "index.md", "records/keep/active-rule.md", "records/keep/successor.md"]
+        "index.md",
+        "records/keep/active-rule.md",
+        "records/keep/successor.md",
+    ]
 
 
 def test_two_runs_give_identical_bytes(repo: Repo, tmp_path: Path) -> None:
     import_interop(repo)
-    write_record(repo, "risks/deploy", record_text("deploy-risk", type="risk", title="Déploiement à risque",
-                                                   applies_to=("deploy/**",)))
+    write_record(
+        repo,
+        "risks/deploy",
+        record_text("deploy-risk", type="risk", title="Déploiement à risque", applies_to=("deploy/**",)),
+    )
     repo.commit("risk")
     first, second = tmp_path / "one", tmp_path / "two"
     for out in (first, second):
@@ -258,8 +344,9 @@ def big_records(repo: Repo, count: int, size: int) -> None:
     for i in range(count):
         kind = ("risk", "warning", "decision", "procedure")[i % 4]
         body = " ".join(["Keep the release pipeline green before merging anything."] * (size // 57))
-        write_record(repo, f"big/r{i:03d}", record_text(f"r{i:03d}", type=kind, title=f"Rule {i:03d}",
-                                                       description=body))
+        write_record(
+            repo, f"big/r{i:03d}", record_text(f"r{i:03d}", type=kind, title=f"Rule {i:03d}", description=body)
+        )
     repo.commit("many records")
 
 
@@ -285,8 +372,9 @@ def test_budget_is_reported_warned_and_enforced_with_max_bytes(repo: Repo) -> No
 
 
 def test_claude_budget_counts_characters(repo: Repo) -> None:
-    write_record(repo, "unicode", record_text("unicode-rule", type="constraint", title="Ünïcödé rule",
-                                              description="Ω" * 500))
+    write_record(
+        repo, "unicode", record_text("unicode-rule", type="constraint", title="Ünïcödé rule", description="Ω" * 500)
+    )
     repo.commit("unicode")
     data = run_cli("export", "claude-md", "--json").json()
     text = Path(data["path"]).read_text(encoding="utf-8")

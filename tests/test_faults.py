@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 from conftest import make_repo, run_cli
 from test_lifecycle_support import (
-    APPLIED_AT, add_record, at, packet, run_memzoi, snapshot, supersede_packet, write_packet,
+    APPLIED_AT,
+    add_record,
+    at,
+    packet,
+    run_memzoi,
+    snapshot,
+    supersede_packet,
+    write_packet,
 )
 
 from git_memzoi.index import shared_db
@@ -42,8 +49,11 @@ def _scenario(root: Path, kind: str) -> list[str]:
 
 FILES = {"supersede": 6, "reject-receipt": 3, "propose-packet": 1}
 CASES = [("supersede", step) for step in install.fault_steps(FILES["supersede"])]
-CASES += [(kind, step) for kind in ("reject-receipt", "propose-packet")
-          for step in ("journal", "file-1-temp", "file-1", "db-before-commit", "db-committed", "journal-commit")]
+CASES += [
+    (kind, step)
+    for kind in ("reject-receipt", "propose-packet")
+    for step in ("journal", "file-1-temp", "file-1", "db-before-commit", "db-committed", "journal-commit")
+]
 
 
 _AFTER: dict[str, dict] = {}
@@ -67,8 +77,12 @@ def _committed(step: str, kind: str) -> bool:
 
 def _leftovers(root: Path) -> list[str]:
     ws = Workspace.open(root)
-    temps = [str(p) for folder in (root, root / ".memzoi", ws.layout.journal_dir) if folder.exists()
-             for p in folder.rglob(f"{TEMP_PREFIX}*")]
+    temps = [
+        str(p)
+        for folder in (root, root / ".memzoi", ws.layout.journal_dir)
+        if folder.exists()
+        for p in folder.rglob(f"{TEMP_PREFIX}*")
+    ]
     return temps + [str(p) for p in pending_journals(ws)]
 
 

@@ -15,7 +15,9 @@ from git_memzoi.profile.document import InvalidDocument, read_packet, read_recor
 RECORD = (FIXTURES / "conformance/records/valid/profile-example.md").read_text()
 PACKET = (FIXTURES / "conformance/packets/valid/profile-example.md").read_text()
 
-yaml_chars = st.sampled_from(list(":-[]{}&*!|>'\"%@`#,?\t\n ") + list(string.ascii_letters[:8]) + ["\u00e9", "\x00", "\r"])
+yaml_chars = st.sampled_from(
+    list(":-[]{}&*!|>'\"%@`#,?\t\n ") + list(string.ascii_letters[:8]) + ["\u00e9", "\x00", "\r"]
+)
 
 
 def _check_clean(exc: InvalidDocument) -> None:
@@ -41,7 +43,7 @@ def test_random_frontmatter_only_clear_errors(noise: str) -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, len(RECORD) - 1), st.integers(0, 40), st.text(yaml_chars, max_size=20))
 def test_mutated_records_only_clear_errors(at: int, cut: int, insert: str) -> None:
-    mutated = RECORD[:at] + insert + RECORD[at + cut:]
+    mutated = RECORD[:at] + insert + RECORD[at + cut :]
     try:
         read_record(mutated.encode(), "r.md")
     except InvalidDocument as exc:
@@ -58,10 +60,19 @@ def test_arbitrary_bytes_only_clear_errors(data: bytes) -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.dictionaries(st.from_regex(r"x_[a-z]{1,8}", fullmatch=True),
-                       st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=20),
-                                 st.lists(st.text(max_size=5), max_size=3)),
-                       max_size=4))
+@given(
+    st.dictionaries(
+        st.from_regex(r"x_[a-z]{1,8}", fullmatch=True),
+        st.one_of(
+            st.none(),
+            st.booleans(),
+            st.integers(-5, 5),
+            st.text(max_size=20),
+            st.lists(st.text(max_size=5), max_size=3),
+        ),
+        max_size=4,
+    )
+)
 def test_unknown_extras_survive_round_trip(extras: dict) -> None:  # type: ignore[type-arg]
     doc = frontmatter.parse(RECORD.encode())
     data = dict(doc.data) | extras

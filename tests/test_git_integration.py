@@ -78,8 +78,20 @@ def test_apply_commits_pass_the_server_hook(tmp_path: Path, monkeypatch: pytest.
         run_cli("apply", proposal, "--commit")
 
     lifecycle("--type", "decision", "--title", "Use Redis for sessions", "--body", "Sessions live in Redis.")
-    lifecycle("--action", "supersede", "--target", "use-postgres", "--reason", "pinned the version",
-              "--type", "decision", "--title", "Use Postgres 16", "--body", "Every service uses Postgres 16.")
+    lifecycle(
+        "--action",
+        "supersede",
+        "--target",
+        "use-postgres",
+        "--reason",
+        "pinned the version",
+        "--type",
+        "decision",
+        "--title",
+        "Use Postgres 16",
+        "--body",
+        "Every service uses Postgres 16.",
+    )
     lifecycle("--action", "tombstone", "--target", "use-redis-for-sessions", "--reason", "sessions moved")
     result = remote.accepted()
     assert "3 changes to .memzoi/ checked: memory OK" in result.stderr

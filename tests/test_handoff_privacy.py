@@ -17,10 +17,19 @@ PUBLIC_TITLE = "Deploys run from the main branch"
 
 def test_handoff_describes_only_repo_safe_proposals_without_include_local(repo: Repo, tmp_path: Path) -> None:
     shared_db.connect(Workspace.open(repo.path).layout.shared_db).close()
-    private = run_cli("propose", "--type", "fact", "--title", PRIVATE_TITLE, "--body", "Kept private.",
-                      "--sensitivity", "private-personal-data", "--json").json()["id"]
-    public = run_cli("propose", "--type", "fact", "--title", PUBLIC_TITLE, "--body", "Use main.",
-                     "--json").json()["id"]
+    private = run_cli(
+        "propose",
+        "--type",
+        "fact",
+        "--title",
+        PRIVATE_TITLE,
+        "--body",
+        "Kept private.",
+        "--sensitivity",
+        "private-personal-data",
+        "--json",
+    ).json()["id"]
+    public = run_cli("propose", "--type", "fact", "--title", PUBLIC_TITLE, "--body", "Use main.", "--json").json()["id"]
     assert "home" in private  # the ID is slugged from the title: it must stay out too
     calls = {}
 

@@ -79,16 +79,23 @@ RESOLUTION = """resolution:
 """
 
 
-def record(rid: str, title: str | None = None, *, status: str = "active", body: str | None = None,
-           source_ref: str = "issue://1", extra: str = "") -> str:
+def record(
+    rid: str,
+    title: str | None = None,
+    *,
+    status: str = "active",
+    body: str | None = None,
+    source_ref: str = "issue://1",
+    extra: str = "",
+) -> str:
     """A valid canonical record (semantic decision) with the given ID."""
     title = title or rid.replace("-", " ").capitalize()
-    return RECORD.format(rid=rid, title=title, status=status, body=body or f"{title} body text.",
-                         source_ref=source_ref, extra=extra)
+    return RECORD.format(
+        rid=rid, title=title, status=status, body=body or f"{title} body text.", source_ref=source_ref, extra=extra
+    )
 
 
-def packet(pid: str, *, status: str = "proposed", sensitivity: str = "repo-safe",
-           affected: str | None = None) -> str:
+def packet(pid: str, *, status: str = "proposed", sensitivity: str = "repo-safe", affected: str | None = None) -> str:
     """A create packet: pending, or applied with a resolution naming `affected`."""
     resolution = RESOLUTION.format(rid=affected) if status == "applied" else ""
     return PACKET.format(pid=pid, status=status, sensitivity=sensitivity, resolution=resolution)
@@ -99,7 +106,9 @@ def retire_packet(pid: str, action: str, target: str, created: str | None = None
     text = packet(pid, status="applied", affected=created or target)
     if action == "supersede":
         text = text.replace("  action: create\n", "  action: supersede\n  reason: Replaced.\n")
-        text = text.replace("timestamp: 2026-01-01T00:00:00Z\n", f"timestamp: 2026-01-01T00:00:00Z\nsupersedes:\n  - {target}\n", 1)
+        text = text.replace(
+            "timestamp: 2026-01-01T00:00:00Z\n", f"timestamp: 2026-01-01T00:00:00Z\nsupersedes:\n  - {target}\n", 1
+        )
         return text.replace(f"    - {created}\n", f"    - {created}\n    - {target}\n")
     return text.replace("  action: create\n", f"  action: tombstone\n  reason: Obsolete.\n  target: {target}\n")
 
@@ -185,9 +194,12 @@ def test_install_in_bare_repository_writes_an_executable_pre_receive(tmp_path: P
 
 
 def test_valid_create_is_accepted(remote: Remote) -> None:
-    sha = remote.commit({record_path("use-redis"): record("use-redis"),
-                         ".memzoi/proposals/resolved/applied/mem_1.md": packet("mem_1", status="applied",
-                                                                               affected="use-redis")})
+    sha = remote.commit(
+        {
+            record_path("use-redis"): record("use-redis"),
+            ".memzoi/proposals/resolved/applied/mem_1.md": packet("mem_1", status="applied", affected="use-redis"),
+        }
+    )
     result = remote.accepted()
     assert "memory OK" in result.stderr
     assert remote.refs()["refs/heads/main"] == sha
@@ -196,15 +208,15 @@ def test_valid_create_is_accepted(remote: Remote) -> None:
 def test_invalid_tree_is_rejected(remote: Remote) -> None:
     broken = record("use-redis").replace("lane: semantic\n", "")
     remote.commit({record_path("use-redis"): broken})
-    remote.rejected(f"{record_path('use-redis')}:1: field-missing: required field 'lane' is missing",
-                    "push rejected")
+    remote.rejected(f"{record_path('use-redis')}:1: field-missing: required field 'lane' is missing", "push rejected")
 
 
 def test_body_edit_in_place_is_rejected(remote: Remote) -> None:
     edited = record("use-postgres", body="Use Postgres, except on Tuesdays.")
     remote.commit({record_path("use-postgres"): edited})
-    stderr = remote.rejected(f"{record_path('use-postgres')}:24: record-edited: record 'use-postgres' is "
-                             "edited in place")
+    stderr = remote.rejected(
+        f"{record_path('use-postgres')}:24: record-edited: record 'use-postgres' is edited in place"
+    )
     assert "remote: " in stderr and "allow_in_place_edits" in stderr
 
 
@@ -227,26 +239,31 @@ def test_deletion_is_rejected(remote: Remote) -> None:
 
 
 def test_rename_is_a_deletion(remote: Remote) -> None:
-    remote.commit({record_path("use-postgres"): None,
-                   ".memzoi/records/project/database.md": record("use-postgres")})
+    remote.commit({record_path("use-postgres"): None, ".memzoi/records/project/database.md": record("use-postgres")})
     remote.rejected("record-deleted")
 
 
 def test_supersede_by_apply_is_accepted(remote: Remote) -> None:
     old = record("use-postgres")
-    remote.commit({
-        record_path("use-postgres"): set_top_level_scalar(old, "status", "superseded"),
-        record_path("use-postgres-16"): record("use-postgres-16", extra="supersedes: use-postgres\n"),
-        ".memzoi/proposals/resolved/applied/mem_3.md": retire_packet("mem_3", "supersede", "use-postgres",
-                                                                     "use-postgres-16"),
-    })
+    remote.commit(
+        {
+            record_path("use-postgres"): set_top_level_scalar(old, "status", "superseded"),
+            record_path("use-postgres-16"): record("use-postgres-16", extra="supersedes: use-postgres\n"),
+            ".memzoi/proposals/resolved/applied/mem_3.md": retire_packet(
+                "mem_3", "supersede", "use-postgres", "use-postgres-16"
+            ),
+        }
+    )
     remote.accepted()
 
 
 def test_tombstone_by_apply_is_accepted(remote: Remote) -> None:
-    remote.commit({record_path("use-postgres"): set_top_level_scalar(record("use-postgres"), "status", "tombstoned"),
-                   ".memzoi/proposals/resolved/applied/mem_4.md": retire_packet("mem_4", "tombstone",
-                                                                                "use-postgres")})
+    remote.commit(
+        {
+            record_path("use-postgres"): set_top_level_scalar(record("use-postgres"), "status", "tombstoned"),
+            ".memzoi/proposals/resolved/applied/mem_4.md": retire_packet("mem_4", "tombstone", "use-postgres"),
+        }
+    )
     remote.accepted()
 
 
@@ -257,9 +274,12 @@ def test_expiry_needs_no_packet(remote: Remote) -> None:
 
 def test_transition_from_a_retired_record_is_rejected(remote: Remote) -> None:
     text = set_top_level_scalar(record("use-postgres"), "status", "tombstoned")
-    remote.commit({record_path("use-postgres"): text,
-                   ".memzoi/proposals/resolved/applied/mem_6.md": retire_packet("mem_6", "tombstone",
-                                                                                "use-postgres")})
+    remote.commit(
+        {
+            record_path("use-postgres"): text,
+            ".memzoi/proposals/resolved/applied/mem_6.md": retire_packet("mem_6", "tombstone", "use-postgres"),
+        }
+    )
     remote.accepted()
     remote.commit({record_path("use-postgres"): set_top_level_scalar(text, "status", "active")})
     remote.rejected("record-edited")
@@ -279,8 +299,9 @@ def test_bad_repository_config_is_rejected(remote: Remote) -> None:
 
 
 def test_resolved_packet_without_its_record_is_rejected(remote: Remote) -> None:
-    remote.commit({".memzoi/proposals/resolved/applied/mem_9.md": packet("mem_9", status="applied",
-                                                                         affected="never-created")})
+    remote.commit(
+        {".memzoi/proposals/resolved/applied/mem_9.md": packet("mem_9", status="applied", affected="never-created")}
+    )
     remote.rejected("mem_9.md:25: resolution-orphan: applied packet names record 'never-created'")
 
 
@@ -289,12 +310,15 @@ def test_non_repo_safe_packet_is_rejected(remote: Remote) -> None:
     remote.rejected("mem_2.md:19: sensitivity: sensitivity private-personal-data must not be committed")
 
 
-@pytest.mark.parametrize("secret, kind", [
-    ("-----BEGIN OPENSSH PRIVATE KEY-----", "a private key"),
-    ("aws key AKIAABCDEFGHIJKLMNOP here", "an AWS access key"),
-    ("token ghp_" + "a1B2" * 9, "a GitHub token"),
-    ("db at postgres://admin:hunter2hunter2@db.internal/app", "a password in a URL"),
-])
+@pytest.mark.parametrize(
+    "secret, kind",
+    [
+        ("-----BEGIN OPENSSH PRIVATE KEY-----", "a private key"),
+        ("aws key AKIAABCDEFGHIJKLMNOP here", "an AWS access key"),
+        ("token ghp_" + "a1B2" * 9, "a GitHub token"),
+        ("db at postgres://admin:hunter2hunter2@db.internal/app", "a password in a URL"),
+    ],
+)
 def test_secret_in_memory_is_rejected(remote: Remote, secret: str, kind: str) -> None:
     body = f"Connect like this.\n\n{secret}\n"
     remote.commit({record_path("connect-db"): record("connect-db", body=body)})
@@ -358,11 +382,13 @@ def test_merge_of_valid_branches_is_accepted(remote: Remote) -> None:
     git_repo.branches.local.create("topic", base)
     remote.commit({record_path("use-redis"): record("use-redis")})
     git_repo.checkout("refs/heads/topic")
-    remote.commit({record_path("use-kafka"): record("use-kafka"),
-                   record_path("use-postgres"): set_top_level_scalar(record("use-postgres"), "status",
-                                                                     "tombstoned"),
-                   ".memzoi/proposals/resolved/applied/mem_5.md": retire_packet("mem_5", "tombstone",
-                                                                                "use-postgres")})
+    remote.commit(
+        {
+            record_path("use-kafka"): record("use-kafka"),
+            record_path("use-postgres"): set_top_level_scalar(record("use-postgres"), "status", "tombstoned"),
+            ".memzoi/proposals/resolved/applied/mem_5.md": retire_packet("mem_5", "tombstone", "use-postgres"),
+        }
+    )
     git_repo.checkout("refs/heads/main")
     merged = git("merge", "-q", "--no-edit", "topic", cwd=remote.work.path, check=False)
     assert merged.returncode == 0, merged.stderr
@@ -392,8 +418,10 @@ def test_sibling_commits_are_each_validated_in_full(remote: Remote) -> None:
     remote.commit({".memzoi/records/project/cache.md": record("use-redis", title="Cache")})
     git_repo.checkout("refs/heads/main")
     git("merge", "-q", "--no-edit", "topic", cwd=remote.work.path)
-    stderr = remote.rejected(".memzoi/records/project/use-redis.md:2: id-duplicate: record ID 'use-redis' is "
-                             "also used by .memzoi/records/project/cache.md")
+    stderr = remote.rejected(
+        ".memzoi/records/project/use-redis.md:2: id-duplicate: record ID 'use-redis' is "
+        "also used by .memzoi/records/project/cache.md"
+    )
     assert stderr.count("id-duplicate") == 1
 
 
@@ -409,8 +437,9 @@ def test_quarantined_objects_are_what_the_hook_reads(tmp_path: Path) -> None:
     r = make_remote(tmp_path, hook="none")
     seen = tmp_path / "env.txt"
     hook = r.bare / "hooks" / "pre-receive"
-    hook.write_text(f'#!/bin/sh\nenv | grep -E "^GIT_(QUARANTINE_PATH|DIR)=" > {seen}\n'
-                    f'exec {memzoi_exe()} hook pre-receive\n')
+    hook.write_text(
+        f'#!/bin/sh\nenv | grep -E "^GIT_(QUARANTINE_PATH|DIR)=" > {seen}\nexec {memzoi_exe()} hook pre-receive\n'
+    )
     hook.chmod(0o755)
     r.accepted()
     r.commit({record_path("use-postgres"): None})
@@ -453,8 +482,7 @@ def test_push_that_leaves_memzoi_alone_reads_no_memory(remote: Remote) -> None:
     old, new = _dangling_commits(remote.bare, 40, touch=False)
     result = run_cli("hook", "pre-receive", "--json", input=f"{old} {new} refs/heads/main\n", cwd=remote.bare)
     report = json.loads(result.stdout)
-    assert report == {"ok": True, "commits_walked": 40, "commits_checked": 0, "trees_validated": 0,
-                      "problems": []}
+    assert report == {"ok": True, "commits_walked": 40, "commits_checked": 0, "trees_validated": 0, "problems": []}
 
 
 def test_push_touching_memzoi_validates_each_distinct_tree_once(remote: Remote) -> None:
@@ -473,9 +501,16 @@ def test_malformed_hook_input_is_a_usage_error(remote: Remote) -> None:
 ACTIVE = record("use-postgres")
 
 
-@pytest.mark.parametrize("new_status, allowed", [
-    ("superseded", True), ("tombstoned", True), ("expired", True), ("redacted", False), ("active", False),
-])
+@pytest.mark.parametrize(
+    "new_status, allowed",
+    [
+        ("superseded", True),
+        ("tombstoned", True),
+        ("expired", True),
+        ("redacted", False),
+        ("active", False),
+    ],
+)
 def test_only_apply_status_transitions_are_allowed(new_status: str, allowed: bool) -> None:
     new = set_top_level_scalar(ACTIVE, "status", new_status)
     assert (transition_to(ACTIVE.encode(), new.encode(), "active") is not None) is allowed
@@ -484,13 +519,18 @@ def test_only_apply_status_transitions_are_allowed(new_status: str, allowed: boo
 def test_transition_must_leave_every_other_byte_alone() -> None:
     new = set_top_level_scalar(ACTIVE, "status", "tombstoned")
     assert not transition_to(ACTIVE.encode(), (new + "\n").encode(), "active")
-    assert not transition_to(ACTIVE.encode(), new.replace("status: tombstoned", "status:  tombstoned")
-                                     .encode(), "active")
-    assert not transition_to(ACTIVE.encode(), new.replace("kind: memory\n", "kind: memory\nupdated: "
-                                     "'2026-02-01T00:00:00Z'\n").encode(), "active")
+    assert not transition_to(
+        ACTIVE.encode(), new.replace("status: tombstoned", "status:  tombstoned").encode(), "active"
+    )
+    assert not transition_to(
+        ACTIVE.encode(),
+        new.replace("kind: memory\n", "kind: memory\nupdated: '2026-02-01T00:00:00Z'\n").encode(),
+        "active",
+    )
     retired = set_top_level_scalar(ACTIVE, "status", "superseded")
-    assert not transition_to(retired.encode(), set_top_level_scalar(retired, "status", "tombstoned")
-                                     .encode(), "superseded")
+    assert not transition_to(
+        retired.encode(), set_top_level_scalar(retired, "status", "tombstoned").encode(), "superseded"
+    )
 
 
 @settings(max_examples=200, deadline=None)

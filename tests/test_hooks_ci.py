@@ -14,8 +14,11 @@ WORKFLOW = ".github/workflows/memzoi.yml"
 
 def schema_check(path: Path) -> subprocess.CompletedProcess[str]:
     """check-jsonschema against its vendored copy of GitHub's workflow schema (no network)."""
-    return subprocess.run([str(VENV_BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows",
-                           str(path)], capture_output=True, text=True)
+    return subprocess.run(
+        [str(VENV_BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(path)],
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_the_workflow_is_valid_and_runs_the_checks(repo: Repo) -> None:
@@ -30,8 +33,10 @@ def test_the_workflow_is_valid_and_runs_the_checks(repo: Repo) -> None:
     runs = [s.get("run", "") for s in steps]
     assert "python -m pip install git-memzoi==0.1.0" in runs
     assert 'git memzoi hook check "$BASE_SHA..HEAD"' in runs and "git memzoi validate --rev HEAD" in runs
-    assert next(s for s in steps if "hook check" in s.get("run", ""))["env"]["BASE_SHA"] == \
-        "${{ github.event.pull_request.base.sha }}"
+    assert (
+        next(s for s in steps if "hook check" in s.get("run", ""))["env"]["BASE_SHA"]
+        == "${{ github.event.pull_request.base.sha }}"
+    )
     assert list(flow[True]) == ["pull_request"]  # YAML 1.1 reads the key `on` as true
     broken = repo.write("broken.yml", path.read_text().replace("    runs-on: ubuntu-latest\n", ""))
     assert schema_check(broken).returncode != 0  # the schema check can fail
@@ -43,8 +48,10 @@ def test_install_again_is_idempotent_and_updates_its_own_file(repo: Repo) -> Non
     again = run_cli("hook", "install", "--ci", "github", "--json").json()
     assert again["workflows"][0]["action"] == "unchanged" and (repo.path / WORKFLOW).read_bytes() == before
     spec = "git+https://example.com/git-memzoi.git@v0.1.0"
-    assert run_cli("hook", "install", "--ci", "github", "--pip-spec", spec, "--json").json()[
-        "workflows"][0]["action"] == "updated"
+    assert (
+        run_cli("hook", "install", "--ci", "github", "--pip-spec", spec, "--json").json()["workflows"][0]["action"]
+        == "updated"
+    )
     assert f"python -m pip install {spec}" in (repo.path / WORKFLOW).read_text()
     assert schema_check(repo.path / WORKFLOW).returncode == 0
 

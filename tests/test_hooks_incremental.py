@@ -20,21 +20,33 @@ from git_memzoi.profile.tree import SourceFile, validate_tree
 from git_memzoi.runtime.home import Layout
 from test_hooks import packet, record
 
-RECORD_PATHS = [".memzoi/records/project/a.md", ".memzoi/records/project/b.md",
-                ".memzoi/records/project/deep/c.md", ".memzoi/records/project/d.md"]
-PACKET_PATHS = [".memzoi/proposals/resolved/applied/mem_1.md", ".memzoi/proposals/resolved/applied/mem_2.md",
-                ".memzoi/proposals/pending/mem_3.md"]
+RECORD_PATHS = [
+    ".memzoi/records/project/a.md",
+    ".memzoi/records/project/b.md",
+    ".memzoi/records/project/deep/c.md",
+    ".memzoi/records/project/d.md",
+]
+PACKET_PATHS = [
+    ".memzoi/proposals/resolved/applied/mem_1.md",
+    ".memzoi/proposals/resolved/applied/mem_2.md",
+    ".memzoi/proposals/pending/mem_3.md",
+]
 IDS = ["alpha", "beta", "gamma"]
 #: The hook's own rules on a change (not tree validation); the comparison leaves them out.
 CHANGE_RULES = {"record-edited", "record-deleted", "packet-edited", "packet-deleted", "gitlink", "secret", "config"}
 
 record_text = st.builds(
     lambda rid, sup, status: record(rid, status=status, extra=f"supersedes: {sup}\n" if sup else ""),
-    st.sampled_from(IDS), st.sampled_from([None, *IDS, "delta"]),
-    st.sampled_from(["active", "superseded", "tombstoned"]))
-packet_text = st.builds(lambda pid, status, rid: packet(pid, status=status, affected=rid),
-                        st.sampled_from(["mem_1", "mem_2", "mem_3"]), st.sampled_from(["applied", "proposed"]),
-                        st.sampled_from([*IDS, "delta"]))
+    st.sampled_from(IDS),
+    st.sampled_from([None, *IDS, "delta"]),
+    st.sampled_from(["active", "superseded", "tombstoned"]),
+)
+packet_text = st.builds(
+    lambda pid, status, rid: packet(pid, status=status, affected=rid),
+    st.sampled_from(["mem_1", "mem_2", "mem_3"]),
+    st.sampled_from(["applied", "proposed"]),
+    st.sampled_from([*IDS, "delta"]),
+)
 edit = st.one_of(
     st.tuples(st.just("write"), st.sampled_from(RECORD_PATHS), record_text),
     st.tuples(st.just("write"), st.sampled_from(PACKET_PATHS), packet_text),
@@ -80,6 +92,7 @@ def full_validation(repo: Repo) -> list[str]:
             else:
                 blob = cast(pygit2.Blob, entry)
                 files.append(SourceFile(path, lambda b=blob: b.data, entry.filemode == pygit2.enums.FileMode.LINK))
+
     walk(memzoi, ".memzoi")
     report = validate_tree(sorted(files, key=lambda f: f.path), "committed")
     return sorted(str(p) for p in report.errors)

@@ -16,15 +16,29 @@ from git_memzoi.hooks.quick import UNKNOWN_REMOTE_LIMIT
 from test_hooks import make_remote, record, record_path
 
 #: What an untouched commit or push must never load: the checks' dependencies.
-FORBIDDEN = ("pygit2", "pydantic", "pydantic_core", "yaml", "mcp", "filelock", "sqlite3",
-             "git_memzoi.hooks.checks", "git_memzoi.profile")
+FORBIDDEN = (
+    "pygit2",
+    "pydantic",
+    "pydantic_core",
+    "yaml",
+    "mcp",
+    "filelock",
+    "sqlite3",
+    "git_memzoi.hooks.checks",
+    "git_memzoi.profile",
+)
 ZERO = "0" * 40
 
 
 def imported(args: list[str], cwd: Path, stdin: str = "") -> tuple[int, str, set[str]]:
     """Run `git memzoi ARGS` under `python -X importtime`: exit code, stdout, top-level modules loaded."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "git_memzoi", *args], cwd=cwd,
-                          input=stdin, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "git_memzoi", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+    )
     modules = set()
     for line in done.stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
@@ -91,8 +105,9 @@ def test_pre_push_of_code_only_imports_nothing_heavy(tmp_path: Path) -> None:
     remote.accepted()
     old = remote.commit({"src/app.py": "print(2)\n"})
     new = remote.commit({"src/app.py": "print(3)\n"})
-    code, out, modules = imported(["hook", "pre-push", "origin", str(remote.bare), "--json"], remote.work.path,
-                                  _push_lines(new, old))
+    code, out, modules = imported(
+        ["hook", "pre-push", "origin", str(remote.bare), "--json"], remote.work.path, _push_lines(new, old)
+    )
     assert code == 0 and json.loads(out)["commits_walked"] == 1
     assert heavy(modules) == set() and "click" not in modules
 
@@ -103,8 +118,9 @@ def _long_history(repo: Repo, commits: int) -> None:
     stream = []
     for n in range(commits):
         content = f"print({n})\n".encode()
-        stream.append(f"commit refs/heads/main\nmark :{n + 1}\n"
-                      f"committer T <t@example.com> {1767225600 + n} +0000\ndata 4\nstep\n")
+        stream.append(
+            f"commit refs/heads/main\nmark :{n + 1}\ncommitter T <t@example.com> {1767225600 + n} +0000\ndata 4\nstep\n"
+        )
         stream.append(f"from {head}\n" if n == 0 else "")
         stream.append(f"M 100644 inline src/app.py\ndata {len(content)}\n{content.decode()}\n")
     git("fast-import", "--quiet", cwd=repo.path, input="".join(stream))
@@ -118,8 +134,7 @@ def test_pre_push_by_url_to_an_unknown_remote_is_bounded(tmp_path: Path) -> None
     bare = tmp_path / "server.git"
     git("init", "--bare", "-q", str(bare), cwd=tmp_path)
     tip = str(work.git.head.target)
-    result = run_cli("hook", "pre-push", str(bare), str(bare), "--json", cwd=work.path,
-                     input=_push_lines(tip, ZERO))
+    result = run_cli("hook", "pre-push", str(bare), str(bare), "--json", cwd=work.path, input=_push_lines(tip, ZERO))
     assert result.json()["commits_walked"] == UNKNOWN_REMOTE_LIMIT
 
     # a bad record among the newest commits is caught through a real push by URL
@@ -139,8 +154,15 @@ def test_pre_push_by_url_uses_the_tracking_refs_of_the_remote_with_that_url(tmp_
     git("fetch", "-q", "origin", cwd=remote.work.path)
     tip = str(remote.work.git.head.target)
     # pushing to a new branch by URL: the URL is origin's, whose tracking ref says what the server has
-    result = run_cli("hook", "pre-push", str(remote.bare), str(remote.bare), "--json", cwd=remote.work.path,
-                     input=_push_lines(tip, ZERO, "refs/heads/topic"))
+    result = run_cli(
+        "hook",
+        "pre-push",
+        str(remote.bare),
+        str(remote.bare),
+        "--json",
+        cwd=remote.work.path,
+        input=_push_lines(tip, ZERO, "refs/heads/topic"),
+    )
     assert result.json()["commits_walked"] == 30
 
 
@@ -154,8 +176,15 @@ def test_pre_push_by_url_of_one_commit_walks_one(tmp_path: Path, touch: bool) ->
     old = str(remote.work.git.head.target)
     files = {record_path("new"): record("new")} if touch else {"src/app.py": "print('new')\n"}
     new = remote.commit(files)
-    result = run_cli("hook", "pre-push", str(remote.bare), str(remote.bare), "--json", cwd=remote.work.path,
-                     input=_push_lines(new, old))
+    result = run_cli(
+        "hook",
+        "pre-push",
+        str(remote.bare),
+        str(remote.bare),
+        "--json",
+        cwd=remote.work.path,
+        input=_push_lines(new, old),
+    )
     assert result.json()["commits_walked"] == 1
     assert result.json()["commits_checked"] == int(touch)
 

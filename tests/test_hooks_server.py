@@ -35,8 +35,11 @@ def orphan_merge(r: Remote, files: dict[str, str | None]) -> str:
     return merge
 
 
-def push_tree(r: Remote, edit: "callable[[pygit2.TreeBuilder, pygit2.Repository], None]",  # type: ignore[valid-type]
-              message: str = "odd tree") -> str:
+def push_tree(
+    r: Remote,
+    edit: "callable[[pygit2.TreeBuilder, pygit2.Repository], None]",  # type: ignore[valid-type]
+    message: str = "odd tree",
+) -> str:
     """Commit on main a tree made by editing the tip's root tree with a TreeBuilder (for symlinks, gitlinks)."""
     repo = r.work.git
     tip = repo.head.peel(pygit2.Commit)
@@ -47,18 +50,25 @@ def push_tree(r: Remote, edit: "callable[[pygit2.TreeBuilder, pygit2.Repository]
 
 # 1. no parent the pusher chose launders a change -------------------------------------------
 
+
 def test_orphan_first_parent_cannot_launder_an_edit(remote: Remote) -> None:
     orphan_merge(remote, {record_path("use-postgres"): record("use-postgres", body="Edited behind a merge.")})
     remote.rejected(f"{record_path('use-postgres')}:24: record-edited", "what refs/heads/main would hold")
 
 
 def test_orphan_first_parent_cannot_launder_a_deletion(remote: Remote) -> None:
-    remote.commit({record_path("use-redis"): record("use-redis"),
-                   f"{APPLIED}/mem_1.md": packet("mem_1", status="applied", affected="use-redis")})
+    remote.commit(
+        {
+            record_path("use-redis"): record("use-redis"),
+            f"{APPLIED}/mem_1.md": packet("mem_1", status="applied", affected="use-redis"),
+        }
+    )
     remote.accepted()
     orphan_merge(remote, {record_path("use-redis"): None, f"{APPLIED}/mem_1.md": None})
-    remote.rejected(f"{record_path('use-redis')}:1: record-deleted",
-                    f"{APPLIED}/mem_1.md:1: packet-deleted: resolved packet 'mem_1' is deleted")
+    remote.rejected(
+        f"{record_path('use-redis')}:1: record-deleted",
+        f"{APPLIED}/mem_1.md:1: packet-deleted: resolved packet 'mem_1' is deleted",
+    )
 
 
 def test_orphan_first_parent_on_a_new_branch_is_judged_from_the_default_branch(remote: Remote) -> None:
@@ -68,15 +78,22 @@ def test_orphan_first_parent_on_a_new_branch_is_judged_from_the_default_branch(r
 
 # 2. lifecycle rules -------------------------------------------------------------------------
 
+
 def test_status_flip_without_its_packet_is_rejected(remote: Remote) -> None:
     remote.commit({record_path("use-postgres"): set_top_level_scalar(record("use-postgres"), "status", "tombstoned")})
-    remote.rejected(f"{record_path('use-postgres')}:10: unreviewed-transition: record 'use-postgres' becomes "
-                    "tombstoned without the applied tombstone packet that names it")
+    remote.rejected(
+        f"{record_path('use-postgres')}:10: unreviewed-transition: record 'use-postgres' becomes "
+        "tombstoned without the applied tombstone packet that names it"
+    )
 
 
 def test_status_flip_needs_the_packet_of_its_own_action(remote: Remote) -> None:
-    remote.commit({record_path("use-postgres"): set_top_level_scalar(record("use-postgres"), "status", "superseded"),
-                   f"{APPLIED}/mem_7.md": retire_packet("mem_7", "tombstone", "use-postgres")})
+    remote.commit(
+        {
+            record_path("use-postgres"): set_top_level_scalar(record("use-postgres"), "status", "superseded"),
+            f"{APPLIED}/mem_7.md": retire_packet("mem_7", "tombstone", "use-postgres"),
+        }
+    )
     remote.rejected("unreviewed-transition")
 
 
@@ -103,8 +120,9 @@ def test_require_proposals_asks_each_new_record_for_its_packet(remote: Remote) -
     remote.commit({".memzoi/config.toml": "[hooks]\nrequire_proposals = true\n"})
     remote.accepted()
     remote.commit({record_path("use-redis"): record("use-redis")})
-    remote.rejected(f"{record_path('use-redis')}:1: unreviewed-record: new record 'use-redis' has no applied "
-                    "packet naming it")
+    remote.rejected(
+        f"{record_path('use-redis')}:1: unreviewed-record: new record 'use-redis' has no applied packet naming it"
+    )
     remote.commit({f"{APPLIED}/mem_1.md": packet("mem_1", status="applied", affected="use-redis")})
     remote.accepted()
 
@@ -118,8 +136,9 @@ def test_a_push_cannot_relax_its_own_edit_policy(remote: Remote) -> None:
 def test_a_push_cannot_drop_require_proposals(remote: Remote) -> None:
     remote.commit({".memzoi/config.toml": "[hooks]\nrequire_proposals = true\n"})
     remote.accepted()
-    remote.commit({".memzoi/config.toml": "[hooks]\nrequire_proposals = false\n",
-                   record_path("use-redis"): record("use-redis")})
+    remote.commit(
+        {".memzoi/config.toml": "[hooks]\nrequire_proposals = false\n", record_path("use-redis"): record("use-redis")}
+    )
     remote.rejected("unreviewed-record")
 
 
@@ -138,11 +157,16 @@ def test_server_config_sets_the_default_policy(remote: Remote, hermetic: Path) -
     remote.rejected("unreviewed-record")
 
 
-@pytest.mark.parametrize("change, needle", [
-    (lambda text: text.replace("reviewer: alice", "reviewer: mallory"), "packet-edited: resolved packet 'mem_1' "
-                                                                         "is edited"),
-    (lambda text: None, "packet-deleted: resolved packet 'mem_1' is deleted; resolved packets are append-only"),
-])
+@pytest.mark.parametrize(
+    "change, needle",
+    [
+        (
+            lambda text: text.replace("reviewer: alice", "reviewer: mallory"),
+            "packet-edited: resolved packet 'mem_1' is edited",
+        ),
+        (lambda text: None, "packet-deleted: resolved packet 'mem_1' is deleted; resolved packets are append-only"),
+    ],
+)
 def test_resolved_packets_are_append_only(remote: Remote, change, needle: str) -> None:  # type: ignore[no-untyped-def]
     applied = packet("mem_1", status="applied", affected="use-postgres")
     remote.commit({f"{APPLIED}/mem_1.md": applied})
@@ -160,6 +184,7 @@ def test_a_resolved_packet_cannot_move_back_to_pending(remote: Remote) -> None:
 
 # 4. .memzoi must be a directory of regular files ----------------------------------------------
 
+
 def _symlinked_memzoi(builder: pygit2.TreeBuilder, repo: pygit2.Repository) -> None:
     builder.insert(".memzoi", repo.create_blob(b"/srv/elsewhere"), FileMode.LINK)
 
@@ -168,10 +193,13 @@ def _gitlinked_memzoi(builder: pygit2.TreeBuilder, repo: pygit2.Repository) -> N
     builder.insert(".memzoi", pygit2.Oid(hex="1" * 40), FileMode.COMMIT)  # a commit this repository lacks
 
 
-@pytest.mark.parametrize("edit, needle", [
-    (_symlinked_memzoi, ".memzoi:1: symlink: .memzoi must be a real folder, not a symlink"),
-    (_gitlinked_memzoi, ".memzoi:1: gitlink: .memzoi must be a real folder, not a submodule (gitlink)"),
-])
+@pytest.mark.parametrize(
+    "edit, needle",
+    [
+        (_symlinked_memzoi, ".memzoi:1: symlink: .memzoi must be a real folder, not a symlink"),
+        (_gitlinked_memzoi, ".memzoi:1: gitlink: .memzoi must be a real folder, not a submodule (gitlink)"),
+    ],
+)
 def test_memzoi_that_is_not_a_directory_is_rejected(remote: Remote, edit, needle: str) -> None:  # type: ignore[no-untyped-def]
     push_tree(remote, edit)
     stderr = remote.rejected(needle, "record-deleted")
@@ -211,6 +239,7 @@ def test_symlink_inside_memzoi_is_rejected(remote: Remote) -> None:
 
 
 # 5. hook check RANGE -------------------------------------------------------------------------
+
 
 def test_check_range_accepts_a_valid_branch(remote: Remote) -> None:
     remote.commit({record_path("use-redis"): record("use-redis")})
@@ -266,8 +295,14 @@ def genuine_receipt() -> tuple[str, str]:
     """(path, text) of the hash-only receipt reject writes for a secret packet."""
     from git_memzoi.lifecycle.packets import receipt_text
 
-    rid, raw, _ = receipt_text(proposal_id="mem_secret", file_id="mem_secret", content=b"hunter2 body",
-                               sensitivity="secret", reviewer="alice", resolved_at="2026-01-02T00:00:00Z")
+    rid, raw, _ = receipt_text(
+        proposal_id="mem_secret",
+        file_id="mem_secret",
+        content=b"hunter2 body",
+        sensitivity="secret",
+        reviewer="alice",
+        resolved_at="2026-01-02T00:00:00Z",
+    )
     return f"{REJECTED}/{rid}.md", raw.decode()
 
 
@@ -281,24 +316,30 @@ def _receipt_problems(path: str, text: str) -> list[tuple[int, str]]:
 def _secret_packet_with_a_receipt_block() -> str:
     """A secret packet that keeps its ID, title and body, and adds a well-formed receipt: block."""
     _, text = genuine_receipt()
-    block = text[text.index("receipt:\n"):text.index("resolution:\n")]
+    block = text[text.index("receipt:\n") : text.index("resolution:\n")]
     rejected = packet("mem_secret", sensitivity="secret").replace("status: proposed", "status: rejected")
-    resolution = ("resolution:\n  outcome: rejected\n  reviewer: alice\n  resolved_at: 2026-01-02T00:00:00Z\n"
-                  "  affected_record_ids: []\n")
+    resolution = (
+        "resolution:\n  outcome: rejected\n  reviewer: alice\n  resolved_at: 2026-01-02T00:00:00Z\n"
+        "  affected_record_ids: []\n"
+    )
     return rejected.replace("---\n# Packet", f"{block}{resolution}---\n# Packet").replace(
-        "Review context for mem_secret.", "The staging password is Zanzibar-Quokka.")
+        "Review context for mem_secret.", "The staging password is Zanzibar-Quokka."
+    )
 
 
 def test_a_genuine_receipt_validates() -> None:
     assert _receipt_problems(*genuine_receipt()) == []
 
 
-@pytest.mark.parametrize("tamper, line", [
-    (lambda t: t.replace("title: Rejected proposal (hash-only receipt)", "title: Staging password"), 11),
-    (lambda t: t + "The password was Zanzibar-Quokka.\n", 32),
-    (lambda t: t.replace("lane: semantic\n", "lane: semantic\ntags:\n- staging\n"), 11),
-    (lambda t: t.replace("sensitivity: secret\n", "sensitivity: repo-safe\n"), 19),
-])
+@pytest.mark.parametrize(
+    "tamper, line",
+    [
+        (lambda t: t.replace("title: Rejected proposal (hash-only receipt)", "title: Staging password"), 11),
+        (lambda t: t + "The password was Zanzibar-Quokka.\n", 32),
+        (lambda t: t.replace("lane: semantic\n", "lane: semantic\ntags:\n- staging\n"), 11),
+        (lambda t: t.replace("sensitivity: secret\n", "sensitivity: repo-safe\n"), 19),
+    ],
+)
 def test_a_tampered_receipt_is_invalid(tamper, line: int) -> None:  # type: ignore[no-untyped-def]
     path, text = genuine_receipt()
     problems = _receipt_problems(path, tamper(text))

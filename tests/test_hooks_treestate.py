@@ -16,9 +16,14 @@ IDS = ["alpha", "beta", "gamma"]
 
 record_text = st.builds(
     lambda rid, sup: record(rid, extra=f"supersedes: {sup}\n" if sup else ""),
-    st.sampled_from(IDS), st.sampled_from([None, *IDS]))
-packet_text = st.builds(lambda pid, rid: packet(pid, status="applied", affected=rid),
-                        st.sampled_from(["mem_1", "mem_2"]), st.sampled_from([*IDS, "delta"]))
+    st.sampled_from(IDS),
+    st.sampled_from([None, *IDS]),
+)
+packet_text = st.builds(
+    lambda pid, rid: packet(pid, status="applied", affected=rid),
+    st.sampled_from(["mem_1", "mem_2"]),
+    st.sampled_from([*IDS, "delta"]),
+)
 operation = st.one_of(
     st.tuples(st.sampled_from(RECORD_PATHS), st.one_of(st.none(), record_text)),
     st.tuples(st.sampled_from(PACKET_PATHS), st.one_of(st.none(), packet_text)),
@@ -48,7 +53,6 @@ def test_deltas_agree_with_full_validation(steps: list[list[tuple[str, str | Non
                 files[path] = text
                 changes.append((path, FileEntry(path, False), own_report(path, text)))
         state.apply(changes)
-        full = validate_tree([SourceFile(p, lambda t=t: t.encode()) for p, t in sorted(files.items())],
-                             "committed")
+        full = validate_tree([SourceFile(p, lambda t=t: t.encode()) for p, t in sorted(files.items())], "committed")
         expected = sorted(full.errors, key=lambda p: (p.path, p.line, p.code))
         assert [str(p) for p in state.errors()] == [str(p) for p in expected]

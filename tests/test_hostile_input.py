@@ -27,6 +27,7 @@ def _log_lines(repo: Repo) -> list[str]:
 
 # --- propose --from-file takes the packet as it is --------------------------------------------------------------
 
+
 @pytest.mark.parametrize("field", ["kind", "profile", "status", "timestamp", "origin", "description", "retention"])
 def test_from_file_missing_a_required_field_is_refused_like_validate(ready: Repo, field: str) -> None:
     rel = f".memzoi/proposals/pending/{PID}.md"
@@ -40,8 +41,13 @@ def test_from_file_missing_a_required_field_is_refused_like_validate(ready: Repo
 def test_from_file_episodic_packet_gets_no_invented_occurred_at(ready: Repo, tmp_path) -> None:
     source = tmp_path / "packet.md"
     source.write_text(frontmatter.render(packet(PID, lane="episodic", type="incident"), BODY))
-    refused(ready, "propose", "--from-file", str(source),
-            needles=(f"{source}:", "retention-invalid", "episodic records require retention.occurred_at"))
+    refused(
+        ready,
+        "propose",
+        "--from-file",
+        str(source),
+        needles=(f"{source}:", "retention-invalid", "episodic records require retention.occurred_at"),
+    )
 
 
 def test_from_file_complete_packet_is_taken_byte_for_byte_in_meaning(ready: Repo, tmp_path) -> None:
@@ -58,10 +64,17 @@ def test_from_file_complete_packet_is_taken_byte_for_byte_in_meaning(ready: Repo
 FORGED = "bob\n- 2026-03-02T00:00:00Z applied mem_forged (create): created admin; reviewer root"
 
 
-@pytest.mark.parametrize("args", [
-    ("--reviewer", FORGED), ("--reason", "fine\r\nforged"), ("--reviewer", "bob\x1b[2J"),
-    ("--reviewer", "bob\u2028x"), ("--concept-id", "project/newline\n"), ("--reason", " "),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--reviewer", FORGED),
+        ("--reason", "fine\r\nforged"),
+        ("--reviewer", "bob\x1b[2J"),
+        ("--reviewer", "bob\u2028x"),
+        ("--concept-id", "project/newline\n"),
+        ("--reason", " "),
+    ],
+)
 def test_apply_refuses_control_characters_and_blank_reasons(ready: Repo, args: tuple[str, str]) -> None:
     pending = write_packet(ready, packet(PID))
     before = _log_lines(ready)
@@ -77,8 +90,22 @@ def test_reject_refuses_control_characters_and_blank_reasons(ready: Repo, args: 
     refused(ready, "reject", pending, *args, *extra, needles=(args[0],), code=2)
 
 
-@pytest.mark.parametrize("flag", ["--title", "--reason", "--description", "--tag", "--source", "--source-ref",
-                                  "--proposed-by", "--origin-key", "--target", "--content-class", "--route"])
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "--title",
+        "--reason",
+        "--description",
+        "--tag",
+        "--source",
+        "--source-ref",
+        "--proposed-by",
+        "--origin-key",
+        "--target",
+        "--content-class",
+        "--route",
+    ],
+)
 def test_propose_refuses_control_characters_in_one_line_fields(ready: Repo, flag: str) -> None:
     args = ["propose", "--type", "fact", "--body", "A body."]
     if flag != "--title":
@@ -93,12 +120,13 @@ def test_log_lines_stay_one_line_whatever_the_actor(ready: Repo, monkeypatch: py
     monkeypatch.setenv("MEMZOI_ACTOR", FORGED)
     run_cli("apply", pending)
     after = _log_lines(ready)
-    assert after[:len(before)] == before and len(after) == len(before) + 1
+    assert after[: len(before)] == before and len(after) == len(before) + 1
     assert after[-1].startswith(f"- {APPLIED_AT} applied {PID} (create)") and "\\n- 2026" in after[-1]
     assert packets.append_log(None, "a\nb\x1b\u2028c").decode().splitlines()[-1] == "a\\nb\\x1b\\u2028c"
 
 
 # --- usage errors exit 2 -------------------------------------------------------------------------------------------
+
 
 def test_bad_status_filter_is_a_usage_error(ready: Repo) -> None:
     result = run_cli("proposals", "--status", "bogus", expect=2)

@@ -43,6 +43,7 @@ def records(repo: Repo) -> Repo:
 
 # --- a file or folder name under records/ that is not UTF-8 ---------------------------------
 
+
 def test_non_utf8_names_are_reported_and_skipped_by_every_recall_command(records: Repo) -> None:
     base = os.fsencode(records.path / ".memzoi" / "records" / "semantic")
     good = (records.path / ".memzoi/records/semantic/decisions/use-postgres.md").read_bytes()
@@ -52,14 +53,22 @@ def test_non_utf8_names_are_reported_and_skipped_by_every_recall_command(records
     with open(base + b"/odd\xfe/x.md", "wb") as handle:
         handle.write(good.replace(b"use-postgres", b"use-postgres-other"))
 
-    for args in (["search", "postgres"], ["context", "--task", "postgres"], ["handoff", "--task", "postgres"],
-                 ["precheck", "--path", "src/app.py"], ["export", "okf"], ["rebuild"], ["rebuild", "--full"]):
+    for args in (
+        ["search", "postgres"],
+        ["context", "--task", "postgres"],
+        ["handoff", "--task", "postgres"],
+        ["precheck", "--path", "src/app.py"],
+        ["export", "okf"],
+        ["rebuild"],
+        ["rebuild", "--full"],
+    ):
         result = run_cli(*args, expect=0)
         assert "internal error" not in result.stderr
     report = run_cli("rebuild", "--json").json()
     assert {(p["path"], p["code"]) for p in report["problems"]} == {
         (".memzoi/records/semantic/decisions/bad\\xff.md", "path-encoding"),
-        (".memzoi/records/semantic/odd\\xfe", "path-encoding")}
+        (".memzoi/records/semantic/odd\\xfe", "path-encoding"),
+    }
     hits = run_cli("search", "postgres", "--json").json()["hits"]
     assert [hit["record_id"] for hit in hits] == ["use-postgres"]
     assert "bad" in run_cli("validate", expect=1).stdout
@@ -85,6 +94,7 @@ def test_non_utf8_names_do_not_break_the_mcp_server(records: Repo, tmp_path: Pat
 
 # --- arguments and environment out of range -----------------------------------------------
 
+
 @pytest.mark.parametrize("command", [["apply"], ["reject", "--reason", "no"]])
 def test_a_target_longer_than_a_file_name_is_a_usage_error(records: Repo, command: list[str]) -> None:
     target = "p" * (FILE_NAME_MAX + 20)
@@ -98,15 +108,18 @@ def test_lock_timeout_must_be_a_finite_number(records: Repo, value: str) -> None
     assert "MEMZOI_LOCK_TIMEOUT" in one_line(result.stderr)
 
 
-@pytest.mark.parametrize("args", [
-    ["search", "postgres", "--limit", "99999999999999999999"],
-    ["search", "postgres", "--limit", "1001"],
-    ["search", "postgres", "--limit", "0"],
-    ["context", "--task", "x", "--budget", "99999999999999999999"],
-    ["context", "--task", "x", "--budget", "0"],
-    ["events", "--since", "99999999999999999999"],
-    ["events", "--limit", "99999999999999999999"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "postgres", "--limit", "99999999999999999999"],
+        ["search", "postgres", "--limit", "1001"],
+        ["search", "postgres", "--limit", "0"],
+        ["context", "--task", "x", "--budget", "99999999999999999999"],
+        ["context", "--task", "x", "--budget", "0"],
+        ["events", "--since", "99999999999999999999"],
+        ["events", "--limit", "99999999999999999999"],
+    ],
+)
 def test_integer_options_out_of_range_are_usage_errors(records: Repo, args: list[str]) -> None:
     result = run_cli(*args, expect=2)
     assert "internal error" not in result.stderr
@@ -114,6 +127,7 @@ def test_integer_options_out_of_range_are_usage_errors(records: Repo, args: list
 
 
 # --- a read-only or full MEMZOI_HOME (real tmpfs mounts) ---------------------------------
+
 
 @pytest.fixture
 def mounted(tmp_path: Path) -> Iterator[Path]:
@@ -134,7 +148,8 @@ def remount_read_only(where: Path) -> None:
 
 
 def test_read_only_home_answers_from_a_current_index_and_refuses_a_stale_one(
-        records: Repo, mounted: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    records: Repo, mounted: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMZOI_HOME", str(mounted / "home"))
     age(records.path / ".memzoi")
     run_cli("rebuild")
@@ -152,8 +167,9 @@ def test_read_only_home_answers_from_a_current_index_and_refuses_a_stale_one(
     assert "Read-only file system" in line
 
 
-def test_full_home_says_no_space_not_restore_from_backup(records: Repo, mounted: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_full_home_says_no_space_not_restore_from_backup(
+    records: Repo, mounted: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMZOI_HOME", str(mounted / "home"))
     run_cli("local", "add", "--title", "Before the disk filled", "--body", "b")
     fd = os.open(mounted / "filler", os.O_WRONLY | os.O_CREAT)
@@ -165,9 +181,12 @@ def test_full_home_says_no_space_not_restore_from_backup(records: Repo, mounted:
     finally:
         os.close(fd)
     add_record(records, "semantic/decisions/use-redis", "use-redis", title="Use Redis")
-    for args in (["search", "redis"], ["rebuild", "--full"],
-                 ["local", "add", "--title", "t", "--body", "b"],
-                 ["propose", "--type", "fact", "--title", "A fact", "--body", "It holds."]):
+    for args in (
+        ["search", "redis"],
+        ["rebuild", "--full"],
+        ["local", "add", "--title", "t", "--body", "b"],
+        ["propose", "--type", "fact", "--title", "A fact", "--body", "It holds."],
+    ):
         result = run_cli(*args, expect=3)
         one_line(result.stderr)
         assert "backup" not in result.stderr and "free some space" in result.stderr, (args, result.stderr)
@@ -177,11 +196,13 @@ def test_full_home_says_no_space_not_restore_from_backup(records: Repo, mounted:
 
 # --- shared.db fails closed for every command that touches it ---------------------------
 
+
 def _populate(repo: Repo) -> dict[str, str]:
     """A real shared.db with an inbox proposal, a local record and a checkpoint; their IDs."""
     ids = {}
-    ids["proposal"] = run_cli("propose", "--type", "fact", "--title", "Builds use make",
-                              "--body", "Run make to build.", "--json").json()["id"]
+    ids["proposal"] = run_cli(
+        "propose", "--type", "fact", "--title", "Builds use make", "--body", "Run make to build.", "--json"
+    ).json()["id"]
     ids["local"] = run_cli("local", "add", "--title", "Private note", "--body", "b").stdout.strip()
     ids["checkpoint"] = run_cli("checkpoint", "add", "--task", "Port the build", "--note", "n").stdout.strip()
     for n in range(60):  # enough rows for several pages, so a corrupt page can sit in the middle
@@ -192,16 +213,31 @@ def _populate(repo: Repo) -> dict[str, str]:
 def _commands(ids: dict[str, str]) -> list[list[str]]:
     return [
         ["propose", "--type", "fact", "--title", "Tests use pytest", "--body", "Run pytest."],
-        ["proposals"], ["proposals", "show", ids["proposal"]], ["approve", ids["proposal"]],
-        ["apply", ids["proposal"]], ["reject", ids["proposal"], "--reason", "no"],
-        ["local", "add", "--title", "Another", "--body", "b"], ["local", "list"], ["local", "show", ids["local"]],
-        ["local", "search", "note"], ["local", "forget", ids["local"]], ["local", "promote", ids["local"]],
-        ["checkpoint", "add", "--task", "Another task", "--note", "n"], ["checkpoint", "list"],
-        ["checkpoint", "show", ids["checkpoint"]], ["checkpoint", "continue", ids["checkpoint"]],
+        ["proposals"],
+        ["proposals", "show", ids["proposal"]],
+        ["approve", ids["proposal"]],
+        ["apply", ids["proposal"]],
+        ["reject", ids["proposal"], "--reason", "no"],
+        ["local", "add", "--title", "Another", "--body", "b"],
+        ["local", "list"],
+        ["local", "show", ids["local"]],
+        ["local", "search", "note"],
+        ["local", "forget", ids["local"]],
+        ["local", "promote", ids["local"]],
+        ["checkpoint", "add", "--task", "Another task", "--note", "n"],
+        ["checkpoint", "list"],
+        ["checkpoint", "show", ids["checkpoint"]],
+        ["checkpoint", "continue", ids["checkpoint"]],
         ["checkpoint", "close", ids["checkpoint"]],
         ["retention", "extend", ids["local"], "--until", "2026-03-01T00:00:00Z", "--reason", "r"],
-        ["events"], ["search", "build"], ["context", "--task", "build"], ["handoff", "--task", "build"],
-        ["precheck", "--path", "Makefile"], ["rebuild"], ["rebuild", "--full"], ["export", "okf"],
+        ["events"],
+        ["search", "build"],
+        ["context", "--task", "build"],
+        ["handoff", "--task", "build"],
+        ["precheck", "--path", "Makefile"],
+        ["rebuild"],
+        ["rebuild", "--full"],
+        ["export", "okf"],
     ]
 
 
@@ -252,6 +288,7 @@ def test_a_missing_shared_db_is_still_created_on_first_use(records: Repo) -> Non
 
 # --- a killed rebuild leaves no parse worker behind ---------------------------------------
 
+
 def _children(pid: int) -> set[int]:
     found = set()
     for entry in os.listdir("/proc"):
@@ -288,8 +325,9 @@ def test_sigkill_of_a_full_rebuild_takes_its_parse_workers_with_it(records: Repo
         (folder / f"fact-{n}.md").write_text(record_text(f"fact-{n}", type="fact", body="word " * 100))
     run_cli("rebuild")  # an index and a parse cache already there, as in everyday use
     for _ in range(2):  # where a worker hangs depends on timing: more than one kill makes it show
-        proc = subprocess.Popen([memzoi_exe(), "rebuild", "--full"], cwd=records.path,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [memzoi_exe(), "rebuild", "--full"], cwd=records.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         workers: set[int] = set()
         deadline = time.monotonic() + 60
         while not workers and proc.poll() is None and time.monotonic() < deadline:
@@ -307,6 +345,7 @@ def test_sigkill_of_a_full_rebuild_takes_its_parse_workers_with_it(records: Repo
 
 # --- a symlinked .memzoi (or records/) folder is refused, never followed ------------------
 
+
 @pytest.mark.parametrize("linked", [".memzoi", ".memzoi/records"])
 def test_a_symlinked_memory_folder_is_refused_not_followed(repo: Repo, tmp_path: Path, linked: str) -> None:
     from conftest import memzoi_exe, make_repo
@@ -320,12 +359,20 @@ def test_a_symlinked_memory_folder_is_refused_not_followed(repo: Repo, tmp_path:
 
     result = run_cli("validate", expect=1)
     assert f"{linked}:1: symlink:" in result.stdout and "use-outside" not in result.stdout
-    for args in (["search", "outside"], ["rebuild"], ["rebuild", "--full"], ["context", "--task", "outside"],
-                 ["handoff", "--task", "outside"], ["precheck", "--path", "src"], ["export", "okf"]):
+    for args in (
+        ["search", "outside"],
+        ["rebuild"],
+        ["rebuild", "--full"],
+        ["context", "--task", "outside"],
+        ["handoff", "--task", "outside"],
+        ["precheck", "--path", "src"],
+        ["export", "okf"],
+    ):
         result = run_cli(*args, expect=1)
         assert f"{linked} is a symlink" in one_line(result.stderr) and "Outside the repository" not in result.stdout
-    done = subprocess.run([memzoi_exe(), "mcp", "serve", "--repo", str(repo.path)], capture_output=True, text=True,
-                          input="", timeout=60)
+    done = subprocess.run(
+        [memzoi_exe(), "mcp", "serve", "--repo", str(repo.path)], capture_output=True, text=True, input="", timeout=60
+    )
     assert done.returncode == 1 and f"{linked} is a symlink" in done.stderr and done.stdout == ""
 
     # committed as a symlink, the tree at a revision is refused too

@@ -34,14 +34,20 @@ OVERFLOW = "9999-12-31T23:59:59-23:59"
 
 def with_source_ref(value: str, rid: str = "use-react-query-in-apps-active") -> str:
     return RECORD.replace("source_ref: issue://123", f"source_ref: {value}").replace(
-        "use-react-query-in-apps-active", rid)
+        "use-react-query-in-apps-active", rid
+    )
 
 
 def bad_records() -> dict[str, tuple[str, int, str]]:
     """name -> (file text, line, code) for every crashing value of the family."""
     out = {name: (with_source_ref(value, f"bad-{name}"), 18, "yaml-value") for name, value in BAD_SCALARS.items()}
-    out["utc-overflow"] = (RECORD.replace("timestamp: 2026-07-05T00:00:00Z", f"timestamp: {OVERFLOW}")
-                           .replace("use-react-query-in-apps-active", "bad-overflow"), 9, "invalid-timestamp")
+    out["utc-overflow"] = (
+        RECORD.replace("timestamp: 2026-07-05T00:00:00Z", f"timestamp: {OVERFLOW}").replace(
+            "use-react-query-in-apps-active", "bad-overflow"
+        ),
+        9,
+        "invalid-timestamp",
+    )
     return out
 
 
@@ -63,27 +69,74 @@ def test_each_unconvertible_value_is_a_located_problem(name: str) -> None:
 
 
 # The whole family: any YAML scalar (tagged or plain) in any field reads as a value or a located problem.
-_TAGS = st.sampled_from(["", "!!int ", "!!float ", "!!bool ", "!!null ", "!!str ", "!!timestamp ", "!!binary ",
-                         "!!set ", "!!seq ", "!!map ", "!!omap ", "!!pairs ", "!!merge ", "!!value ", "!foo "])
+_TAGS = st.sampled_from(
+    [
+        "",
+        "!!int ",
+        "!!float ",
+        "!!bool ",
+        "!!null ",
+        "!!str ",
+        "!!timestamp ",
+        "!!binary ",
+        "!!set ",
+        "!!seq ",
+        "!!map ",
+        "!!omap ",
+        "!!pairs ",
+        "!!merge ",
+        "!!value ",
+        "!foo ",
+    ]
+)
 _NUMBERISH = st.one_of(
     st.from_regex(r"[-+]?(0x|0o|0b|0)?[0-9a-fA-F_]{0,12}(\.[0-9_]*)?([eE][-+]?[0-9]{1,4})?", fullmatch=True),
     st.from_regex(r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9]){1,3}(\.[0-9_]*)?", fullmatch=True),
     st.integers(4290, 4400).map(lambda n: "1" * n),
-    st.sampled_from(["y", "Yes", "off", "~", "null", ".inf", "-.Inf", ".NaN", "0x_", "0b", "0o", "_", "1e",
-                     "maybe", "1_000", "0x_1", "-0b_", "190:20:30", "0:0", "+", "-", "."]),
+    st.sampled_from(
+        [
+            "y",
+            "Yes",
+            "off",
+            "~",
+            "null",
+            ".inf",
+            "-.Inf",
+            ".NaN",
+            "0x_",
+            "0b",
+            "0o",
+            "_",
+            "1e",
+            "maybe",
+            "1_000",
+            "0x_1",
+            "-0b_",
+            "190:20:30",
+            "0:0",
+            "+",
+            "-",
+            ".",
+        ]
+    ),
     st.text(st.sampled_from(list("0123456789+-._:xobeEaf ")), min_size=1, max_size=12),
 )
-_FIELDS = st.sampled_from([("source_ref: issue://123", "source_ref: {}"), ("confidence: 1.0", "confidence: {}"),
-                           ("  - apps/active/**", "  - {}"), ("scope: repo", "scope: {}"),
-                           ("timestamp: 2026-07-05T00:00:00Z", "timestamp: {}"),
-                           ("  explicit_expires_at: 2027-01-01T00:00:00Z", "  explicit_expires_at: {}"),
-                           ("source: human", "source: human\nx_extra: {}")])
+_FIELDS = st.sampled_from(
+    [
+        ("source_ref: issue://123", "source_ref: {}"),
+        ("confidence: 1.0", "confidence: {}"),
+        ("  - apps/active/**", "  - {}"),
+        ("scope: repo", "scope: {}"),
+        ("timestamp: 2026-07-05T00:00:00Z", "timestamp: {}"),
+        ("  explicit_expires_at: 2027-01-01T00:00:00Z", "  explicit_expires_at: {}"),
+        ("source: human", "source: human\nx_extra: {}"),
+    ]
+)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_TAGS, _NUMBERISH, _FIELDS)
-def test_any_scalar_in_any_field_is_a_value_or_a_located_problem(tag: str, value: str,
-                                                                 field: tuple[str, str]) -> None:
+def test_any_scalar_in_any_field_is_a_value_or_a_located_problem(tag: str, value: str, field: tuple[str, str]) -> None:
     old, new = field
     text = RECORD.replace(old, new.format(tag + value))
     try:
@@ -97,17 +150,28 @@ def test_any_scalar_in_any_field_is_a_value_or_a_located_problem(tag: str, value
         _clean(exc)
 
 
-_OFFSETS = st.one_of(st.sampled_from(["Z", "z"]),
-                     st.tuples(st.sampled_from("+-"), st.integers(0, 23), st.integers(0, 59))
-                     .map(lambda t: f"{t[0]}{t[1]:02d}:{t[2]:02d}"))
+_OFFSETS = st.one_of(
+    st.sampled_from(["Z", "z"]),
+    st.tuples(st.sampled_from("+-"), st.integers(0, 23), st.integers(0, 59)).map(
+        lambda t: f"{t[0]}{t[1]:02d}:{t[2]:02d}"
+    ),
+)
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.integers(0, 9999), st.integers(1, 12), st.integers(1, 31), st.integers(0, 23), st.integers(0, 60),
-       st.text(st.sampled_from("0123456789"), max_size=30), _OFFSETS, st.sampled_from(["semantic", "episodic",
-                                                                                         "session"]))
+@given(
+    st.integers(0, 9999),
+    st.integers(1, 12),
+    st.integers(1, 31),
+    st.integers(0, 23),
+    st.integers(0, 60),
+    st.text(st.sampled_from("0123456789"), max_size=30),
+    _OFFSETS,
+    st.sampled_from(["semantic", "episodic", "session"]),
+)
 def test_any_well_formed_timestamp_parses_or_is_refused_and_retention_never_overflows(
-        year: int, month: int, day: int, hour: int, second: int, fraction: str, offset: str, lane: str) -> None:
+    year: int, month: int, day: int, hour: int, second: int, fraction: str, offset: str, lane: str
+) -> None:
     value = f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:00:{second:02d}{'.' + fraction if fraction else ''}{offset}"
     try:
         moment = timefmt.parse_rfc3339(value)
@@ -144,6 +208,7 @@ def test_trailing_newline_is_no_part_of_a_timestamp_or_id() -> None:
 
 
 # --- end to end: the bad file is named, the rest stay served -------------------------------------------------
+
 
 @pytest.fixture
 def poisoned(repo: Repo) -> Repo:
@@ -186,8 +251,9 @@ def test_mcp_server_starts_and_answers_next_to_bad_files(poisoned: Repo, tmp_pat
 
 
 @pytest.mark.parametrize("name", sorted(bad_records()))
-def test_pre_receive_rejects_a_bad_value_with_its_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                        name: str) -> None:
+def test_pre_receive_rejects_a_bad_value_with_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
     remote = make_remote(tmp_path)
     assert git("push", "origin", "main", cwd=remote.work.path, check=False).returncode == 0
     text, line, code = bad_records()[name]
@@ -206,8 +272,19 @@ def test_propose_expires_at_past_the_utc_range_is_a_usage_error(repo: Repo) -> N
 
 
 def test_retention_near_the_end_of_time_saturates(repo: Repo) -> None:
-    pid = run_cli("propose", "--type", "incident", "--lane", "episodic", "--title", "Last incident",
-                  "--body", "It happened at the end of time.", "--occurred-at", "9999-12-31T23:00:00Z").stdout.strip()
+    pid = run_cli(
+        "propose",
+        "--type",
+        "incident",
+        "--lane",
+        "episodic",
+        "--title",
+        "Last incident",
+        "--body",
+        "It happened at the end of time.",
+        "--occurred-at",
+        "9999-12-31T23:00:00Z",
+    ).stdout.strip()
     run_cli("approve", pid)
     run_cli("apply", pid)
     hits = run_cli("search", "end of time", "--json").json()["hits"]
@@ -216,6 +293,7 @@ def test_retention_near_the_end_of_time_saturates(repo: Repo) -> None:
 
 
 # --- IDs are matched in full ---------------------------------------------------------------------------------
+
 
 def test_record_file_name_with_a_trailing_newline_is_refused(repo: Repo) -> None:
     repo.write(".memzoi/records/nl\n.md", RECORD)
@@ -233,16 +311,27 @@ def test_apply_refuses_a_concept_id_with_a_trailing_newline(repo: Repo) -> None:
 
 # --- literal bracket paths ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("entry", ["app/[id]/page.tsx", "app/[...slug]/**", "src/{a}/x.ts", "app/(group)/",
-                                   "app/@modal/[[...rest]]"])
+
+@pytest.mark.parametrize(
+    "entry", ["app/[id]/page.tsx", "app/[...slug]/**", "src/{a}/x.ts", "app/(group)/", "app/@modal/[[...rest]]"]
+)
 def test_brackets_are_ordinary_characters(entry: str) -> None:
     text = RECORD.replace("  - apps/active/**", f"  - {json.dumps(entry)}")
     assert read_record(text.encode(), "r.md").record.applies_to == [entry]
 
 
 def test_bracket_path_from_propose_to_precheck(repo: Repo) -> None:
-    pid = run_cli("propose", "--type", "risk", "--title", "Dynamic route loads users", "--body",
-                  "The [id] page loads every user.", "--applies-to", "app/[id]/page.tsx").stdout.strip()
+    pid = run_cli(
+        "propose",
+        "--type",
+        "risk",
+        "--title",
+        "Dynamic route loads users",
+        "--body",
+        "The [id] page loads every user.",
+        "--applies-to",
+        "app/[id]/page.tsx",
+    ).stdout.strip()
     run_cli("approve", pid)
     run_cli("apply", pid)
     warned = run_cli("precheck", "--path", "app/[id]/page.tsx", "--json").json()["warnings"]

@@ -9,8 +9,11 @@ from git_memzoi.runtime.workspace import Workspace
 
 
 def _propose(title: str, *extra: str) -> str:
-    return str(run_cli("propose", "--type", "fact", "--title", title, "--body", f"Body of {title}.", *extra,
-                       "--json").json()["id"])
+    return str(
+        run_cli("propose", "--type", "fact", "--title", title, "--body", f"Body of {title}.", *extra, "--json").json()[
+            "id"
+        ]
+    )
 
 
 def test_list_shows_inbox_and_packet_files_once(repo) -> None:

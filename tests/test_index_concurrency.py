@@ -17,15 +17,31 @@ def test_concurrent_refreshes_and_full_rebuilds_never_collide(repo) -> None:
     for round_no in range(5):
         new_id = f"concurrent-{round_no}"
         (records / f"{new_id}.md").write_text(template.replace("id: rust-msrv-is-1-96-1", f"id: {new_id}"))
-        procs = [subprocess.Popen([exe, "search", "msrv", "--json"], cwd=repo.path, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True) for _ in range(3)]
-        procs.append(subprocess.Popen([exe, "rebuild", "--full"], cwd=repo.path, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True))
+        procs = [
+            subprocess.Popen(
+                [exe, "search", "msrv", "--json"],
+                cwd=repo.path,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(3)
+        ]
+        procs.append(
+            subprocess.Popen(
+                [exe, "rebuild", "--full"], cwd=repo.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+        )
         for proc in procs:
             out, err = proc.communicate(timeout=120)
             assert proc.returncode == 0, err
             assert "Traceback" not in err and "internal error" not in err
-        found = subprocess.run([exe, "search", "msrv", "--all", "--limit", "50", "--json"], cwd=repo.path,
-                               check=True, capture_output=True, text=True).stdout
+        found = subprocess.run(
+            [exe, "search", "msrv", "--all", "--limit", "50", "--json"],
+            cwd=repo.path,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         for earlier in range(round_no + 1):
             assert f'"concurrent-{earlier}"' in found

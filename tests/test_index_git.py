@@ -21,7 +21,9 @@ def test_tracked_stats_match_git_ls_files(repo: Repo) -> None:
         os.utime(path, ns=(past, past))
     git("update-index", "--refresh", cwd=repo.path, check=False)
     stats = tracked_stats(repo.path / ".git", ".memzoi/records/")
-    assert stats is not None and {p for p in stats if p.endswith(".md")} == {f".memzoi/records/g/{n}.md" for n in range(5)}
+    assert stats is not None and {p for p in stats if p.endswith(".md")} == {
+        f".memzoi/records/g/{n}.md" for n in range(5)
+    }
     listed = git("ls-files", "-s", ".memzoi/records/g", cwd=repo.path).stdout.splitlines()
     assert len(listed) == 5
     for line in listed:

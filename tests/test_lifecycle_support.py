@@ -32,19 +32,31 @@ def at(text: str) -> None:
 def packet(pid: str = "mem_2026_03_01_auth_abc123", **over: Any) -> dict[str, Any]:
     """A valid pending create packet's frontmatter (the profile's example), with overrides."""
     data: dict[str, Any] = {
-        "id": pid, "kind": "proposal", "profile": "memzoi", "retention": {},
+        "id": pid,
+        "kind": "proposal",
+        "profile": "memzoi",
+        "retention": {},
         "origin": {"origin_key": f"issue:{pid}:proposal", "route": "repository_proposal"},
-        "type": "decision", "lane": "semantic",
+        "type": "decision",
+        "lane": "semantic",
         "title": "Protected routes must validate sessions server-side",
         "description": "Protected API routes must validate sessions server-side.",
         "status": "proposed",
-        "proposal": {"action": "create", "proposed_by": "agent", "proposed_at": PROPOSED_AT,
-                     "reason": "Learned during auth middleware migration.", "confidence": "medium"},
+        "proposal": {
+            "action": "create",
+            "proposed_by": "agent",
+            "proposed_at": PROPOSED_AT,
+            "reason": "Learned during auth middleware migration.",
+            "confidence": "medium",
+        },
         "scope": {"kind": "project", "paths": ["src/auth/**"]},
         "tags": ["auth", "security"],
-        "timestamp": PROPOSED_AT, "created_by": "agent",
+        "timestamp": PROPOSED_AT,
+        "created_by": "agent",
         "sources": [{"path": "src/auth/session.ts"}],
-        "supersedes": [], "sensitivity": "repo-safe", "content_class": "general_repo_knowledge",
+        "supersedes": [],
+        "sensitivity": "repo-safe",
+        "content_class": "general_repo_knowledge",
     }
     for key, value in over.items():
         if value is None:
@@ -58,15 +70,24 @@ BODY = "# Protected routes must validate sessions server-side\n\nDo not trust cl
 
 
 def supersede_packet(target: str, pid: str = "mem_2026_03_01_supersede_abc123", **over: Any) -> dict[str, Any]:
-    proposal = {"action": "supersede", "proposed_by": "agent", "proposed_at": PROPOSED_AT,
-                "reason": "The old rule was too narrow."}
+    proposal = {
+        "action": "supersede",
+        "proposed_by": "agent",
+        "proposed_at": PROPOSED_AT,
+        "reason": "The old rule was too narrow.",
+    }
     over.setdefault("title", "Validate every session server-side")
     return packet(pid, proposal=proposal, supersedes=[target], **over)
 
 
 def tombstone_packet(target: str, pid: str = "mem_2026_03_01_tombstone_abc123", **over: Any) -> dict[str, Any]:
-    proposal = {"action": "tombstone", "proposed_by": "agent", "proposed_at": PROPOSED_AT,
-                "reason": "No longer true.", "target": target}
+    proposal = {
+        "action": "tombstone",
+        "proposed_by": "agent",
+        "proposed_at": PROPOSED_AT,
+        "reason": "No longer true.",
+        "target": target,
+    }
     over.setdefault("title", f"Tombstone {target}")
     return packet(pid, proposal=proposal, **over)
 
@@ -79,11 +100,24 @@ def write_packet(repo: Repo, data: dict[str, Any], body: str = BODY, name: str |
 
 def record(rid: str, **over: Any) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "id": rid, "kind": "memory", "profile": "memzoi", "type": "decision", "lane": "semantic",
-        "title": f"Record {rid}", "description": f"About {rid}.", "timestamp": "2026-01-01T00:00:00Z",
-        "status": "active", "scope": "repo", "visibility": "repo", "content_class": "general_repo_knowledge",
-        "confidence": 0.9, "applies_to": ["src/auth/**"], "tags": ["auth"], "source": "human",
-        "source_ref": "issue://1", "retention": {},
+        "id": rid,
+        "kind": "memory",
+        "profile": "memzoi",
+        "type": "decision",
+        "lane": "semantic",
+        "title": f"Record {rid}",
+        "description": f"About {rid}.",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "status": "active",
+        "scope": "repo",
+        "visibility": "repo",
+        "content_class": "general_repo_knowledge",
+        "confidence": 0.9,
+        "applies_to": ["src/auth/**"],
+        "tags": ["auth"],
+        "source": "human",
+        "source_ref": "issue://1",
+        "retention": {},
         "origin": {"origin_key": f"record:{rid}", "route": "repository_materialization"},
     }
     data.update(over)
@@ -118,8 +152,9 @@ def db_state(ws: Workspace) -> dict[str, Any]:
         return {}
     conn = sqlite3.connect(path)
     try:
-        rows = conn.execute("SELECT id, state, packet, file_id, reviewer, reason, resolved_at, affected_ids "
-                            "FROM proposals ORDER BY id").fetchall()
+        rows = conn.execute(
+            "SELECT id, state, packet, file_id, reviewer, reason, resolved_at, affected_ids FROM proposals ORDER BY id"
+        ).fetchall()
         rejections = conn.execute("SELECT * FROM rejections ORDER BY alias_sha256").fetchall()
         events = conn.execute("SELECT count(*) FROM events").fetchone()[0]
     finally:
@@ -143,14 +178,16 @@ def states(root: Path) -> dict[str, str]:
         conn.close()
 
 
-def run_memzoi(*args: str, cwd: Path, env: dict[str, str] | None = None,
-               timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run_memzoi(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     """git memzoi as a real subprocess (python -m git_memzoi, so it works before the package is installed)."""
     full = dict(os.environ)
     full["PYTHONPATH"] = str(ROOT) + (os.pathsep + full["PYTHONPATH"] if full.get("PYTHONPATH") else "")
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "git_memzoi", *args], cwd=cwd, env=full, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "git_memzoi", *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def one_line_error(stderr: str) -> str:

@@ -22,16 +22,35 @@ def add(*args: str, cwd: Path | None = None) -> str:
 
 
 def test_add_stores_a_valid_private_record_in_shared_db(repo: Repo) -> None:
-    record_id = add("--type", "fact", "--title", "Builds use uv", "--body", "Run uv sync first.",
-                    "--applies-to", "src/**", "--tag", "build", "--confidence", "0.7")
+    record_id = add(
+        "--type",
+        "fact",
+        "--title",
+        "Builds use uv",
+        "--body",
+        "Run uv sync first.",
+        "--applies-to",
+        "src/**",
+        "--tag",
+        "build",
+        "--confidence",
+        "0.7",
+    )
     conn = sqlite3.connect(shared_db())
     store, document, status = conn.execute(
-        "SELECT store, document, status FROM runtime_records WHERE id = ?", (record_id,)).fetchone()
+        "SELECT store, document, status FROM runtime_records WHERE id = ?", (record_id,)
+    ).fetchone()
     assert (store, status) == ("local", "active")
     record = read_record(document.encode(), "x").record
     assert record.id == record_id
     assert (record.kind, record.profile, record.visibility, record.scope, record.lane, record.type) == (
-        "memory", "memzoi", "private", "local", "semantic", "fact")
+        "memory",
+        "memzoi",
+        "private",
+        "local",
+        "semantic",
+        "fact",
+    )
     assert record.confidence == 0.7
     assert record.applies_to == ["src/**"] and record.tags == ["build"]
     assert record.origin.origin_key == f"local:{record_id}" and record.origin.route == "local_memory"
@@ -42,8 +61,9 @@ def test_add_stores_a_valid_private_record_in_shared_db(repo: Repo) -> None:
 
 
 def test_add_defaults_and_json(repo: Repo) -> None:
-    data = run_cli("local", "add", "--title", "T", "--body", "B", "--source", "agent",
-                   "--source-ref", "pr://45", "--json").json()
+    data = run_cli(
+        "local", "add", "--title", "T", "--body", "B", "--source", "agent", "--source-ref", "pr://45", "--json"
+    ).json()
     assert data["type"] == "note" and data["lane"] == "semantic" and data["confidence"] == 1.0
     assert (data["source"], data["source_ref"]) == ("agent", "pr://45")
     assert data["path"] == f"shared.db:local/{data['id']}"
@@ -51,8 +71,21 @@ def test_add_defaults_and_json(repo: Repo) -> None:
 
 
 def test_episodic_local_record_carries_occurred_at(repo: Repo) -> None:
-    data = run_cli("local", "add", "--lane", "episodic", "--type", "incident", "--title", "Outage",
-                   "--body", "The deploy broke.", "--occurred-at", "2026-07-01T10:00:00+02:00", "--json").json()
+    data = run_cli(
+        "local",
+        "add",
+        "--lane",
+        "episodic",
+        "--type",
+        "incident",
+        "--title",
+        "Outage",
+        "--body",
+        "The deploy broke.",
+        "--occurred-at",
+        "2026-07-01T10:00:00+02:00",
+        "--json",
+    ).json()
     assert data["retention"] == {"occurred_at": "2026-07-01T08:00:00Z"}
 
 
@@ -64,22 +97,25 @@ def test_body_file_and_stdin(repo: Repo, tmp_path: Path) -> None:
     assert "From a file." in first["body"] and "From stdin." in second["body"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--title", "T"], "exactly one of --body"),
-    (["--title", "T", "--body", "B", "--body-file", "x"], "exactly one of --body"),
-    (["--title", "T", "--body", "   "], "body is empty"),
-    (["--title", "T", "--body-file", "missing.md"], "--body-file missing.md: no such file"),
-    (["--title", "T", "--body", "B", "--applies-to", "/etc"], "applies_to"),
-    (["--title", "T", "--body", "B", "--applies-to", "src/*.py"], "glob"),
-    (["--title", "T", "--body", "B", "--occurred-at", "2026-07-01T00:00:00Z"], "episodic"),
-    (["--title", "T", "--body", "B", "--lane", "episodic", "--occurred-at", "yesterday"], "RFC 3339"),
-    (["--title", "T", "--body", "B", "--expires-at", "2026-07-01"], "RFC 3339"),
-    (["--title", "  ", "--body", "B"], "title"),
-    (["--title", "T", "--body", "B", "--confidence", "1.5"], "confidence"),
-    (["--title", "T", "--body", "B", "--confidence", "nan"], "'--confidence': 'nan' is not a number"),
-    (["--title", "T", "--body", "B", "--type", "Decision"], "type"),
-    (["--title", "T", "--body", "B", "--lane", "session"], "lane"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--title", "T"], "exactly one of --body"),
+        (["--title", "T", "--body", "B", "--body-file", "x"], "exactly one of --body"),
+        (["--title", "T", "--body", "   "], "body is empty"),
+        (["--title", "T", "--body-file", "missing.md"], "--body-file missing.md: no such file"),
+        (["--title", "T", "--body", "B", "--applies-to", "/etc"], "applies_to"),
+        (["--title", "T", "--body", "B", "--applies-to", "src/*.py"], "glob"),
+        (["--title", "T", "--body", "B", "--occurred-at", "2026-07-01T00:00:00Z"], "episodic"),
+        (["--title", "T", "--body", "B", "--lane", "episodic", "--occurred-at", "yesterday"], "RFC 3339"),
+        (["--title", "T", "--body", "B", "--expires-at", "2026-07-01"], "RFC 3339"),
+        (["--title", "  ", "--body", "B"], "title"),
+        (["--title", "T", "--body", "B", "--confidence", "1.5"], "confidence"),
+        (["--title", "T", "--body", "B", "--confidence", "nan"], "'--confidence': 'nan' is not a number"),
+        (["--title", "T", "--body", "B", "--type", "Decision"], "type"),
+        (["--title", "T", "--body", "B", "--lane", "session"], "lane"),
+    ],
+)
 def test_bad_input_is_a_usage_error_and_changes_nothing(repo: Repo, args: list[str], message: str) -> None:
     result = run_cli("local", "add", *args, expect=2)
     assert any(message in line for line in result.stderr.splitlines())  # named on one line

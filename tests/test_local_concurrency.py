@@ -32,15 +32,18 @@ print("done")
 
 
 def _spawn(args: list[str], cwd: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(args, cwd=cwd, env=dict(os.environ), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        args, cwd=cwd, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def test_two_worktrees_adding_at_once_lose_nothing(repo: Repo, tmp_path: Path) -> None:
     linked = repo.add_worktree("agent-b", tmp_path / "agent-b")
     go = tmp_path / "go"
-    workers = [_spawn([sys.executable, "-c", WORKER, str(go), tag, str(N)], where)
-               for tag, where in (("main", repo.path), ("linked", linked.path))]
+    workers = [
+        _spawn([sys.executable, "-c", WORKER, str(go), tag, str(N)], where)
+        for tag, where in (("main", repo.path), ("linked", linked.path))
+    ]
     go.write_text("go")
     for proc in workers:
         out, err = proc.communicate(timeout=120)
@@ -95,8 +98,9 @@ def test_two_worktrees_renewing_one_checkpoint_keep_it_valid(repo: Repo, tmp_pat
     linked = repo.add_worktree("agent-d", tmp_path / "agent-d")
     record_id = run_cli("checkpoint", "add", "--task", "T", "--note", "n").stdout.strip()
     go = tmp_path / "go"
-    workers = [_spawn([sys.executable, "-c", RENEWER, str(go), record_id, "15"], where)
-               for where in (repo.path, linked.path)]
+    workers = [
+        _spawn([sys.executable, "-c", RENEWER, str(go), record_id, "15"], where) for where in (repo.path, linked.path)
+    ]
     go.write_text("go")
     for proc in workers:
         out, err = proc.communicate(timeout=120)

@@ -51,11 +51,22 @@ def setup(repo: Repo, tmp_path: Path) -> tuple[Repo, str, str]:
     repo.write(".memzoi/records/semantic/decisions/use-postgres.md", REPO_RECORD)
     repo.commit("a repo record")
     linked = repo.add_worktree("agent-b", tmp_path / "agent-b")
-    local_id = run_cli("local", "add", "--type", "risk", "--title", f"Flaky migrations {LOCAL_MARK}",
-                       "--body", f"Migrations in src fail on a cold cache {LOCAL_MARK}.",
-                       "--applies-to", "src/**", cwd=repo.path).stdout.strip()
-    cp_id = run_cli("checkpoint", "add", "--task", "Fix migrations",
-                    "--note", f"Tried a warm cache {SESSION_MARK}.", cwd=repo.path).stdout.strip()
+    local_id = run_cli(
+        "local",
+        "add",
+        "--type",
+        "risk",
+        "--title",
+        f"Flaky migrations {LOCAL_MARK}",
+        "--body",
+        f"Migrations in src fail on a cold cache {LOCAL_MARK}.",
+        "--applies-to",
+        "src/**",
+        cwd=repo.path,
+    ).stdout.strip()
+    cp_id = run_cli(
+        "checkpoint", "add", "--task", "Fix migrations", "--note", f"Tried a warm cache {SESSION_MARK}.", cwd=repo.path
+    ).stdout.strip()
     return linked, local_id, cp_id
 
 
@@ -68,11 +79,13 @@ def test_linked_worktree_recalls_local_memory_only_on_request(repo: Repo, tmp_pa
     local_hits = run_cli("local", "search", LOCAL_MARK, "--json", cwd=linked.path).json()["hits"]
     assert [h["record_id"] for h in local_hits] == [local_id]
     assert run_cli("local", "search", "Postgres", "--json", cwd=linked.path).json()["hits"] == []  # local only
-    pack = run_cli("context", "--task", "migrations cold cache", "--path", "src/db.py", INCLUDE_LOCAL,
-                   "--json", cwd=linked.path).json()
+    pack = run_cli(
+        "context", "--task", "migrations cold cache", "--path", "src/db.py", INCLUDE_LOCAL, "--json", cwd=linked.path
+    ).json()
     assert local_id in [i["record_id"] for i in pack["items"]]
-    plain = run_cli("context", "--task", "migrations cold cache", "--path", "src/db.py", "--json",
-                    cwd=linked.path).json()
+    plain = run_cli(
+        "context", "--task", "migrations cold cache", "--path", "src/db.py", "--json", cwd=linked.path
+    ).json()
     assert local_id not in [i["record_id"] for i in plain["items"]] and LOCAL_MARK not in plain["text"]
     assert "use-postgres" in [i["record_id"] for i in plain["items"]]
 
@@ -115,10 +128,14 @@ def test_mcp_tools_leave_private_memory_out_without_opt_in(repo: Repo, tmp_path:
     setup(repo, tmp_path)
     tools = MemoryTools(Workspace.open(repo.path))
     assert tools.search_memory(LOCAL_MARK).model.hits == []  # type: ignore[attr-defined]
-    answers = [tools.search_memory("migrations cold cache"),
-               tools.build_context_pack("migrations cold cache", ["src/db.py"]),
-               tools.precheck_path("src/db.py"), tools.precheck_command("run migrations on a cold cache"),
-               tools.precheck_action("migrations"), tools.handoff("migrations cold cache")]
+    answers = [
+        tools.search_memory("migrations cold cache"),
+        tools.build_context_pack("migrations cold cache", ["src/db.py"]),
+        tools.precheck_path("src/db.py"),
+        tools.precheck_command("run migrations on a cold cache"),
+        tools.precheck_action("migrations"),
+        tools.handoff("migrations cold cache"),
+    ]
     for answer in answers:
         assert LOCAL_MARK not in answer.text and LOCAL_MARK not in answer.model.model_dump_json()
     opted = tools.search_memory(LOCAL_MARK, include_local=True)

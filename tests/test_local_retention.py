@@ -41,8 +41,11 @@ origin:
 The July migration needed a manual vacuum.
 """
 
-SEMANTIC = EPISODIC.replace("id: migration-notes-2026-07", "id: use-postgres").replace(
-    "lane: episodic", "lane: semantic").replace("retention:\n  occurred_at: 2026-07-01T00:00:00Z", "retention: {}")
+SEMANTIC = (
+    EPISODIC.replace("id: migration-notes-2026-07", "id: use-postgres")
+    .replace("lane: episodic", "lane: semantic")
+    .replace("retention:\n  occurred_at: 2026-07-01T00:00:00Z", "retention: {}")
+)
 
 
 @pytest.fixture
@@ -60,8 +63,16 @@ def facts() -> list[tuple[str, str, str, str]]:
 
 
 def test_extend_canonical_episodic_record(records: Repo) -> None:
-    result = run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-08-20T00:00:00Z",
-                     "--reason", "still migrating", "--json").json()
+    result = run_cli(
+        "retention",
+        "extend",
+        "migration-notes-2026-07",
+        "--until",
+        "2026-08-20T00:00:00Z",
+        "--reason",
+        "still migrating",
+        "--json",
+    ).json()
     assert result["until"] == "2026-08-20T00:00:00Z"
     assert result["previous_window_end"] == "2026-07-31T00:00:00Z"
     assert result["limit"] == "2026-09-29T00:00:00Z"
@@ -74,8 +85,9 @@ def test_extend_canonical_episodic_record(records: Repo) -> None:
 
 
 def test_extend_exactly_to_ninety_days_and_not_one_second_more(records: Repo) -> None:
-    over = run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-09-29T00:00:01Z",
-                   "--reason", "r", expect=1)
+    over = run_cli(
+        "retention", "extend", "migration-notes-2026-07", "--until", "2026-09-29T00:00:01Z", "--reason", "r", expect=1
+    )
     assert "more than 90 days" in over.stderr and "2026-09-29T00:00:00Z" in over.stderr
     assert facts() == []
     run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-09-29T00:00:00Z", "--reason", "r")
@@ -83,12 +95,14 @@ def test_extend_exactly_to_ninety_days_and_not_one_second_more(records: Repo) ->
 
 
 def test_extension_must_be_after_the_current_window(records: Repo) -> None:
-    same = run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-07-31T00:00:00Z",
-                   "--reason", "r", expect=1)
+    same = run_cli(
+        "retention", "extend", "migration-notes-2026-07", "--until", "2026-07-31T00:00:00Z", "--reason", "r", expect=1
+    )
     assert "not after the current window" in same.stderr and "2026-07-31T00:00:00Z" in same.stderr
     run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-08-15T00:00:00Z", "--reason", "r")
-    shorter = run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-08-10T00:00:00Z",
-                      "--reason", "r", expect=1)
+    shorter = run_cli(
+        "retention", "extend", "migration-notes-2026-07", "--until", "2026-08-10T00:00:00Z", "--reason", "r", expect=1
+    )
     assert "2026-08-15T00:00:00Z" in shorter.stderr
     run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-08-15T00:00:01Z", "--reason", "r")
     assert len(facts()) == 2
@@ -96,21 +110,26 @@ def test_extension_must_be_after_the_current_window(records: Repo) -> None:
 
 def test_extension_in_the_past_is_refused(records: Repo) -> None:
     clock.set_now(datetime(2026, 8, 25, tzinfo=timezone.utc))
-    result = run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-08-20T00:00:00Z",
-                     "--reason", "r", expect=1)
+    result = run_cli(
+        "retention", "extend", "migration-notes-2026-07", "--until", "2026-08-20T00:00:00Z", "--reason", "r", expect=1
+    )
     assert "already in the past" in result.stderr
     run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-09-01T00:00:00Z", "--reason", "r")
 
 
-@pytest.mark.parametrize("record_id, until, reason, code, message", [
-    ("use-postgres", "2026-08-20T00:00:00Z", "r", 1, "only episodic records"),
-    ("no-such-record", "2026-08-20T00:00:00Z", "r", 1, "no record 'no-such-record'"),
-    ("migration-notes-2026-07", "2026-08-20", "r", 2, "RFC 3339"),
-    ("migration-notes-2026-07", "next month", "r", 2, "RFC 3339"),
-    ("migration-notes-2026-07", "2026-08-20T00:00:00Z", "  ", 2, "--reason is empty"),
-])
-def test_refusals_are_clear_and_change_nothing(records: Repo, record_id: str, until: str, reason: str, code: int,
-                                               message: str) -> None:
+@pytest.mark.parametrize(
+    "record_id, until, reason, code, message",
+    [
+        ("use-postgres", "2026-08-20T00:00:00Z", "r", 1, "only episodic records"),
+        ("no-such-record", "2026-08-20T00:00:00Z", "r", 1, "no record 'no-such-record'"),
+        ("migration-notes-2026-07", "2026-08-20", "r", 2, "RFC 3339"),
+        ("migration-notes-2026-07", "next month", "r", 2, "RFC 3339"),
+        ("migration-notes-2026-07", "2026-08-20T00:00:00Z", "  ", 2, "--reason is empty"),
+    ],
+)
+def test_refusals_are_clear_and_change_nothing(
+    records: Repo, record_id: str, until: str, reason: str, code: int, message: str
+) -> None:
     result = run_cli("retention", "extend", record_id, "--until", until, "--reason", reason, expect=code)
     assert message in result.stderr
     db = Workspace.open().layout.shared_db
@@ -121,37 +140,65 @@ def test_refusals_are_clear_and_change_nothing(records: Repo, record_id: str, un
 
 def test_extend_runtime_episodic_record_and_forget_drops_its_facts(repo: Repo) -> None:
     clock.set_now(T0)
-    record_id = run_cli("local", "add", "--lane", "episodic", "--title", "Flaky CI", "--body", "CI flaked.",
-                        "--occurred-at", OCCURRED).stdout.strip()
+    record_id = run_cli(
+        "local", "add", "--lane", "episodic", "--title", "Flaky CI", "--body", "CI flaked.", "--occurred-at", OCCURRED
+    ).stdout.strip()
     run_cli("retention", "extend", record_id, "--until", "2026-09-01T00:00:00Z", "--reason", "watching it")
     assert [f[0] for f in facts()] == [record_id]
     semantic = run_cli("local", "add", "--title", "S", "--body", "s").stdout.strip()
-    assert "only episodic" in run_cli("retention", "extend", semantic, "--until", "2026-09-01T00:00:00Z",
-                                      "--reason", "r", expect=1).stderr
+    assert (
+        "only episodic"
+        in run_cli("retention", "extend", semantic, "--until", "2026-09-01T00:00:00Z", "--reason", "r", expect=1).stderr
+    )
     run_cli("local", "forget", record_id)
     assert facts() == []
 
 
 def test_extension_from_a_linked_worktree_is_seen_by_the_main_one(records: Repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
     linked = records.add_worktree("other", tmp_path / "other")
-    run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-08-20T00:00:00Z",
-            "--reason", "r", cwd=linked.path)
-    again = run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-08-19T00:00:00Z",
-                    "--reason", "r", cwd=records.path, expect=1)
+    run_cli(
+        "retention",
+        "extend",
+        "migration-notes-2026-07",
+        "--until",
+        "2026-08-20T00:00:00Z",
+        "--reason",
+        "r",
+        cwd=linked.path,
+    )
+    again = run_cli(
+        "retention",
+        "extend",
+        "migration-notes-2026-07",
+        "--until",
+        "2026-08-19T00:00:00Z",
+        "--reason",
+        "r",
+        cwd=records.path,
+        expect=1,
+    )
     assert "2026-08-20T00:00:00Z" in again.stderr
 
 
 def test_expiry_shows_the_extension(records: Repo) -> None:
     before = run_cli("expiry", "migration-notes-2026-07", "--json").json()
     assert before["boundary"] == "2026-07-31T00:00:00Z" and before["boundary_kind"] == "window"
-    run_cli("retention", "extend", "migration-notes-2026-07", "--until", "2026-08-20T00:00:00Z",
-            "--reason", "still migrating")
+    run_cli(
+        "retention",
+        "extend",
+        "migration-notes-2026-07",
+        "--until",
+        "2026-08-20T00:00:00Z",
+        "--reason",
+        "still migrating",
+    )
     clock.set_now(datetime(2026, 8, 5, tzinfo=timezone.utc))  # past the ordinary window, inside the extension
     after = run_cli("expiry", "migration-notes-2026-07", "--json").json()
     assert after["current"] is True
     assert after["boundary"] == "2026-08-20T00:00:00Z" and after["boundary_kind"] == "extension"
     assert [(f["until"], f["reason"], f["actor"]) for f in after["facts"]] == [
-        ("2026-08-20T00:00:00Z", "still migrating", "tester")]
+        ("2026-08-20T00:00:00Z", "still migrating", "tester")
+    ]
     text = run_cli("expiry", "migration-notes-2026-07").stdout
     assert "2026-08-20T00:00:00Z" in text and "extended" in text
     clock.set_now(datetime(2026, 8, 20, tzinfo=timezone.utc))
@@ -160,12 +207,16 @@ def test_expiry_shows_the_extension(records: Repo) -> None:
 
 def test_expiry_of_an_extended_runtime_record(repo: Repo) -> None:
     clock.set_now(T0)
-    record_id = run_cli("local", "add", "--lane", "episodic", "--title", "Flaky CI", "--body", "CI flaked.",
-                        "--occurred-at", OCCURRED).stdout.strip()
+    record_id = run_cli(
+        "local", "add", "--lane", "episodic", "--title", "Flaky CI", "--body", "CI flaked.", "--occurred-at", OCCURRED
+    ).stdout.strip()
     run_cli("retention", "extend", record_id, "--until", "2026-09-01T00:00:00Z", "--reason", "watching it")
     clock.set_now(datetime(2026, 8, 10, tzinfo=timezone.utc))
     decision = run_cli("expiry", record_id, "--json").json()
     assert (decision["current"], decision["boundary_kind"], decision["boundary"]) == (
-        True, "extension", "2026-09-01T00:00:00Z")
+        True,
+        "extension",
+        "2026-09-01T00:00:00Z",
+    )
     hits = run_cli("local", "search", "flaked", "--json").json()["hits"]
     assert [h["record_id"] for h in hits] == [record_id] and hits[0]["current"] is True

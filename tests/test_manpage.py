@@ -29,8 +29,9 @@ def available() -> list[str]:
 
 def test_page_is_current() -> None:
     fresh = generator().render()
-    assert PAGE.read_text(encoding="utf-8") == fresh, \
+    assert PAGE.read_text(encoding="utf-8") == fresh, (
         "git_memzoi/man/git-memzoi.1 is out of date: run .venv/bin/python scripts/gen_manpage.py"
+    )
 
 
 def test_page_documents_every_command_and_the_environment() -> None:
@@ -92,14 +93,26 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, src / name)
-    shutil.copytree(ROOT / "git_memzoi", src / "git_memzoi",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(ROOT / "git_memzoi", src / "git_memzoi", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     target = work / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(target)], check=True)
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    result = subprocess.run([sys.executable, "-m", "pip", "--python", str(target / "bin" / "python"),
-                             "install", "--quiet", "--no-deps", str(src)],
-                            capture_output=True, text=True, env=env)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(target / "bin" / "python"),
+            "install",
+            "--quiet",
+            "--no-deps",
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert result.returncode == 0, result.stderr
     assert shutil.which("git-memzoi", path=str(VENV_BIN)), "the test venv's git-memzoi must stay installed"
     return target
@@ -114,8 +127,13 @@ def test_install_puts_the_page_in_share_man(installed: Path) -> None:
 @pytest.mark.skipif(shutil.which("man") is None, reason="the man program is not installed")
 def test_man_and_git_help_find_the_installed_page(installed: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("MANPATH", "MANOPT")}
-    env.update(PATH=f"{installed / 'bin'}{os.pathsep}{env['PATH']}", MANPAGER="cat", PAGER="cat",
-               MANWIDTH="100", GIT_PAGER="cat")
+    env.update(
+        PATH=f"{installed / 'bin'}{os.pathsep}{env['PATH']}",
+        MANPAGER="cat",
+        PAGER="cat",
+        MANWIDTH="100",
+        GIT_PAGER="cat",
+    )
     where = subprocess.run(["man", "-w", "git-memzoi"], capture_output=True, text=True, env=env)
     assert where.stdout.strip() == str(installed / "share" / "man" / "man1" / "git-memzoi.1")
     for argv in (["git", "help", "memzoi"], ["git", "memzoi", "--help"]):
@@ -129,14 +147,16 @@ def test_the_set_up_scripts_make_the_page_findable_for_an_editable_install(tmp_p
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "git-memzoi").symlink_to(shutil.which("git-memzoi", path=str(VENV_BIN)))
-    done = subprocess.run(["bash", "-c", f'. "{ROOT}/scripts/_venv.sh" && link_manpage "{venv}"'],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["bash", "-c", f'. "{ROOT}/scripts/_venv.sh" && link_manpage "{venv}"'], capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     env = {k: v for k, v in os.environ.items() if k not in ("MANPATH", "MANOPT")}
     # only the new venv's bin: the page must come from its share/man, not from this test venv's
     rest = [d for d in env["PATH"].split(os.pathsep) if Path(d).resolve() != VENV_BIN.resolve()]
-    env.update(PATH=os.pathsep.join([str(venv / "bin"), *rest]), MANPAGER="cat", PAGER="cat", MANWIDTH="100",
-               GIT_PAGER="cat")
+    env.update(
+        PATH=os.pathsep.join([str(venv / "bin"), *rest]), MANPAGER="cat", PAGER="cat", MANWIDTH="100", GIT_PAGER="cat"
+    )
     link = venv / "share" / "man" / "man1" / "git-memzoi.1"
     assert link.is_symlink() and link.resolve() == PAGE.resolve()
     where = subprocess.run(["man", "-w", "git-memzoi"], capture_output=True, text=True, env=env)
@@ -144,6 +164,7 @@ def test_the_set_up_scripts_make_the_page_findable_for_an_editable_install(tmp_p
     shown = subprocess.run(["git", "memzoi", "--help"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert shown.returncode == 0 and "No manual entry" not in shown.stderr
     assert "git memzoi hook pre-receive" in shown.stdout
-    again = subprocess.run(["bash", "-c", f'. "{ROOT}/scripts/_venv.sh" && link_manpage "{venv}"'],
-                           capture_output=True, text=True)
+    again = subprocess.run(
+        ["bash", "-c", f'. "{ROOT}/scripts/_venv.sh" && link_manpage "{venv}"'], capture_output=True, text=True
+    )
     assert again.returncode == 0, "linking twice is fine"

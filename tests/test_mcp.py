@@ -23,10 +23,27 @@ from git_memzoi.index import shared_db
 from git_memzoi.runtime.workspace import Workspace
 from test_export import record_text, write_record
 
-TOOLS = {"search_memory", "build_context_pack", "precheck_path", "precheck_command", "precheck_action",
-         "inspect_memory_expiry", "handoff"}
-ENV_KEYS = ("HOME", "MEMZOI_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "PATH", "MEMZOI_ACTOR",
-            "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+TOOLS = {
+    "search_memory",
+    "build_context_pack",
+    "precheck_path",
+    "precheck_command",
+    "precheck_action",
+    "inspect_memory_expiry",
+    "handoff",
+}
+ENV_KEYS = (
+    "HOME",
+    "MEMZOI_HOME",
+    "GIT_CONFIG_NOSYSTEM",
+    "GIT_CONFIG_GLOBAL",
+    "PATH",
+    "MEMZOI_ACTOR",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+)
 DEPLOY_RISK = "deploy-friday-risk"
 MIGRATION_RISK = "migrations-lock-users"
 
@@ -35,8 +52,9 @@ def server_params(repo_path: Path, *, cwd: Path | None = None, via_git: bool = F
     env = {key: os.environ[key] for key in ENV_KEYS if key in os.environ}
     if via_git:
         return StdioServerParameters(command="git", args=["memzoi", "mcp", "serve"], env=env, cwd=cwd or repo_path)
-    return StdioServerParameters(command=memzoi_exe(), args=["mcp", "serve", "--repo", str(repo_path)], env=env,
-                                 cwd=cwd or repo_path.parent)
+    return StdioServerParameters(
+        command=memzoi_exe(), args=["mcp", "serve", "--repo", str(repo_path)], env=env, cwd=cwd or repo_path.parent
+    )
 
 
 @asynccontextmanager
@@ -74,26 +92,62 @@ def memory_repo(repo: Repo) -> Repo:
     """The interop records plus risk and warning records with applies_to, committed."""
     for source in sorted((interop_dir() / ".memzoi" / "records").glob("*.md")):
         shutil.copyfile(source, repo.path / ".memzoi" / "records" / source.name)
-    write_record(repo, "risks/migrations", record_text(
-        MIGRATION_RISK, type="risk", title="Migrations lock the users table",
-        body="Database migrations under db/migrations take a lock on the users table; run them off-peak.",
-        applies_to=("db/migrations/**",)))
-    write_record(repo, "risks/deploy", record_text(
-        DEPLOY_RISK, type="risk", title="Deploying on Friday breaks the weekend on-call",
-        body="Running make deploy on a Friday has broken production twice; deploy Monday to Thursday.",
-        applies_to=("Makefile", "deploy/**")))
-    write_record(repo, "warnings/flaky", record_text(
-        "flaky-e2e-warning", type="warning", title="End-to-end tests are flaky under load",
-        body="The e2e suite times out when run in parallel; run it with one worker.", applies_to=("tests/e2e/**",)))
+    write_record(
+        repo,
+        "risks/migrations",
+        record_text(
+            MIGRATION_RISK,
+            type="risk",
+            title="Migrations lock the users table",
+            body="Database migrations under db/migrations take a lock on the users table; run them off-peak.",
+            applies_to=("db/migrations/**",),
+        ),
+    )
+    write_record(
+        repo,
+        "risks/deploy",
+        record_text(
+            DEPLOY_RISK,
+            type="risk",
+            title="Deploying on Friday breaks the weekend on-call",
+            body="Running make deploy on a Friday has broken production twice; deploy Monday to Thursday.",
+            applies_to=("Makefile", "deploy/**"),
+        ),
+    )
+    write_record(
+        repo,
+        "warnings/flaky",
+        record_text(
+            "flaky-e2e-warning",
+            type="warning",
+            title="End-to-end tests are flaky under load",
+            body="The e2e suite times out when run in parallel; run it with one worker.",
+            applies_to=("tests/e2e/**",),
+        ),
+    )
     repo.commit("memory")
     return repo
 
 
 def test_server_tools_answer_and_change_nothing(memory_repo: Repo, tmp_path: Path) -> None:
-    local_id = run_cli("local", "add", "--type", "warning", "--title", "My local zebra note",
-                       "--body", "Private zebra detail about db migrations.").stdout.strip()
-    checkpoint_id = run_cli("checkpoint", "add", "--task", "Migrate the users table",
-                            "--note", "Quagga step: three of five migrations done.").stdout.strip()
+    local_id = run_cli(
+        "local",
+        "add",
+        "--type",
+        "warning",
+        "--title",
+        "My local zebra note",
+        "--body",
+        "Private zebra detail about db migrations.",
+    ).stdout.strip()
+    checkpoint_id = run_cli(
+        "checkpoint",
+        "add",
+        "--task",
+        "Migrate the users table",
+        "--note",
+        "Quagga step: three of five migrations done.",
+    ).stdout.strip()
     ws = Workspace.open(memory_repo.path)
     conn = shared_db.connect(ws.layout.shared_db)
     with shared_db.transaction(conn):
@@ -113,21 +167,31 @@ def test_server_tools_answer_and_change_nothing(memory_repo: Repo, tmp_path: Pat
                 assert tool.output_schema is not None, tool.name
             calls["search"] = await client.call_tool("search_memory", {"query": "content classification"})
             calls["search_filtered"] = await client.call_tool(
-                "search_memory", {"query": "migrations", "path": "db/migrations/001.sql", "type": "risk",
-                                  "lane": "semantic", "limit": 5})
+                "search_memory",
+                {
+                    "query": "migrations",
+                    "path": "db/migrations/001.sql",
+                    "type": "risk",
+                    "lane": "semantic",
+                    "limit": 5,
+                },
+            )
             calls["search_private_default"] = await client.call_tool("search_memory", {"query": "zebra"})
             calls["search_private_opt_in"] = await client.call_tool(
-                "search_memory", {"query": "zebra", "include_local": True})
+                "search_memory", {"query": "zebra", "include_local": True}
+            )
             calls["context"] = await client.call_tool(
-                "build_context_pack", {"task": "add a database migration", "paths": ["db/migrations/002.sql"],
-                                       "budget": 400})
+                "build_context_pack",
+                {"task": "add a database migration", "paths": ["db/migrations/002.sql"], "budget": 400},
+            )
             calls["precheck_path"] = await client.call_tool("precheck_path", {"path": "db/migrations/001.sql"})
             calls["precheck_command"] = await client.call_tool("precheck_command", {"command": "make deploy"})
             calls["precheck_action"] = await client.call_tool("precheck_action", {"action": "deploy on friday"})
             calls["expiry"] = await client.call_tool("inspect_memory_expiry", {"record_id": MIGRATION_RISK})
             calls["handoff"] = await client.call_tool("handoff", {"task": "finish the migration work"})
             calls["handoff_local"] = await client.call_tool(
-                "handoff", {"task": "finish the migration work", "include_local": True})
+                "handoff", {"task": "finish the migration work", "include_local": True}
+            )
             # bad calls are tool errors; the server keeps answering afterwards
             calls["unknown_id"] = await client.call_tool("inspect_memory_expiry", {"record_id": "no-such-record"})
             calls["bad_limit"] = await client.call_tool("search_memory", {"query": "x", "limit": 0})
@@ -250,11 +314,19 @@ def test_two_servers_see_records_that_change_between_calls(memory_repo: Repo, tm
 
     async def main() -> None:
         nonlocal first, second
-        async with session(server_params(memory_repo.path), tmp_path / "a.err") as first, \
-                session(server_params(memory_repo.path), tmp_path / "b.err") as second:
+        async with (
+            session(server_params(memory_repo.path), tmp_path / "a.err") as first,
+            session(server_params(memory_repo.path), tmp_path / "b.err") as second,
+        ):
             assert new_id not in await ask(first) and new_id not in await ask(second)
-            await change("--type", "decision", "--title", "Rotate signing keys quarterly",
-                         "--body", "Signing keys rotate every quarter.")
+            await change(
+                "--type",
+                "decision",
+                "--title",
+                "Rotate signing keys quarterly",
+                "--body",
+                "Signing keys rotate every quarter.",
+            )
             assert new_id in await ask(first) and new_id in await ask(second)
             await change("--action", "tombstone", "--target", new_id, "--reason", "Keys now rotate monthly.")
             assert new_id not in await ask(first) and new_id not in await ask(second)
@@ -277,20 +349,23 @@ def test_two_servers_see_records_that_change_between_calls(memory_repo: Repo, tm
 def test_serve_outside_a_repository_fails_before_speaking_mcp(tmp_path: Path) -> None:
     outside = tmp_path / "not-a-repo"
     outside.mkdir()
-    done = subprocess.run([memzoi_exe(), "mcp", "serve", "--repo", str(outside)], capture_output=True, text=True,
-                          input="", timeout=30)
+    done = subprocess.run(
+        [memzoi_exe(), "mcp", "serve", "--repo", str(outside)], capture_output=True, text=True, input="", timeout=30
+    )
     assert done.returncode == 128 and "repository" in done.stderr and done.stdout == ""
 
 
 def test_serve_in_a_bare_repository_fails_before_speaking_mcp(repo: Repo, tmp_path: Path) -> None:
     bare = tmp_path / "server.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(repo.path), str(bare)], check=True)
-    done = subprocess.run([memzoi_exe(), "mcp", "serve", "--repo", str(bare)], capture_output=True, text=True,
-                          input="", timeout=30)
+    done = subprocess.run(
+        [memzoi_exe(), "mcp", "serve", "--repo", str(bare)], capture_output=True, text=True, input="", timeout=30
+    )
     assert done.returncode == 2 and "work tree" in done.stderr and done.stdout == ""
 
 
 # -- mcp config --------------------------------------------------------------------------------
+
 
 def test_config_snippets_for_each_client(repo: Repo) -> None:
     exe = str(Path(memzoi_exe()).resolve())
@@ -321,18 +396,27 @@ def test_config_from_a_subfolder_names_the_repository_root(repo: Repo) -> None:
 
 
 def test_other_commands_never_import_the_mcp_sdk(repo: Repo, tmp_path: Path) -> None:
-    probe = ("import json, sys\n"
-             "from git_memzoi.cli.main import run\n"
-             "code = run(sys.argv[1:])\n"
-             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'anyio', 'starlette',"
-             " 'uvicorn', 'httpx', 'httpx2'))\n"
-             "sys.stderr.write('HEAVY=' + json.dumps(heavy) + '\\n')\n")
-    commands = [["search", "anything"], ["export", "agents-md", "--output", str(tmp_path / "out")],
-                ["mcp", "config", "--json"], ["validate"], ["doctor", "--json"], ["--help"]]
+    probe = (
+        "import json, sys\n"
+        "from git_memzoi.cli.main import run\n"
+        "code = run(sys.argv[1:])\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'anyio', 'starlette',"
+        " 'uvicorn', 'httpx', 'httpx2'))\n"
+        "sys.stderr.write('HEAVY=' + json.dumps(heavy) + '\\n')\n"
+    )
+    commands = [
+        ["search", "anything"],
+        ["export", "agents-md", "--output", str(tmp_path / "out")],
+        ["mcp", "config", "--json"],
+        ["validate"],
+        ["doctor", "--json"],
+        ["--help"],
+    ]
 
     def heavy_modules(args: list[str]) -> list[str]:
-        done = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=repo.path,
-                              timeout=60, input="")
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=repo.path, timeout=60, input=""
+        )
         line = [ln for ln in done.stderr.splitlines() if ln.startswith("HEAVY=")]
         assert line, (args, done.stderr)
         return list(json.loads(line[0][6:]))
@@ -366,6 +450,13 @@ def test_output_schemas_come_from_the_recall_models() -> None:
     assert expiry["properties"]["facts"]["default"] == [] and "facts" not in expiry["required"]
     handoff = output_model(Handoff).model_json_schema()
     assert handoff["description"] == Handoff.__doc__
-    assert set(handoff["$defs"]) == {"Checkpoint", "Citation", "ContextItem", "ContextPack", "ExpiryDecision",
-                                     "InboxItem", "Omission"}
+    assert set(handoff["$defs"]) == {
+        "Checkpoint",
+        "Citation",
+        "ContextItem",
+        "ContextPack",
+        "ExpiryDecision",
+        "InboxItem",
+        "Omission",
+    }
     assert handoff["properties"]["checkpoint"]["anyOf"][1] == {"type": "null"}

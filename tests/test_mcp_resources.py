@@ -27,9 +27,12 @@ def test_records_are_resources_byte_for_byte(memory_repo: Repo, tmp_path: Path) 
     memory_repo.commit("more")
     run_cli("local", "add", "--type", "fact", "--title", "Local zebra", "--body", "private")
     records = memory_repo.path / ".memzoi" / "records"
-    expected = {p.relative_to(records).as_posix()[:-3] for p in records.rglob("*.md")
-                if re.search(r"^status: active$", p.read_text(), re.M)
-                and not re.search(r"^visibility: private$", p.read_text(), re.M)}
+    expected = {
+        p.relative_to(records).as_posix()[:-3]
+        for p in records.rglob("*.md")
+        if re.search(r"^status: active$", p.read_text(), re.M)
+        and not re.search(r"^visibility: private$", p.read_text(), re.M)
+    }
     assert "misc/odd-record" in expected and "private/secret-note" not in expected
     assert "old/superseded" not in expected and len(expected) > 30
     before = checksums(memory_repo.path)
@@ -40,8 +43,12 @@ def test_records_are_resources_byte_for_byte(memory_repo: Repo, tmp_path: Path) 
             seen["list"] = (await client.list_resources()).resources
             seen["templates"] = (await client.list_resource_templates()).resource_templates
             seen["reads"] = {r.name: await client.read_resource(r.uri) for r in seen["list"]}
-            for uri in ("memzoi://records/private/secret-note", "memzoi://records/old/superseded",
-                        "memzoi://records/no/such", "memzoi://records/../../etc/passwd"):
+            for uri in (
+                "memzoi://records/private/secret-note",
+                "memzoi://records/old/superseded",
+                "memzoi://records/no/such",
+                "memzoi://records/../../etc/passwd",
+            ):
                 with pytest.raises(MCPError) as caught:
                     await client.read_resource(uri)
                 seen[uri] = str(caught.value)

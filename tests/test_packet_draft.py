@@ -36,7 +36,8 @@ def test_a_given_id_names_the_packet_and_its_default_origin() -> None:
     assert data["id"] == "mem_2026_03_01_given_abc123"
     assert data["origin"]["origin_key"] == "proposal:mem_2026_03_01_given_abc123"
     given = _draft(origin={"origin_key": "issue:9", "route": "issue_import"}).to_packet(
-        now=NOW, actor="a", proposal_id="mem_x")
+        now=NOW, actor="a", proposal_id="mem_x"
+    )
     assert given["origin"] == {"origin_key": "issue:9", "route": "issue_import"}
 
 
@@ -52,13 +53,32 @@ def test_lane_start_is_filled_only_when_no_retention_is_given(lane: str, key: st
 
 def test_propose_and_local_promote_build_through_the_same_draft(repo: Repo) -> None:
     at(PROPOSED_AT)
-    local_id = run_cli("local", "add", "--type", "risk", "--title", "Deploys", "--body",
-                       "Friday deploys break the weekend on-call.", "--json").json()["id"]
+    local_id = run_cli(
+        "local",
+        "add",
+        "--type",
+        "risk",
+        "--title",
+        "Deploys",
+        "--body",
+        "Friday deploys break the weekend on-call.",
+        "--json",
+    ).json()["id"]
     promoted = run_cli("local", "promote", local_id, "--sensitivity", "repo-safe", "--json").json()
-    proposed = run_cli("propose", "--type", "risk", "--title", "Deploys", "--body",
-                       "Friday deploys break the weekend on-call (flags).", "--json").json()
-    shown = {pid: frontmatter.parse(run_cli("proposals", "show", pid, "--json").json()["packet"].encode()).data
-             for pid in (promoted["id"], proposed["id"])}
+    proposed = run_cli(
+        "propose",
+        "--type",
+        "risk",
+        "--title",
+        "Deploys",
+        "--body",
+        "Friday deploys break the weekend on-call (flags).",
+        "--json",
+    ).json()
+    shown = {
+        pid: frontmatter.parse(run_cli("proposals", "show", pid, "--json").json()["packet"].encode()).data
+        for pid in (promoted["id"], proposed["id"])
+    }
     for data in shown.values():
         assert list(data) == [key for key in FIELD_ORDER if key in data]
         assert (data["kind"], data["status"], data["timestamp"]) == ("proposal", "proposed", PROPOSED_AT)

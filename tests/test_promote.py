@@ -11,9 +11,26 @@ from git_memzoi.profile.frontmatter import set_top_level_scalar
 
 
 def add_local(body: str = "Run uv sync before pytest; pip is slow here.", *extra: str, cwd: Path | None = None) -> str:
-    return str(run_cli("local", "add", "--type", "fact", "--title", "Tests need uv", "--body", body,
-                       "--applies-to", "tests/**", "--tag", "build", "--source", "agent", *extra,
-                       cwd=cwd).stdout.strip())
+    return str(
+        run_cli(
+            "local",
+            "add",
+            "--type",
+            "fact",
+            "--title",
+            "Tests need uv",
+            "--body",
+            body,
+            "--applies-to",
+            "tests/**",
+            "--tag",
+            "build",
+            "--source",
+            "agent",
+            *extra,
+            cwd=cwd,
+        ).stdout.strip()
+    )
 
 
 def records_dir(repo: Repo) -> list[Path]:

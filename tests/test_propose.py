@@ -8,7 +8,14 @@ import pytest
 from conftest import run_cli
 from pydantic import TypeAdapter
 from test_lifecycle_support import (
-    PROPOSED_AT, add_record, at, loads, packet, refused, states, write_packet,
+    PROPOSED_AT,
+    add_record,
+    at,
+    loads,
+    packet,
+    refused,
+    states,
+    write_packet,
 )
 
 from git_memzoi.index import shared_db
@@ -29,17 +36,34 @@ def ready(repo):
 
 
 def test_propose_builds_a_valid_packet(ready) -> None:
-    result = run_cli(*BASE, "--body", "Validate sessions server-side.", "--applies-to", "src/auth/**",
-                     "--tag", "auth", "--source", "path", "--source-ref", "src/auth/session.ts",
-                     "--confidence", "high", "--json").json()
+    result = run_cli(
+        *BASE,
+        "--body",
+        "Validate sessions server-side.",
+        "--applies-to",
+        "src/auth/**",
+        "--tag",
+        "auth",
+        "--source",
+        "path",
+        "--source-ref",
+        "src/auth/session.ts",
+        "--confidence",
+        "high",
+        "--json",
+    ).json()
     pid = result["id"]
     assert ID_SHAPE.match(pid) and TypeAdapter(Identifier).validate_python(pid) == pid
     assert pid.startswith("mem_2026_03_01_protected_routes_validate_sessions_")
     assert result["state"] == "validated" and result["file"] is None and result["sensitivity"] == "repo-safe"
     shown = run_cli("proposals", "show", pid, "--json").json()
     data = frontmatter.parse(shown["packet"].encode()).data
-    assert data["proposal"] == {"action": "create", "proposed_by": "tester", "proposed_at": PROPOSED_AT,
-                                "confidence": "high"}
+    assert data["proposal"] == {
+        "action": "create",
+        "proposed_by": "tester",
+        "proposed_at": PROPOSED_AT,
+        "confidence": "high",
+    }
     assert data["scope"] == {"kind": "project", "paths": ["src/auth/**"]}
     assert data["origin"] == {"origin_key": f"proposal:{pid}", "route": "repository_proposal"}
     assert data["description"] == "Validate sessions server-side."
@@ -66,19 +90,23 @@ def test_auto_approval_from_repo_config_overrides_user_config(ready) -> None:
     assert second["state"] == "validated"
 
 
-@pytest.mark.parametrize("field, args", [
-    ("body", ("--body", "Deploy with AKIAIOSFODNN7EXAMPLE please.")),
-    ("body", ("--body", "Clone https://deploy:hunter2secret@git.example.com/repo.git")),
-    ("description", ("--body", "Harmless.", "--description", "token ghp_" + "a" * 36)),
-])
+@pytest.mark.parametrize(
+    "field, args",
+    [
+        ("body", ("--body", "Deploy with AKIAIOSFODNN7EXAMPLE please.")),
+        ("body", ("--body", "Clone https://deploy:hunter2secret@git.example.com/repo.git")),
+        ("description", ("--body", "Harmless.", "--description", "token ghp_" + "a" * 36)),
+    ],
+)
 def test_secret_looking_content_is_refused(ready, field, args) -> None:
     line = refused(ready, *BASE, *args, needles=(field, "looks like"))
     assert "AKIA" not in line and "hunter2" not in line
 
 
 def test_secret_in_title_is_refused(ready) -> None:
-    refused(ready, "propose", "--type", "fact", "--title", "key AKIAIOSFODNN7EXAMPLE", "--body", "x",
-            needles=("title",))
+    refused(
+        ready, "propose", "--type", "fact", "--title", "key AKIAIOSFODNN7EXAMPLE", "--body", "x", needles=("title",)
+    )
 
 
 def test_secret_with_non_repo_safe_sensitivity_stays_pending(ready) -> None:
@@ -90,15 +118,32 @@ def test_secret_with_non_repo_safe_sensitivity_stays_pending(ready) -> None:
 
 
 def test_non_repo_safe_packet_is_never_written_to_the_work_tree(ready) -> None:
-    refused(ready, *BASE, "--body", "AKIAIOSFODNN7EXAMPLE", "--sensitivity", "secret", "--packet",
-            needles=("sensitivity", "never written"))
+    refused(
+        ready,
+        *BASE,
+        "--body",
+        "AKIAIOSFODNN7EXAMPLE",
+        "--sensitivity",
+        "secret",
+        "--packet",
+        needles=("sensitivity", "never written"),
+    )
     assert not list((ready.path / ".memzoi/proposals/pending").glob("*.md"))
 
 
 def test_duplicate_content_is_refused_with_the_twin(ready) -> None:
     twin = run_cli(*BASE, "--body", "Validate   sessions\nserver-side.", "--json").json()["id"]
-    line = refused(ready, "propose", "--type", "fact", "--title", "Other title", "--body",
-                   "validate sessions SERVER-SIDE.", needles=("body", twin))
+    line = refused(
+        ready,
+        "propose",
+        "--type",
+        "fact",
+        "--title",
+        "Other title",
+        "--body",
+        "validate sessions SERVER-SIDE.",
+        needles=("body", twin),
+    )
     assert "already proposed" in line
 
 
@@ -128,16 +173,19 @@ def test_from_file_with_content_flags_is_usage(ready, tmp_path) -> None:
     refused(ready, "propose", "--from-file", str(source), "--title", "x", needles=("--title",), code=2)
 
 
-@pytest.mark.parametrize("args, needles, code", [
-    (("--body", "x", "--applies-to", "src/*.ts"), ("scope.paths", "glob"), 1),
-    (("--body", "x", "--content-class", "Not Snake"), ("content_class",), 1),
-    (("--body", "x", "--lane", "episodic", "--occurred-at", "yesterday"), ("--occurred-at",), 2),
-    (("--body", "x", "--confidence", "2"), ("--confidence",), 2),
-    (("--body", "x", "--confidence", "nan"), ("--confidence",), 2),
-    (("--body", "x", "--target", "a"), ("--target", "create"), 2),
-    (("--body", " "), ("--body",), 2),
-    (("--body", "x", "--route", "r"), ("--origin-key",), 2),
-])
+@pytest.mark.parametrize(
+    "args, needles, code",
+    [
+        (("--body", "x", "--applies-to", "src/*.ts"), ("scope.paths", "glob"), 1),
+        (("--body", "x", "--content-class", "Not Snake"), ("content_class",), 1),
+        (("--body", "x", "--lane", "episodic", "--occurred-at", "yesterday"), ("--occurred-at",), 2),
+        (("--body", "x", "--confidence", "2"), ("--confidence",), 2),
+        (("--body", "x", "--confidence", "nan"), ("--confidence",), 2),
+        (("--body", "x", "--target", "a"), ("--target", "create"), 2),
+        (("--body", " "), ("--body",), 2),
+        (("--body", "x", "--route", "r"), ("--origin-key",), 2),
+    ],
+)
 def test_bad_flags(ready, args, needles, code) -> None:
     refused(ready, *BASE, *args, needles=needles, code=code)
 
@@ -149,24 +197,53 @@ def test_missing_title_and_type_are_usage(ready) -> None:
 
 def test_supersede_and_tombstone_proposals_check_their_target(ready) -> None:
     add_record(ready, "semantic/decisions/session-rule", "session-rule", type="risk", lane="procedural")
-    sup = run_cli(*BASE, "--body", "New rule.", "--action", "supersede", "--target", "session-rule",
-                  "--reason", "broader", "--json").json()
+    sup = run_cli(
+        *BASE,
+        "--body",
+        "New rule.",
+        "--action",
+        "supersede",
+        "--target",
+        "session-rule",
+        "--reason",
+        "broader",
+        "--json",
+    ).json()
     assert sup["state"] == "validated"
-    tomb = run_cli("propose", "--action", "tombstone", "--target", "session-rule", "--reason", "obsolete",
-                   "--json").json()
+    tomb = run_cli(
+        "propose", "--action", "tombstone", "--target", "session-rule", "--reason", "obsolete", "--json"
+    ).json()
     data = frontmatter.parse(run_cli("proposals", "show", tomb["id"], "--json").json()["packet"].encode()).data
     assert (data["type"], data["lane"], data["proposal"]["target"]) == ("risk", "procedural", "session-rule")
-    refused(ready, "propose", "--action", "tombstone", "--target", "missing-one", "--reason", "x", "--type", "fact",
-            needles=("proposal.target", "'missing-one' does not exist"))
-    refused(ready, *BASE, "--body", "y", "--action", "supersede", "--target", "session-rule",
-            needles=("proposal-reason",))
+    refused(
+        ready,
+        "propose",
+        "--action",
+        "tombstone",
+        "--target",
+        "missing-one",
+        "--reason",
+        "x",
+        "--type",
+        "fact",
+        needles=("proposal.target", "'missing-one' does not exist"),
+    )
+    refused(
+        ready, *BASE, "--body", "y", "--action", "supersede", "--target", "session-rule", needles=("proposal-reason",)
+    )
 
 
 def test_submit_api_fills_defaults(ready) -> None:
     ws = Workspace.open(ready.path)
-    data = {"type": "fact", "lane": "episodic", "title": "Deploy broke on Friday",
-            "proposal": {"action": "create"}, "sensitivity": "repo-safe", "content_class": "incident_notes",
-            "scope": {"kind": "project"}}
+    data = {
+        "type": "fact",
+        "lane": "episodic",
+        "title": "Deploy broke on Friday",
+        "proposal": {"action": "create"},
+        "sensitivity": "repo-safe",
+        "content_class": "incident_notes",
+        "scope": {"kind": "project"},
+    }
     entry = inbox.submit(ws, data, "# Deploy broke\n\nThe Friday deploy broke.\n", packet_file=True)
     assert entry.state == "validated" and entry.file == f".memzoi/proposals/pending/{entry.id}.md"
     packet_data = frontmatter.parse((ready.path / entry.file).read_bytes()).data

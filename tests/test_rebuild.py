@@ -182,8 +182,15 @@ def test_runtime_rows_are_mirrored_on_the_next_read(repo: Repo) -> None:
     assert len(run_cli("search", "kiwi", "--json").json()["hits"]) == 1
     conn = shared_db.connect(ws().layout.shared_db)
     document = record_text("loc-kiwi", body="Local kiwi note.", visibility="private", scope="local", lane="semantic")
-    runtime_store.insert_record(conn, record_id="loc-kiwi", store="local", document=document, status="active",
-                                worktree_key=None, action="local.add")
+    runtime_store.insert_record(
+        conn,
+        record_id="loc-kiwi",
+        store="local",
+        document=document,
+        status="active",
+        worktree_key=None,
+        action="local.add",
+    )
     conn.close()
     assert len(run_cli("search", "kiwi", "--json").json()["hits"]) == 1
     hits = run_cli("search", "kiwi", "--include-local", "--json").json()["hits"]
@@ -252,8 +259,14 @@ def test_rebuild_killed_half_way_leaves_old_index_serving(repo: Repo, stop_at: s
     before = index.read_bytes()
     for n in range(30):
         add_record(repo, f"r/{n:02d}", f"rec-{n:02d}", body=f"Changed body {n} about beavers.")
-    proc = subprocess.Popen([sys.executable, "-c", KILLER, stop_at], cwd=repo.path, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=os.environ | {"PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLER, stop_at],
+        cwd=repo.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
+    )
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "STOP", proc.stderr.read() if proc.stderr else ""
@@ -288,8 +301,15 @@ def test_lease_hours_change_recomputes_session_boundaries(repo: Repo) -> None:
     from git_memzoi.runtime import clock
     from datetime import datetime, timezone
 
-    add_record(repo, "s/one", "sess-one", lane="session", type="checkpoint",
-               retention={"started_at": "2026-01-01T00:00:00Z"}, body="Session about lemurs.")
+    add_record(
+        repo,
+        "s/one",
+        "sess-one",
+        lane="session",
+        type="checkpoint",
+        retention={"started_at": "2026-01-01T00:00:00Z"},
+        body="Session about lemurs.",
+    )
     clock.set_now(datetime(2026, 1, 1, 10, tzinfo=timezone.utc))
     assert len(run_cli("search", "lemurs", "--json").json()["hits"]) == 1
     repo.write(".memzoi/config.toml", "[retention]\nsession_lease_hours = 6\n")
@@ -308,8 +328,10 @@ def test_parallel_parse_gives_the_same_index(repo: Repo, monkeypatch: pytest.Mon
     def dump() -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
         conn = open_index(ws(), refresh=False)
         try:
-            rows = conn.execute("SELECT path, record_id, title, body, tags_json, applies_json, boundary, document "
-                                "FROM records ORDER BY path").fetchall()
+            rows = conn.execute(
+                "SELECT path, record_id, title, body, tags_json, applies_json, boundary, document "
+                "FROM records ORDER BY path"
+            ).fetchall()
             bad = conn.execute("SELECT path, problems FROM invalid ORDER BY path").fetchall()
         finally:
             conn.close()
@@ -367,8 +389,9 @@ def test_progress_bar_on_a_terminal(repo: Repo) -> None:
         add_record(repo, f"bulk/{n:03d}", f"bulk-{n:03d}")
     leader, follower = pty.openpty()
     try:
-        proc = subprocess.run([memzoi_exe(), "rebuild", "--full"], cwd=repo.path, stdout=subprocess.PIPE,
-                              stderr=follower, timeout=120)
+        proc = subprocess.run(
+            [memzoi_exe(), "rebuild", "--full"], cwd=repo.path, stdout=subprocess.PIPE, stderr=follower, timeout=120
+        )
         os.close(follower)
         follower = -1
         chunks = []

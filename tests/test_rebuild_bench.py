@@ -13,15 +13,38 @@ from conftest import ROOT
 def test_bench_quick_smoke_run(tmp_path: Path) -> None:
     out = tmp_path / "BENCH.md"
     env = os.environ | {"PYTHONPATH": str(ROOT)}
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench.py"), "--quick", "--sizes", "40",
-                             "--queries", "6", "--skip-sections", "--output", str(out), "--workdir",
-                             str(tmp_path / "work")], capture_output=True, text=True, env=env, timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "bench.py"),
+            "--quick",
+            "--sizes",
+            "40",
+            "--queries",
+            "6",
+            "--skip-sections",
+            "--output",
+            str(out),
+            "--workdir",
+            str(tmp_path / "work"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     text = out.read_text()
     assert "## 40 records" in text and "Quick mode" in text
-    for measure in ("floor: read + CSafeLoader", "cold full rebuild", "no-op rebuild",
-                    "fresh linked worktree rebuild", "search in-process p50 / p95",
-                    "context in-process p50 / p95", "`git memzoi search` end to end"):
+    for measure in (
+        "floor: read + CSafeLoader",
+        "cold full rebuild",
+        "no-op rebuild",
+        "fresh linked worktree rebuild",
+        "search in-process p50 / p95",
+        "context in-process p50 / p95",
+        "`git memzoi search` end to end",
+    ):
         assert f"| {measure}" in text, measure
     assert "the fresh worktree parsed 0 files" in text
 
@@ -30,9 +53,24 @@ def test_bench_cli_quick_smoke_run(tmp_path: Path) -> None:
     """scripts/bench_cli.py's section runs end to end on a small repository (no timing is asserted)."""
     out = tmp_path / "BENCH.md"
     env = os.environ | {"PYTHONPATH": str(ROOT)}
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench.py"), "--quick", "--skip-records",
-                             "--sections", "cli", "--output", str(out), "--workdir", str(tmp_path / "work")],
-                            capture_output=True, text=True, env=env, timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "bench.py"),
+            "--quick",
+            "--skip-records",
+            "--sections",
+            "cli",
+            "--output",
+            str(out),
+            "--workdir",
+            str(tmp_path / "work"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     text = out.read_text()
     assert "## Command start-up" in text and "Quick mode" in text

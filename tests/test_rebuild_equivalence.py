@@ -34,12 +34,19 @@ def _dump(ws: Workspace) -> dict[str, Any]:
     try:
         cols = [r[1] for r in conn.execute("PRAGMA table_info(records)") if r[1] != "rowid"]
         records = {row[0]: row for row in conn.execute(f"SELECT {', '.join(cols)} FROM records ORDER BY path")}
-        applies = sorted(conn.execute("SELECT r.path, a.base, a.entry FROM applies a JOIN records r "
-                                      "ON r.rowid = a.record").fetchall())
+        applies = sorted(
+            conn.execute(
+                "SELECT r.path, a.base, a.entry FROM applies a JOIN records r ON r.rowid = a.record"
+            ).fetchall()
+        )
         files = sorted(conn.execute("SELECT path, oid, size, record_id FROM files").fetchall())
         invalid = sorted(conn.execute("SELECT path, oid, record_id, problems FROM invalid").fetchall())
-        fts = sorted(conn.execute("SELECT r.path FROM records_fts f JOIN records r ON r.rowid = f.rowid "
-                                  "WHERE records_fts MATCH 'alpha OR omega'").fetchall())
+        fts = sorted(
+            conn.execute(
+                "SELECT r.path FROM records_fts f JOIN records r ON r.rowid = f.rowid "
+                "WHERE records_fts MATCH 'alpha OR omega'"
+            ).fetchall()
+        )
         return {"records": records, "applies": applies, "files": files, "invalid": invalid, "fts": fts}
     finally:
         conn.close()
@@ -54,9 +61,13 @@ def _build(home: Path, full: bool) -> tuple[dict[str, Any], list[tuple[str, int,
 
 
 EDITS = st.lists(
-    st.tuples(st.sampled_from(["add", "edit", "delete", "rename", "duplicate", "break", "commit", "branch"]),
-              st.integers(min_value=0, max_value=10_000)),
-    min_size=1, max_size=6)
+    st.tuples(
+        st.sampled_from(["add", "edit", "delete", "rename", "duplicate", "break", "commit", "branch"]),
+        st.integers(min_value=0, max_value=10_000),
+    ),
+    min_size=1,
+    max_size=6,
+)
 
 
 def _records(root: Path) -> list[Path]:
@@ -71,8 +82,10 @@ def _apply(repo: Repo, edit: str, n: int, counter: list[int]) -> None:
     pick = files[n % len(files)] if files else None
     if edit == "add" or pick is None:
         word = "alpha" if n % 2 else "omega"
-        repo.write(f"{RECORDS}/new/r{serial}.md", record_text(f"new-{serial}", title=f"New {word} {serial}",
-                                                                applies_to=[f"src/m{n % 7}/**"]))
+        repo.write(
+            f"{RECORDS}/new/r{serial}.md",
+            record_text(f"new-{serial}", title=f"New {word} {serial}", applies_to=[f"src/m{n % 7}/**"]),
+        )
     elif edit == "edit":
         text = pick.read_text(encoding="utf-8")
         pick.write_text(text.replace("\n---\n", f"\n---\nedited alpha {serial}\n", 1), encoding="utf-8")
@@ -107,8 +120,10 @@ def _git(root: Path, *args: str) -> None:
 def big_repo(repo: Repo) -> Repo:
     for i in range(BASE_FILES):
         word = "alpha" if i % 3 == 0 else "omega" if i % 3 == 1 else "gamma"
-        repo.write(f"{RECORDS}/area{i % 9}/rec{i:03d}.md",
-                   record_text(f"rec-{i:03d}", title=f"Record {word} {i}", applies_to=[f"src/m{i % 7}/"]))
+        repo.write(
+            f"{RECORDS}/area{i % 9}/rec{i:03d}.md",
+            record_text(f"rec-{i:03d}", title=f"Record {word} {i}", applies_to=[f"src/m{i % 7}/"]),
+        )
     repo.commit("base records")
     repo.write("README.md", "x\n")
     repo.commit("second commit")
@@ -118,11 +133,13 @@ def big_repo(repo: Repo) -> Repo:
 @pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(EDITS, min_size=1, max_size=3), linked=st.booleans())
-def test_incremental_index_equals_full_rebuild(big_repo: Repo, tmp_path_factory: pytest.TempPathFactory,
-                                               steps: list[list[tuple[str, int]]], linked: bool) -> None:
+def test_incremental_index_equals_full_rebuild(
+    big_repo: Repo, tmp_path_factory: pytest.TempPathFactory, steps: list[list[tuple[str, int]]], linked: bool
+) -> None:
     saved_home, saved_cwd = os.environ["MEMZOI_HOME"], os.getcwd()
-    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=big_repo.path, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    base = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=big_repo.path, check=True, capture_output=True, text=True
+    ).stdout.strip()
     inc_home = tmp_path_factory.mktemp("incremental")
     counter = [0]
     work = big_repo

@@ -16,43 +16,112 @@ from test_recall_support import add_record, record_text
 
 @pytest.fixture
 def corpus(repo: Repo) -> Repo:
-    add_record(repo, "auth/decision", "auth-decision", type="decision", title="Sessions are validated server-side",
-               body="Validate every session on the server for the auth middleware.", applies_to=["src/auth/**"])
-    add_record(repo, "auth/risk", "auth-risk", type="risk", title="Token cache corruption",
-               body="Parallel token refresh in the auth middleware corrupts the cache.",
-               applies_to=["src/auth/token.ts"], source="pr", source_ref="pr://7")
-    add_record(repo, "auth/failed", "auth-failed", type="failed_attempt", title="Client-side auth guard",
-               body="We tried guarding routes in the client auth middleware; it leaked data.",
-               applies_to=["src/auth/**"])
-    add_record(repo, "auth/warning", "auth-warning", type="warning", title="Do not log tokens",
-               body="Never log auth tokens from the middleware.", applies_to=["src"], source=None)
-    add_record(repo, "auth/note", "auth-note", type="note", title="Auth middleware history",
-               body="The auth middleware was rewritten in 2025.")
-    add_record(repo, "auth/dup", "auth-dup", type="note", title="Auth middleware history (copy)",
-               body="The auth middleware was rewritten in 2025.")
-    add_record(repo, "ops/deploy", "deploy-risk", type="risk", title="Force pushes break deploys",
-               body="Never force-push to main: the deploy pipeline reads main directly.")
-    add_record(repo, "ops/git", "git-note", type="warning", title="Git hooks are installed",
-               body="Git hooks run on every commit.")
-    add_record(repo, "ops/expired", "old-risk", type="risk", title="Old force push risk",
-               body="Force push used to be fine.", status="tombstoned")
+    add_record(
+        repo,
+        "auth/decision",
+        "auth-decision",
+        type="decision",
+        title="Sessions are validated server-side",
+        body="Validate every session on the server for the auth middleware.",
+        applies_to=["src/auth/**"],
+    )
+    add_record(
+        repo,
+        "auth/risk",
+        "auth-risk",
+        type="risk",
+        title="Token cache corruption",
+        body="Parallel token refresh in the auth middleware corrupts the cache.",
+        applies_to=["src/auth/token.ts"],
+        source="pr",
+        source_ref="pr://7",
+    )
+    add_record(
+        repo,
+        "auth/failed",
+        "auth-failed",
+        type="failed_attempt",
+        title="Client-side auth guard",
+        body="We tried guarding routes in the client auth middleware; it leaked data.",
+        applies_to=["src/auth/**"],
+    )
+    add_record(
+        repo,
+        "auth/warning",
+        "auth-warning",
+        type="warning",
+        title="Do not log tokens",
+        body="Never log auth tokens from the middleware.",
+        applies_to=["src"],
+        source=None,
+    )
+    add_record(
+        repo,
+        "auth/note",
+        "auth-note",
+        type="note",
+        title="Auth middleware history",
+        body="The auth middleware was rewritten in 2025.",
+    )
+    add_record(
+        repo,
+        "auth/dup",
+        "auth-dup",
+        type="note",
+        title="Auth middleware history (copy)",
+        body="The auth middleware was rewritten in 2025.",
+    )
+    add_record(
+        repo,
+        "ops/deploy",
+        "deploy-risk",
+        type="risk",
+        title="Force pushes break deploys",
+        body="Never force-push to main: the deploy pipeline reads main directly.",
+    )
+    add_record(
+        repo,
+        "ops/git",
+        "git-note",
+        type="warning",
+        title="Git hooks are installed",
+        body="Git hooks run on every commit.",
+    )
+    add_record(
+        repo,
+        "ops/expired",
+        "old-risk",
+        type="risk",
+        title="Old force push risk",
+        body="Force push used to be fine.",
+        status="tombstoned",
+    )
     repo.commit("corpus")
     return repo
 
 
 def test_context_is_path_bound_type_weighted_and_deduplicated(corpus: Repo) -> None:
-    pack = run_cli("context", "--task", "change the auth middleware", "--path", "src/auth/token.ts",
-                   "--json").json()
+    pack = run_cli("context", "--task", "change the auth middleware", "--path", "src/auth/token.ts", "--json").json()
     order = [item["record_id"] for item in pack["items"]]
     assert order[:4] == ["auth-risk", "auth-warning", "auth-failed", "auth-decision"]
-    assert set(order) == {"auth-risk", "auth-warning", "auth-failed", "auth-decision", "auth-dup"} or \
-        set(order) == {"auth-risk", "auth-warning", "auth-failed", "auth-decision", "auth-note"}
+    assert set(order) == {"auth-risk", "auth-warning", "auth-failed", "auth-decision", "auth-dup"} or set(order) == {
+        "auth-risk",
+        "auth-warning",
+        "auth-failed",
+        "auth-decision",
+        "auth-note",
+    }
     dup = [o for o in pack["omitted"] if o["reason"].startswith("duplicate of ")]
     assert len(dup) == 1 and {dup[0]["record_id"], dup[0]["reason"][13:]} == {"auth-note", "auth-dup"}
     risk = pack["items"][0]
     assert "applies to src/auth/token.ts (src/auth/token.ts)" in risk["why"]
-    assert risk["citation"] == {"record_id": "auth-risk", "source": "pr", "source_ref": "pr://7",
-                                "proposal_id": None, "path": ".memzoi/records/auth/risk.md"}
+    assert risk["citation"] == {
+        "record_id": "auth-risk",
+        "source": "pr",
+        "source_ref": "pr://7",
+        "proposal_id": None,
+        "path": ".memzoi/records/auth/risk.md",
+    }
     assert "source: null" in pack["text"]
     assert pack["used"] <= pack["budget"] == 800
     assert pack["text"].startswith("# Context for: change the auth middleware")
@@ -76,8 +145,15 @@ def test_context_folder_path_takes_scopes_inside_it(corpus: Repo) -> None:
 
 
 def test_context_never_takes_query_only_or_private_without_local(corpus: Repo) -> None:
-    add_record(corpus, "ops/private", "private-risk", type="risk", title="Private force push note",
-               body="Force push secrets.", visibility="private")
+    add_record(
+        corpus,
+        "ops/private",
+        "private-risk",
+        type="risk",
+        title="Private force push note",
+        body="Force push secrets.",
+        visibility="private",
+    )
     pack = build_context(Workspace.open(), "force push")
     got = {i.record_id for i in pack.items} | {o.record_id for o in pack.omitted}
     assert "deploy-risk" in got and "old-risk" not in got and "private-risk" not in got
@@ -120,28 +196,51 @@ def test_handoff_inbox_and_checkpoint(corpus: Repo) -> None:
     assert empty["inbox"] == [] and empty["checkpoint"] is None
     assert not Workspace.open().layout.shared_db.exists()
     packet = record_text("x").replace("kind: memory", "kind: proposal")  # shape checked leniently
-    corpus.write(".memzoi/proposals/pending/mem_file_only.md",
-                 packet.replace("id: x", "id: mem_file_only").replace("title: X", "title: Packet only")
-                 + "")
+    corpus.write(
+        ".memzoi/proposals/pending/mem_file_only.md",
+        packet.replace("id: x", "id: mem_file_only").replace("title: X", "title: Packet only") + "",
+    )
     conn = shared_db.connect(Workspace.open().layout.shared_db)
     stamp = "2026-01-01T00:00:00Z"
-    inbox_packet = ("---\nid: mem_db\nkind: proposal\ntitle: From the inbox\nproposal:\n  action: create\n---\nBody\n")
-    conn.execute("INSERT INTO proposals (id, state, packet, body_digest, file_id, created_at, updated_at) "
-                 "VALUES (?, ?, ?, ?, ?, ?, ?)", ("mem_db", "validated", inbox_packet, "d", None, stamp, stamp))
-    conn.execute("INSERT INTO proposals (id, state, packet, body_digest, file_id, created_at, updated_at) "
-                 "VALUES (?, ?, ?, ?, ?, ?, ?)", ("mem_done", "applied", inbox_packet, "d2", None, stamp, stamp))
+    inbox_packet = "---\nid: mem_db\nkind: proposal\ntitle: From the inbox\nproposal:\n  action: create\n---\nBody\n"
+    conn.execute(
+        "INSERT INTO proposals (id, state, packet, body_digest, file_id, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        ("mem_db", "validated", inbox_packet, "d", None, stamp, stamp),
+    )
+    conn.execute(
+        "INSERT INTO proposals (id, state, packet, body_digest, file_id, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        ("mem_done", "applied", inbox_packet, "d2", None, stamp, stamp),
+    )
     started = datetime(2026, 5, 1, 9, tzinfo=timezone.utc)
     clock.set_now(started)
     for rid, when in (("ses-old", "2026-05-01T07:00:00Z"), ("ses-new", "2026-05-01T08:00:00Z")):
-        doc = record_text(rid, title=f"Task {rid}", type="checkpoint", lane="session", visibility="private",
-                          scope="local", retention={"started_at": when, "last_active_at": when},
-                          body=f"Next: finish {rid}.")
-        runtime_store.insert_record(conn, record_id=rid, store="session", document=doc, status="active",
-                                    worktree_key=None, action="checkpoint.add")
+        doc = record_text(
+            rid,
+            title=f"Task {rid}",
+            type="checkpoint",
+            lane="session",
+            visibility="private",
+            scope="local",
+            retention={"started_at": when, "last_active_at": when},
+            body=f"Next: finish {rid}.",
+        )
+        runtime_store.insert_record(
+            conn,
+            record_id=rid,
+            store="session",
+            document=doc,
+            status="active",
+            worktree_key=None,
+            action="checkpoint.add",
+        )
     conn.close()
     result = run_cli("handoff", "--task", "auth middleware", "--json").json()
     assert [(i["proposal_id"], i["state"], i["file"]) for i in result["inbox"]] == [
-        ("mem_db", "validated", None), ("mem_file_only", "proposed", ".memzoi/proposals/pending/mem_file_only.md")]
+        ("mem_db", "validated", None),
+        ("mem_file_only", "proposed", ".memzoi/proposals/pending/mem_file_only.md"),
+    ]
     assert result["inbox"][0]["action"] == "create" and result["inbox"][0]["title"] == "From the inbox"
     checkpoint = result["checkpoint"]
     assert checkpoint["record_id"] == "ses-new" and checkpoint["current"] is True
@@ -155,8 +254,14 @@ def test_handoff_inbox_and_checkpoint(corpus: Repo) -> None:
 
 
 def test_expiry_explains_at_and_before_the_boundary(repo: Repo) -> None:
-    add_record(repo, "episodic/outage", "outage", type="incident", lane="episodic",
-               retention={"occurred_at": "2026-02-01T00:00:00Z"})
+    add_record(
+        repo,
+        "episodic/outage",
+        "outage",
+        type="incident",
+        lane="episodic",
+        retention={"occurred_at": "2026-02-01T00:00:00Z"},
+    )
     before = run_cli("expiry", "outage", "--json", env={"MEMZOI_NOW": "2026-03-02T23:59:59Z"}).json()
     at = run_cli("expiry", "outage", "--json", env={"MEMZOI_NOW": "2026-03-03T00:00:00Z"}).json()
     assert before["current"] is True and at["current"] is False
@@ -168,11 +273,25 @@ def test_expiry_explains_at_and_before_the_boundary(repo: Repo) -> None:
 
 
 def test_expiry_sees_authorised_extension_facts(repo: Repo) -> None:
-    add_record(repo, "episodic/outage", "outage", type="incident", lane="episodic",
-               retention={"occurred_at": "2026-02-01T00:00:00Z"}, body="Gateway outage.")
+    add_record(
+        repo,
+        "episodic/outage",
+        "outage",
+        type="incident",
+        lane="episodic",
+        retention={"occurred_at": "2026-02-01T00:00:00Z"},
+        body="Gateway outage.",
+    )
     conn = shared_db.connect(Workspace.open().layout.shared_db)
-    runtime_store.add_fact(conn, record_id="outage", fact="episodic_extension", until="2026-04-15T00:00:00Z",
-                           reason="postmortem", actor="alice", action="retention.extend")
+    runtime_store.add_fact(
+        conn,
+        record_id="outage",
+        fact="episodic_extension",
+        until="2026-04-15T00:00:00Z",
+        reason="postmortem",
+        actor="alice",
+        action="retention.extend",
+    )
     conn.close()
     env = {"MEMZOI_NOW": "2026-04-14T23:59:59Z"}
     decision = run_cli("expiry", "outage", "--json", env=env).json()

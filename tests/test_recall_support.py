@@ -9,24 +9,52 @@ import yaml
 from conftest import Repo
 
 
-def record_text(rid: str, *, title: str | None = None, body: str | None = None, type: str = "decision",
-                lane: str = "semantic", status: str = "active", visibility: str = "repo",
-                applies_to: list[str] | None = None, tags: list[str] | None = None,
-                source: str | None = "human", source_ref: str | None = None, proposal_id: str | None = None,
-                description: str | None = None, retention: dict[str, str] | None = None,
-                confidence: float = 1.0, scope: str = "repo") -> str:
+def record_text(
+    rid: str,
+    *,
+    title: str | None = None,
+    body: str | None = None,
+    type: str = "decision",
+    lane: str = "semantic",
+    status: str = "active",
+    visibility: str = "repo",
+    applies_to: list[str] | None = None,
+    tags: list[str] | None = None,
+    source: str | None = "human",
+    source_ref: str | None = None,
+    proposal_id: str | None = None,
+    description: str | None = None,
+    retention: dict[str, str] | None = None,
+    confidence: float = 1.0,
+    scope: str = "repo",
+) -> str:
     """A valid record file (frontmatter + body)."""
     if retention is None:
-        retention = {"occurred_at": "2026-01-01T00:00:00Z"} if lane == "episodic" else \
-            {"started_at": "2026-01-01T00:00:00Z"} if lane == "session" else {}
+        retention = (
+            {"occurred_at": "2026-01-01T00:00:00Z"}
+            if lane == "episodic"
+            else {"started_at": "2026-01-01T00:00:00Z"}
+            if lane == "session"
+            else {}
+        )
     data: dict[str, Any] = {
-        "id": rid, "kind": "memory", "profile": "memzoi", "type": type, "lane": lane,
+        "id": rid,
+        "kind": "memory",
+        "profile": "memzoi",
+        "type": type,
+        "lane": lane,
         "title": title or rid.replace("-", " ").capitalize(),
     }
     if description is not None:
         data["description"] = description
-    data |= {"timestamp": "2026-01-01T00:00:00Z", "status": status, "scope": scope, "visibility": visibility,
-             "content_class": "general_repo_knowledge", "confidence": confidence}
+    data |= {
+        "timestamp": "2026-01-01T00:00:00Z",
+        "status": status,
+        "scope": scope,
+        "visibility": visibility,
+        "content_class": "general_repo_knowledge",
+        "confidence": confidence,
+    }
     if applies_to is not None:
         data["applies_to"] = applies_to
     if tags is not None:

@@ -7,7 +7,15 @@ import sqlite3
 import pytest
 from conftest import run_cli
 from test_lifecycle_support import (
-    APPLIED_AT, BODY, at, db_state, one_line_error, packet, snapshot, states, write_packet,
+    APPLIED_AT,
+    BODY,
+    at,
+    db_state,
+    one_line_error,
+    packet,
+    snapshot,
+    states,
+    write_packet,
 )
 
 from git_memzoi.index import shared_db
@@ -17,8 +25,9 @@ from git_memzoi.runtime.workspace import Workspace
 
 PID = "mem_2026_03_01_auth_abc123"
 SECRET_WORDS = ("zanzibar", "quokka", "marmalade", "AKIAIOSFODNN7EXAMPLE")
-SECRET_BODY = ("# Zanzibar quokka credentials\n\nThe marmalade deploy uses AKIAIOSFODNN7EXAMPLE for "
-               "the zanzibar bucket.\n")
+SECRET_BODY = (
+    "# Zanzibar quokka credentials\n\nThe marmalade deploy uses AKIAIOSFODNN7EXAMPLE for the zanzibar bucket.\n"
+)
 
 
 def _front(path) -> dict:
@@ -28,8 +37,9 @@ def _front(path) -> dict:
 def test_repo_safe_packet_moves_to_resolved_rejected(repo) -> None:
     pending = write_packet(repo, packet(PID))
     at(APPLIED_AT)
-    result = run_cli("reject", pending, "--reason", "duplicate of an existing decision", "--reviewer", "bob",
-                     "--json").json()
+    result = run_cli(
+        "reject", pending, "--reason", "duplicate of an existing decision", "--reviewer", "bob", "--json"
+    ).json()
     resolved = f".memzoi/proposals/resolved/rejected/{PID}.md"
     assert result["outcome"] == "rejected" and result["resolved_path"] == resolved and not result["hash_only"]
     assert not (repo.path / pending).exists()
@@ -37,8 +47,13 @@ def test_repo_safe_packet_moves_to_resolved_rejected(repo) -> None:
     assert data["status"] == "rejected"
     assert data["sources"] == [{"path": "src/auth/session.ts"}]  # reviewed evidence kept
     assert data["proposal"]["reason"] == "Learned during auth middleware migration."
-    assert data["resolution"] == {"outcome": "rejected", "reviewer": "bob", "resolved_at": APPLIED_AT,
-                                  "reason": "duplicate of an existing decision", "affected_record_ids": []}
+    assert data["resolution"] == {
+        "outcome": "rejected",
+        "reviewer": "bob",
+        "resolved_at": APPLIED_AT,
+        "reason": "duplicate of an existing decision",
+        "affected_record_ids": [],
+    }
     assert not list((repo.path / ".memzoi/records").rglob("*.md"))
     assert f"rejected {PID}: duplicate of an existing decision" in (repo.path / ".memzoi/log.md").read_text()
     assert states(repo.path) == {PID: "rejected"}
@@ -50,8 +65,9 @@ def test_repo_safe_packet_moves_to_resolved_rejected(repo) -> None:
 
 
 def test_inbox_proposal_reject(repo) -> None:
-    pid = run_cli("propose", "--type", "fact", "--title", "Use yarn", "--body", "The repo uses yarn.",
-                  "--json").json()["id"]
+    pid = run_cli("propose", "--type", "fact", "--title", "Use yarn", "--body", "The repo uses yarn.", "--json").json()[
+        "id"
+    ]
     run_cli("reject", pid, "--reason", "we use pnpm")
     assert states(repo.path) == {pid: "rejected"}
     assert _front(repo.path / f".memzoi/proposals/resolved/rejected/{pid}.md")["resolution"]["reason"] == "we use pnpm"
@@ -90,9 +106,14 @@ def _assert_nothing_of_the_original(repo, *aliases: str) -> None:
 
 def test_non_repo_safe_packet_becomes_a_hash_only_receipt(repo) -> None:
     file_id = "mem_2026_03_01_file_alias_ffffff"
-    data = packet(PID, sensitivity="secret", title="Zanzibar quokka credentials",
-                  description="Marmalade deploy credentials for zanzibar.", tags=["quokka"],
-                  origin={"origin_key": "zanzibar:quokka", "route": "repository_proposal"})
+    data = packet(
+        PID,
+        sensitivity="secret",
+        title="Zanzibar quokka credentials",
+        description="Marmalade deploy credentials for zanzibar.",
+        tags=["quokka"],
+        origin={"origin_key": "zanzibar:quokka", "route": "repository_proposal"},
+    )
     pending = write_packet(repo, data, SECRET_BODY, name=file_id)
     at(APPLIED_AT)
     result = run_cli("reject", pending, "--reason", "holds zanzibar credentials", "--json")
@@ -160,8 +181,18 @@ def test_new_packet_reusing_a_rejected_alias_is_refused(repo) -> None:
 
 
 def test_non_repo_safe_inbox_proposal_reject_scrubs_the_row(repo) -> None:
-    pid = run_cli("propose", "--type", "fact", "--title", "Zanzibar quokka credentials", "--body", SECRET_BODY,
-                  "--sensitivity", "secret", "--json").json()["id"]
+    pid = run_cli(
+        "propose",
+        "--type",
+        "fact",
+        "--title",
+        "Zanzibar quokka credentials",
+        "--body",
+        SECRET_BODY,
+        "--sensitivity",
+        "secret",
+        "--json",
+    ).json()["id"]
     assert states(repo.path) == {pid: "pending"}
     result = run_cli("reject", pid, "--reason", "secret", "--json").json()
     assert result["hash_only"]

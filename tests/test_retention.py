@@ -22,9 +22,19 @@ def iso(moment: datetime) -> str:
 
 def record(lane: str, retention: dict[str, str], status: str = "active", rid: str = "r1") -> Record:
     data: dict[str, Any] = {
-        "id": rid, "kind": "memory", "profile": "memzoi", "type": "note", "lane": lane,
-        "title": "t", "timestamp": iso(T0), "status": status, "scope": "repo", "visibility": "repo",
-        "content_class": "general_repo_knowledge", "confidence": 1.0, "retention": retention,
+        "id": rid,
+        "kind": "memory",
+        "profile": "memzoi",
+        "type": "note",
+        "lane": lane,
+        "title": "t",
+        "timestamp": iso(T0),
+        "status": status,
+        "scope": "repo",
+        "visibility": "repo",
+        "content_class": "general_repo_knowledge",
+        "confidence": 1.0,
+        "retention": retention,
         "origin": {"origin_key": "k", "route": "repository_materialization"},
     }
     return Record.model_validate(data)
@@ -80,8 +90,16 @@ def test_episodic_window() -> None:
 def test_episodic_extension_by_authorised_fact() -> None:
     rec = record("episodic", {"occurred_at": iso(T0)})
     until = T0 + timedelta(days=45)
-    facts = [{"record_id": "r1", "fact": "episodic_extension", "until": iso(until), "reason": "incident review",
-              "actor": "alice", "created_at": iso(T0)}]
+    facts = [
+        {
+            "record_id": "r1",
+            "fact": "episodic_extension",
+            "until": iso(until),
+            "reason": "incident review",
+            "actor": "alice",
+            "created_at": iso(T0),
+        }
+    ]
     assert_boundary(rec, until, "extension", facts)
     decision = at(until, rec, facts)
     assert decision.facts and decision.facts[0]["until"] == iso(until)
@@ -89,8 +107,16 @@ def test_episodic_extension_by_authorised_fact() -> None:
 
 def test_episodic_extension_capped_at_ninety_days() -> None:
     rec = record("episodic", {"occurred_at": iso(T0)})
-    facts = [{"record_id": "r1", "fact": "episodic_extension", "until": iso(T0 + timedelta(days=400)),
-              "reason": "r", "actor": "a", "created_at": iso(T0)}]
+    facts = [
+        {
+            "record_id": "r1",
+            "fact": "episodic_extension",
+            "until": iso(T0 + timedelta(days=400)),
+            "reason": "r",
+            "actor": "a",
+            "created_at": iso(T0),
+        }
+    ]
     assert_boundary(rec, T0 + timedelta(days=90), "extension", facts)
     assert "capped" in at(T0, rec, facts).reason
 
@@ -98,10 +124,22 @@ def test_episodic_extension_capped_at_ninety_days() -> None:
 def test_episodic_ignores_facts_of_other_records_and_shorter_extensions() -> None:
     rec = record("episodic", {"occurred_at": iso(T0)})
     facts = [
-        {"record_id": "other", "fact": "episodic_extension", "until": iso(T0 + timedelta(days=80)),
-         "reason": "r", "actor": "a", "created_at": iso(T0)},
-        {"record_id": "r1", "fact": "episodic_extension", "until": iso(T0 + timedelta(days=10)),
-         "reason": "r", "actor": "a", "created_at": iso(T0)},
+        {
+            "record_id": "other",
+            "fact": "episodic_extension",
+            "until": iso(T0 + timedelta(days=80)),
+            "reason": "r",
+            "actor": "a",
+            "created_at": iso(T0),
+        },
+        {
+            "record_id": "r1",
+            "fact": "episodic_extension",
+            "until": iso(T0 + timedelta(days=10)),
+            "reason": "r",
+            "actor": "a",
+            "created_at": iso(T0),
+        },
     ]
     assert_boundary(rec, T0 + timedelta(days=30), "window", facts)
     assert len(at(T0, rec, facts).facts) == 1

@@ -21,8 +21,13 @@ def test_doctor_reports_and_repair_removes_folders_of_removed_worktrees(repo: Re
     live = repo.add_worktree("live", tmp_path / "live")
     away = repo.add_worktree("away", tmp_path / "away")
     folders = {}
-    for name, root in (("main", repo.path), ("gone", gone.path), ("deleted", deleted.path), ("live", live.path),
-                       ("away", away.path)):
+    for name, root in (
+        ("main", repo.path),
+        ("gone", gone.path),
+        ("deleted", deleted.path),
+        ("live", live.path),
+        ("away", away.path),
+    ):
         run_cli("rebuild", cwd=root)
         folders[name] = _runtime_folder(root)
         assert (folders[name] / "index.db").is_file()
@@ -40,8 +45,9 @@ def test_doctor_reports_and_repair_removes_folders_of_removed_worktrees(repo: Re
     assert health["repaired"] == [] and folders["gone"].is_dir()
 
     repaired = run_cli("doctor", "--repair", "--json").json()["repaired"]
-    assert sorted(repaired) == sorted(f"removed {folders[n]}: its worktree no longer exists"
-                                      for n in ("gone", "deleted"))
+    assert sorted(repaired) == sorted(
+        f"removed {folders[n]}: its worktree no longer exists" for n in ("gone", "deleted")
+    )
     assert not folders["gone"].exists() and not folders["deleted"].exists()
     for name in ("main", "live", "away"):
         assert (folders[name] / "index.db").is_file(), name

@@ -16,19 +16,57 @@ from test_recall_support import add_record
 
 @pytest.fixture
 def corpus(repo: Repo) -> Repo:
-    add_record(repo, "semantic/auth", "auth-sessions", type="decision", title="Validate sessions server-side",
-               body="Protected routes must validate the session on the server. Never trust client state.",
-               applies_to=["src/auth/**"], tags=["auth", "security"], source="issue", source_ref="issue://12",
-               proposal_id="prop-1")
-    add_record(repo, "semantic/risk", "token-risk", type="risk", title="Token refresh races",
-               body="Refreshing tokens in parallel corrupts the session cache.", applies_to=["src/auth/token.ts"],
-               source=None, source_ref=None)
-    add_record(repo, "procedural/release", "release-steps", type="procedure", lane="procedural",
-               title="Release checklist", body="Tag, build, upload the wheel, announce.", applies_to=["scripts"])
-    add_record(repo, "semantic/unicode", "unicode-note", type="note", title="Zürich café naïve",
-               body="Diacritics must fold: Zürich, café, naïve. Also 東京 for CJK.")
-    add_record(repo, "semantic/old", "old-decision", type="decision", status="superseded",
-               title="Old session approach", body="Sessions were validated in the client.")
+    add_record(
+        repo,
+        "semantic/auth",
+        "auth-sessions",
+        type="decision",
+        title="Validate sessions server-side",
+        body="Protected routes must validate the session on the server. Never trust client state.",
+        applies_to=["src/auth/**"],
+        tags=["auth", "security"],
+        source="issue",
+        source_ref="issue://12",
+        proposal_id="prop-1",
+    )
+    add_record(
+        repo,
+        "semantic/risk",
+        "token-risk",
+        type="risk",
+        title="Token refresh races",
+        body="Refreshing tokens in parallel corrupts the session cache.",
+        applies_to=["src/auth/token.ts"],
+        source=None,
+        source_ref=None,
+    )
+    add_record(
+        repo,
+        "procedural/release",
+        "release-steps",
+        type="procedure",
+        lane="procedural",
+        title="Release checklist",
+        body="Tag, build, upload the wheel, announce.",
+        applies_to=["scripts"],
+    )
+    add_record(
+        repo,
+        "semantic/unicode",
+        "unicode-note",
+        type="note",
+        title="Zürich café naïve",
+        body="Diacritics must fold: Zürich, café, naïve. Also 東京 for CJK.",
+    )
+    add_record(
+        repo,
+        "semantic/old",
+        "old-decision",
+        type="decision",
+        status="superseded",
+        title="Old session approach",
+        body="Sessions were validated in the client.",
+    )
     repo.commit("corpus")
     return repo
 
@@ -38,11 +76,44 @@ def ids(*args: str) -> list[str]:
 
 
 HOSTILE = [
-    "session-validation", "src/auth/token.ts", "v1.2.3", '"unbalanced', "it's", "*", "**", "a*b*",
-    "NOT", "not session", "AND", "and or not", "OR OR", "session AND", "(session", "session)", "^session",
-    "col:session", "title:session", "NEAR(session token)", "-session", "+session", "session NOT client",
-    "'; DROP TABLE records; --", "\\", "%_", "\x00", "東京", "Zürich", "cafe", "🙂 session", "session\u200b",
-    "{}[]<>|&!~`", "session*", "sess*", "''", '""', "a" * 500,
+    "session-validation",
+    "src/auth/token.ts",
+    "v1.2.3",
+    '"unbalanced',
+    "it's",
+    "*",
+    "**",
+    "a*b*",
+    "NOT",
+    "not session",
+    "AND",
+    "and or not",
+    "OR OR",
+    "session AND",
+    "(session",
+    "session)",
+    "^session",
+    "col:session",
+    "title:session",
+    "NEAR(session token)",
+    "-session",
+    "+session",
+    "session NOT client",
+    "'; DROP TABLE records; --",
+    "\\",
+    "%_",
+    "\x00",
+    "東京",
+    "Zürich",
+    "cafe",
+    "🙂 session",
+    "session\u200b",
+    "{}[]<>|&!~`",
+    "session*",
+    "sess*",
+    "''",
+    '""',
+    "a" * 500,
 ]
 
 
@@ -53,12 +124,24 @@ def test_hostile_query_text_never_raises(corpus: Repo, query: str) -> None:
     search(Workspace.open(), query, include_all=True, include_local=True)
 
 
-@pytest.mark.parametrize("query,expected", [
-    ("session-validation", "auth-sessions"), ("src/auth/token.ts", "token-risk"), ("NOT session", "auth-sessions"),
-    ('"unbalanced session', "auth-sessions"), ("session AND", "auth-sessions"), ("zurich", "unicode-note"),
-    ("Zürich", "unicode-note"), ("CAFÉ", "unicode-note"), ("東京", "unicode-note"), ("sess*", "auth-sessions"),
-    ("xyzzy wheel", "release-steps"), ("title:release", "release-steps"), ("refresh tokens", "token-risk"),
-])
+@pytest.mark.parametrize(
+    "query,expected",
+    [
+        ("session-validation", "auth-sessions"),
+        ("src/auth/token.ts", "token-risk"),
+        ("NOT session", "auth-sessions"),
+        ('"unbalanced session', "auth-sessions"),
+        ("session AND", "auth-sessions"),
+        ("zurich", "unicode-note"),
+        ("Zürich", "unicode-note"),
+        ("CAFÉ", "unicode-note"),
+        ("東京", "unicode-note"),
+        ("sess*", "auth-sessions"),
+        ("xyzzy wheel", "release-steps"),
+        ("title:release", "release-steps"),
+        ("refresh tokens", "token-risk"),
+    ],
+)
 def test_a_plain_matching_word_always_finds(corpus: Repo, query: str, expected: str) -> None:
     assert expected in ids("--", query)
 
@@ -92,8 +175,12 @@ def test_path_filter_uses_applies_to_rules(corpus: Repo) -> None:
 def test_citations_keep_null_and_lineage(corpus: Repo) -> None:
     hits = {h["record_id"]: h for h in run_cli("search", "session", "--json").json()["hits"]}
     assert hits["auth-sessions"]["citation"] == {
-        "record_id": "auth-sessions", "source": "issue", "source_ref": "issue://12", "proposal_id": "prop-1",
-        "path": ".memzoi/records/semantic/auth.md"}
+        "record_id": "auth-sessions",
+        "source": "issue",
+        "source_ref": "issue://12",
+        "proposal_id": "prop-1",
+        "path": ".memzoi/records/semantic/auth.md",
+    }
     risk = hits["token-risk"]["citation"]
     assert risk["source"] is None and risk["source_ref"] is None and risk["proposal_id"] is None
     text = run_cli("search", "parallel").stdout
@@ -110,8 +197,15 @@ def test_only_current_active_by_default_all_includes_the_rest(corpus: Repo) -> N
 
 
 def test_episodic_window_hides_then_all_finds(repo: Repo) -> None:
-    add_record(repo, "episodic/outage", "outage-notes", type="incident", lane="episodic",
-               retention={"occurred_at": "2026-02-01T00:00:00Z"}, body="The gateway outage of February.")
+    add_record(
+        repo,
+        "episodic/outage",
+        "outage-notes",
+        type="incident",
+        lane="episodic",
+        retention={"occurred_at": "2026-02-01T00:00:00Z"},
+        body="The gateway outage of February.",
+    )
     boundary = datetime(2026, 3, 3, tzinfo=timezone.utc)
     clock.set_now(boundary - timedelta(seconds=1))
     assert ids("outage") == ["outage-notes"]

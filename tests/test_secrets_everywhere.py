@@ -11,8 +11,15 @@ from git_memzoi.runtime.workspace import Workspace
 
 TOKEN = "ghp_" + "a1B2c3D4e5" * 4  # looks like a GitHub token
 URL = "https://deploy:hunter2secret@git.example.com/repo.git"  # a password in a URL
-BASE = ("propose", "--type", "decision", "--title", "Protected routes validate sessions",
-        "--body", "Validate sessions server-side.")
+BASE = (
+    "propose",
+    "--type",
+    "decision",
+    "--title",
+    "Protected routes validate sessions",
+    "--body",
+    "Validate sessions server-side.",
+)
 
 
 @pytest.fixture
@@ -22,14 +29,17 @@ def ready(repo: Repo) -> Repo:
     return repo
 
 
-@pytest.mark.parametrize("option, value, field", [
-    ("--source", f"doc {TOKEN}", "source"),
-    ("--source-ref", URL, "source_ref"),
-    ("--origin-key", f"issue:{TOKEN}", "origin"),
-    ("--applies-to", f"src/{TOKEN}/**", "scope"),
-    ("--proposed-by", URL, "proposal"),
-    ("--reason", f"found {TOKEN}", "proposal"),
-])
+@pytest.mark.parametrize(
+    "option, value, field",
+    [
+        ("--source", f"doc {TOKEN}", "source"),
+        ("--source-ref", URL, "source_ref"),
+        ("--origin-key", f"issue:{TOKEN}", "origin"),
+        ("--applies-to", f"src/{TOKEN}/**", "scope"),
+        ("--proposed-by", URL, "proposal"),
+        ("--reason", f"found {TOKEN}", "proposal"),
+    ],
+)
 def test_propose_scans_every_field(ready: Repo, option: str, value: str, field: str) -> None:
     refused(ready, *BASE, option, value, "--packet", needles=(f": {field}: line ", "looks like"))
     assert run_cli("proposals", "--json").json()["proposals"] == []
@@ -58,10 +68,28 @@ def test_reject_scans_the_resolved_packet_it_would_write(ready: Repo) -> None:
 
 
 def test_local_promote_scans_every_field(ready: Repo) -> None:
-    rid = run_cli("local", "add", "--title", "Deploy key", "--body", "Use the deploy remote.",
-                  "--source", "doc", "--source-ref", URL).stdout.strip()
-    refused(ready, "local", "promote", rid, "--sensitivity", "repo-safe", "--packet",
-            needles=("source_ref", "password in a URL"))
+    rid = run_cli(
+        "local",
+        "add",
+        "--title",
+        "Deploy key",
+        "--body",
+        "Use the deploy remote.",
+        "--source",
+        "doc",
+        "--source-ref",
+        URL,
+    ).stdout.strip()
+    refused(
+        ready,
+        "local",
+        "promote",
+        rid,
+        "--sensitivity",
+        "repo-safe",
+        "--packet",
+        needles=("source_ref", "password in a URL"),
+    )
     assert run_cli("proposals", "--json").json()["proposals"] == []
 
 

@@ -91,14 +91,17 @@ def test_version_1_database_is_migrated_in_place_and_keeps_its_rows(tmp_path: Pa
     path = tmp_path / "shared.db"
     old = sqlite3.connect(path)
     for statement in shared_db._SCHEMA.replace(
-            "    affected_ids  TEXT,                      -- JSON list of affected record IDs\n"
-            "    target_blob   TEXT                       -- supersede/tombstone: the target's blob OID when proposed\n",
-            "    affected_ids  TEXT\n").split(";"):
+        "    affected_ids  TEXT,                      -- JSON list of affected record IDs\n"
+        "    target_blob   TEXT                       -- supersede/tombstone: the target's blob OID when proposed\n",
+        "    affected_ids  TEXT\n",
+    ).split(";"):
         if statement.strip():
             old.execute(statement)
     assert "target_blob" not in old.execute("SELECT sql FROM sqlite_master WHERE name = 'proposals'").fetchone()[0]
-    old.execute("INSERT INTO proposals (id, state, packet, body_digest, file_id, created_at, updated_at) "
-                "VALUES ('p1', 'validated', 'text', 'd', NULL, 't', 't')")
+    old.execute(
+        "INSERT INTO proposals (id, state, packet, body_digest, file_id, created_at, updated_at) "
+        "VALUES ('p1', 'validated', 'text', 'd', NULL, 't', 't')"
+    )
     old.execute("PRAGMA user_version = 1")
     old.commit()
     old.close()

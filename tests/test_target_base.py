@@ -117,7 +117,12 @@ def test_backdated_commit_of_a_changed_target_is_refused(feature: Repo) -> None:
     pid = propose_tombstone(feature)
     edit_target(feature)
     git_at(feature, "commit", "-q", "-am", "quiet edit", date=BACKDATED)
-    line = refused(feature, "apply", f".memzoi/proposals/pending/{pid}.md", needles=(REL, "changed after the proposal", "proposal.target_blob"))
+    line = refused(
+        feature,
+        "apply",
+        f".memzoi/proposals/pending/{pid}.md",
+        needles=(REL, "changed after the proposal", "proposal.target_blob"),
+    )
     assert head_blob(feature)[:12] in line
 
 
@@ -163,6 +168,7 @@ def test_a_change_committed_and_reverted_is_judged_by_bytes(feature: Repo) -> No
 
 # --- packets that carry no target blob: the history fallback --------------------------------------------
 
+
 def _handwritten(repo: Repo) -> str:
     return write_packet(repo, tombstone_packet(RID, pid="mem_2026_03_01_tombstone_abc123"))
 
@@ -203,6 +209,7 @@ def test_fallback_treats_a_rewritten_commit_as_a_change(feature: Repo) -> None:
 
 # --- the packet field -------------------------------------------------------------------------------------
 
+
 def test_packet_with_a_wrong_target_blob_is_refused(feature: Repo) -> None:
     data = tombstone_packet(RID)
     data["proposal"] = data["proposal"] | {"target_blob": "0" * 40}
@@ -234,4 +241,3 @@ def test_propose_from_file_checks_a_given_target_blob(feature: Repo, tmp_path: P
     given = tmp_path / "given.md"
     given.write_text(frontmatter.render(data, "# Tombstone\n\nGone.\n"), encoding="utf-8")
     refused(feature, "propose", "--from-file", str(given), needles=(REL, "changed after the proposal"))
-

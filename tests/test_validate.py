@@ -37,8 +37,9 @@ def test_interop_memory_validates_unchanged(repo) -> None:
     assert before == {p: p.read_bytes() for p in (repo.path / ".memzoi").rglob("*.md")}
 
 
-@pytest.mark.parametrize("rel", sorted(p.relative_to(CONF / "records/invalid").as_posix()
-                                       for p in (CONF / "records/invalid").glob("*.md")))
+@pytest.mark.parametrize(
+    "rel", sorted(p.relative_to(CONF / "records/invalid").as_posix() for p in (CONF / "records/invalid").glob("*.md"))
+)
 def test_each_invalid_record_fails_with_location(repo, rel: str) -> None:
     import tomllib
 
@@ -72,7 +73,10 @@ def test_duplicate_record_ids_across_tree(repo) -> None:
     repo.write(".memzoi/records/a/one.md", RECORD)
     repo.write(".memzoi/records/b/two.md", RECORD)
     out = run_cli("validate", expect=1).stdout
-    assert ".memzoi/records/b/two.md:2: id-duplicate: record ID 'use-react-query-in-apps-active' is also used by .memzoi/records/a/one.md" in out
+    assert (
+        ".memzoi/records/b/two.md:2: id-duplicate: record ID 'use-react-query-in-apps-active' is also used by .memzoi/records/a/one.md"
+        in out
+    )
 
 
 def test_packet_status_must_match_its_folder(repo) -> None:
@@ -82,15 +86,16 @@ def test_packet_status_must_match_its_folder(repo) -> None:
 
 
 def test_applied_packet_without_its_record_is_an_orphan(repo) -> None:
-    repo.write(".memzoi/proposals/resolved/applied/x.md",
-               (CONF / "packets/valid/resolved-applied.md").read_text())
+    repo.write(".memzoi/proposals/resolved/applied/x.md", (CONF / "packets/valid/resolved-applied.md").read_text())
     out = run_cli("validate", expect=1).stdout
     assert "resolution-orphan: applied packet names record 'protected-routes-must-validate-sessions-server-side'" in out
 
 
 def test_non_repo_safe_packet_warns_in_worktree_and_fails_when_committed(repo, tmp_path: Path) -> None:
-    repo.write(".memzoi/proposals/pending/mem_2026_07_06_auth_001.md",
-               PACKET.replace("sensitivity: repo-safe", "sensitivity: secret"))
+    repo.write(
+        ".memzoi/proposals/pending/mem_2026_07_06_auth_001.md",
+        PACKET.replace("sensitivity: repo-safe", "sensitivity: secret"),
+    )
     worktree = run_cli("validate", "--json").json()
     assert worktree["ok"] is True
     assert [(p["code"], p["severity"]) for p in worktree["problems"]] == [("sensitivity", "warning")]
@@ -98,16 +103,17 @@ def test_non_repo_safe_packet_warns_in_worktree_and_fails_when_committed(repo, t
     committed = run_cli("validate", "--rev", "HEAD", expect=1)
     assert "sensitivity: sensitivity secret must not be committed to repository memory" in committed.stdout
     # a packet with no sensitivity at all reads as unknown
-    repo.write(".memzoi/proposals/pending/mem_2026_07_06_auth_001.md",
-               PACKET.replace("sensitivity: repo-safe\n", ""))
+    repo.write(".memzoi/proposals/pending/mem_2026_07_06_auth_001.md", PACKET.replace("sensitivity: repo-safe\n", ""))
     data = run_cli("validate", "--json").json()
     assert "unknown (not declared)" in data["problems"][0]["message"]
 
 
 def test_rev_in_bare_clone_gives_same_verdict(repo, tmp_path: Path) -> None:
     _place_examples(repo)
-    repo.write(".memzoi/records/broken.md", RECORD.replace("status: active", "status: current")
-               .replace("use-react-query-in-apps-active", "broken"))
+    repo.write(
+        ".memzoi/records/broken.md",
+        RECORD.replace("status: active", "status: current").replace("use-react-query-in-apps-active", "broken"),
+    )
     repo.commit("memory")
     work = run_cli("validate", "--rev", "HEAD", "--json", expect=1).json()
     bare = tmp_path / "server.git"

@@ -51,8 +51,23 @@ def test_ambiguous_target_is_refused_at_propose(indexed: Repo) -> None:
     twin = ".memzoi/records/procedural/procedures/rule-2.md"
     indexed.write(twin, (indexed.path / rel).read_text())
     indexed.commit("duplicate rule-2", paths=[twin])
-    refused(indexed, "propose", "--action", "supersede", "--target", "rule-2", "--reason", "r", "--type",
-            "decision", "--title", "A new rule 2", "--body", "Replaces rule 2.", needles=(rel, twin, "ambiguous"))
+    refused(
+        indexed,
+        "propose",
+        "--action",
+        "supersede",
+        "--target",
+        "rule-2",
+        "--reason",
+        "r",
+        "--type",
+        "decision",
+        "--title",
+        "A new rule 2",
+        "--body",
+        "Replaces rule 2.",
+        needles=(rel, twin, "ambiguous"),
+    )
 
 
 def test_an_invalid_duplicate_still_makes_the_target_ambiguous(indexed: Repo) -> None:

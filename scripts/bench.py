@@ -284,7 +284,7 @@ def floor(root: Path) -> float:
 
 def percentile(values: list[float], pct: float) -> float:
     ordered = sorted(values)
-    k = max(0, min(len(ordered) - 1, int(round(pct / 100 * len(ordered) + 0.5)) - 1))
+    k = max(0, min(len(ordered) - 1, round(pct / 100 * len(ordered) + 0.5) - 1))
     return ordered[k]
 
 
@@ -437,10 +437,14 @@ def run_size(n: int, work: Path, quick: bool, nqueries: int, repeats: int) -> Re
     return result
 
 
+def verdict(met: bool | None) -> str:
+    """A table's "met" cell: yes, a bold no, or a dash where there is no target."""
+    return "—" if met is None else ("yes" if met else "**no**")
+
+
 def row(name: str, seconds: float, ratio: float | None, target: str, met: bool | None) -> str:
     ratio_text = f"{ratio:.3f}×" if ratio is not None else "—"
-    verdict = "—" if met is None else ("yes" if met else "**no**")
-    return f"| {name} | {seconds * 1000:,.1f} ms | {ratio_text} | {target} | {verdict} |"
+    return f"| {name} | {seconds * 1000:,.1f} ms | {ratio_text} | {target} | {verdict(met)} |"
 
 
 def render(results: list[Result], quick: bool, repeats: int, nqueries: int) -> str:
@@ -500,11 +504,11 @@ def render(results: list[Result], quick: bool, repeats: int, nqueries: int) -> s
                 r.worktree / r.floor <= TARGETS["worktree"],
             ),
             f"| search in-process p50 / p95 | {search50:.2f} / {search95:.2f} ms | — | "
-            f"p95 ≤ {TARGETS['search_p95_ms']:g} ms | {'yes' if search95 <= TARGETS['search_p95_ms'] else '**no**'} |",
+            f"p95 ≤ {TARGETS['search_p95_ms']:g} ms | {verdict(search95 <= TARGETS['search_p95_ms'])} |",
             f"| context in-process p50 / p95 | {context50:.2f} / {context95:.2f} ms | — | "
-            f"p95 ≤ {TARGETS['context_p95_ms']:g} ms | {'yes' if context95 <= TARGETS['context_p95_ms'] else '**no**'} |",
+            f"p95 ≤ {TARGETS['context_p95_ms']:g} ms | {verdict(context95 <= TARGETS['context_p95_ms'])} |",
             f"| `git memzoi search` end to end | {r.cli_ms:.1f} ms | {cli_ratio:.2f}× `python3 -c pass` "
-            f"({r.python_ms:.1f} ms) | ≤ {TARGETS['cli']:g}× | {'yes' if cli_ratio <= TARGETS['cli'] else '**no**'} |",
+            f"({r.python_ms:.1f} ms) | ≤ {TARGETS['cli']:g}× | {verdict(cli_ratio <= TARGETS['cli'])} |",
         ]
         if r.imports_ms:
             parts = ", ".join(f"{name} {ms:.0f} ms" for name, ms in r.imports_ms.items())

@@ -225,6 +225,7 @@ def measure(repo: Path, env: dict[str, str], action: str, targets: list[str], ta
     applies: list[float] = []
     cpu_proposes: list[float] = []
     cpu_applies: list[float] = []
+    pids: list[str] = []
     for n, target in enumerate(targets):
         args = [
             "propose",
@@ -237,14 +238,8 @@ def measure(repo: Path, env: dict[str, str], action: str, targets: list[str], ta
         ]
         if action != "create":
             args += ["--action", action, "--target", target, "--reason", "benchmark"]
-        pid = ""
-
-        def propose() -> None:
-            nonlocal pid
-            pid = memzoi(repo, env, *args)
-
-        proposes.append(timed(propose, cpu_proposes))
-        applies.append(timed(lambda: memzoi(repo, env, "apply", pid), cpu_applies))
+        proposes.append(timed(lambda args=args: pids.append(memzoi(repo, env, *args)), cpu_proposes))
+        applies.append(timed(lambda pid=pids[-1]: memzoi(repo, env, "apply", pid), cpu_applies))
     return (
         statistics.median(proposes),
         statistics.median(applies),

@@ -179,8 +179,8 @@ def render() -> str:
         ".fi",
         ".SH DESCRIPTION",
         "\n.PP\n".join(
-            description[1:]
-            + [
+            [
+                *description[1:],
                 inline(
                     "Every command that prints data takes `--json` and then writes one JSON document "
                     "on stdout; messages go to stderr. `-h` prints a command's help; "

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import pygit2
 import pytest
@@ -18,6 +19,9 @@ from click.testing import CliRunner
 
 from git_memzoi.cli.main import run
 from git_memzoi.runtime import clock
+
+if TYPE_CHECKING:
+    from test_hooks import Remote
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -108,7 +112,7 @@ class Repo:
         ref = "HEAD" if self.git.head_is_unborn else self.git.head.name
         return str(self.git.create_commit(ref, sig, sig, message, tree, parents))
 
-    def add_worktree(self, name: str, where: Path) -> "Repo":
+    def add_worktree(self, name: str, where: Path) -> Repo:
         branch = self.git.branches.local.create(name, self.git.head.peel(pygit2.Commit))
         wt = self.git.add_worktree(name, str(where), branch)
         return Repo(Path(wt.path), pygit2.Repository(wt.path))
@@ -132,6 +136,17 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Repo:
     """A fresh repository with .memzoi/ initialised and committed; the cwd is its root."""
     r = make_repo(tmp_path / "project")
     monkeypatch.chdir(r.path)
+    return r
+
+
+@pytest.fixture
+def remote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Remote:
+    """A bare repository with the pre-receive hook, and a clone (the cwd) whose main it accepted."""
+    from test_hooks import make_remote  # test_hooks builds on this module
+
+    r = make_remote(tmp_path)
+    r.accepted()
+    monkeypatch.chdir(r.work.path)
     return r
 
 

@@ -316,7 +316,8 @@ def _age(root: Path, seconds: float) -> None:
 
 
 def test_the_hook_path_stays_light(memory: Repo) -> None:
-    """Claude Code runs the hook before every edit: no click, pydantic, PyYAML, MCP SDK, pygit2 or filelock on its path."""
+    """Claude Code runs the hook before every edit: its path imports no click, pydantic, PyYAML, MCP SDK,
+    pygit2 or filelock."""
     import os
     import re
     import sys

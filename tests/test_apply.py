@@ -5,7 +5,10 @@ from __future__ import annotations
 import sqlite3
 
 import pygit2
+
 from conftest import run_cli
+from git_memzoi.profile import frontmatter
+from git_memzoi.runtime.workspace import Workspace
 from test_lifecycle_support import (
     APPLIED_AT,
     BODY,
@@ -19,9 +22,6 @@ from test_lifecycle_support import (
     tombstone_packet,
     write_packet,
 )
-
-from git_memzoi.profile import frontmatter
-from git_memzoi.runtime.workspace import Workspace
 
 PID = "mem_2026_03_01_auth_abc123"
 RECORD = ".memzoi/records/semantic/decisions/protected-routes-must-validate-sessions-server-side.md"
@@ -132,7 +132,7 @@ def test_supersede_keeps_old_record_and_points_new_one_at_it(repo) -> None:
     new = _front(repo.path / new_path)
     assert new["supersedes"] == "session-rule" and new["status"] == "active"
     after = (repo.path / old_path).read_bytes()
-    changed = [(a, b) for a, b in zip(old_bytes.splitlines(), after.splitlines()) if a != b]
+    changed = [(a, b) for a, b in zip(old_bytes.splitlines(), after.splitlines(), strict=True) if a != b]
     assert changed == [(b"status: active", b"status: superseded")]
     assert len(old_bytes.splitlines()) == len(after.splitlines())
     resolved = _front(repo.path / ".memzoi/proposals/resolved/applied/mem_2026_03_01_supersede_abc123.md")

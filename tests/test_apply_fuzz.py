@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import itertools
 
-from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_lifecycle_support import add_record, one_line_error, packet, snapshot, write_packet
 
+from conftest import run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.runtime.workspace import Workspace
+from test_lifecycle_support import add_record, one_line_error, packet, snapshot, write_packet
 
 FIELDS = [
     "id",

@@ -6,7 +6,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+
 from conftest import run_cli
+from git_memzoi.index import shared_db
+from git_memzoi.runtime.workspace import Workspace
 from test_lifecycle_support import (
     LATER,
     add_record,
@@ -16,9 +19,6 @@ from test_lifecycle_support import (
     tombstone_packet,
     write_packet,
 )
-
-from git_memzoi.index import shared_db
-from git_memzoi.runtime.workspace import Workspace
 
 PID = "mem_2026_03_01_auth_abc123"
 PENDING = f".memzoi/proposals/pending/{PID}.md"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from conftest import Repo, run_cli
@@ -11,7 +11,7 @@ from git_memzoi.profile.document import read_record
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.workspace import Workspace
 
-T0 = datetime(2026, 7, 6, 9, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 7, 6, 9, 0, 0, tzinfo=UTC)
 SECOND = timedelta(seconds=1)
 LEASE = timedelta(hours=24)  # the built-in retention.session_lease_hours
 CAP = timedelta(days=7)

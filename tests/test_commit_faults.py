@@ -8,14 +8,14 @@ from typing import Any
 
 import pygit2
 import pytest
-from conftest import git, make_repo, run_cli
-from test_lifecycle_support import APPLIED_AT, add_record, at, run_memzoi, snapshot, supersede_packet, write_packet
 
+from conftest import git, make_repo, run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.lifecycle import install
 from git_memzoi.lifecycle.recovery import pending_journals
 from git_memzoi.runtime.atomic import TEMP_PREFIX
 from git_memzoi.runtime.workspace import Workspace
+from test_lifecycle_support import APPLIED_AT, add_record, at, run_memzoi, snapshot, supersede_packet, write_packet
 
 PID = "mem_2026_03_01_supersede_abc123"
 ARGS = ["apply", PID, "--reviewer", "alice", "--commit"]

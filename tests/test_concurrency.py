@@ -9,12 +9,11 @@ import sys
 from pathlib import Path
 
 from conftest import ROOT
-from test_lifecycle_support import at, one_line_error, packet, run_memzoi, snapshot, states, write_packet
-
 from git_memzoi.index import shared_db
 from git_memzoi.lifecycle import inbox
 from git_memzoi.runtime.lock import lifecycle_lock
 from git_memzoi.runtime.workspace import Workspace
+from test_lifecycle_support import at, one_line_error, packet, run_memzoi, snapshot, states, write_packet
 
 APPLY_LOOP = """
 import contextlib, io, json, pathlib, sys, time
@@ -89,7 +88,7 @@ def test_two_worktrees_apply_fifty_each_none_lost_or_doubled(repo, tmp_path: Pat
         assert proc.returncode == 0, err
         results.append(json.loads(out))
     applied_by = {pid: [] for pid in ids}
-    for who, rows in zip(("main", "linked"), results):
+    for who, rows in zip(("main", "linked"), results, strict=True):
         for pid, code, outcome in rows:
             assert code == 0, (pid, who)
             assert outcome in ("applied", "already-applied")

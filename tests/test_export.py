@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -285,11 +285,11 @@ def test_private_query_only_superseded_and_tombstoned_records_never_appear(repo:
     repo.commit("records")
     run_cli("local", "add", "--type", "decision", "--title", "Hidden local rule", "--body", "Marker HIDDEN-local.")
 
-    clock.set_now(datetime(2026, 1, 10, tzinfo=timezone.utc))  # the incident and expiry are still current
+    clock.set_now(datetime(2026, 1, 10, tzinfo=UTC))  # the incident and expiry are still current
     early = run_cli("export", "agents-md", "--json").json()
     assert {"old-incident", "expired-rule"} <= set(early["records"])
 
-    clock.set_now(datetime(2026, 3, 15, tzinfo=timezone.utc))  # past the 30-day window and the explicit expiry
+    clock.set_now(datetime(2026, 3, 15, tzinfo=UTC))  # past the 30-day window and the explicit expiry
     outputs = {target: run_cli("export", target, "--json").json() for target in ("okf", "agents-md", "claude-md")}
     for target, report in outputs.items():
         assert set(report["records"]) == {"active-rule", "successor"}, target

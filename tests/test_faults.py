@@ -6,7 +6,13 @@ import signal
 from pathlib import Path
 
 import pytest
+
 from conftest import make_repo, run_cli
+from git_memzoi.index import shared_db
+from git_memzoi.lifecycle import install
+from git_memzoi.lifecycle.recovery import pending_journals
+from git_memzoi.runtime.atomic import TEMP_PREFIX
+from git_memzoi.runtime.workspace import Workspace
 from test_lifecycle_support import (
     APPLIED_AT,
     add_record,
@@ -17,12 +23,6 @@ from test_lifecycle_support import (
     supersede_packet,
     write_packet,
 )
-
-from git_memzoi.index import shared_db
-from git_memzoi.lifecycle import install
-from git_memzoi.lifecycle.recovery import pending_journals
-from git_memzoi.runtime.atomic import TEMP_PREFIX
-from git_memzoi.runtime.workspace import Workspace
 
 PID = "mem_2026_03_01_supersede_abc123"
 SECRET = "# Zanzibar\n\nThe zanzibar token is private.\n"

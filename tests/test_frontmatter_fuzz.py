@@ -108,6 +108,6 @@ def test_size_limits() -> None:
 
 def test_status_line_rewrite_changes_one_line() -> None:
     out = frontmatter.set_top_level_scalar(RECORD, "status", "superseded")
-    diff = [(a, b) for a, b in zip(RECORD.splitlines(), out.splitlines()) if a != b]
+    diff = [(a, b) for a, b in zip(RECORD.splitlines(), out.splitlines(), strict=True) if a != b]
     assert diff == [("status: active", "status: superseded")]
     assert read_record(out.encode(), "r.md").record.status == "superseded"

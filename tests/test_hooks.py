@@ -174,14 +174,6 @@ def make_remote(tmp_path: Path, hook: str = "pre-receive") -> Remote:
     return Remote(bare, work)
 
 
-@pytest.fixture
-def remote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Remote:
-    r = make_remote(tmp_path)
-    r.accepted()
-    monkeypatch.chdir(r.work.path)
-    return r
-
-
 def test_install_in_bare_repository_writes_an_executable_pre_receive(tmp_path: Path) -> None:
     bare = tmp_path / "server.git"
     git("init", "--bare", "-q", str(bare), cwd=tmp_path)

@@ -10,7 +10,7 @@ from pygit2.enums import FileMode
 
 from conftest import AUTHOR, git, run_cli
 from git_memzoi.profile.frontmatter import set_top_level_scalar
-from test_hooks import Remote, packet, record, record_path, remote, retire_packet  # noqa: F401  (fixture)
+from test_hooks import Remote, packet, record, record_path, retire_packet
 
 APPLIED = ".memzoi/proposals/resolved/applied"
 
@@ -37,7 +37,7 @@ def orphan_merge(r: Remote, files: dict[str, str | None]) -> str:
 
 def push_tree(
     r: Remote,
-    edit: "callable[[pygit2.TreeBuilder, pygit2.Repository], None]",  # type: ignore[valid-type]
+    edit: callable[[pygit2.TreeBuilder, pygit2.Repository], None],  # type: ignore[valid-type]
     message: str = "odd tree",
 ) -> str:
     """Commit on main a tree made by editing the tip's root tree with a TreeBuilder (for symlinks, gitlinks)."""

@@ -348,7 +348,7 @@ def test_sigkill_of_a_full_rebuild_takes_its_parse_workers_with_it(records: Repo
 
 @pytest.mark.parametrize("linked", [".memzoi", ".memzoi/records"])
 def test_a_symlinked_memory_folder_is_refused_not_followed(repo: Repo, tmp_path: Path, linked: str) -> None:
-    from conftest import memzoi_exe, make_repo
+    from conftest import make_repo, memzoi_exe
 
     elsewhere = make_repo(tmp_path / "elsewhere")
     add_record(elsewhere, "semantic/decisions/use-outside", "use-outside", title="Outside the repository")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES, Repo, git, run_cli
-from test_hooks import make_remote, record_path
-from test_mcp import run_async, server_params, session
-
 from git_memzoi.index import retention_rules
 from git_memzoi.profile import timefmt
 from git_memzoi.profile.document import InvalidDocument, read_packet, read_record
+from test_hooks import make_remote, record_path
+from test_mcp import run_async, server_params, session
 
 RECORD = (FIXTURES / "conformance/records/valid/profile-example.md").read_text()
 PACKET = (FIXTURES / "conformance/packets/valid/profile-example.md").read_text()
@@ -183,7 +182,7 @@ def test_any_well_formed_timestamp_parses_or_is_refused_and_retention_never_over
     key = {"semantic": "explicit_expires_at", "episodic": "occurred_at", "session": "started_at"}[lane]
     found = retention_rules.boundary("r", lane, "active", {key: value}, [], 8.0)
     assert found.at is not None and found.at >= moment
-    retention_rules.reason(found, datetime.now(timezone.utc))
+    retention_rules.reason(found, datetime.now(UTC))
 
 
 def test_fraction_digits_are_unbounded_kept_verbatim_and_ordered() -> None:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from conftest import run_cli
-from test_lifecycle_support import PROPOSED_AT, at, one_line_error, packet, snapshot, states, write_packet
-
 from git_memzoi.runtime.workspace import Workspace
+from test_lifecycle_support import PROPOSED_AT, at, one_line_error, packet, snapshot, states, write_packet
 
 
 def _propose(title: str, *extra: str) -> str:

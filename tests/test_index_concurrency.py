@@ -33,7 +33,7 @@ def test_concurrent_refreshes_and_full_rebuilds_never_collide(repo) -> None:
             )
         )
         for proc in procs:
-            out, err = proc.communicate(timeout=120)
+            _out, err = proc.communicate(timeout=120)
             assert proc.returncode == 0, err
             assert "Traceback" not in err and "internal error" not in err
         found = subprocess.run(

@@ -8,12 +8,11 @@ import os
 import sqlite3
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from conftest import ROOT, Repo
-
 from git_memzoi.profile import frontmatter
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.workspace import Workspace
@@ -21,7 +20,7 @@ from git_memzoi.runtime.workspace import Workspace
 #: Records in these tests are committed at 2026-01-01 (conftest AUTHOR); proposals are made later.
 PROPOSED_AT = "2026-03-01T00:00:00Z"
 APPLIED_AT = "2026-03-02T00:00:00Z"
-LATER = int(datetime(2026, 4, 1, tzinfo=timezone.utc).timestamp())
+LATER = int(datetime(2026, 4, 1, tzinfo=UTC).timestamp())
 
 
 def at(text: str) -> None:

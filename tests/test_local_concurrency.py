@@ -103,7 +103,7 @@ def test_two_worktrees_renewing_one_checkpoint_keep_it_valid(repo: Repo, tmp_pat
     ]
     go.write_text("go")
     for proc in workers:
-        out, err = proc.communicate(timeout=120)
+        _out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
     events = [json.loads(line) for line in run_cli("events", "--jsonl").stdout.splitlines()]
     assert [e["action"] for e in events].count("checkpoint.continue") == 30

@@ -99,7 +99,7 @@ def test_forget_in_one_worktree_removes_it_from_recall_in_the_other(repo: Repo, 
 
 
 def test_private_memory_never_reaches_exports_or_the_work_tree(repo: Repo, tmp_path: Path) -> None:
-    linked, local_id, cp_id = setup(repo, tmp_path)
+    linked, local_id, _cp_id = setup(repo, tmp_path)
     out = tmp_path / "out"
     for where in (repo.path, linked.path):
         run_cli("rebuild", "--full", cwd=where)

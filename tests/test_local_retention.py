@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -13,7 +13,7 @@ from git_memzoi.runtime import clock
 from git_memzoi.runtime.workspace import Workspace
 
 OCCURRED = "2026-07-01T00:00:00Z"
-T0 = datetime(2026, 7, 10, tzinfo=timezone.utc)
+T0 = datetime(2026, 7, 10, tzinfo=UTC)
 
 EPISODIC = """---
 id: migration-notes-2026-07
@@ -109,7 +109,7 @@ def test_extension_must_be_after_the_current_window(records: Repo) -> None:
 
 
 def test_extension_in_the_past_is_refused(records: Repo) -> None:
-    clock.set_now(datetime(2026, 8, 25, tzinfo=timezone.utc))
+    clock.set_now(datetime(2026, 8, 25, tzinfo=UTC))
     result = run_cli(
         "retention", "extend", "migration-notes-2026-07", "--until", "2026-08-20T00:00:00Z", "--reason", "r", expect=1
     )
@@ -192,7 +192,7 @@ def test_expiry_shows_the_extension(records: Repo) -> None:
         "--reason",
         "still migrating",
     )
-    clock.set_now(datetime(2026, 8, 5, tzinfo=timezone.utc))  # past the ordinary window, inside the extension
+    clock.set_now(datetime(2026, 8, 5, tzinfo=UTC))  # past the ordinary window, inside the extension
     after = run_cli("expiry", "migration-notes-2026-07", "--json").json()
     assert after["current"] is True
     assert after["boundary"] == "2026-08-20T00:00:00Z" and after["boundary_kind"] == "extension"
@@ -201,7 +201,7 @@ def test_expiry_shows_the_extension(records: Repo) -> None:
     ]
     text = run_cli("expiry", "migration-notes-2026-07").stdout
     assert "2026-08-20T00:00:00Z" in text and "extended" in text
-    clock.set_now(datetime(2026, 8, 20, tzinfo=timezone.utc))
+    clock.set_now(datetime(2026, 8, 20, tzinfo=UTC))
     assert run_cli("expiry", "migration-notes-2026-07", "--json").json()["current"] is False
 
 
@@ -211,7 +211,7 @@ def test_expiry_of_an_extended_runtime_record(repo: Repo) -> None:
         "local", "add", "--lane", "episodic", "--title", "Flaky CI", "--body", "CI flaked.", "--occurred-at", OCCURRED
     ).stdout.strip()
     run_cli("retention", "extend", record_id, "--until", "2026-09-01T00:00:00Z", "--reason", "watching it")
-    clock.set_now(datetime(2026, 8, 10, tzinfo=timezone.utc))
+    clock.set_now(datetime(2026, 8, 10, tzinfo=UTC))
     decision = run_cli("expiry", record_id, "--json").json()
     assert (decision["current"], decision["boundary_kind"], decision["boundary"]) == (
         True,

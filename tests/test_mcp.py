@@ -60,10 +60,9 @@ def server_params(repo_path: Path, *, cwd: Path | None = None, via_git: bool = F
 @asynccontextmanager
 async def session(params: StdioServerParameters, errlog: Path) -> AsyncIterator[ClientSession]:
     with open(errlog, "a", encoding="utf-8") as err:
-        async with stdio_client(params, errlog=err) as (read, write):
-            async with ClientSession(read, write) as client:
-                await client.initialize()
-                yield client
+        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            yield client
 
 
 def run_async(fn: Callable[[], Awaitable[None]]) -> None:

@@ -5,8 +5,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import run_cli
 from pydantic import TypeAdapter
+
+from conftest import run_cli
+from git_memzoi.index import shared_db
+from git_memzoi.lifecycle import inbox
+from git_memzoi.profile import frontmatter
+from git_memzoi.profile.models import Identifier
+from git_memzoi.runtime.workspace import Workspace
 from test_lifecycle_support import (
     PROPOSED_AT,
     add_record,
@@ -17,12 +23,6 @@ from test_lifecycle_support import (
     states,
     write_packet,
 )
-
-from git_memzoi.index import shared_db
-from git_memzoi.lifecycle import inbox
-from git_memzoi.profile import frontmatter
-from git_memzoi.profile.models import Identifier
-from git_memzoi.runtime.workspace import Workspace
 
 ID_SHAPE = re.compile(r"^mem_\d{4}_\d{2}_\d{2}_[a-z0-9_]+_[0-9a-f]{6}$")
 BASE = ("propose", "--type", "decision", "--title", "Protected routes validate sessions")

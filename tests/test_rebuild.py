@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -298,8 +299,9 @@ def test_progress_bar_only_on_a_terminal(repo: Repo) -> None:
 
 
 def test_lease_hours_change_recomputes_session_boundaries(repo: Repo) -> None:
+    from datetime import datetime
+
     from git_memzoi.runtime import clock
-    from datetime import datetime, timezone
 
     add_record(
         repo,
@@ -310,7 +312,7 @@ def test_lease_hours_change_recomputes_session_boundaries(repo: Repo) -> None:
         retention={"started_at": "2026-01-01T00:00:00Z"},
         body="Session about lemurs.",
     )
-    clock.set_now(datetime(2026, 1, 1, 10, tzinfo=timezone.utc))
+    clock.set_now(datetime(2026, 1, 1, 10, tzinfo=UTC))
     assert len(run_cli("search", "lemurs", "--json").json()["hits"]) == 1
     repo.write(".memzoi/config.toml", "[retention]\nsession_lease_hours = 6\n")
     assert run_cli("search", "lemurs", "--json").json()["hits"] == []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -213,7 +213,7 @@ def test_handoff_inbox_and_checkpoint(corpus: Repo) -> None:
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         ("mem_done", "applied", inbox_packet, "d2", None, stamp, stamp),
     )
-    started = datetime(2026, 5, 1, 9, tzinfo=timezone.utc)
+    started = datetime(2026, 5, 1, 9, tzinfo=UTC)
     clock.set_now(started)
     for rid, when in (("ses-old", "2026-05-01T07:00:00Z"), ("ses-new", "2026-05-01T08:00:00Z")):
         doc = record_text(

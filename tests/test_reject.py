@@ -5,7 +5,12 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+
 from conftest import run_cli
+from git_memzoi.index import shared_db
+from git_memzoi.profile import frontmatter
+from git_memzoi.profile.tree import SourceFile, validate_tree
+from git_memzoi.runtime.workspace import Workspace
 from test_lifecycle_support import (
     APPLIED_AT,
     BODY,
@@ -17,11 +22,6 @@ from test_lifecycle_support import (
     states,
     write_packet,
 )
-
-from git_memzoi.index import shared_db
-from git_memzoi.profile import frontmatter
-from git_memzoi.profile.tree import SourceFile, validate_tree
-from git_memzoi.runtime.workspace import Workspace
 
 PID = "mem_2026_03_01_auth_abc123"
 SECRET_WORDS = ("zanzibar", "quokka", "marmalade", "AKIAIOSFODNN7EXAMPLE")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -12,7 +12,7 @@ from git_memzoi.recall.retention import decide
 from git_memzoi.runtime import clock
 
 SECOND = timedelta(seconds=1)
-T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 LEASE = 24.0
 
 
@@ -174,7 +174,7 @@ def test_non_active_status_is_never_current(status: str) -> None:
 
 def test_fractional_second_timestamps() -> None:
     rec = record("episodic", {"occurred_at": "2026-03-01T12:00:00.500000Z"})
-    boundary = datetime(2026, 3, 31, 12, 0, 0, 500000, tzinfo=timezone.utc)
+    boundary = datetime(2026, 3, 31, 12, 0, 0, 500000, tzinfo=UTC)
     assert at(boundary - timedelta(microseconds=1), rec).current is True
     assert at(boundary, rec).current is False
 

@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 from conftest import Repo, git, run_cli
-
 from git_memzoi.index.parse_cache import KEEP_FRACTION, ParseCache
 from git_memzoi.runtime.workspace import Workspace
 

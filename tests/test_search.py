@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -206,7 +206,7 @@ def test_episodic_window_hides_then_all_finds(repo: Repo) -> None:
         retention={"occurred_at": "2026-02-01T00:00:00Z"},
         body="The gateway outage of February.",
     )
-    boundary = datetime(2026, 3, 3, tzinfo=timezone.utc)
+    boundary = datetime(2026, 3, 3, tzinfo=UTC)
     clock.set_now(boundary - timedelta(seconds=1))
     assert ids("outage") == ["outage-notes"]
     clock.set_now(boundary)

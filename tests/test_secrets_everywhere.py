@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from conftest import Repo, git, run_cli
-from test_lifecycle_support import PROPOSED_AT, at, packet, refused, write_packet
 
+from conftest import Repo, git, run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.runtime.workspace import Workspace
+from test_lifecycle_support import PROPOSED_AT, at, packet, refused, write_packet
 
 TOKEN = "ghp_" + "a1B2c3D4e5" * 4  # looks like a GitHub token
 URL = "https://deploy:hunter2secret@git.example.com/repo.git"  # a password in a URL
@@ -55,14 +55,14 @@ def _edited_pending(repo: Repo) -> tuple[str, str]:
 
 
 def test_apply_scans_a_reviewer_edited_packet(ready: Repo) -> None:
-    rel, pid = _edited_pending(ready)
+    rel, _pid = _edited_pending(ready)
     refused(ready, "apply", rel, "--commit", needles=("secret", "GitHub token"))
     assert not list((ready.path / ".memzoi" / "records").rglob("*.md"))
     assert git("log", "--oneline", cwd=ready.path).stdout.count("\n") == 1
 
 
 def test_reject_scans_the_resolved_packet_it_would_write(ready: Repo) -> None:
-    rel, pid = _edited_pending(ready)
+    rel, _pid = _edited_pending(ready)
     refused(ready, "reject", rel, "--reason", "not needed", needles=("secret", "GitHub token"))
     assert (ready.path / rel).exists()
 

@@ -23,7 +23,7 @@ def test_reader_never_sees_a_half_created_database(tmp_path: Path) -> None:
         seen: list[str] = []
         stop = threading.Event()
 
-        def reader() -> None:
+        def reader(path: Path, stop: threading.Event, seen: list[str]) -> None:
             while not stop.is_set():
                 if not path.exists():
                     continue
@@ -33,7 +33,7 @@ def test_reader_never_sees_a_half_created_database(tmp_path: Path) -> None:
                     seen.append(exc.message)
                     return
 
-        thread = threading.Thread(target=reader)
+        thread = threading.Thread(target=reader, args=(path, stop, seen))
         thread.start()
         shared_db.connect(path).close()
         stop.set()
@@ -52,7 +52,7 @@ def test_two_creators_end_with_one_schema(tmp_path: Path) -> None:
             with shared_db.transaction(conn):
                 shared_db.append_event(conn, "test", ["x"])
             conn.close()
-        except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=create) for _ in range(6)]
@@ -68,7 +68,7 @@ def test_two_creators_end_with_one_schema(tmp_path: Path) -> None:
 def test_corrupt_or_foreign_database_fails_closed_and_is_left_alone(tmp_path: Path) -> None:
     garbage = tmp_path / "garbage.db"
     garbage.write_bytes(b"not a database" * 100)
-    with pytest.raises(StateError, match="garbage.db: shared.db is unreadable"):
+    with pytest.raises(StateError, match=r"garbage\.db: shared\.db is unreadable"):
         shared_db.connect(garbage)
     assert garbage.read_bytes() == b"not a database" * 100
     foreign = tmp_path / "foreign.db"

@@ -12,12 +12,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import Repo, run_cli
-from test_lifecycle_support import PROPOSED_AT, add_record, at, refused, tombstone_packet, write_packet
 
+from conftest import Repo, run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.profile import frontmatter
 from git_memzoi.runtime.workspace import Workspace
+from test_lifecycle_support import PROPOSED_AT, add_record, at, refused, tombstone_packet, write_packet
 
 RID = "session-rule"
 CONCEPT = "semantic/decisions/session-rule"

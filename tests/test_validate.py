@@ -74,8 +74,8 @@ def test_duplicate_record_ids_across_tree(repo) -> None:
     repo.write(".memzoi/records/b/two.md", RECORD)
     out = run_cli("validate", expect=1).stdout
     assert (
-        ".memzoi/records/b/two.md:2: id-duplicate: record ID 'use-react-query-in-apps-active' is also used by .memzoi/records/a/one.md"
-        in out
+        ".memzoi/records/b/two.md:2: id-duplicate: record ID 'use-react-query-in-apps-active' "
+        "is also used by .memzoi/records/a/one.md" in out
     )
 
 

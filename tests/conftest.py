@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -198,3 +200,37 @@ def memzoi_exe() -> str:
     exe = shutil.which("git-memzoi", path=str(VENV_BIN))
     assert exe, "git-memzoi is not installed in the test environment"
     return exe
+
+
+def run_bench(tmp_path: Path, *args: str, timeout: float = 600) -> str:
+    """Run `scripts/bench.py --quick ARGS` into tmp_path; assert it succeeds and return the Markdown it wrote."""
+    out = tmp_path / "BENCH.md"
+    command = [sys.executable, str(ROOT / "scripts" / "bench.py"), "--quick", *args]
+    command += ["--output", str(out), "--workdir", str(tmp_path / "work")]
+    env = os.environ | {"PYTHONPATH": str(ROOT)}
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
+    assert result.returncode == 0, result.stderr
+    return out.read_text()
+
+
+def age(root: Path, seconds: float) -> None:
+    """Make every file and folder under `root` look `seconds` old (the index never trusts stats younger than that)."""
+    then = time.time() - seconds
+    for folder, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:
+            os.utime(os.path.join(folder, name), (then, then), follow_symlinks=False)
+    os.utime(root, (then, then))
+
+
+def run_importtime(
+    args: Sequence[str], cwd: Path, input: str = ""
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run `git memzoi ARGS` under `python -X importtime`: the finished process and every module it imported."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "git_memzoi", *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        text=True,
+    )
+    return proc, set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", proc.stderr, re.MULTILINE))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES, Repo, make_repo, memzoi_exe, run_cli
+from conftest import FIXTURES, Repo, age, make_repo, memzoi_exe, run_cli, run_importtime
 from git_memzoi.agents.claude_hook import CONTEXT_LIMIT
 from test_recall_support import add_record
 
@@ -33,17 +33,15 @@ def hook(text: str, cwd: Path | None = None) -> tuple[dict[str, Any] | None, str
     return (json.loads(result.stdout) if result.stdout.strip() else None), result.stderr
 
 
+def add_migrations_risk(repo: Repo, **fields: Any) -> None:
+    """The risk record that applies to db/migrations/**, the path the edit events touch."""
+    rid, title = "migrations-are-append-only", "Migrations are append-only"
+    add_record(repo, "risks/migrations", rid, type="risk", title=title, applies_to=["db/migrations/**"], **fields)
+
+
 @pytest.fixture
 def memory(repo: Repo) -> Repo:
-    add_record(
-        repo,
-        "risks/migrations",
-        "migrations-are-append-only",
-        type="risk",
-        title="Migrations are append-only",
-        description="Never edit an applied migration; add a new one.",
-        applies_to=["db/migrations/**"],
-    )
+    add_migrations_risk(repo, description="Never edit an applied migration; add a new one.")
     add_record(
         repo,
         "warnings/auth",
@@ -303,38 +301,17 @@ def test_through_git_as_claude_code_runs_it(memory: Repo) -> None:
     assert answer["permissionDecision"] == "ask"
 
 
-def _age(root: Path, seconds: float) -> None:
-    """Make everything under `root` look `seconds` old (the index never trusts stats younger than that)."""
-    import os
-    import time
-
-    then = time.time() - seconds
-    for folder, dirs, files in os.walk(root):
-        for name in [*dirs, *files]:
-            os.utime(os.path.join(folder, name), (then, then), follow_symlinks=False)
-    os.utime(root, (then, then))
-
-
 def test_the_hook_path_stays_light(memory: Repo) -> None:
     """Claude Code runs the hook before every edit: its path imports no click, pydantic, PyYAML, MCP SDK,
     pygit2 or filelock."""
     import os
-    import re
-    import sys
 
-    _age(memory.path, 3600)
+    age(memory.path, 3600)
     run_cli("rebuild")
-    _age(Path(os.environ["MEMZOI_HOME"]), 3600)
+    age(Path(os.environ["MEMZOI_HOME"]), 3600)
     for name in ("pretooluse-edit", "pretooluse-bash"):
-        proc = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "git_memzoi", "agent", "hook", "claude"],
-            input=event(name, memory.path),
-            capture_output=True,
-            text=True,
-            cwd=memory.path,
-        )
+        proc, modules = run_importtime(["agent", "hook", "claude"], memory.path, input=event(name, memory.path))
         assert proc.returncode == 0 and json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
-        modules = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", proc.stderr, re.MULTILINE))
         assert "git_memzoi.agents.claude_hook" in modules  # the measurement sees our own imports
         heavy = sorted(
             m

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Repo, run_cli
-from test_agent_hook import event
-from test_recall_support import add_record
+from test_agent_hook import add_migrations_risk, event
 
 OURS_SERVER = {"type": "stdio", "command": "git", "args": ["memzoi", "mcp", "serve"]}
 OURS_HOOK = {"type": "command", "command": "git memzoi agent hook claude"}
@@ -156,15 +155,7 @@ def test_claude_dry_run_prints_a_diff_and_writes_nothing(repo: Repo) -> None:
 
 
 def test_claude_installed_hook_runs_as_written(repo: Repo) -> None:
-    add_record(
-        repo,
-        "risks/migrations",
-        "migrations-are-append-only",
-        type="risk",
-        title="Migrations are append-only",
-        applies_to=["db/migrations/**"],
-        commit=True,
-    )
+    add_migrations_risk(repo, commit=True)
     run_cli("agent", "install", "claude")
     settings = json.loads((repo.path / ".claude/settings.json").read_text())
     group = settings["hooks"]["PreToolUse"][0]

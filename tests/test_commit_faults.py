@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 from typing import Any
 
 import pygit2
 import pytest
 
-from conftest import git, make_repo, run_cli
-from git_memzoi.index import shared_db
+from conftest import git, run_cli
 from git_memzoi.lifecycle import install
-from git_memzoi.lifecycle.recovery import pending_journals
-from git_memzoi.runtime.atomic import TEMP_PREFIX
-from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import APPLIED_AT, add_record, at, run_memzoi, snapshot, supersede_packet, write_packet
+from test_lifecycle_support import APPLIED_AT, at, kill_at, repair, snapshot, supersede_scenario
 
 PID = "mem_2026_03_01_supersede_abc123"
 ARGS = ["apply", PID, "--reviewer", "alice", "--commit"]
@@ -24,13 +19,7 @@ STEPS = install.fault_steps(6, commit=True)
 
 def _scenario(root: Path) -> None:
     """A supersede that writes six files, with an unrelated change staged that must stay staged and uncommitted."""
-    repo = make_repo(root)
-    shared_db.connect(Workspace.open(root).layout.shared_db).close()
-    repo.write(".gitattributes", "*.png binary\n")
-    repo.commit("attributes", paths=[".gitattributes"])
-    add_record(repo, "semantic/decisions/session-rule", "session-rule")
-    pending = write_packet(repo, supersede_packet("session-rule", pid=PID))
-    repo.commit("packet", paths=[pending])
+    repo = supersede_scenario(root, PID)
     repo.write("README.md", "# staged, not part of the apply\n")
     index = repo.git.index
     index.add("README.md")
@@ -64,17 +53,6 @@ def _after(tmp_path: Path) -> dict[str, Any]:
     return _AFTER
 
 
-def _leftovers(root: Path) -> list[str]:
-    ws = Workspace.open(root)
-    temps = [
-        str(p)
-        for folder in (root, root / ".memzoi", ws.layout.journal_dir, root / ".git")
-        if folder.exists()
-        for p in folder.rglob(f"{TEMP_PREFIX}*")
-    ]
-    return temps + [str(p) for p in pending_journals(ws)]
-
-
 def test_the_commit_steps_come_between_the_files_and_the_journal_delete() -> None:
     assert (
         STEPS.index("index-staged")
@@ -93,27 +71,22 @@ def test_kill_apply_commit_at_every_step_then_repair(tmp_path: Path, monkeypatch
     _scenario(root)
     monkeypatch.chdir(root)
     before = git_state(root)
-    killed = run_memzoi(*ARGS, cwd=root, env={"MEMZOI_FAULT": step, "MEMZOI_NOW": APPLIED_AT})
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
-
-    repaired = run_cli("doctor", "--repair", "--json", expect=None).json()["repaired"]
-    assert _leftovers(root) == []
+    kill_at(step, ARGS, root)
+    committed = STEPS.index(step) >= STEPS.index(install.FIRST_COMMITTED_STEP)
+    repair(root, step, committed)
     state = git_state(root)
-    if STEPS.index(step) >= STEPS.index(install.FIRST_COMMITTED_STEP):
+    if committed:
         assert state == after
         assert state["parent_trees"] == [before["head_tree"]]
-        assert any(line.startswith("completed") for line in repaired) or step == "journal-deleted"
     else:
         assert state == before
-        if step not in ("planned", "journal-temp"):
-            assert any(line.startswith("rolled back") for line in repaired), repaired
     # the user's next ordinary commit records exactly what was staged: README.md, nothing reverted
     git("commit", "-q", "-m", "next", cwd=root)
     following = git_state(root)
     changed = git("diff", "--name-only", "HEAD~1", "HEAD", cwd=root).stdout.split()
     assert changed == ["README.md"]
     assert following["files"] == state["files"]
-    if STEPS.index(step) < STEPS.index(install.FIRST_COMMITTED_STEP):
+    if not committed:
         run_cli(*ARGS)  # the step can simply be run again
         assert git_state(root)["files"] == after["files"]
 
@@ -125,8 +98,7 @@ def _killed_past_the_commit_point(tmp_path: Path, monkeypatch) -> tuple[Path, di
     root = tmp_path / "repo"
     _scenario(root)
     monkeypatch.chdir(root)
-    killed = run_memzoi(*ARGS, cwd=root, env={"MEMZOI_FAULT": "db-committed", "MEMZOI_NOW": APPLIED_AT})
-    assert killed.returncode == -signal.SIGKILL
+    kill_at("db-committed", ARGS, root)
     return root, after
 
 

@@ -7,13 +7,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pygit2
 import pytest
 
-from conftest import Repo, git, make_repo, run_cli
+from conftest import Repo, git, make_repo, run_cli, run_importtime
 from git_memzoi.hooks.quick import UNKNOWN_REMOTE_LIMIT
-from test_hooks import make_remote, record, record_path
+from test_hooks import Remote, make_remote, record, record_path
 
 #: What an untouched commit or push must never load: the checks' dependencies.
 FORBIDDEN = (
@@ -31,18 +32,8 @@ ZERO = "0" * 40
 
 
 def imported(args: list[str], cwd: Path, stdin: str = "") -> tuple[int, str, set[str]]:
-    """Run `git memzoi ARGS` under `python -X importtime`: exit code, stdout, top-level modules loaded."""
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "git_memzoi", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-    )
-    modules = set()
-    for line in done.stderr.splitlines():
-        if line.startswith("import time:") and "|" in line:
-            modules.add(line.rsplit("|", 1)[1].strip())
+    """Run `git memzoi ARGS` under `python -X importtime`: exit code, stdout, modules loaded."""
+    done, modules = run_importtime(args, cwd, input=stdin)
     return done.returncode, done.stdout, modules
 
 
@@ -100,6 +91,12 @@ def _push_lines(local: str, remote_sha: str, ref: str = "refs/heads/main") -> st
     return f"refs/heads/main {local} {ref} {remote_sha}\n"
 
 
+def _pre_push_by_url(remote: Remote, lines: str) -> Any:
+    """`hook pre-push URL URL --json` in the clone, as git runs it for a push by URL; its JSON report."""
+    url = str(remote.bare)
+    return run_cli("hook", "pre-push", url, url, "--json", cwd=remote.work.path, input=lines).json()
+
+
 def test_pre_push_of_code_only_imports_nothing_heavy(tmp_path: Path) -> None:
     remote = make_remote(tmp_path, hook="none")
     remote.accepted()
@@ -154,16 +151,7 @@ def test_pre_push_by_url_uses_the_tracking_refs_of_the_remote_with_that_url(tmp_
     git("fetch", "-q", "origin", cwd=remote.work.path)
     tip = str(remote.work.git.head.target)
     # pushing to a new branch by URL: the URL is origin's, whose tracking ref says what the server has
-    result = run_cli(
-        "hook",
-        "pre-push",
-        str(remote.bare),
-        str(remote.bare),
-        "--json",
-        cwd=remote.work.path,
-        input=_push_lines(tip, ZERO, "refs/heads/topic"),
-    )
-    assert result.json()["commits_walked"] == 30
+    assert _pre_push_by_url(remote, _push_lines(tip, ZERO, "refs/heads/topic"))["commits_walked"] == 30
 
 
 @pytest.mark.parametrize("touch", [False, True])
@@ -176,17 +164,9 @@ def test_pre_push_by_url_of_one_commit_walks_one(tmp_path: Path, touch: bool) ->
     old = str(remote.work.git.head.target)
     files = {record_path("new"): record("new")} if touch else {"src/app.py": "print('new')\n"}
     new = remote.commit(files)
-    result = run_cli(
-        "hook",
-        "pre-push",
-        str(remote.bare),
-        str(remote.bare),
-        "--json",
-        cwd=remote.work.path,
-        input=_push_lines(new, old),
-    )
-    assert result.json()["commits_walked"] == 1
-    assert result.json()["commits_checked"] == int(touch)
+    result = _pre_push_by_url(remote, _push_lines(new, old))
+    assert result["commits_walked"] == 1
+    assert result["commits_checked"] == int(touch)
 
 
 def _apply_one(title: str) -> None:

@@ -8,12 +8,11 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import Repo, interop_dir, memzoi_exe, run_cli
+from conftest import Repo, age, interop_dir, memzoi_exe, run_cli, run_importtime
 
 #: Modules the read path must never load: they cost more than the commands' own work, and
 #: are needed only to parse (pydantic, PyYAML), to lock (filelock), to serve MCP, or (pygit2)
@@ -40,19 +39,9 @@ READ_COMMANDS = [
 
 def imported(args: tuple[str, ...], cwd: Path) -> set[str]:
     """Every module `git memzoi ARGS` imports, from `python -X importtime` (the command must succeed)."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "git_memzoi", *args], cwd=cwd,
-                          capture_output=True, text=True, env=os.environ.copy())
+    proc, modules = run_importtime(args, cwd)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    return set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", proc.stderr, re.MULTILINE))
-
-
-def age(root: Path, seconds: float) -> None:
-    """Make every file and folder under `root` look `seconds` old (stats that young are never trusted)."""
-    then = time.time() - seconds
-    for folder, dirs, files in os.walk(root):
-        for name in [*dirs, *files]:
-            os.utime(os.path.join(folder, name), (then, then), follow_symlinks=False)
-    os.utime(root, (then, then))
+    return modules
 
 
 @pytest.fixture

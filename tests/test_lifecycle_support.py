@@ -5,16 +5,21 @@ from __future__ import annotations
 import copy
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from conftest import ROOT, Repo
+from conftest import ROOT, Repo, make_repo, run_cli
+from git_memzoi.index import shared_db
+from git_memzoi.lifecycle.recovery import pending_journals
 from git_memzoi.profile import frontmatter
 from git_memzoi.runtime import clock
+from git_memzoi.runtime.atomic import TEMP_PREFIX
 from git_memzoi.runtime.workspace import Workspace
 
 #: Records in these tests are committed at 2026-01-01 (conftest AUTHOR); proposals are made later.
@@ -68,25 +73,19 @@ def packet(pid: str = "mem_2026_03_01_auth_abc123", **over: Any) -> dict[str, An
 BODY = "# Protected routes must validate sessions server-side\n\nDo not trust client-side auth state.\n"
 
 
+def _proposal(action: str, reason: str, **more: str) -> dict[str, str]:
+    """The `proposal` block of a packet an agent proposed at PROPOSED_AT."""
+    return {"action": action, "proposed_by": "agent", "proposed_at": PROPOSED_AT, "reason": reason, **more}
+
+
 def supersede_packet(target: str, pid: str = "mem_2026_03_01_supersede_abc123", **over: Any) -> dict[str, Any]:
-    proposal = {
-        "action": "supersede",
-        "proposed_by": "agent",
-        "proposed_at": PROPOSED_AT,
-        "reason": "The old rule was too narrow.",
-    }
+    proposal = _proposal("supersede", "The old rule was too narrow.")
     over.setdefault("title", "Validate every session server-side")
     return packet(pid, proposal=proposal, supersedes=[target], **over)
 
 
 def tombstone_packet(target: str, pid: str = "mem_2026_03_01_tombstone_abc123", **over: Any) -> dict[str, Any]:
-    proposal = {
-        "action": "tombstone",
-        "proposed_by": "agent",
-        "proposed_at": PROPOSED_AT,
-        "reason": "No longer true.",
-        "target": target,
-    }
+    proposal = _proposal("tombstone", "No longer true.", target=target)
     over.setdefault("title", f"Tombstone {target}")
     return packet(pid, proposal=proposal, **over)
 
@@ -212,3 +211,45 @@ def refused(repo: Repo, *args: str, needles: tuple[str, ...], code: int = 1) -> 
         assert needle in line, line
     assert snapshot(repo.path) == before
     return line
+
+
+def supersede_scenario(root: Path, pid: str) -> Repo:
+    """A repository whose pending supersede `pid` writes six files when applied: the new record, the superseded
+    target, the resolved packet, the removed pending packet, log.md and .gitattributes."""
+    repo = make_repo(root)
+    shared_db.connect(Workspace.open(root).layout.shared_db).close()
+    repo.write(".gitattributes", "*.png binary\n")
+    repo.commit("attributes", paths=[".gitattributes"])
+    add_record(repo, "semantic/decisions/session-rule", "session-rule")
+    pending = write_packet(repo, supersede_packet("session-rule", pid=pid))
+    repo.commit("packet", paths=[pending])
+    return repo
+
+
+def kill_at(step: str, args: Sequence[str], root: Path) -> None:
+    """Run `git memzoi ARGS` in root as a subprocess that SIGKILLs itself at fault step `step`."""
+    killed = run_memzoi(*args, cwd=root, env={"MEMZOI_FAULT": step, "MEMZOI_NOW": APPLIED_AT})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+
+
+def leftovers(root: Path) -> list[str]:
+    """Temporary files of ours and pending journals in the repository, its .git, .memzoi/ and the journal folder."""
+    ws = Workspace.open(root)
+    temps = [
+        str(p)
+        for folder in (root, root / ".memzoi", ws.layout.journal_dir, root / ".git")
+        if folder.exists()
+        for p in folder.rglob(f"{TEMP_PREFIX}*")
+    ]
+    return temps + [str(p) for p in pending_journals(ws)]
+
+
+def repair(root: Path, step: str, committed: bool) -> None:
+    """`doctor --repair` after a kill at `step`: it completes a committed change and rolls back any other that wrote,
+    leaving nothing behind."""
+    repaired = run_cli("doctor", "--repair", "--json", expect=None, cwd=root).json()["repaired"]
+    assert leftovers(root) == []
+    if committed:
+        assert any(line.startswith("completed") for line in repaired) or step == "journal-deleted", repaired
+    elif step not in ("planned", "journal-temp"):
+        assert any(line.startswith("rolled back") for line in repaired), repaired

@@ -14,21 +14,29 @@ from git_memzoi.runtime.workspace import Workspace
 
 N = 40
 
-# Each worker waits for the go file so the two really write at the same time, then adds N records
-# through the library (the same code the CLI runs) and checkpoints with renewals in between.
-WORKER = r"""
-import os, sys, time
+
+def _worker(module: str, step: str) -> str:
+    """A worker script `GO ARG N`: it waits for the file GO so that all workers really write at the same time, then
+    runs `step` N times through the library (the same code the CLI runs), and prints done."""
+    return f"""
+import sys, time
 from pathlib import Path
-go, tag, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-from git_memzoi.local import memory
+go, arg, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+from git_memzoi.local import {module}
 from git_memzoi.runtime.workspace import Workspace
 ws = Workspace.open()
 while not go.exists():
     time.sleep(0.005)
 for i in range(n):
-    memory.add(ws, title=f"{tag} item {i}", body=f"{tag} body {i}", type="fact")
+    {step}
 print("done")
 """
+
+
+#: adds N records titled "ARG item I"
+WORKER = _worker("memory", 'memory.add(ws, title=f"{arg} item {i}", body=f"{arg} body {i}", type="fact")')
+#: renews the checkpoint ARG N times
+RENEWER = _worker("sessions", "sessions.renew(ws, arg)")
 
 
 def _spawn(args: list[str], cwd: Path) -> subprocess.Popen[str]:
@@ -37,18 +45,20 @@ def _spawn(args: list[str], cwd: Path) -> subprocess.Popen[str]:
     )
 
 
-def test_two_worktrees_adding_at_once_lose_nothing(repo: Repo, tmp_path: Path) -> None:
-    linked = repo.add_worktree("agent-b", tmp_path / "agent-b")
+def _race(tmp_path: Path, script: str, n: int, workers: list[tuple[str, Path]]) -> None:
+    """Start `script GO ARG N` once per (ARG, folder), let them all go at once, and wait for each to finish."""
     go = tmp_path / "go"
-    workers = [
-        _spawn([sys.executable, "-c", WORKER, str(go), tag, str(N)], where)
-        for tag, where in (("main", repo.path), ("linked", linked.path))
-    ]
+    procs = [_spawn([sys.executable, "-c", script, str(go), arg, str(n)], where) for arg, where in workers]
     go.write_text("go")
-    for proc in workers:
+    for proc in procs:
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
         assert out.strip() == "done"
+
+
+def test_two_worktrees_adding_at_once_lose_nothing(repo: Repo, tmp_path: Path) -> None:
+    linked = repo.add_worktree("agent-b", tmp_path / "agent-b")
+    _race(tmp_path, WORKER, N, [("main", repo.path), ("linked", linked.path)])
     for where in (repo.path, linked.path):
         titles = {r["title"] for r in run_cli("local", "list", "--json", cwd=where).json()["records"]}
         assert titles == {f"{tag} item {i}" for tag in ("main", "linked") for i in range(N)}
@@ -78,33 +88,11 @@ def test_concurrent_cli_writers_on_a_fresh_shared_db(repo: Repo, tmp_path: Path)
     assert all(json.loads(line)["action"] == "local.add" for line in lines)
 
 
-RENEWER = r"""
-import sys, time
-from pathlib import Path
-go, record_id, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-from git_memzoi.local import sessions
-from git_memzoi.runtime.workspace import Workspace
-ws = Workspace.open()
-while not go.exists():
-    time.sleep(0.005)
-for _ in range(n):
-    sessions.renew(ws, record_id)
-print("done")
-"""
-
-
 def test_two_worktrees_renewing_one_checkpoint_keep_it_valid(repo: Repo, tmp_path: Path) -> None:
     """Read-check-write of a checkpoint happens under one write lock: every renewal lands on a valid record."""
     linked = repo.add_worktree("agent-d", tmp_path / "agent-d")
     record_id = run_cli("checkpoint", "add", "--task", "T", "--note", "n").stdout.strip()
-    go = tmp_path / "go"
-    workers = [
-        _spawn([sys.executable, "-c", RENEWER, str(go), record_id, "15"], where) for where in (repo.path, linked.path)
-    ]
-    go.write_text("go")
-    for proc in workers:
-        _out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err
+    _race(tmp_path, RENEWER, 15, [(record_id, repo.path), (record_id, linked.path)])
     events = [json.loads(line) for line in run_cli("events", "--jsonl").stdout.splitlines()]
     assert [e["action"] for e in events].count("checkpoint.continue") == 30
     shown = run_cli("checkpoint", "show", record_id, "--json").json()

@@ -6,35 +6,15 @@ from pathlib import Path
 
 from conftest import Repo, run_cli
 from git_memzoi.runtime.workspace import Workspace
+from test_recall_support import record_text
 
 LOCAL_MARK = "zqxlocalmark4417"
 SESSION_MARK = "zqxsessionmark8821"
 INCLUDE_LOCAL = "--include-local"  # the recall commands' opt-in to private and runtime memory
 
-REPO_RECORD = """---
-id: use-postgres
-kind: memory
-profile: memzoi
-type: decision
-lane: semantic
-title: Use Postgres
-timestamp: 2026-07-01T00:00:00Z
-status: active
-scope: repo
-visibility: repo
-content_class: general_repo_knowledge
-confidence: 1.0
-applies_to:
-  - src/**
-retention: {}
-origin:
-  origin_key: test:postgres
-  route: repository_materialization
----
-# Use Postgres
-
-The service stores everything in Postgres.
-"""
+REPO_RECORD = record_text(
+    "use-postgres", title="Use Postgres", applies_to=["src/**"], body="The service stores everything in Postgres."
+)
 
 
 def files_containing(root: Path, *needles: str) -> list[Path]:
@@ -51,19 +31,9 @@ def setup(repo: Repo, tmp_path: Path) -> tuple[Repo, str, str]:
     repo.write(".memzoi/records/semantic/decisions/use-postgres.md", REPO_RECORD)
     repo.commit("a repo record")
     linked = repo.add_worktree("agent-b", tmp_path / "agent-b")
-    local_id = run_cli(
-        "local",
-        "add",
-        "--type",
-        "risk",
-        "--title",
-        f"Flaky migrations {LOCAL_MARK}",
-        "--body",
-        f"Migrations in src fail on a cold cache {LOCAL_MARK}.",
-        "--applies-to",
-        "src/**",
-        cwd=repo.path,
-    ).stdout.strip()
+    title, body = f"Flaky migrations {LOCAL_MARK}", f"Migrations in src fail on a cold cache {LOCAL_MARK}."
+    add_risk = ("local", "add", "--type", "risk", "--applies-to", "src/**")
+    local_id = run_cli(*add_risk, "--title", title, "--body", body, cwd=repo.path).stdout.strip()
     cp_id = run_cli(
         "checkpoint", "add", "--task", "Fix migrations", "--note", f"Tried a warm cache {SESSION_MARK}.", cwd=repo.path
     ).stdout.strip()

@@ -53,17 +53,8 @@ def test_lane_start_is_filled_only_when_no_retention_is_given(lane: str, key: st
 
 def test_propose_and_local_promote_build_through_the_same_draft(repo: Repo) -> None:
     at(PROPOSED_AT)
-    local_id = run_cli(
-        "local",
-        "add",
-        "--type",
-        "risk",
-        "--title",
-        "Deploys",
-        "--body",
-        "Friday deploys break the weekend on-call.",
-        "--json",
-    ).json()["id"]
+    body = "Friday deploys break the weekend on-call."
+    local_id = run_cli("local", "add", "--type", "risk", "--title", "Deploys", "--body", body, "--json").json()["id"]
     promoted = run_cli("local", "promote", local_id, "--sensitivity", "repo-safe", "--json").json()
     proposed = run_cli(
         "propose",

@@ -18,7 +18,7 @@ from git_memzoi.errors import StateError
 from git_memzoi.index import shared_db
 from git_memzoi.index.rebuild import InvalidRecords, open_index, rebuild
 from git_memzoi.runtime.workspace import Workspace
-from test_recall_support import add_record, record_text, tree_snapshot
+from test_recall_support import add_record, add_runtime_record, record_text, tree_snapshot
 
 
 def ws() -> Workspace:
@@ -177,20 +177,11 @@ def test_stale_index_refreshes_on_read(repo: Repo) -> None:
 
 
 def test_runtime_rows_are_mirrored_on_the_next_read(repo: Repo) -> None:
-    from git_memzoi.index import runtime_store
-
     add_record(repo, "shared-one", "shared-one", body="Shared kiwi knowledge.")
     assert len(run_cli("search", "kiwi", "--json").json()["hits"]) == 1
     conn = shared_db.connect(ws().layout.shared_db)
-    document = record_text("loc-kiwi", body="Local kiwi note.", visibility="private", scope="local", lane="semantic")
-    runtime_store.insert_record(
-        conn,
-        record_id="loc-kiwi",
-        store="local",
-        document=document,
-        status="active",
-        worktree_key=None,
-        action="local.add",
+    add_runtime_record(
+        conn, "loc-kiwi", "local", "local.add", body="Local kiwi note.", visibility="private", scope="local"
     )
     conn.close()
     assert len(run_cli("search", "kiwi", "--json").json()["hits"]) == 1
@@ -303,15 +294,7 @@ def test_lease_hours_change_recomputes_session_boundaries(repo: Repo) -> None:
 
     from git_memzoi.runtime import clock
 
-    add_record(
-        repo,
-        "s/one",
-        "sess-one",
-        lane="session",
-        type="checkpoint",
-        retention={"started_at": "2026-01-01T00:00:00Z"},
-        body="Session about lemurs.",
-    )
+    add_record(repo, "s/one", "sess-one", lane="session", type="checkpoint", body="Session about lemurs.")
     clock.set_now(datetime(2026, 1, 1, 10, tzinfo=UTC))
     assert len(run_cli("search", "lemurs", "--json").json()["hits"]) == 1
     repo.write(".memzoi/config.toml", "[retention]\nsession_lease_hours = 6\n")

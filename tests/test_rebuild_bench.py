@@ -2,39 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from conftest import ROOT
+from conftest import run_bench
 
 
 def test_bench_quick_smoke_run(tmp_path: Path) -> None:
-    out = tmp_path / "BENCH.md"
-    env = os.environ | {"PYTHONPATH": str(ROOT)}
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "scripts" / "bench.py"),
-            "--quick",
-            "--sizes",
-            "40",
-            "--queries",
-            "6",
-            "--skip-sections",
-            "--output",
-            str(out),
-            "--workdir",
-            str(tmp_path / "work"),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr
-    text = out.read_text()
+    text = run_bench(tmp_path, "--sizes", "40", "--queries", "6", "--skip-sections", timeout=300)
     assert "## 40 records" in text and "Quick mode" in text
     for measure in (
         "floor: read + CSafeLoader",
@@ -51,28 +25,7 @@ def test_bench_quick_smoke_run(tmp_path: Path) -> None:
 
 def test_bench_cli_quick_smoke_run(tmp_path: Path) -> None:
     """scripts/bench_cli.py's section runs end to end on a small repository (no timing is asserted)."""
-    out = tmp_path / "BENCH.md"
-    env = os.environ | {"PYTHONPATH": str(ROOT)}
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "scripts" / "bench.py"),
-            "--quick",
-            "--skip-records",
-            "--sections",
-            "cli",
-            "--output",
-            str(out),
-            "--workdir",
-            str(tmp_path / "work"),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr
-    text = out.read_text()
+    text = run_bench(tmp_path, "--skip-records", "--sections", "cli", timeout=300)
     assert "## Command start-up" in text and "Quick mode" in text
     for label in ("`search`", "`precheck --path`", "no-op `rebuild`", "`--version`", "`-h`"):
         assert f"| {label} |" in text, label

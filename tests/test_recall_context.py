@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -11,7 +12,7 @@ from git_memzoi.index import runtime_store, shared_db
 from git_memzoi.recall.context import build_context
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.workspace import Workspace
-from test_recall_support import add_record, record_text
+from test_recall_support import add_record, add_runtime_record, record_text
 
 
 @pytest.fixture
@@ -203,21 +204,22 @@ def test_handoff_inbox_and_checkpoint(corpus: Repo) -> None:
     conn = shared_db.connect(Workspace.open().layout.shared_db)
     stamp = "2026-01-01T00:00:00Z"
     inbox_packet = "---\nid: mem_db\nkind: proposal\ntitle: From the inbox\nproposal:\n  action: create\n---\nBody\n"
-    conn.execute(
+    conn.executemany(
         "INSERT INTO proposals (id, state, packet, body_digest, file_id, created_at, updated_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        ("mem_db", "validated", inbox_packet, "d", None, stamp, stamp),
-    )
-    conn.execute(
-        "INSERT INTO proposals (id, state, packet, body_digest, file_id, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        ("mem_done", "applied", inbox_packet, "d2", None, stamp, stamp),
+        [
+            ("mem_db", "validated", inbox_packet, "d", None, stamp, stamp),
+            ("mem_done", "applied", inbox_packet, "d2", None, stamp, stamp),
+        ],
     )
     started = datetime(2026, 5, 1, 9, tzinfo=UTC)
     clock.set_now(started)
     for rid, when in (("ses-old", "2026-05-01T07:00:00Z"), ("ses-new", "2026-05-01T08:00:00Z")):
-        doc = record_text(
+        add_runtime_record(
+            conn,
             rid,
+            "session",
+            "checkpoint.add",
             title=f"Task {rid}",
             type="checkpoint",
             lane="session",
@@ -225,15 +227,6 @@ def test_handoff_inbox_and_checkpoint(corpus: Repo) -> None:
             scope="local",
             retention={"started_at": when, "last_active_at": when},
             body=f"Next: finish {rid}.",
-        )
-        runtime_store.insert_record(
-            conn,
-            record_id=rid,
-            store="session",
-            document=doc,
-            status="active",
-            worktree_key=None,
-            action="checkpoint.add",
         )
     conn.close()
     result = run_cli("handoff", "--task", "auth middleware", "--json").json()
@@ -253,15 +246,14 @@ def test_handoff_inbox_and_checkpoint(corpus: Repo) -> None:
     assert run_cli("handoff", "--task", "x", "--json").json()["checkpoint"] is None
 
 
+def add_outage(repo: Repo, **fields: Any) -> None:
+    """An episodic incident record `outage` that occurred on 2026-02-01 (its 30-day window ends on 2026-03-03)."""
+    retention = {"occurred_at": "2026-02-01T00:00:00Z"}
+    add_record(repo, "episodic/outage", "outage", type="incident", lane="episodic", retention=retention, **fields)
+
+
 def test_expiry_explains_at_and_before_the_boundary(repo: Repo) -> None:
-    add_record(
-        repo,
-        "episodic/outage",
-        "outage",
-        type="incident",
-        lane="episodic",
-        retention={"occurred_at": "2026-02-01T00:00:00Z"},
-    )
+    add_outage(repo)
     before = run_cli("expiry", "outage", "--json", env={"MEMZOI_NOW": "2026-03-02T23:59:59Z"}).json()
     at = run_cli("expiry", "outage", "--json", env={"MEMZOI_NOW": "2026-03-03T00:00:00Z"}).json()
     assert before["current"] is True and at["current"] is False
@@ -273,15 +265,7 @@ def test_expiry_explains_at_and_before_the_boundary(repo: Repo) -> None:
 
 
 def test_expiry_sees_authorised_extension_facts(repo: Repo) -> None:
-    add_record(
-        repo,
-        "episodic/outage",
-        "outage",
-        type="incident",
-        lane="episodic",
-        retention={"occurred_at": "2026-02-01T00:00:00Z"},
-        body="Gateway outage.",
-    )
+    add_outage(repo, body="Gateway outage.")
     conn = shared_db.connect(Workspace.open().layout.shared_db)
     runtime_store.add_fact(
         conn,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import yaml
 
 from conftest import Repo
+from git_memzoi.index import runtime_store
 
 
 def record_text(
@@ -77,6 +79,14 @@ def add_record(repo: Repo, concept: str, rid: str, commit: bool = False, **field
     if commit:
         repo.commit(f"add {rid}")
     return rel
+
+
+def add_runtime_record(conn: sqlite3.Connection, rid: str, store: str, action: str, **fields: Any) -> None:
+    """Put an active local or session record (`record_text(rid, **fields)`) into shared.db, as `action` would."""
+    document = record_text(rid, **fields)
+    runtime_store.insert_record(
+        conn, record_id=rid, store=store, document=document, status="active", worktree_key=None, action=action
+    )
 
 
 def tree_snapshot(root: Any) -> dict[str, tuple[int, int, bytes]]:

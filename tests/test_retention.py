@@ -40,6 +40,18 @@ def record(lane: str, retention: dict[str, str], status: str = "active", rid: st
     return Record.model_validate(data)
 
 
+def extension(until: datetime, record_id: str = "r1", reason: str = "r", actor: str = "a") -> dict[str, str]:
+    """An authorised episodic extension fact of `record_id` until `until`, recorded at T0."""
+    return {
+        "record_id": record_id,
+        "fact": "episodic_extension",
+        "until": iso(until),
+        "reason": reason,
+        "actor": actor,
+        "created_at": iso(T0),
+    }
+
+
 def at(moment: datetime, rec: Record, facts: list[dict[str, str]] | None = None, lease: float = LEASE):
     """Decide with the injectable clock moved to `moment`."""
     clock.set_now(moment)
@@ -90,16 +102,7 @@ def test_episodic_window() -> None:
 def test_episodic_extension_by_authorised_fact() -> None:
     rec = record("episodic", {"occurred_at": iso(T0)})
     until = T0 + timedelta(days=45)
-    facts = [
-        {
-            "record_id": "r1",
-            "fact": "episodic_extension",
-            "until": iso(until),
-            "reason": "incident review",
-            "actor": "alice",
-            "created_at": iso(T0),
-        }
-    ]
+    facts = [extension(until, reason="incident review", actor="alice")]
     assert_boundary(rec, until, "extension", facts)
     decision = at(until, rec, facts)
     assert decision.facts and decision.facts[0]["until"] == iso(until)
@@ -107,16 +110,7 @@ def test_episodic_extension_by_authorised_fact() -> None:
 
 def test_episodic_extension_capped_at_ninety_days() -> None:
     rec = record("episodic", {"occurred_at": iso(T0)})
-    facts = [
-        {
-            "record_id": "r1",
-            "fact": "episodic_extension",
-            "until": iso(T0 + timedelta(days=400)),
-            "reason": "r",
-            "actor": "a",
-            "created_at": iso(T0),
-        }
-    ]
+    facts = [extension(T0 + timedelta(days=400))]
     assert_boundary(rec, T0 + timedelta(days=90), "extension", facts)
     assert "capped" in at(T0, rec, facts).reason
 
@@ -124,22 +118,8 @@ def test_episodic_extension_capped_at_ninety_days() -> None:
 def test_episodic_ignores_facts_of_other_records_and_shorter_extensions() -> None:
     rec = record("episodic", {"occurred_at": iso(T0)})
     facts = [
-        {
-            "record_id": "other",
-            "fact": "episodic_extension",
-            "until": iso(T0 + timedelta(days=80)),
-            "reason": "r",
-            "actor": "a",
-            "created_at": iso(T0),
-        },
-        {
-            "record_id": "r1",
-            "fact": "episodic_extension",
-            "until": iso(T0 + timedelta(days=10)),
-            "reason": "r",
-            "actor": "a",
-            "created_at": iso(T0),
-        },
+        extension(T0 + timedelta(days=80), record_id="other"),
+        extension(T0 + timedelta(days=10)),
     ]
     assert_boundary(rec, T0 + timedelta(days=30), "window", facts)
     assert len(at(T0, rec, facts).facts) == 1

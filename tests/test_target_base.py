@@ -58,6 +58,12 @@ def edit_target(repo: Repo) -> None:
     path.write_text(path.read_text().replace(f"The body of {RID}.", "A quietly different body."))
 
 
+def commit_backdated_edit(repo: Repo) -> None:
+    """Change the target and commit it with a date before the proposal was made."""
+    edit_target(repo)
+    git_at(repo, "commit", "-q", "-am", "quiet edit", date=BACKDATED)
+
+
 @pytest.fixture
 def feature(repo: Repo) -> Repo:
     """main with one more commit, and a branch `feature` (checked out) that adds the target record."""
@@ -115,8 +121,7 @@ def test_inbox_proposal_survives_a_rebase_too(feature: Repo) -> None:
 
 def test_backdated_commit_of_a_changed_target_is_refused(feature: Repo) -> None:
     pid = propose_tombstone(feature)
-    edit_target(feature)
-    git_at(feature, "commit", "-q", "-am", "quiet edit", date=BACKDATED)
+    commit_backdated_edit(feature)
     line = refused(
         feature,
         "apply",
@@ -129,8 +134,7 @@ def test_backdated_commit_of_a_changed_target_is_refused(feature: Repo) -> None:
 def test_backdated_change_is_refused_for_an_inbox_proposal(feature: Repo) -> None:
     pid = propose_tombstone(feature, packet_file=False)
     run_cli("approve", pid)
-    edit_target(feature)
-    git_at(feature, "commit", "-q", "-am", "quiet edit", date=BACKDATED)
+    commit_backdated_edit(feature)
     refused(feature, "apply", pid, needles=(f"inbox:{pid}", REL, "changed after the proposal"))
 
 
@@ -194,8 +198,7 @@ def test_fallback_accepts_later_commits_that_leave_the_target_alone(feature: Rep
 def test_fallback_cannot_see_a_backdated_change(feature: Repo) -> None:
     """Documented limit: without a target blob, a commit dated before proposed_at passes for older."""
     rel = _handwritten(feature)
-    edit_target(feature)
-    git_at(feature, "commit", "-q", "-am", "quiet edit", date=BACKDATED)
+    commit_backdated_edit(feature)
     at("2026-06-02T00:00:00Z")
     assert run_cli("apply", rel, "--json").json()["outcome"] == "applied"
 

@@ -209,21 +209,9 @@ def make_record(n: int, rng: random.Random) -> tuple[str, str]:
         else:
             applies.append(f"src/{module}/{rng.choice(WORDS)}")
     source, ref = rng.choice(SOURCES)
-    data: dict[str, object] = {
-        "id": rid,
-        "kind": "memory",
-        "profile": "memzoi",
-        "type": kind,
-        "lane": lane,
-        "title": title,
-        "description": sentence(rng, 10, 24),
-        "timestamp": stamp,
-        "status": "active" if rng.random() < 0.92 else rng.choice(["superseded", "tombstoned", "expired"]),
-        "scope": "repo",
-        "visibility": "repo",
-        "content_class": "general_repo_knowledge",
-        "confidence": round(rng.uniform(0.5, 1.0), 2),
-    }
+    description = sentence(rng, 10, 24)  # drawn in this order: the records of a seed stay the same
+    status = "active" if rng.random() < 0.92 else rng.choice(["superseded", "tombstoned", "expired"])
+    data = fields(rid, kind, lane, title, description, stamp, status, round(rng.uniform(0.5, 1.0), 2))
     if applies:
         data["applies_to"] = sorted(set(applies))
     tags = sorted({rng.choice(WORDS) for _ in range(rng.randint(0, 4))})
@@ -233,15 +221,54 @@ def make_record(n: int, rng: random.Random) -> tuple[str, str]:
     data["source_ref"] = ref.format(n=n, sha=f"{n:040x}") if ref else None
     if rng.random() < 0.5:
         data["proposal_id"] = f"prop_{n:08d}"
-    data["retention"] = retention
-    data["origin"] = {"origin_key": f"bench:{n}", "route": "repository_materialization"}
     paragraphs = []
     for _ in range(rng.randint(1, 4)):
         paragraphs.append(" ".join(sentence(rng) for _ in range(rng.randint(2, 6))))
-    body = f"# {title}\n\n" + "\n\n".join(paragraphs) + "\n"
-    front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000)
     folder = f"{lane}/{kind.replace('_', '-')}s"
-    return f".memzoi/records/{folder}/{rid}.md", f"---\n{front}---\n\n{body}"
+    return f".memzoi/records/{folder}/{rid}.md", render_record(data, retention, f"bench:{n}", "\n\n".join(paragraphs))
+
+
+def fields(
+    rid: str, kind: str, lane: str, title: str, description: str, stamp: str, status: str, confidence: float
+) -> dict[str, object]:
+    """The first frontmatter fields of a repository record, in the profile's order."""
+    return {
+        "id": rid,
+        "kind": "memory",
+        "profile": "memzoi",
+        "type": kind,
+        "lane": lane,
+        "title": title,
+        "description": description,
+        "timestamp": stamp,
+        "status": status,
+        "scope": "repo",
+        "visibility": "repo",
+        "content_class": "general_repo_knowledge",
+        "confidence": confidence,
+    }
+
+
+def render_record(data: dict[str, object], retention: dict[str, str], origin_key: str, body: str) -> str:
+    """A record file: `data` then its retention and origin as frontmatter, a `# title` heading and `body`."""
+    data = data | {"retention": retention, "origin": {"origin_key": origin_key, "route": "repository_materialization"}}
+    front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000)
+    return f"---\n{front}---\n\n# {data['title']}\n\n{body}\n"
+
+
+def decision_record(rid: str, name: str, module: str, description: str, proposal_id: str | None = None) -> str:
+    """An active decision, "Benchmark decision NAME", that applies to src/MODULE/** and cites pull request NAME:
+    the one fixed record the hook and lifecycle benchmarks write many of (make_record draws varied ones)."""
+    title, stamp = f"Benchmark decision {name}", "2026-01-01T00:00:00Z"
+    data = fields(rid, "decision", "semantic", title, description, stamp, "active", 0.9)
+    data |= {"applies_to": [f"src/{module}/**"], "source": "pr", "source_ref": f"pr://{name}"}
+    if proposal_id:
+        data["proposal_id"] = proposal_id
+    body = (
+        f"Module {name} keeps its state in the shared store and never caches across requests. The team\n"
+        "agreed on this after the incident review; revisit when the store moves."
+    )
+    return render_record(data, {}, f"bench:{name}", body)
 
 
 def generate(root: Path, n: int) -> pygit2.Repository:
@@ -447,6 +474,12 @@ def row(name: str, seconds: float, ratio: float | None, target: str, met: bool |
     return f"| {name} | {seconds * 1000:,.1f} ms | {ratio_text} | {target} | {verdict(met)} |"
 
 
+def floor_row(name: str, seconds: float, floor: float, target: str) -> str:
+    """A rebuild's row: its time as a ratio to the floor, against the ratio TARGETS[target]."""
+    ratio = seconds / floor
+    return row(name, seconds, ratio, f"≤ {TARGETS[target]}× floor", ratio <= TARGETS[target])
+
+
 def render(results: list[Result], quick: bool, repeats: int, nqueries: int) -> str:
     lines = [
         "# Benchmarks",
@@ -482,27 +515,9 @@ def render(results: list[Result], quick: bool, repeats: int, nqueries: int) -> s
             "| measure | time | ratio | target | met |",
             "|---|---:|---:|---|---|",
             row("floor: read + CSafeLoader", r.floor, 1.0, "—", None),
-            row(
-                "cold full rebuild",
-                r.cold,
-                r.cold / r.floor,
-                f"≤ {TARGETS['cold']}× floor",
-                r.cold / r.floor <= TARGETS["cold"],
-            ),
-            row(
-                "no-op rebuild",
-                r.noop,
-                r.noop / r.floor,
-                f"≤ {TARGETS['noop']}× floor",
-                r.noop / r.floor <= TARGETS["noop"],
-            ),
-            row(
-                "fresh linked worktree rebuild",
-                r.worktree,
-                r.worktree / r.floor,
-                f"≤ {TARGETS['worktree']}× floor",
-                r.worktree / r.floor <= TARGETS["worktree"],
-            ),
+            floor_row("cold full rebuild", r.cold, r.floor, "cold"),
+            floor_row("no-op rebuild", r.noop, r.floor, "noop"),
+            floor_row("fresh linked worktree rebuild", r.worktree, r.floor, "worktree"),
             f"| search in-process p50 / p95 | {search50:.2f} / {search95:.2f} ms | — | "
             f"p95 ≤ {TARGETS['search_p95_ms']:g} ms | {verdict(search95 <= TARGETS['search_p95_ms'])} |",
             f"| context in-process p50 / p95 | {context50:.2f} / {context95:.2f} ms | — | "

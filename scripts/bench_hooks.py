@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import bench  # noqa: E402  (scripts/bench.py: the record generator)
 from git_memzoi.gitrepo import open_repo  # noqa: E402
 from git_memzoi.hooks.run import RefUpdate, check_server_push  # noqa: E402
 
@@ -32,36 +33,12 @@ COMMITS = 1000
 INTEROP = ROOT / "fixtures" / "interop" / "memzoi-self-memory" / ".memzoi" / "records"
 SIG = pygit2.Signature("Bench", "bench@example.com", 1767225600, 0)
 
-RECORD = """---
-id: bench-{n:04d}
-kind: memory
-profile: memzoi
-type: decision
-lane: semantic
-title: Benchmark decision {n}
-description: Decision number {n} made while benchmarking the server hook.
-timestamp: 2026-01-01T00:00:00Z
-status: active
-scope: repo
-visibility: repo
-content_class: general_repo_knowledge
-confidence: 0.9
-applies_to:
-  - src/module_{n}/**
-source: pr
-source_ref: pr://{n}
-proposal_id: mem_bench_{n:04d}
-retention: {{}}
-origin:
-  origin_key: bench:{n}
-  route: repository_materialization
----
-# Benchmark decision {n}
 
-Module {n} keeps its state in the shared store and never caches across requests. The team
-agreed on this after the incident review; see the pull request for the measurements that
-motivated it. Revisit when the store moves.
-"""
+def _record(n: int) -> str:
+    """Record bench-NNNN, applied by proposal mem_bench_NNNN."""
+    description = f"Decision number {n} made while benchmarking the server hook."
+    return bench.decision_record(f"bench-{n:04d}", str(n), f"module_{n}", description, proposal_id=f"mem_bench_{n:04d}")
+
 
 PACKET = """---
 id: mem_bench_{n:04d}
@@ -141,9 +118,7 @@ def build(path: Path) -> tuple[pygit2.Repository, str, str, str]:
     def apply_record(current: pygit2.Tree, n: int) -> pygit2.Oid:
         nonlocal log
         log += f"- applied mem_bench_{n:04d}: bench-{n:04d}\n".encode()
-        oid = _put(
-            repo, current, f".memzoi/records/bench/bench-{n:04d}.md", repo.create_blob(RECORD.format(n=n).encode())
-        )
+        oid = _put(repo, current, f".memzoi/records/bench/bench-{n:04d}.md", repo.create_blob(_record(n).encode()))
         oid = _put(
             repo,
             cast(pygit2.Tree, repo[oid]),

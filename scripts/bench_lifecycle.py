@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import bench  # scripts/bench.py: the record generator
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 SIZES = (100, 10_000)
@@ -34,40 +36,15 @@ MERGE_EVERY = 40
 SIDE_LENGTH = 3
 EPOCH = 1_600_000_000  # 2020-09-13: the synthetic history ends long before the proposals are made
 
-RECORD = """---
-id: {rid}
-kind: memory
-profile: memzoi
-type: decision
-lane: semantic
-title: Benchmark decision {rid}
-description: Decision {rid}, one of many made while benchmarking the lifecycle.
-timestamp: 2026-01-01T00:00:00Z
-status: active
-scope: repo
-visibility: repo
-content_class: general_repo_knowledge
-confidence: 0.9
-applies_to:
-  - src/{rid}/**
-source: pr
-source_ref: pr://{rid}
-retention: {{}}
-origin:
-  origin_key: bench:{rid}
-  route: repository_materialization
----
-# Benchmark decision {rid}
-
-Module {rid} keeps its state in the shared store and never caches across requests. The team
-agreed on this after the incident review; revisit when the store moves.
-"""
-
 SKELETON = {
     ".memzoi/index.md": "# Memory\n",
     ".memzoi/log.md": "# Log\n",
     ".memzoi/proposals/pending/.gitkeep": "",
 }
+
+
+def _record(rid: str) -> str:
+    return bench.decision_record(rid, rid, rid, f"Decision {rid}, one of many made while benchmarking the lifecycle.")
 
 
 def record_path(rid: str) -> str:
@@ -138,10 +115,10 @@ def fast_import_stream(commits: int, early: list[str], late: list[str]) -> Itera
         if n == 0:
             files.update(SKELETON)
         if n == 5:
-            files.update({record_path(rid): RECORD.format(rid=rid) for rid in early})
+            files.update({record_path(rid): _record(rid) for rid in early})
         if n >= late_from:
             rid = late[n - late_from]
-            files[record_path(rid)] = RECORD.format(rid=rid)
+            files[record_path(rid)] = _record(rid)
         merge = 0
         if n and n % MERGE_EVERY == 0:
             side_counter += 1
@@ -188,7 +165,7 @@ def build_flat(path: Path, env: dict[str, str], records: int) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for n in range(records):
         rid = f"bench-{n:05d}"
-        (folder / f"{rid}.md").write_text(RECORD.format(rid=rid))
+        (folder / f"{rid}.md").write_text(_record(rid))
     subprocess.run(["git", "add", "-A"], cwd=path, check=True, env=env)
     subprocess.run(["git", "commit", "-q", "-m", "records"], cwd=path, check=True, env=env)
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Run every test: creates .venv if needed, installs git memzoi with its test extras, runs pytest.
-# Extra arguments go to pytest (e.g. scripts/test.sh -k search -x).
+# Run every test: creates .venv if needed, installs git memzoi with its test extras, runs pytest
+# with coverage of the package (settings in pyproject.toml), and prints the coverage figure.
+# Extra arguments go to pytest (e.g. scripts/test.sh -k search -x). MEMZOI_TEST_WORKERS sets the
+# number of parallel workers (default: one per core); MEMZOI_COVERAGE=0 leaves coverage out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/_venv.sh
@@ -8,4 +10,15 @@ ensure_venv test
 export PATH="$PWD/.venv/bin:$PATH"
 workers=()
 if .venv/bin/python -c "import xdist" 2>/dev/null; then workers=(-n "${MEMZOI_TEST_WORKERS:-auto}"); fi
-exec .venv/bin/python -m pytest "${workers[@]}" "$@"
+coverage=()
+if [ "${MEMZOI_COVERAGE:-1}" != 0 ]; then
+  # an absolute data file: tests run the program in repositories of their own, as the cwd
+  export COVERAGE_FILE="$PWD/.coverage"
+  coverage=(--cov --cov-report=)
+fi
+status=0
+.venv/bin/python -m pytest "${workers[@]}" "${coverage[@]}" "$@" || status=$?
+if [ ${#coverage[@]} -gt 0 ] && [ -f .coverage ]; then
+  echo "coverage of git_memzoi (lines, in-process and subprocess): $(.venv/bin/python -m coverage report --format=total)%"
+fi
+exit "$status"

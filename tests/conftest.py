@@ -225,12 +225,16 @@ def age(root: Path, seconds: float) -> None:
 def run_importtime(
     args: Sequence[str], cwd: Path, input: str = ""
 ) -> tuple[subprocess.CompletedProcess[str], set[str]]:
-    """Run `git memzoi ARGS` under `python -X importtime`: the finished process and every module it imported."""
+    """Run `git memzoi ARGS` under `python -X importtime`: the finished process and every module it imported.
+
+    Without scripts/test.sh's coverage measurement: it would import its own modules (sqlite3 among them)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG")}
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "git_memzoi", *args],
         cwd=cwd,
         input=input,
         capture_output=True,
         text=True,
+        env=env,
     )
     return proc, set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", proc.stderr, re.MULTILINE))

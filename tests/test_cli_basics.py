@@ -53,8 +53,9 @@ def test_unexpected_failure_is_one_line_without_debug(repo) -> None:
 
 def test_stored_top_level_help_is_what_click_prints_at_every_width() -> None:
     gen = load_script("gen_help")
-    assert gen.MODULE.read_text(encoding="utf-8") == gen.render(), \
+    assert gen.MODULE.read_text(encoding="utf-8") == gen.render(), (
         "git_memzoi/cli/help_text.py is out of date: run .venv/bin/python scripts/gen_help.py"
+    )
     from git_memzoi.cli.entry import top_help
 
     for width in gen.widths():
@@ -66,7 +67,12 @@ def test_top_level_help_before_click_prints_what_click_prints(tmp_path: Path, co
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | ({"COLUMNS": columns} if columns else {})
     for args, code in ((["-h"], 0), (["--help"], 0), ([], 2)):
         fast = subprocess.run([memzoi_exe(), *args], cwd=tmp_path, capture_output=True, text=True, env=env)
-        slow = subprocess.run([sys.executable, "-c", "import sys; from git_memzoi.cli.main import main; "
-                               "main(sys.argv[1:])", *args], cwd=tmp_path, capture_output=True, text=True, env=env)
+        slow = subprocess.run(
+            [sys.executable, "-c", "import sys; from git_memzoi.cli.main import main; main(sys.argv[1:])", *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr), args
         assert fast.returncode == code and "Usage: git memzoi [OPTIONS] COMMAND" in fast.stdout + fast.stderr

@@ -51,13 +51,15 @@ class Scripted:
         for name in ("pre-commit", "pre-push"):
             (scratch / name).write_text(script(name, str(stand_in)))
         wrapper = hooks / "pre-push"
-        wrapper.write_text("#!/bin/sh\n"
-                           "refs=$(cat)\n"
-                           f"printf '%s\\n' \"$refs\" > '{scratch}/lines'\n"
-                           f"printf '%s' \"$1\" > '{scratch}/remote'\n"
-                           f"printf '%s\\n' \"$refs\" | sh '{scratch}/pre-push' \"$@\"\n"
-                           f"echo $? > '{scratch}/rc'\n"
-                           "exit 1\n")  # never let the push through: each scenario starts from the same remote
+        wrapper.write_text(
+            "#!/bin/sh\n"
+            "refs=$(cat)\n"
+            f"printf '%s\\n' \"$refs\" > '{scratch}/lines'\n"
+            f"printf '%s' \"$1\" > '{scratch}/remote'\n"
+            f"printf '%s\\n' \"$refs\" | sh '{scratch}/pre-push' \"$@\"\n"
+            f"echo $? > '{scratch}/rc'\n"
+            "exit 1\n"
+        )  # never let the push through: each scenario starts from the same remote
         wrapper.chmod(0o755)
         commit_hook = hooks / "pre-commit"
         commit_hook.write_text(f"#!/bin/sh\nexec sh '{scratch}/pre-commit' \"$@\"\n")
@@ -212,17 +214,25 @@ def test_odd_ref_lines_are_handed_over(tmp_path: Path) -> None:
     scripted = Scripted(repo.path, tmp_path / "scratch")
     head = str(repo.git.head.target)
     parent_less = f"refs/heads/main {head} refs/heads/main {head}"
-    for lines, shell_exit in [(f"{parent_less}\n", True), ("\n\n", True),
-                              (f"refs/heads/main  {head} refs/heads/main {head}\n", False),
-                              (f"refs/heads/main {head} refs/heads/main {head} extra\n", False),
-                              (f"refs/heads/main {head[:12]} refs/heads/main {head}\n", False),
-                              (f"refs/heads/main {head} refs/heads/main {'g' * 40}\n", False),
-                              (f"refs/heads/main {head} refs/heads/main {'1' * 40}\n", False)]:
+    for lines, shell_exit in [
+        (f"{parent_less}\n", True),
+        ("\n\n", True),
+        (f"refs/heads/main  {head} refs/heads/main {head}\n", False),
+        (f"refs/heads/main {head} refs/heads/main {head} extra\n", False),
+        (f"refs/heads/main {head[:12]} refs/heads/main {head}\n", False),
+        (f"refs/heads/main {head} refs/heads/main {'g' * 40}\n", False),
+        (f"refs/heads/main {head} refs/heads/main {'1' * 40}\n", False),
+    ]:
         for name in ("lines", "rc", "handed"):
             (scripted.scratch / name).unlink(missing_ok=True)
-        done = subprocess.run(["sh", str(scripted.scratch / "pre-push"), "origin", "url"], cwd=repo.path,
-                              input=lines, capture_output=True, text=True)
-        handed = (scripted.scratch / "handed")
+        done = subprocess.run(
+            ["sh", str(scripted.scratch / "pre-push"), "origin", "url"],
+            cwd=repo.path,
+            input=lines,
+            capture_output=True,
+            text=True,
+        )
+        handed = scripted.scratch / "handed"
         assert (done.returncode == 0 and not handed.exists()) == shell_exit, lines
         if shell_exit:
             assert python_untouched(repo.path, "origin", lines)
@@ -263,7 +273,7 @@ def test_pre_commit_on_an_unborn_branch_is_handed_over(tmp_path: Path) -> None:
 
 def test_install_updates_an_older_script_of_ours(repo: Repo) -> None:
     hook = repo.path / ".git" / "hooks" / "pre-push"
-    hook.write_text(f"#!/bin/sh\n# git-memzoi-hook: pre-push\nexec {memzoi_exe()} hook pre-push \"$@\"\n")
+    hook.write_text(f'#!/bin/sh\n# git-memzoi-hook: pre-push\nexec {memzoi_exe()} hook pre-push "$@"\n')
     result = run_cli("hook", "install", "--pre-push", "--json").json()
     assert [h["action"] for h in result["hooks"]] == ["updated"]
     assert "memzoi_untouched && exit 0" in hook.read_text()

@@ -14,7 +14,7 @@ import click
 import pytest
 
 from conftest import ROOT, VENV_BIN, load_script, run_cli
-from git_memzoi.cli.main import COMMANDS, cli
+from git_memzoi.cli.main import cli
 
 PAGE = ROOT / "git_memzoi" / "man" / "git-memzoi.1"
 

@@ -136,7 +136,7 @@ def prepare(repo: GitRepo, paths: Sequence[str]) -> Prepared:
         ref, head = git.head.name, str(git.head.target)
     before: list[IndexState] = []
     for rel in paths:
-        entry = index[rel] if rel in index else None
+        entry = index[rel] if rel in index else None  # noqa: SIM401  (pygit2.Index has no get)
         before.append((rel, str(entry.id), int(entry.mode)) if entry is not None else (rel, None, 0))
     return Prepared(ref, head, tuple(before))
 

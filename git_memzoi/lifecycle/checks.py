@@ -13,6 +13,7 @@ from git_memzoi.lifecycle.state import Snapshot
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.document import InvalidDocument, ParsedPacket, ParsedRecord, read_record
 from git_memzoi.profile.timefmt import format_rfc3339, parse_rfc3339
+from git_memzoi.profile.tree import SourceFile, validate_tree
 
 
 def proposed_base(parsed: ParsedPacket, raw: bytes, row: ProposalRow | None) -> str | None:
@@ -33,7 +34,6 @@ def history_since(parsed: ParsedPacket, base: str | None) -> datetime | None:
     if base is not None or parsed.packet.proposal.action == "create":
         return None
     return parse_rfc3339(parsed.packet.proposal.proposed_at)
-from git_memzoi.profile.tree import SourceFile, validate_tree
 
 
 def target(snap: Snapshot, parsed: ParsedPacket, where: str, base: str | None) -> ParsedRecord:

@@ -262,7 +262,7 @@ def approve(ws: Workspace, proposal_id: str) -> InboxEntry:
             raise NotFound(f"{proposal_id}: no inbox proposal has this ID",
                            hint="pending packet files are reviewed in pull requests and applied directly")
         if row.state == "approved":
-            return _entry(row, root, [f"nothing to do: {row.id} is already approved"] + session.repaired)
+            return _entry(row, root, [f"nothing to do: {row.id} is already approved", *session.repaired])
         try:
             parsed = packets.load_packet(row.packet.encode("utf-8"), f"inbox:{row.id}")
         except FormatError:

@@ -57,7 +57,7 @@ def fault_steps(n_files: int, *, commit: bool = False) -> list[str]:
     steps += ["db-before-commit", "db-committed"]
     if commit:
         steps.append("head-moved")
-    return steps + ["journal-commit-temp", "journal-commit", "journal-deleted"]
+    return [*steps, "journal-commit-temp", "journal-commit", "journal-deleted"]
 
 
 #: The first step at which an interrupted install must end in the after state.

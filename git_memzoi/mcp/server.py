@@ -50,7 +50,7 @@ def _pydantic_type(tp: Any) -> Any:
         return tp
     args = tuple(_pydantic_type(arg) for arg in get_args(tp))
     if origin in (Union, types.UnionType):
-        return Union[args]
+        return Union[args]  # noqa: UP007  (a union of a tuple of types made at run time)
     return origin[args]
 
 

@@ -87,10 +87,14 @@ def _field_loc(data: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             out.append(part)
             node = node[part]
-        elif isinstance(node, dict) and isinstance(part, str) and not out[-1:] == [part]:
-            if not re.match(r"[a-z-]+\[|(?:float|int|str|list|dict|bool|none)\Z", part):
-                out.append(part)  # a missing field: name it
-                node = None
+        elif (
+            isinstance(node, dict)
+            and isinstance(part, str)
+            and out[-1:] != [part]
+            and not re.match(r"[a-z-]+\[|(?:float|int|str|list|dict|bool|none)\Z", part)
+        ):
+            out.append(part)  # a missing field: name it
+            node = None
     return tuple(out)
 
 

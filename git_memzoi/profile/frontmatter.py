@@ -276,12 +276,12 @@ def _field_lines(front: str) -> dict[tuple[Any, ...], int]:
     def walk(node: yaml.Node, prefix: tuple[Any, ...]) -> None:
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
-                loc = prefix + (key.value,)
+                loc = (*prefix, key.value)
                 lines.setdefault(loc, key.start_mark.line + 2)
                 walk(value, loc)
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):
-                loc = prefix + (index,)
+                loc = (*prefix, index)
                 lines.setdefault(loc, item.start_mark.line + 2)
                 walk(item, loc)
 

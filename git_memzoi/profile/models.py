@@ -28,7 +28,7 @@ def _rfc3339(value: str) -> str:
         raise PydanticCustomError("invalid-timestamp", "{why}", {"why": str(exc)}) from None
     except ValueError:
         raise PydanticCustomError("invalid-timestamp", "'{value}' is not an RFC 3339 date-time with a timezone",
-                                  {"value": value})
+                                  {"value": value}) from None
     return value
 
 

@@ -17,86 +17,28 @@ from test_recall_support import add_record, add_runtime_record, record_text
 
 @pytest.fixture
 def corpus(repo: Repo) -> Repo:
-    add_record(
-        repo,
-        "auth/decision",
-        "auth-decision",
-        type="decision",
-        title="Sessions are validated server-side",
-        body="Validate every session on the server for the auth middleware.",
-        applies_to=["src/auth/**"],
-    )
-    add_record(
-        repo,
-        "auth/risk",
-        "auth-risk",
-        type="risk",
-        title="Token cache corruption",
-        body="Parallel token refresh in the auth middleware corrupts the cache.",
-        applies_to=["src/auth/token.ts"],
-        source="pr",
-        source_ref="pr://7",
-    )
-    add_record(
-        repo,
-        "auth/failed",
-        "auth-failed",
-        type="failed_attempt",
-        title="Client-side auth guard",
-        body="We tried guarding routes in the client auth middleware; it leaked data.",
-        applies_to=["src/auth/**"],
-    )
-    add_record(
-        repo,
-        "auth/warning",
-        "auth-warning",
-        type="warning",
-        title="Do not log tokens",
-        body="Never log auth tokens from the middleware.",
-        applies_to=["src"],
-        source=None,
-    )
-    add_record(
-        repo,
-        "auth/note",
-        "auth-note",
-        type="note",
-        title="Auth middleware history",
-        body="The auth middleware was rewritten in 2025.",
-    )
-    add_record(
-        repo,
-        "auth/dup",
-        "auth-dup",
-        type="note",
-        title="Auth middleware history (copy)",
-        body="The auth middleware was rewritten in 2025.",
-    )
-    add_record(
-        repo,
-        "ops/deploy",
-        "deploy-risk",
-        type="risk",
-        title="Force pushes break deploys",
-        body="Never force-push to main: the deploy pipeline reads main directly.",
-    )
-    add_record(
-        repo,
-        "ops/git",
-        "git-note",
-        type="warning",
-        title="Git hooks are installed",
-        body="Git hooks run on every commit.",
-    )
-    add_record(
-        repo,
-        "ops/expired",
-        "old-risk",
-        type="risk",
-        title="Old force push risk",
-        body="Force push used to be fine.",
-        status="tombstoned",
-    )
+    # fmt: off
+    add_record(repo, "auth/decision", "auth-decision", type="decision", title="Sessions are validated server-side",
+               body="Validate every session on the server for the auth middleware.", applies_to=["src/auth/**"])
+    add_record(repo, "auth/risk", "auth-risk", type="risk", title="Token cache corruption",
+               body="Parallel token refresh in the auth middleware corrupts the cache.",
+               applies_to=["src/auth/token.ts"], source="pr", source_ref="pr://7")
+    add_record(repo, "auth/failed", "auth-failed", type="failed_attempt", title="Client-side auth guard",
+               body="We tried guarding routes in the client auth middleware; it leaked data.",
+               applies_to=["src/auth/**"])
+    add_record(repo, "auth/warning", "auth-warning", type="warning", title="Do not log tokens",
+               body="Never log auth tokens from the middleware.", applies_to=["src"], source=None)
+    add_record(repo, "auth/note", "auth-note", type="note", title="Auth middleware history",
+               body="The auth middleware was rewritten in 2025.")
+    add_record(repo, "auth/dup", "auth-dup", type="note", title="Auth middleware history (copy)",
+               body="The auth middleware was rewritten in 2025.")
+    add_record(repo, "ops/deploy", "deploy-risk", type="risk", title="Force pushes break deploys",
+               body="Never force-push to main: the deploy pipeline reads main directly.")
+    add_record(repo, "ops/git", "git-note", type="warning", title="Git hooks are installed",
+               body="Git hooks run on every commit.")
+    add_record(repo, "ops/expired", "old-risk", type="risk", title="Old force push risk",
+               body="Force push used to be fine.", status="tombstoned")
+    # fmt: on
     repo.commit("corpus")
     return repo
 

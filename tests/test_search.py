@@ -16,57 +16,21 @@ from test_recall_support import add_record
 
 @pytest.fixture
 def corpus(repo: Repo) -> Repo:
-    add_record(
-        repo,
-        "semantic/auth",
-        "auth-sessions",
-        type="decision",
-        title="Validate sessions server-side",
-        body="Protected routes must validate the session on the server. Never trust client state.",
-        applies_to=["src/auth/**"],
-        tags=["auth", "security"],
-        source="issue",
-        source_ref="issue://12",
-        proposal_id="prop-1",
-    )
-    add_record(
-        repo,
-        "semantic/risk",
-        "token-risk",
-        type="risk",
-        title="Token refresh races",
-        body="Refreshing tokens in parallel corrupts the session cache.",
-        applies_to=["src/auth/token.ts"],
-        source=None,
-        source_ref=None,
-    )
-    add_record(
-        repo,
-        "procedural/release",
-        "release-steps",
-        type="procedure",
-        lane="procedural",
-        title="Release checklist",
-        body="Tag, build, upload the wheel, announce.",
-        applies_to=["scripts"],
-    )
-    add_record(
-        repo,
-        "semantic/unicode",
-        "unicode-note",
-        type="note",
-        title="Zürich café naïve",
-        body="Diacritics must fold: Zürich, café, naïve. Also 東京 for CJK.",
-    )
-    add_record(
-        repo,
-        "semantic/old",
-        "old-decision",
-        type="decision",
-        status="superseded",
-        title="Old session approach",
-        body="Sessions were validated in the client.",
-    )
+    # fmt: off
+    add_record(repo, "semantic/auth", "auth-sessions", type="decision", title="Validate sessions server-side",
+               body="Protected routes must validate the session on the server. Never trust client state.",
+               applies_to=["src/auth/**"], tags=["auth", "security"], source="issue", source_ref="issue://12",
+               proposal_id="prop-1")
+    add_record(repo, "semantic/risk", "token-risk", type="risk", title="Token refresh races",
+               body="Refreshing tokens in parallel corrupts the session cache.", applies_to=["src/auth/token.ts"],
+               source=None, source_ref=None)
+    add_record(repo, "procedural/release", "release-steps", type="procedure", lane="procedural",
+               title="Release checklist", body="Tag, build, upload the wheel, announce.", applies_to=["scripts"])
+    add_record(repo, "semantic/unicode", "unicode-note", type="note", title="Zürich café naïve",
+               body="Diacritics must fold: Zürich, café, naïve. Also 東京 for CJK.")
+    add_record(repo, "semantic/old", "old-decision", type="decision", status="superseded",
+               title="Old session approach", body="Sessions were validated in the client.")
+    # fmt: on
     repo.commit("corpus")
     return repo
 

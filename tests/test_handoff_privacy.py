@@ -60,8 +60,10 @@ def test_handoff_without_local_memory_leaves_the_checkpoint_out_whatever_its_not
     assert plain.model.checkpoint is None  # type: ignore[attr-defined]
     assert "Quagga" not in dumped and "Zebra" not in dumped and checkpoint_id not in dumped
     assert plain.text.count("## Session checkpoint") == 1
-    assert plain.text.endswith("## Session checkpoint\n\nA current session checkpoint exists. It is session memory "
-                               "of this machine: call handoff with include_local set to true to include it.\n")
+    assert plain.text.endswith(
+        "## Session checkpoint\n\nA current session checkpoint exists. It is session memory "
+        "of this machine: call handoff with include_local set to true to include it.\n"
+    )
     local = tools.handoff("finish the work", include_local=True)
     assert local.model.checkpoint.record_id == checkpoint_id  # type: ignore[attr-defined]
     assert local.text.endswith(note + "\n") and "Zebra migration" in local.text

@@ -57,8 +57,9 @@ edit = st.one_of(
 #: A step stages a few edits, then runs the hook, commits without it (--no-verify), or both; with
 #: `written`, the files it writes are judged as apply judges what it writes (hooks.verdicts), so
 #: that pre-commit's fast path (hooks.fastcommit) may decide instead of the full check.
-step = st.tuples(st.lists(edit, min_size=1, max_size=3), st.sampled_from(["hook", "commit", "hook+commit"]),
-                 st.booleans())
+step = st.tuples(
+    st.lists(edit, min_size=1, max_size=3), st.sampled_from(["hook", "commit", "hook+commit"]), st.booleans()
+)
 
 
 def stage(repo: Repo, edits: list[tuple[str, str, str]], written: bool = False) -> None:
@@ -124,19 +125,36 @@ APPLIED_1 = PACKET_PATHS[0]
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(step, min_size=1, max_size=6))
-@example(steps=[([("write", A, record("alpha"))], "hook+commit", False),
-                ([("write", B, record("beta")), ("write", APPLIED_1, packet("mem_1", status="applied",
-                                                                           affected="beta"))], "hook+commit", True),
-                ([("write", D, record("gamma", extra="supersedes: delta\n"))], "hook", True)])
-@example(steps=[([("write", A, record("alpha"))], "hook+commit", True),
-                ([("write", B, record("alpha"))], "hook", True)])
-@example(steps=[([("write", A, record("alpha"))], "hook+commit", True),
-                ([("write", APPLIED_1, packet("mem_1", status="applied", affected="delta"))], "hook", True)])
-@example(steps=[([("write", A, record("alpha"))], "hook+commit", True),
-                ([("write", APPLIED_1, packet("mem_1", status="applied", affected="alpha"))], "commit", True),
-                ([("write", PACKET_PATHS[1], packet("mem_1", status="applied", affected="alpha"))], "hook", True)])
+@example(
+    steps=[
+        ([("write", A, record("alpha"))], "hook+commit", False),
+        (
+            [("write", B, record("beta")), ("write", APPLIED_1, packet("mem_1", status="applied", affected="beta"))],
+            "hook+commit",
+            True,
+        ),
+        ([("write", D, record("gamma", extra="supersedes: delta\n"))], "hook", True),
+    ]
+)
+@example(
+    steps=[([("write", A, record("alpha"))], "hook+commit", True), ([("write", B, record("alpha"))], "hook", True)]
+)
+@example(
+    steps=[
+        ([("write", A, record("alpha"))], "hook+commit", True),
+        ([("write", APPLIED_1, packet("mem_1", status="applied", affected="delta"))], "hook", True),
+    ]
+)
+@example(
+    steps=[
+        ([("write", A, record("alpha"))], "hook+commit", True),
+        ([("write", APPLIED_1, packet("mem_1", status="applied", affected="alpha"))], "commit", True),
+        ([("write", PACKET_PATHS[1], packet("mem_1", status="applied", affected="alpha"))], "hook", True),
+    ]
+)
 def test_incremental_pre_commit_equals_full_validation(
-        steps: list[tuple[list[tuple[str, str, str]], str, bool]]) -> None:
+    steps: list[tuple[list[tuple[str, str, str]], str, bool]],
+) -> None:
     with tempfile.TemporaryDirectory() as folder:
         repo = make_repo(Path(folder) / "project")
         for edits, then, written in steps:
@@ -244,9 +262,15 @@ def test_a_commit_of_files_apply_judged_is_accepted_without_the_full_check(repo:
     stage(repo, [("write", A, record("alpha"))], written=True)
     assert not fast_accepts(repo)  # HEAD's tree was never accepted here: nothing to start from
     commit_checked_alpha(repo)
-    stage(repo, [("write", B, record("beta")),
-                 ("write", APPLIED_1, packet("mem_1", status="applied", affected="beta")),
-                 ("write", ".memzoi/log.md", "# Memory log\n\n- applied mem_1\n")], written=True)
+    stage(
+        repo,
+        [
+            ("write", B, record("beta")),
+            ("write", APPLIED_1, packet("mem_1", status="applied", affected="beta")),
+            ("write", ".memzoi/log.md", "# Memory log\n\n- applied mem_1\n"),
+        ],
+        written=True,
+    )
     assert fast_accepts(repo)
     repo.commit("beta, as apply writes it")
     # the next commit starts from the IDs the fast path kept: a duplicate is left to the full check

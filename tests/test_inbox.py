@@ -93,11 +93,18 @@ def test_handoff_lists_the_open_inbox_as_proposals_list_does(repo) -> None:
     repo.write(".memzoi/proposals/pending/broken.md", "---\nid: [\n---\nbody\n")
     listed = [(p["id"], p["state"], p["file"]) for p in run_cli("proposals", "--json").json()["proposals"]]
     # proposals made at one instant come by ID, then packet files by name
-    assert listed == sorted([(inbox_only, "validated", None),
-                             (with_file, "validated", f".memzoi/proposals/pending/{with_file}.md"),
-                             (approved, "approved", None)]) + [
+    by_id = sorted(
+        [
+            (inbox_only, "validated", None),
+            (with_file, "validated", f".memzoi/proposals/pending/{with_file}.md"),
+            (approved, "approved", None),
+        ]
+    )
+    assert listed == [
+        *by_id,
         ("broken", "proposed", ".memzoi/proposals/pending/broken.md"),
-        ("mem_2026_03_01_file_only_abc123", "proposed", ".memzoi/proposals/pending/mem_2026_03_01_file_only_abc123.md")]
+        ("mem_2026_03_01_file_only_abc123", "proposed", ".memzoi/proposals/pending/mem_2026_03_01_file_only_abc123.md"),
+    ]
     items = open_inbox(Workspace.open(repo.path))
     assert [(i.proposal_id, i.state, i.file) for i, _ in items] == listed
     titles = {i.proposal_id: (i.action, i.title) for i, _ in items}

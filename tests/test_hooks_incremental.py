@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from conftest import Repo, make_repo
 from git_memzoi.gitrepo import open_repo
 from git_memzoi.hooks.fastcommit import accept_staged
-from git_memzoi.hooks.run import check_staged
+from git_memzoi.hooks.run import CheckReport, check_staged
 from git_memzoi.hooks.verdicts import remember_written
 from git_memzoi.profile.tree import SourceFile, validate_tree
 from git_memzoi.runtime.home import Layout
@@ -123,6 +123,15 @@ A, B, D = RECORD_PATHS[0], RECORD_PATHS[1], RECORD_PATHS[3]
 APPLIED_1 = PACKET_PATHS[0]
 
 
+def staged_check(repo: Repo, files: dict[str, str]) -> CheckReport:
+    """Write `files` (name in .memzoi/records/project/: text), stage everything, and run the pre-commit check."""
+    for name, text in files.items():
+        repo.write(f".memzoi/records/project/{name}", text)
+    repo.git.index.add_all()
+    repo.git.index.write()
+    return check_staged(open_repo(repo.path))
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(step, min_size=1, max_size=6))
 @example(
@@ -175,75 +184,48 @@ def test_incremental_pre_commit_equals_full_validation(
 
 
 def test_the_next_commit_parses_only_what_it_changes(repo: Repo) -> None:
-    for n in range(30):
-        repo.write(f".memzoi/records/project/r{n:02d}.md", record(f"r{n:02d}"))
-    repo.git.index.add_all()
-    repo.git.index.write()
-    first = check_staged(open_repo(repo.path))
+    first = staged_check(repo, {f"r{n:02d}.md": record(f"r{n:02d}") for n in range(30)})
     assert first.ok and first.files_parsed >= 30
     repo.commit("thirty records")
     assert (Layout.for_repo(open_repo(repo.path)).hook_trees).is_dir()
 
-    repo.write(".memzoi/records/project/new.md", record("new", extra="supersedes: r07\n"))
-    repo.git.index.add_all()
-    repo.git.index.write()
-    second = check_staged(open_repo(repo.path))
+    second = staged_check(repo, {"new.md": record("new", extra="supersedes: r07\n")})
     assert second.ok
     assert second.files_parsed == 2  # the new record, and r07 whose ID it refers to
     repo.commit("one more")
 
-    repo.write(".memzoi/records/project/dup.md", record("r12"))
-    repo.git.index.add_all()
-    repo.git.index.write()
-    third = check_staged(open_repo(repo.path))
+    third = staged_check(repo, {"dup.md": record("r12")})
     assert [f.problem.code for f in third.findings] == ["id-duplicate"]
     assert third.files_parsed == 2  # the duplicate and the record that owns its ID
 
 
 def test_after_commits_the_hook_never_saw_it_starts_from_the_nearest_kept_tree(repo: Repo) -> None:
-    for n in range(20):
-        repo.write(f".memzoi/records/project/r{n:02d}.md", record(f"r{n:02d}"))
-    repo.git.index.add_all()
-    repo.git.index.write()
-    assert check_staged(open_repo(repo.path)).ok
+    assert staged_check(repo, {f"r{n:02d}.md": record(f"r{n:02d}") for n in range(20)}).ok
     repo.commit("twenty records")
     # two commits made with --no-verify (or pulled): their trees were never kept
     repo.write(".memzoi/records/project/s1.md", record("s1"))
     repo.commit("unchecked one")
     repo.write(".memzoi/records/project/s2.md", record("r03"))
     repo.commit("unchecked two: a duplicate ID")
-    repo.write(".memzoi/records/project/s3.md", record("s3"))
-    repo.git.index.add_all()
-    repo.git.index.write()
-    report = check_staged(open_repo(repo.path))
+    report = staged_check(repo, {"s3.md": record("s3")})
     assert [str(f.problem).split(":")[0] for f in report.findings] == [".memzoi/records/project/s2.md"]
     assert report.files_parsed == 4  # s1, s2, s3 against the kept tree, and r03, which shares s2's ID
 
 
 def test_a_damaged_kept_tree_is_validated_from_scratch(repo: Repo) -> None:
-    repo.write(".memzoi/records/project/one.md", record("one"))
-    repo.git.index.add_all()
-    repo.git.index.write()
-    assert check_staged(open_repo(repo.path)).ok
+    assert staged_check(repo, {"one.md": record("one")}).ok
     repo.commit("one")
     kept = list(Layout.for_repo(open_repo(repo.path)).hook_trees.glob("*.json"))
     assert len(kept) == 1
     kept[0].write_text('{"version": "')
-    repo.write(".memzoi/records/project/two.md", record("one"))
-    repo.git.index.add_all()
-    repo.git.index.write()
-    report = check_staged(open_repo(repo.path))
+    report = staged_check(repo, {"two.md": record("one")})
     assert [f.problem.code for f in report.findings] == ["id-duplicate"]
 
 
 def test_pre_push_reuses_the_tree_pre_commit_kept(repo: Repo) -> None:
     from git_memzoi.hooks.run import RefUpdate, check_client_push
 
-    for n in range(10):
-        repo.write(f".memzoi/records/project/r{n}.md", record(f"r{n}"))
-    repo.git.index.add_all()
-    repo.git.index.write()
-    assert check_staged(open_repo(repo.path)).ok
+    assert staged_check(repo, {f"r{n}.md": record(f"r{n}") for n in range(10)}).ok
     parent = str(repo.git.head.target)
     tip = repo.commit("ten records")
     report = check_client_push(open_repo(repo.path), [RefUpdate("refs/heads/main", parent, tip)], {parent})

@@ -222,19 +222,34 @@ def age(root: Path, seconds: float) -> None:
     os.utime(root, (then, then))
 
 
-def run_importtime(
-    args: Sequence[str], cwd: Path, input: str = ""
+def python_importtime(
+    *args: str, cwd: Path | None = None, input: str = ""
 ) -> tuple[subprocess.CompletedProcess[str], set[str]]:
-    """Run `git memzoi ARGS` under `python -X importtime`: the finished process and every module it imported.
+    """Run `python -X importtime ARGS`: the finished process and every module it imported.
 
     Without scripts/test.sh's coverage measurement: it would import its own modules (sqlite3 among them)."""
     env = {k: v for k, v in os.environ.items() if k not in ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG")}
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "git_memzoi", *args],
-        cwd=cwd,
-        input=input,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    command = [sys.executable, "-X", "importtime", *args]
+    proc = subprocess.run(command, cwd=cwd, input=input, capture_output=True, text=True, env=env)
     return proc, set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", proc.stderr, re.MULTILINE))
+
+
+def run_importtime(
+    args: Sequence[str], cwd: Path, input: str = ""
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run `git memzoi ARGS` under `python -X importtime` (see python_importtime)."""
+    return python_importtime("-m", "git_memzoi", *args, cwd=cwd, input=input)
+
+
+@pytest.fixture
+def indexed_repo(repo: Repo) -> Repo:
+    """The interop records committed and indexed, everything aged: the state a no-op read finds."""
+    records = repo.path / ".memzoi" / "records"
+    shutil.rmtree(records)
+    shutil.copytree(interop_dir() / ".memzoi" / "records", records)
+    repo.commit("memory")
+    age(repo.path, 3600)
+    run_cli("rebuild")
+    run_cli("rebuild")  # the first sweep of a new index stores the digest a no-op rebuild compares
+    age(Path(os.environ["MEMZOI_HOME"]), 3600)
+    return repo

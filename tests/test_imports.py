@@ -3,16 +3,13 @@
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import Repo, age, interop_dir, memzoi_exe, run_cli, run_importtime
+from conftest import Repo, age, memzoi_exe, python_importtime, run_cli, run_importtime
 
 #: Modules the read path must never load: they cost more than the commands' own work, and
 #: are needed only to parse (pydantic, PyYAML), to lock (filelock), to serve MCP, or (pygit2)
@@ -44,19 +41,6 @@ def imported(args: tuple[str, ...], cwd: Path) -> set[str]:
     return modules
 
 
-@pytest.fixture
-def indexed_repo(repo: Repo) -> Repo:
-    records = repo.path / ".memzoi" / "records"
-    shutil.rmtree(records)
-    shutil.copytree(interop_dir() / ".memzoi" / "records", records)
-    repo.commit("memory")
-    age(repo.path, 3600)
-    run_cli("rebuild")
-    run_cli("rebuild")  # the first sweep of a new index stores the digest a no-op rebuild compares
-    age(Path(os.environ["MEMZOI_HOME"]), 3600)
-    return repo
-
-
 @pytest.mark.parametrize("args", READ_COMMANDS, ids=lambda a: " ".join(a))
 def test_read_commands_do_not_import_heavy_modules(indexed_repo: Repo, args: tuple[str, ...]) -> None:
     modules = imported(args, indexed_repo.path)
@@ -84,10 +68,9 @@ def test_version_is_answered_before_click_in_clicks_words(tmp_path: Path) -> Non
 def test_the_read_path_queries_need_only_the_standard_library() -> None:
     """index/queries.py (every query of the read path) loads nothing but the stdlib and our own modules."""
     def loaded(code: str) -> set[str]:
-        proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
-                              env=os.environ.copy())
+        proc, modules = python_importtime("-c", code)
         assert proc.returncode == 0, proc.stderr[-2000:]
-        return set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", proc.stderr, re.MULTILINE))
+        return modules
 
     modules = loaded("import git_memzoi.index.queries") - loaded("pass")  # less what start-up loads
     assert "git_memzoi.index.queries" in modules and "sqlite3" in modules

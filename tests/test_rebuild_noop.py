@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Repo, memzoi_exe, run_cli
+from conftest import Repo, age, memzoi_exe, run_cli
 from git_memzoi.runtime.workspace import Workspace
-from test_imports import age, imported, indexed_repo  # noqa: F401  (indexed_repo is a fixture)
+from test_imports import imported
 
 
 def program(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -26,8 +26,12 @@ def program(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def command(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """The click command alone, in a process of its own."""
-    return subprocess.run([sys.executable, "-c", "import sys; from git_memzoi.cli.main import main; main(sys.argv[1:])",
-                           *args], cwd=cwd, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from git_memzoi.cli.main import main; main(sys.argv[1:])", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    )
 
 
 def words(proc: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:

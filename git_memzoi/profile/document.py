@@ -81,7 +81,7 @@ def _field_loc(data: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:
     out: list[Any] = []
     node = data
     for part in loc:
-        if isinstance(node, dict) and isinstance(part, str) and part in node:
+        if isinstance(node, dict) and isinstance(part, str) and part in node:  # noqa: SIM114  (mypy narrows each)
             out.append(part)
             node = node[part]
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):

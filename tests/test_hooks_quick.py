@@ -170,8 +170,8 @@ def test_pre_push_by_url_of_one_commit_walks_one(tmp_path: Path, touch: bool) ->
 
 
 def _apply_one(title: str) -> None:
-    pid = run_cli("propose", "--type", "convention", "--title", title, "--body", f"{title}, always.",
-                  "--json").json()["id"]
+    body = f"{title}, always."
+    pid = run_cli("propose", "--type", "convention", "--title", title, "--body", body, "--json").json()["id"]
     run_cli("approve", pid)
     run_cli("apply", pid)
 
@@ -192,6 +192,11 @@ def test_committing_what_apply_wrote_imports_none_of_the_checks(repo: Repo) -> N
 def test_told_by_the_script_that_memory_differs_an_untouched_commit_still_passes(repo: Repo) -> None:
     repo.write("src/app.py", "print(1)\n")
     git("add", "src/app.py", cwd=repo.path)
-    done = subprocess.run([sys.executable, "-m", "git_memzoi", "hook", "pre-commit", "--json"], cwd=repo.path,
-                          capture_output=True, text=True, env={**os.environ, "MEMZOI_STAGED": "asked"})
+    done = subprocess.run(
+        [sys.executable, "-m", "git_memzoi", "hook", "pre-commit", "--json"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MEMZOI_STAGED": "asked"},
+    )
     assert done.returncode == 0 and json.loads(done.stdout)["ok"] is True

@@ -132,7 +132,9 @@ def test_integrity_check_runs_again_only_when_the_files_stats_move(tmp_path: Pat
         for n in range(60):  # several pages, so a corrupt one can sit in the middle
             shared_db.append_event(conn, "filler", [f"id-{n}"], {"text": "x" * 400})
     conn.close()
-    page, pages = (sqlite3.connect(path).execute(f"PRAGMA {name}").fetchone()[0] for name in ("page_size", "page_count"))
+    page, pages = (
+        sqlite3.connect(path).execute(f"PRAGMA {name}").fetchone()[0] for name in ("page_size", "page_count")
+    )
     shared_db.connect(path, readonly=True).close()  # the first read may make the WAL, which moves the stats
     stats = _settled(path)
     shared_db.connect(path, readonly=True).close()
@@ -148,7 +150,7 @@ def test_integrity_check_runs_again_only_when_the_files_stats_move(tmp_path: Pat
     shared_db.connect(path, readonly=True).close()
     # once the stats move (any write does), the check runs and fails closed
     _settled(path)
-    with pytest.raises(StateError, match="shared.db is unreadable: integrity check"):
+    with pytest.raises(StateError, match=r"shared\.db is unreadable: integrity check"):
         shared_db.connect(path, readonly=True)
     with pytest.raises(StateError, match="integrity check"):
         shared_db.connect(path)

@@ -15,9 +15,8 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from git_memzoi.errors import FormatError, StateError
 from git_memzoi.index import shared_db
@@ -31,8 +30,7 @@ _COLUMNS = ("id, state, packet, body_digest, file_id, created_at, updated_at, re
             "resolved_at, affected_ids, target_blob")
 
 
-@dataclass(frozen=True)
-class ProposalRow:
+class ProposalRow(NamedTuple):
     """One proposals row: an inbox proposal, its full packet text and how it was resolved."""
 
     id: str
@@ -54,8 +52,7 @@ class ProposalRow:
                 self.updated_at, self.reviewer, self.reason, self.resolved_at, affected, self.target_blob)
 
 
-@dataclass(frozen=True)
-class RejectionRow:
+class RejectionRow(NamedTuple):
     """A hashed alias (proposal ID or file ID) pointing at a hash-only rejection receipt."""
 
     alias_sha256: str
@@ -64,17 +61,15 @@ class RejectionRow:
     created_at: str
 
 
-@dataclass(frozen=True)
-class EventSpec:
+class EventSpec(NamedTuple):
     """The audit event a change appends: action, IDs involved, detail."""
 
     action: str
     ids: tuple[str, ...]
-    detail: dict[str, Any] = field(default_factory=dict)
+    detail: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class DbChange:
+class DbChange(NamedTuple):
     """Everything one lifecycle step changes in shared.db, applied all at once.
 
     `expect` is a compare-and-swap guard: (proposal ID, state it must have, or None for absent).
@@ -115,8 +110,7 @@ def list_rows(conn: sqlite3.Connection, states: Iterable[str] | None = None) -> 
     return [_row(r) for r in rows]
 
 
-@dataclass(frozen=True)
-class Listed:
+class Listed(NamedTuple):
     """One entry of the inbox listing: a proposal, or a pending packet file that no proposal stands for."""
 
     id: str

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import UsageError
 from git_memzoi.layout import RECORDS
+from git_memzoi.recall.precheck import precheck
 
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
@@ -115,8 +116,6 @@ def _clip(text: str) -> str:
 
 def precheck_answer(ws: "Workspace", kind: str, value: str, risk_decision: str) -> dict[str, Any] | None:
     """The PreToolUse answer for the warnings on a path or command, or None when there are none."""
-    from git_memzoi.recall.precheck import precheck
-
     result = precheck(ws, **{kind: value})
     if not result.warnings:
         return None
@@ -138,6 +137,7 @@ def precheck_answer(ws: "Workspace", kind: str, value: str, risk_decision: str) 
 
 def session_task(ws: "Workspace") -> str:
     """What a new session is about: the current checkpoint's task, else the branch being worked on."""
+    # SessionStart only: PreToolUse never loads the inbox (Agent hook: Claude Code PreToolUse)
     from git_memzoi.recall.handoff import latest_checkpoint
 
     checkpoint = latest_checkpoint(ws)
@@ -158,6 +158,7 @@ def top_level_paths(workdir: Path) -> list[str]:
 
 def session_answer(ws: "Workspace") -> dict[str, Any]:
     """The SessionStart answer: a handoff (context pack, open inbox, checkpoint) within the context budget."""
+    # SessionStart only: PreToolUse never loads the inbox (Agent hook: Claude Code PreToolUse)
     from git_memzoi.recall.handoff import build_handoff
 
     handoff = build_handoff(ws, session_task(ws), top_level_paths(ws.repo.require_workdir()))

@@ -6,6 +6,10 @@ import sys
 from pathlib import Path
 
 import click
+from git_memzoi.agents import install as installer
+from git_memzoi.cli.agent_hook import answer_text
+from git_memzoi.cli.common import emit_json, say, workspace
+from git_memzoi.mcp.clientconfig import runtime_env
 
 
 @click.group()
@@ -33,8 +37,6 @@ def hook_claude() -> None:
     nothing. Bad input, or a repository without memory, never blocks the agent: exit 0 and one
     line on stderr.
     """
-    from git_memzoi.cli.agent_hook import answer_text
-
     stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None
     data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8")
     out, err = answer_text(data)
@@ -58,10 +60,6 @@ def install(client: str, dry_run: bool, as_json: bool) -> None:
     already there stays; a second run changes nothing; an entry named memzoi that this command
     did not write is refused (exit 1).
     """
-    from git_memzoi.agents import install as installer
-    from git_memzoi.cli.common import emit_json, say, workspace
-    from git_memzoi.mcp.clientconfig import runtime_env
-
     workdir = workspace().repo.require_workdir() if client == "claude" else None
     changes = installer.plan(client, workdir or Path.cwd(), runtime_env())
     if not dry_run:

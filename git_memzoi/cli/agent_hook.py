@@ -8,8 +8,10 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
+from git_memzoi.agents import claude_hook
 from git_memzoi.errors import EXIT_INTERNAL, MemzoiError, UsageError
 from git_memzoi.layout import MEMZOI_DIR
+from git_memzoi.runtime.workspace import Workspace
 
 if TYPE_CHECKING:
     from typing import BinaryIO, TextIO
@@ -19,15 +21,12 @@ PREFIX = "git memzoi: agent hook claude: "
 
 def answer_text(data: bytes) -> tuple[str | None, str | None]:
     """(stdout JSON line or None, one stderr line or None) for one hook event's bytes; MemzoiErrors become a line."""
-    from git_memzoi.agents import claude_hook
-
     try:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise UsageError("hook input is not UTF-8 text") from None
         event = claude_hook.parse_event(text)
-        from git_memzoi.runtime.workspace import Workspace
 
         ws = Workspace.open(event.cwd)
         if not ws.repo.memzoi_dir.is_dir():
@@ -44,7 +43,7 @@ def run(stdin: "BinaryIO", stdout: "TextIO", stderr: "TextIO") -> int:
         out, err = answer_text(stdin.read())
     except Exception as exc:  # noqa: BLE001 - the one place an unexpected failure becomes a line
         if os.environ.get("MEMZOI_DEBUG") not in (None, "", "0"):
-            import traceback
+            import traceback  # only with --debug (Agent hook: Claude Code PreToolUse)
 
             traceback.print_exc(file=stderr)
         stderr.write(f"git memzoi: internal error: {type(exc).__name__}: {exc}\n")

@@ -50,7 +50,7 @@ def one_line(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
 
     Raised as the package's UsageError (exit 2) so the refusal is one `git memzoi:` line like every other.
     """
-    from git_memzoi.profile.oneline import first_control
+    from git_memzoi.profile.oneline import first_control  # off the read commands (Command start-up: search)
 
     for item in value if isinstance(value, tuple) else (value,):
         bad = first_control(item) if isinstance(item, str) else None

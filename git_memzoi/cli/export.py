@@ -6,6 +6,8 @@ import click
 
 from git_memzoi.cli.common import emit_json, json_option, say, workspace
 from git_memzoi.export.common import MAX_BYTES, ExportReport
+from git_memzoi.export.instructions import export_instructions
+from git_memzoi.export.okf import export_okf
 
 output_option = click.option(
     "--output", "-o", "output", metavar="DIR", type=click.Path(file_okay=False),
@@ -52,14 +54,10 @@ def _report(report: ExportReport, as_json: bool) -> None:
 @json_option
 def okf(output: str | None, as_json: bool) -> None:
     """An OKF bundle: okf/records/<concept-id>.md (byte-for-byte copies) and okf/index.md."""
-    from git_memzoi.export.okf import export_okf
-
     _report(export_okf(workspace(), output), as_json)
 
 
 def _instructions(target: str, output: str | None, max_bytes: int | None, as_json: bool) -> None:
-    from git_memzoi.export.instructions import export_instructions
-
     _report(export_instructions(workspace(), target, output, max_bytes), as_json)
 
 

@@ -62,7 +62,7 @@ def _label(report: CheckReport, finding: Finding) -> str:
 
 
 def _render(report: CheckReport, as_json: bool, what: str) -> None:
-    from git_memzoi.cli.common import emit_json, say
+    from git_memzoi.cli.common import emit_json, say  # off the untouched exit (Client hooks: git commit of code only)
 
     if as_json:
         emit_json(report.as_json())
@@ -108,6 +108,7 @@ def pre_receive(as_json: bool) -> None:
     objects, including those git keeps in quarantine until the hook accepts them. Commits
     that leave .memzoi/ unchanged cost one tree lookup each.
     """
+    # checks load after the untouched exit (Client hooks: git commit of code only)
     from git_memzoi.cli.common import workspace
     from git_memzoi.hooks.run import check_server_push, parse_pre_receive
 
@@ -123,6 +124,7 @@ def pre_receive(as_json: bool) -> None:
 @json_option
 def update(ref: str, old: str, new: str, as_json: bool) -> None:
     """Check one pushed ref on the server, as git's update hook: REF OLD NEW."""
+    # checks load after the untouched exit (Client hooks: git commit of code only)
     from git_memzoi.cli.common import workspace
     from git_memzoi.hooks.run import check_server_push, parse_pre_receive
 
@@ -154,6 +156,7 @@ def pre_commit(as_json: bool) -> None:
         if as_json:
             sys.stdout.write(quick.untouched_report(1, 1))
         return
+    # checks load after the untouched exit (Client hooks: git commit of code only)
     from git_memzoi.cli.common import workspace
     from git_memzoi.hooks.run import check_staged
 
@@ -181,6 +184,7 @@ def pre_push(remote: str, url: str, as_json: bool) -> None:
     if plan is not None and not plan.touched:
         _untouched(as_json, len(plan.commits))
         return
+    # checks load after the untouched exit (Client hooks: git push URL main, one code commit)
     from git_memzoi.cli.common import say, workspace
     from git_memzoi.hooks.run import check_client_push, known_remote_commits, parse_pre_push
 
@@ -207,6 +211,7 @@ def check(range_spec: str, as_json: bool) -> None:
     (never by the commits being checked). Same report, --json and exit codes as pre-receive;
     a range that is not BASE..TIP, or names no commit, is a usage error (exit 2).
     """
+    # checks load after the untouched exit (Client hooks: git commit of code only)
     from git_memzoi.cli.common import workspace
     from git_memzoi.hooks.run import check_range
 
@@ -238,6 +243,7 @@ def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, as_jso
     release from PyPI), and runs `hook check BASE..HEAD` and `validate --rev HEAD`. Commit it.
     It, too, never replaces a file git memzoi did not write.
     """
+    # checks load after the untouched exit (Client hooks: git commit of code only)
     from git_memzoi.cli.common import emit_json, say, workspace
     from git_memzoi.hooks.install import HOOK_NAMES, HookName, default_hooks, install as install_hooks
 
@@ -249,6 +255,7 @@ def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, as_jso
             raise UsageError("--ci writes a workflow, not hook scripts: run install once for each")
         if ws.repo.is_bare:
             raise UsageError("a CI workflow is committed from a checkout, not written in a bare repository")
+        # checks load after the untouched exit (Client hooks: git commit of code only)
         from git_memzoi.hooks.ci import install_ci
 
         written = install_ci(ws.repo, "github", pip_spec)

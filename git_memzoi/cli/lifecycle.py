@@ -7,8 +7,14 @@ from typing import Any
 import click
 
 from git_memzoi.cli.common import emit_json, json_option, non_blank_line, one_line, read_text_arg, say, workspace
-from git_memzoi.errors import UsageError
-from git_memzoi.profile import vocab
+from git_memzoi.errors import FormatError, UsageError
+from git_memzoi.lifecycle import inbox, packets, targets
+from git_memzoi.lifecycle.apply import apply as run_apply
+from git_memzoi.lifecycle.draft import DEFAULT_ROUTE, PacketDraft
+from git_memzoi.lifecycle.inbox import STATUS_FILTERS
+from git_memzoi.lifecycle.reject import reject as run_reject
+from git_memzoi.lifecycle.state import now_text
+from git_memzoi.profile import concept_id, vocab
 from git_memzoi.profile.timefmt import OutOfRange, parse_rfc3339
 
 CONFIDENCE_LABELS = ("low", "medium", "high")
@@ -27,9 +33,6 @@ def _time(value: str | None, flag: str) -> str | None:
 
 
 def _concept_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    from git_memzoi.errors import FormatError
-    from git_memzoi.profile import concept_id
-
     if value is not None:
         try:
             concept_id.check(value)
@@ -39,8 +42,6 @@ def _concept_id(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 
 def _status_filter(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    from git_memzoi.lifecycle.inbox import STATUS_FILTERS
-
     if value is not None and value not in STATUS_FILTERS:
         raise UsageError(f"--status {value!r} is not one of {', '.join(STATUS_FILTERS)}")
     return value
@@ -99,8 +100,6 @@ def propose(**o: Any) -> None:
     declares it not repo-safe (such a proposal never leaves the local inbox). A proposal whose
     normalised body equals an open one is refused with the twin's ID.
     """
-    from git_memzoi.lifecycle import inbox, packets
-
     ws = workspace()
     if o["from_file"] is not None:
         given = [flag for flag, key in (("--title", "title"), ("--body", "body"), ("--body-file", "body_file"),
@@ -123,9 +122,6 @@ def propose(**o: Any) -> None:
 
 def _draft(ws: Any, o: dict[str, Any]) -> Any:
     """The PacketDraft the flags describe (`o`: propose's options by parameter name)."""
-    from git_memzoi.lifecycle import inbox
-    from git_memzoi.lifecycle.draft import DEFAULT_ROUTE, PacketDraft
-
     action, target, reason, lane = o["action"], o["target"], o["reason"], o["lane"]
     if o["body"] is not None and o["body_file"] is not None:
         raise UsageError("give --body or --body-file, not both")
@@ -191,8 +187,6 @@ def _confidence(given: str | None) -> tuple[float | None, str | None]:
 
 
 def _now() -> str:
-    from git_memzoi.lifecycle.state import now_text
-
     return now_text()
 
 
@@ -208,7 +202,6 @@ def proposals(ctx: click.Context, status: str | None, as_json: bool) -> None:
     """List the inbox and the pending packet files together; `proposals show ID` shows one."""
     if ctx.invoked_subcommand is not None:
         return
-    from git_memzoi.lifecycle import inbox
 
     entries = inbox.list_entries(workspace(), status)
     if as_json:
@@ -226,8 +219,6 @@ def proposals(ctx: click.Context, status: str | None, as_json: bool) -> None:
 @json_option
 def show(target: str, as_json: bool) -> None:
     """Show one proposal: by inbox ID, pending packet path or file ID (resolved ones say how)."""
-    from git_memzoi.lifecycle import inbox, targets
-
     found = inbox.show(workspace(), target)
     if isinstance(found, targets.Settled):
         data = {"id": found.proposal_id, "state": found.outcome, "resolved_path": found.path,
@@ -258,8 +249,6 @@ def show(target: str, as_json: bool) -> None:
 @json_option
 def approve(proposal_id: str, as_json: bool) -> None:
     """Approve a validated inbox proposal so it can be applied."""
-    from git_memzoi.lifecycle import inbox
-
     entry = inbox.approve(workspace(), proposal_id)
     if as_json:
         emit_json(entry.summary() | {"messages": entry.messages})
@@ -283,8 +272,6 @@ def apply(target: str, reviewer: str | None, concept_id: str | None, reason: str
     superseded), tombstone retires one (only its status changes). Everything happens under
     repo-lifecycle.lock and all or nothing. Applying something already applied does nothing.
     """
-    from git_memzoi.lifecycle.apply import apply as run_apply
-
     result = run_apply(workspace(), target, reviewer=reviewer, concept_id=concept_id, reason=reason, commit=commit)
     _report_resolution(result, as_json)
 
@@ -313,7 +300,5 @@ def reject(target: str, reason: str, reviewer: str | None, commit: bool, as_json
     A repo-safe packet moves to resolved/rejected/ with the resolution; anything else becomes a
     hash-only receipt that keeps neither its IDs nor its content.
     """
-    from git_memzoi.lifecycle.reject import reject as run_reject
-
     result = run_reject(workspace(), target, reason, reviewer=reviewer, commit=commit)
     _report_resolution(result, as_json)

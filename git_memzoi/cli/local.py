@@ -10,6 +10,7 @@ import click
 
 from git_memzoi.cli.common import UnitInterval, emit_json, json_option, read_text_arg, say, workspace
 from git_memzoi.errors import UsageError
+from git_memzoi.local import events as events_mod, extension, memory, promote, sessions
 from git_memzoi.profile import vocab
 
 #: SQLite's largest integer: event sequence numbers and limits past it cannot be asked for.
@@ -72,8 +73,6 @@ def local_add(type_: str, title: str, body: str | None, body_file: str | None, d
               source: str | None, source_ref: str | None, occurred_at: str | None, expires_at: str | None,
               as_json: bool) -> None:
     """Store a private local memory record; prints its ID."""
-    from git_memzoi.local import memory
-
     text = _one_of(body, body_file, "--body", "--body-file")
     added = memory.add(workspace(), title=title, body=text, type=type_, lane=lane, confidence=confidence,
                        description=description, source=source, source_ref=source_ref, applies_to=applies_to,
@@ -93,8 +92,6 @@ def local_add(type_: str, title: str, body: str | None, body_file: str | None, d
 @json_option
 def local_list(type_: str | None, lane: str | None, as_json: bool) -> None:
     """List local memory records, oldest first."""
-    from git_memzoi.local import memory
-
     items = memory.listing(workspace(), type=type_, lane=lane)
     if as_json:
         emit_json({"records": [_record_json(item) for item in items]})
@@ -110,8 +107,6 @@ def local_list(type_: str | None, lane: str | None, as_json: bool) -> None:
 @json_option
 def local_show(record_id: str, as_json: bool) -> None:
     """Print one local or session record as its full file text."""
-    from git_memzoi.local import memory
-
     item = memory.show(workspace(), record_id)
     if as_json:
         emit_json(_record_json(item) | {"document": item.row.document})
@@ -129,8 +124,6 @@ def local_show(record_id: str, as_json: bool) -> None:
 def local_search(query: str, type_: str | None, lane: str | None, limit: int | None, include_all: bool,
                  as_json: bool) -> None:
     """Full-text search over local memory only."""
-    from git_memzoi.local import memory
-
     result = memory.search(workspace(), query, limit=limit, type=type_, lane=lane, include_all=include_all)
     if as_json:
         emit_json(result.model_dump())
@@ -149,8 +142,6 @@ def local_search(query: str, type_: str | None, lane: str | None, limit: int | N
 @json_option
 def local_forget(record_id: str, as_json: bool) -> None:
     """Delete a private local (or session) record for good; the audit log keeps only its ID."""
-    from git_memzoi.local import memory
-
     result = memory.forget(workspace(), record_id)
     if as_json:
         emit_json(result)
@@ -168,8 +159,6 @@ def local_forget(record_id: str, as_json: bool) -> None:
 @json_option
 def local_promote(record_id: str, sensitivity: str, content_class: str, packet: bool, as_json: bool) -> None:
     """Propose a local record as repository memory (an inbox proposal that still needs review)."""
-    from git_memzoi.local import promote
-
     entry = promote.promote(workspace(), record_id, sensitivity=sensitivity, packet_file=packet,
                             content_class=content_class)
     if as_json:
@@ -212,8 +201,6 @@ def checkpoint() -> None:
 def checkpoint_add(task: str, note: str | None, from_file: str | None, successor_of: str | None,
                    applies_to: tuple[str, ...], source: str | None, source_ref: str | None, as_json: bool) -> None:
     """Start a session checkpoint; prints its ID."""
-    from git_memzoi.local import sessions
-
     text = _one_of(note, from_file, "--note", "--from-file")
     cp = sessions.add(workspace(), task=task, note=text, successor_of=successor_of, source=source,
                       source_ref=source_ref, applies_to=list(applies_to))
@@ -229,8 +216,6 @@ def checkpoint_add(task: str, note: str | None, from_file: str | None, successor
 @json_option
 def checkpoint_continue(record_id: str, as_json: bool) -> None:
     """Renew a checkpoint's inactivity lease; refused once it has reached any retention boundary."""
-    from git_memzoi.local import sessions
-
     cp = sessions.renew(workspace(), record_id)
     if as_json:
         emit_json(cp.model_dump())
@@ -243,8 +228,6 @@ def checkpoint_continue(record_id: str, as_json: bool) -> None:
 @json_option
 def checkpoint_close(record_id: str, as_json: bool) -> None:
     """Close a checkpoint (the terminal boundary): it becomes query-only now."""
-    from git_memzoi.local import sessions
-
     cp = sessions.close(workspace(), record_id)
     if as_json:
         emit_json(cp.model_dump())
@@ -257,8 +240,6 @@ def checkpoint_close(record_id: str, as_json: bool) -> None:
 @json_option
 def checkpoint_list(current_only: bool, as_json: bool) -> None:
     """List checkpoints, oldest first, with whether each is current."""
-    from git_memzoi.local import sessions
-
     items = sessions.listing(workspace(), current_only=current_only)
     if as_json:
         emit_json({"checkpoints": [cp.model_dump() for cp in items]})
@@ -274,8 +255,6 @@ def checkpoint_list(current_only: bool, as_json: bool) -> None:
 @json_option
 def checkpoint_show(record_id: str, as_json: bool) -> None:
     """Show one checkpoint: its task, note and retention decision."""
-    from git_memzoi.local import sessions
-
     cp = sessions.show(workspace(), record_id)
     if as_json:
         emit_json(cp.model_dump())
@@ -300,8 +279,6 @@ def retention() -> None:
 @json_option
 def retention_extend(record_id: str, until: str, reason: str, as_json: bool) -> None:
     """Extend an episodic record past its 30-day window, at most to 90 days after it occurred."""
-    from git_memzoi.local import extension
-
     result = extension.extend(workspace(), record_id, until=until, reason=reason)
     if as_json:
         emit_json(result)
@@ -319,8 +296,6 @@ def retention_extend(record_id: str, until: str, reason: str, as_json: bool) -> 
 @json_option
 def events(jsonl: bool, since: int, limit: int | None, as_json: bool) -> None:
     """Stream the audit log of shared.db (who did what, when, to which IDs), oldest first."""
-    from git_memzoi.local import events as events_mod
-
     if jsonl and as_json:
         raise UsageError("--jsonl and --json are exclusive")
     out = sys.stdout

@@ -121,7 +121,7 @@ def run(args: list[str]) -> int:
         code = EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code
     except MemzoiError as exc:
         if debug:
-            import traceback
+            import traceback  # only with --debug (Command start-up: search)
 
             traceback.print_exc()
         _report(exc)
@@ -132,7 +132,7 @@ def run(args: list[str]) -> int:
         code = 0
     except Exception as exc:  # noqa: BLE001 - the one place unexpected failures become a line
         if debug:
-            import traceback
+            import traceback  # only with --debug (Command start-up: search)
 
             traceback.print_exc()
         known = from_environment(exc)

@@ -58,6 +58,7 @@ def rebuild(full: bool, strict: bool, as_json: bool) -> None:
     one step, so readers never see half an index. Invalid record files are reported as
     `path:line: code: message` and skipped (fatal with --strict). shared.db is only read.
     """
+    # one command's core per run (Command start-up: no-op rebuild)
     from git_memzoi.index.rebuild import InvalidRecords, rebuild as run_rebuild
 
     ws = workspace()
@@ -96,7 +97,7 @@ def search(query: tuple[str, ...], path: str | None, type_: str | None, lane: st
     Any text is a safe query: punctuation and FTS operators are treated as words. Every hit
     cites its evidence (source, source_ref; null stays null) and its proposal_id.
     """
-    from git_memzoi.recall.search import search as run_search
+    from git_memzoi.recall.search import search as run_search  # one command's core per run (Command start-up: search)
 
     result = run_search(workspace(), " ".join(query), path=path, type=type_, lane=lane, limit=limit,
                         include_all=include_all, include_local=include_local)
@@ -122,7 +123,7 @@ def search(query: tuple[str, ...], path: str | None, type_: str | None, lane: st
 @json_option
 def expiry(record_id: str, as_json: bool) -> None:
     """Explain why a record is current or query-only: the lane rule, the boundary and the reason."""
-    from git_memzoi.recall.retention import explain
+    from git_memzoi.recall.retention import explain  # one command's core per run (Command start-up: search)
 
     decision = explain(workspace(), record_id)
     if as_json:
@@ -149,7 +150,7 @@ def expiry(record_id: str, as_json: bool) -> None:
 @json_option
 def context(task: str, paths: tuple[str, ...], budget: int | None, include_local: bool, as_json: bool) -> None:
     """A prompt-ready context pack for a task: path-bound, risks first, fitted to a word budget."""
-    from git_memzoi.recall.context import build_context
+    from git_memzoi.recall.context import build_context  # one command's core per run (Command start-up: search)
 
     pack = build_context(workspace(), task, paths=paths, budget=budget, include_local=include_local)
     if as_json:
@@ -164,7 +165,7 @@ def context(task: str, paths: tuple[str, ...], budget: int | None, include_local
 @json_option
 def handoff(task: str, as_json: bool) -> None:
     """A context pack plus the open inbox and the current session checkpoint, for switching agents."""
-    from git_memzoi.recall.handoff import build_handoff
+    from git_memzoi.recall.handoff import build_handoff  # one command's core per run (Command start-up: search)
 
     result = build_handoff(workspace(), task)
     if as_json:
@@ -181,6 +182,7 @@ def handoff(task: str, as_json: bool) -> None:
 @json_option
 def precheck(path: str | None, command_: str | None, action: str | None, exit_code: bool, as_json: bool) -> None:
     """Warnings from risk, warning and failed_attempt records that apply, most severe first."""
+    # one command's core per run (Command start-up: precheck --path)
     from git_memzoi.recall.precheck import precheck as run_precheck
 
     given = [v for v in (path, command_, action) if v is not None]

@@ -6,6 +6,8 @@ import click
 
 from git_memzoi.cli.common import emit_json, json_option, say, workspace
 from git_memzoi.errors import EXIT_NO, MemzoiError
+from git_memzoi.index.queries import database_state
+from git_memzoi.lifecycle import recovery
 from git_memzoi.runtime.home import remove_stale_worktree_dirs, stale_worktree_dirs
 from git_memzoi.runtime.init import init_tree
 
@@ -37,7 +39,6 @@ def doctor(repair: bool, as_json: bool) -> None:
     """Show the repository and worktree keys, where runtime state lives, and its health."""
     ws = workspace()
     layout = ws.layout
-    from git_memzoi.index.queries import database_state
 
     checks: dict[str, str] = {
         "shared_db": database_state(layout.shared_db, "proposals"),
@@ -48,7 +49,6 @@ def doctor(repair: bool, as_json: bool) -> None:
         checks["config"] = "ok"
     except MemzoiError as exc:
         checks["config"] = str(exc)
-    from git_memzoi.lifecycle import recovery
 
     repaired = recovery.repair(ws) if repair else []
     if repair:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from git_memzoi.errors import Refused, UsageError
 from git_memzoi.layout import TEMP_PREFIX
 from git_memzoi.recall.models import IndexedRecord
+from git_memzoi.recall.records import current_records as recall_current
 from git_memzoi.runtime.atomic import fsync_dir, write_atomic
 from git_memzoi.runtime.workspace import Workspace
 
@@ -218,6 +219,4 @@ def order_key(record: IndexedRecord) -> tuple[int, str, str, str]:
 
 def current_records(ws: Workspace) -> list[IndexedRecord]:
     """The records an export may carry, read through recall (never private, query-only or inactive)."""
-    from git_memzoi.recall.records import current_records as recall_current
-
     return exportable(recall_current(ws, include_private=False))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from git_memzoi.errors import MemzoiError, NoWorkTree, RepositoryNotFound, UsageError
-from git_memzoi.gitrepo.discover import keys, repository_name
+from git_memzoi.gitrepo.discover import find, keys, repository_name
 from git_memzoi.layout import MEMZOI_DIR
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ class TreeFile:
     repo: pygit2.Repository
 
     def read(self) -> bytes:
-        import pygit2
+        import pygit2  # pygit2 on first use (Command start-up: search)
 
         blob = self.repo[self.oid]
         assert isinstance(blob, pygit2.Blob)
@@ -63,7 +63,7 @@ class GitRepo:
     def pygit(self) -> pygit2.Repository:
         """The pygit2 repository (opened, and pygit2 imported, on first use)."""
         if self._pygit is None:
-            import pygit2
+            import pygit2  # pygit2 on first use (Command start-up: search)
 
             try:
                 self._pygit = pygit2.Repository(str(self.git_dir))
@@ -104,7 +104,7 @@ class GitRepo:
     # revisions and trees ------------------------------------------------------
     def resolve(self, rev: str) -> pygit2.Commit:
         """The commit a revision names (raises UsageError with the revision)."""
-        import pygit2
+        import pygit2  # pygit2 on first use (Command start-up: search)
 
         try:
             obj = self.pygit.revparse_single(rev)
@@ -114,7 +114,7 @@ class GitRepo:
         return commit
 
     def head_commit(self) -> pygit2.Commit | None:
-        import pygit2
+        import pygit2  # pygit2 on first use (Command start-up: search)
 
         if self.pygit.head_is_unborn:
             return None
@@ -130,7 +130,7 @@ class GitRepo:
 
     def tree_files(self, tree: pygit2.Tree, prefix: str = MEMZOI_DIR) -> Iterator[TreeFile]:
         """Every blob under `prefix` in `tree`, depth first, with repository-root paths."""
-        import pygit2
+        import pygit2  # pygit2 on first use (Command start-up: search)
 
         try:
             entry = tree[prefix] if prefix else tree
@@ -161,7 +161,7 @@ class GitRepo:
     # work tree ---------------------------------------------------------------
     def is_clean(self, relpath: str) -> bool:
         """True when the work-tree file equals HEAD and nothing about it is staged."""
-        from pygit2.enums import FileStatus
+        from pygit2.enums import FileStatus  # pygit2 on first use (Command start-up: search)
 
         try:
             flags = self.pygit.status_file(relpath)
@@ -172,7 +172,7 @@ class GitRepo:
     # history -----------------------------------------------------------------
     def head_blob(self, relpath: str) -> str | None:
         """The blob OID `relpath` has in HEAD's tree, or None (unborn HEAD, absent, or not a regular file)."""
-        import pygit2
+        import pygit2  # pygit2 on first use (Command start-up: search)
 
         head = self.head_commit()
         if head is None:
@@ -220,8 +220,6 @@ def open_repo(start: str | os.PathLike[str] | None = None) -> GitRepo:
     GIT_DIR / GIT_WORK_TREE are honoured as git honours them, so hooks and `git -C` work.
     The common layouts are found without pygit2 (`gitrepo.discover`); pygit2 decides the rest.
     """
-    from git_memzoi.gitrepo.discover import find
-
     found_fast = find(start)
     if found_fast is not None:
         return GitRepo.at(*found_fast)
@@ -230,7 +228,7 @@ def open_repo(start: str | os.PathLike[str] | None = None) -> GitRepo:
 
 def open_with_pygit2(start: str | os.PathLike[str] | None = None) -> GitRepo:
     """`open_repo` as pygit2 (libgit2) discovers repositories: every layout, every GIT_* variable."""
-    import pygit2
+    import pygit2  # pygit2 on first use (Command start-up: search)
     from pygit2.enums import RepositoryOpenFlag
 
     try:

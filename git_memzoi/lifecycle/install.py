@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING
 from git_memzoi.errors import Refused, StateError
 from git_memzoi.gitrepo import commit as gitcommit
 from git_memzoi.gitrepo.repo import GitRepo, open_repo
-from git_memzoi.index import inbox_store
+from git_memzoi.index import inbox_store, rebuild
 from git_memzoi.layout import GITATTRIBUTES, MEMZOI_DIR, SUFFIX, TEMP_PREFIX
 from git_memzoi.lifecycle import journal as journals
 from git_memzoi.lifecycle.plan import Plan
-from git_memzoi.runtime.atomic import fsync_dir, write_atomic
+from git_memzoi.profile import secrets
 from git_memzoi.runtime import clock
+from git_memzoi.runtime.atomic import fsync_dir, write_atomic
 from git_memzoi.runtime.home import Layout
 
 if TYPE_CHECKING:
@@ -121,8 +122,6 @@ class CommitRequest:
 def refuse_secrets(plan: Plan) -> None:
     """Refuse (before anything is written) a step that would write a secret-looking span into any
     field of any file under .memzoi/: a packet edited in review is scanned again here."""
-    from git_memzoi.profile import secrets
-
     for change in plan.files:
         if change.after is None or change.after == change.before or not change.path.endswith(SUFFIX):
             continue
@@ -303,8 +302,6 @@ def install_and_commit(ws: "Workspace", root: Path, conn: sqlite3.Connection, pl
 def refresh_index(ws: "Workspace") -> list[str]:
     """Update this worktree's index.db; a failure is a warning, never an undo (the index is disposable)."""
     try:
-        from git_memzoi.index import rebuild
-
         rebuild.rebuild(ws)
     except Exception as exc:  # noqa: BLE001 - the files are installed; the next read refreshes the index
         return [f"index.db was not updated ({type(exc).__name__}: {exc}); the next read refreshes it"]

@@ -17,7 +17,10 @@ from pathlib import Path
 
 from git_memzoi.errors import FormatError, MemzoiError, Refused
 from git_memzoi.gitrepo import GitRepo
+from git_memzoi.gitrepo.commit import config_value
+from git_memzoi.gitrepo.identity import os_user
 from git_memzoi.index import lookup
+from git_memzoi.index.rebuild import open_index, rebuild
 from git_memzoi.layout import MEMZOI_DIR, RECORDS, SUFFIX
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.timefmt import format_rfc3339
@@ -103,8 +106,6 @@ class RecordFacts:
 
     def refresh(self) -> None:
         """Bring the index up to date by a full stat sweep (when a fact it gave proved stale), and forget answers."""
-        from git_memzoi.index.rebuild import open_index, rebuild
-
         if self._conn is not None:
             self._conn.close()
         self._conn, self._all, self._odd = None, None, None
@@ -297,12 +298,10 @@ def who(repo: GitRepo) -> str:
     name = os.environ.get("MEMZOI_ACTOR")
     if name and name.strip():
         return name.strip()
-    from git_memzoi.gitrepo.commit import config_value
 
     configured = config_value(repo, "user.name")
     if configured:
         return configured.strip()
-    from git_memzoi.gitrepo.identity import os_user
 
     return os_user() or "unknown"
 

@@ -18,6 +18,7 @@ from git_memzoi.local import store
 from git_memzoi.local.store import RuntimeRecord
 from git_memzoi.profile import secrets
 from git_memzoi.profile.timefmt import format_rfc3339, is_rfc3339, parse_rfc3339
+from git_memzoi.recall import search as recall_search
 from git_memzoi.recall.models import SearchResult
 from git_memzoi.runtime.workspace import Workspace
 
@@ -132,8 +133,6 @@ def search(ws: Workspace, query: str, *, limit: int | None = None, type: str | N
     Recall ranks repository and runtime memory together; this widens the window until it has
     `limit` local hits (or recall has nothing more), so local hits keep their ranking.
     """
-    from git_memzoi.recall import search as recall_search
-
     count = limit if limit is not None else ws.config.recall.search_limit
     window = count * 4
     while True:

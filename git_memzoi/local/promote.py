@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import Refused, UsageError
 from git_memzoi.index import runtime_store
+from git_memzoi.lifecycle import inbox
+from git_memzoi.lifecycle.draft import PacketDraft
 from git_memzoi.local import store
 from git_memzoi.profile import vocab
 from git_memzoi.runtime.workspace import Workspace
@@ -31,8 +33,6 @@ def build_packet(item: store.RuntimeRecord, *, sensitivity: str,
     The inbox's `to_packet` fills the proposal ID, timestamps, proposed_by (the actor) and, when
     the record has none, a description from the body.
     """
-    from git_memzoi.lifecycle.draft import PacketDraft
-
     record = item.record
     body = item.body.strip("\n")
     if not body.lstrip().startswith("#"):  # canonical records open with their title as a heading
@@ -49,8 +49,6 @@ def build_packet(item: store.RuntimeRecord, *, sensitivity: str,
 def promote(ws: Workspace, record_id: str, *, sensitivity: str = "unknown", packet_file: bool = False,
             content_class: str = PROMOTED_CONTENT_CLASS) -> "InboxEntry":
     """Submit a local record as an inbox proposal and log the link; returns the new inbox entry."""
-    from git_memzoi.lifecycle import inbox
-
     if sensitivity not in vocab.SENSITIVITIES:
         raise UsageError(f"{sensitivity!r} is not one of {', '.join(vocab.SENSITIVITIES)}", field="sensitivity")
     with store.reading(ws) as conn:

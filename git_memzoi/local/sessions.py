@@ -18,6 +18,7 @@ from git_memzoi.index import runtime_store, shared_db
 from git_memzoi.local import store
 from git_memzoi.local.store import RuntimeRecord
 from git_memzoi.profile.timefmt import format_rfc3339
+from git_memzoi.recall import retention
 from git_memzoi.recall.models import Checkpoint, ExpiryDecision
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.workspace import Workspace
@@ -28,8 +29,6 @@ SESSION_CONTENT_CLASS = "session_state"
 def decide(ws: Workspace, item: RuntimeRecord, now: datetime | None = None,
            facts: list[dict[str, str]] | None = None) -> ExpiryDecision:
     """The retention decision for a runtime record at `now`, from the one retention engine."""
-    from git_memzoi.recall import retention
-
     return retention.decide(item.record, now or clock.now(), facts or [],
                             ws.config.retention.session_lease_hours)
 

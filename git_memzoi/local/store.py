@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from git_memzoi.errors import NotFound, StateError, UsageError
+from git_memzoi.gitrepo.identity import actor
 from git_memzoi.index import runtime_store, shared_db
 from git_memzoi.index.runtime_store import RuntimeRow
 from git_memzoi.layout import runtime_path
@@ -49,8 +50,6 @@ class RuntimeRecord:
 @contextmanager
 def writing(ws: Workspace) -> Iterator[sqlite3.Connection]:
     """shared.db opened for writing (created on first use; fails closed when unreadable)."""
-    from git_memzoi.gitrepo.identity import actor
-
     conn = shared_db.connect(ws.layout.shared_db, actor=actor(ws.repo))
     try:
         yield conn

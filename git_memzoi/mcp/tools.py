@@ -10,9 +10,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from git_memzoi.errors import UsageError
+from git_memzoi.index.rebuild import open_index
+from git_memzoi.recall.context import build_context
+from git_memzoi.recall.handoff import build_handoff
 from git_memzoi.recall.models import (
     Citation, ContextPack, ExpiryDecision, Handoff, Model, PrecheckResult, SearchResult,
 )
+from git_memzoi.recall.precheck import precheck
+from git_memzoi.recall.records import shareable_document, shareable_records
+from git_memzoi.recall.retention import explain
+from git_memzoi.recall.search import search
 from git_memzoi.runtime.workspace import Workspace
 
 @dataclass(frozen=True)
@@ -102,67 +109,47 @@ class MemoryTools:
 
     def warm(self) -> None:
         """Open and refresh this worktree's index now, so a broken state fails before the first call."""
-        from git_memzoi.index.rebuild import open_index
-
         open_index(self.ws, refresh=True).close()
 
     def search_memory(self, query: str, path: str | None = None, type: str | None = None,
                       lane: str | None = None, limit: int | None = None,
                       include_local: bool = False) -> ToolOutput:
-        from git_memzoi.recall.search import search
-
         result = search(self.ws, _need(query, "query"), path=path, type=type, lane=lane, limit=limit,
                         include_local=include_local)
         return ToolOutput(result, search_text(result))
 
     def build_context_pack(self, task: str, paths: Sequence[str] = (), budget: int | None = None,
                            include_local: bool = False) -> ToolOutput:
-        from git_memzoi.recall.context import build_context
-
         pack: ContextPack = build_context(self.ws, _need(task, "task"), paths=tuple(paths), budget=budget,
                                           include_local=include_local)
         return ToolOutput(pack, pack.text)
 
     def precheck_path(self, path: str) -> ToolOutput:
-        from git_memzoi.recall.precheck import precheck
-
         result = precheck(self.ws, path=_need(path, "path"))
         return ToolOutput(result, precheck_text(result))
 
     def precheck_command(self, command: str) -> ToolOutput:
-        from git_memzoi.recall.precheck import precheck
-
         result = precheck(self.ws, command=_need(command, "command"))
         return ToolOutput(result, precheck_text(result))
 
     def precheck_action(self, action: str) -> ToolOutput:
-        from git_memzoi.recall.precheck import precheck
-
         result = precheck(self.ws, action=_need(action, "action"))
         return ToolOutput(result, precheck_text(result))
 
     def inspect_memory_expiry(self, record_id: str) -> ToolOutput:
-        from git_memzoi.recall.retention import explain
-
         decision = explain(self.ws, _need(record_id, "record_id"))
         return ToolOutput(decision, expiry_text(decision))
 
     def record_resources(self) -> list[RecordResource]:
         """Every current, non-private repository record as a resource, by path."""
-        from git_memzoi.recall.records import shareable_records
-
         return [RecordResource(uri=RECORD_URI_PREFIX + concept, concept_id=concept, record_id=rid, title=title,
                                description=description)
                 for concept, rid, title, description in shareable_records(self.ws)]
 
     def read_record(self, concept_id: str) -> str:
         """A record resource's text: the record file, byte for byte."""
-        from git_memzoi.recall.records import shareable_document
-
         return shareable_document(self.ws, _need(concept_id, "concept_id"))
 
     def handoff(self, task: str, include_local: bool = False) -> ToolOutput:
-        from git_memzoi.recall.handoff import build_handoff
-
         result: Handoff = build_handoff(self.ws, _need(task, "task"), include_local=include_local)
         return ToolOutput(result, result.text)

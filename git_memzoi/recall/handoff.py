@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from git_memzoi.index import queries
+from git_memzoi.index import inbox_store, queries
 from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
 from git_memzoi.index.rebuild import open_index
@@ -42,8 +42,6 @@ def _fields(data: dict[str, Any] | None) -> tuple[str, str, bool]:
 def open_inbox(ws: "Workspace") -> list[tuple[InboxItem, bool]]:
     """Open proposals, each with whether it is repo-safe: the DB inbox first (oldest first), then
     pending packet files it does not hold."""
-    from git_memzoi.index import inbox_store
-
     out = []
     for listed in inbox_store.listing(ws.layout.shared_db, ws.repo.workdir, open_only=True):
         action, title, safe = _fields(listed.data)

@@ -35,7 +35,7 @@ def citation(row: RecordRow) -> Citation:
 
 def decision(row: RecordRow, moment: datetime) -> ExpiryDecision:
     """The retention decision the row's stored boundary gives at `moment`."""
-    from git_memzoi.recall.retention import judge
+    from git_memzoi.recall.retention import judge  # recall.retention imports this module
 
     b = Boundary(rule=row.rule, at=parse_rfc3339(row.boundary_at) if row.boundary_at else None,
                  kind=row.boundary_kind, basis=row.basis, active=row.status == "active", status=row.status,

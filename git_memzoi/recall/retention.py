@@ -6,9 +6,14 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from git_memzoi.index import queries
+from git_memzoi.index.rebuild import open_index
 from git_memzoi.index.retention_rules import Boundary, boundary, is_current, reason
 from git_memzoi.profile.timefmt import format_rfc3339
 from git_memzoi.recall.models import ExpiryDecision
+from git_memzoi.recall.records import row_by_id
+from git_memzoi.runtime import clock
+import json
 
 if TYPE_CHECKING:
     from git_memzoi.profile.models import Record
@@ -50,12 +55,7 @@ def explain(ws: "Workspace", record_id: str) -> ExpiryDecision:
     The rule is applied afresh to the record's retention fields as the index holds them
     (validated when indexed), its current facts and the configured lease: no file is parsed.
     """
-    import json
 
-    from git_memzoi.index import queries
-    from git_memzoi.index.rebuild import open_index
-    from git_memzoi.recall.records import row_by_id
-    from git_memzoi.runtime import clock
 
     conn = open_index(ws)
     try:

@@ -11,6 +11,7 @@ from git_memzoi.index import fts, queries
 from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
 from git_memzoi.index.rebuild import open_index
+from git_memzoi.profile.vocab import LANES, MEMORY_TYPES
 from git_memzoi.recall import paths as pathmatch
 from git_memzoi.recall.models import Hit, SearchResult
 from git_memzoi.recall.records import citation, now
@@ -27,8 +28,6 @@ MAX_LIMIT = 1000
 
 def check_filters(type: str | None, lane: str | None, limit: int | None) -> None:
     """UsageError for a type or lane outside the profile's vocabulary, or a limit outside 1..MAX_LIMIT."""
-    from git_memzoi.profile.vocab import LANES, MEMORY_TYPES
-
     if type is not None and type not in MEMORY_TYPES:
         raise UsageError(f"{type!r} is not a memory type; use one of: {', '.join(MEMORY_TYPES)}", field="type")
     if lane is not None and lane not in LANES:
@@ -52,7 +51,7 @@ def snippet_pattern(words: list[str]) -> "re.Pattern[str] | None":
 
 def snippet(row: RecordRow, pattern: "re.Pattern[str] | None") -> str:
     """About SNIPPET_WORDS words of the description or body around the first query word they hold."""
-    from git_memzoi.recall.context import clean_body
+    from git_memzoi.recall.context import clean_body  # recall.context imports this module
 
     body = clean_body(row.title, row.body)
     for text in (row.description, body):

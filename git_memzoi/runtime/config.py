@@ -179,7 +179,7 @@ def _build(name: str, data: dict[str, Any]) -> Config:
 
 
 def _parse(source: ConfigSource) -> dict[str, Any]:
-    import tomllib  # only when a config file exists
+    import tomllib  # only when a config file exists  # only when a config file exists (Command start-up: search)
 
     assert source.data is not None
     try:

@@ -122,7 +122,7 @@ def stale_worktree_dirs(layout: Layout, repo: GitRepo) -> list[Path]:
     """Runtime folders under `worktrees/` whose worktree no longer exists (removed, pruned or deleted)."""
     if not layout.worktrees.is_dir():
         return []
-    from git_memzoi.gitrepo.worktrees import live_worktree_hashes  # pygit2: only doctor needs it
+    from git_memzoi.gitrepo.worktrees import live_worktree_hashes  # pygit2: doctor only (Command start-up: search)
 
     live = live_worktree_hashes(repo)
     return sorted(p for p in layout.worktrees.iterdir()

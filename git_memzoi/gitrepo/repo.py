@@ -40,24 +40,26 @@ class TreeFile:
 class GitRepo:
     """One opened repository: a work tree (possibly linked) or a bare repository."""
 
-    def __init__(self, repo: pygit2.Repository) -> None:
-        self._pygit: pygit2.Repository | None = repo
-        self.git_dir = Path(os.path.realpath(repo.path))
-        commondir_file = self.git_dir / "commondir"
-        if commondir_file.is_file():
-            common = commondir_file.read_text().strip()
-            self.common_dir = Path(os.path.realpath(self.git_dir / common))
-        else:
-            self.common_dir = self.git_dir
-        self.workdir: Path | None = Path(os.path.realpath(repo.workdir)) if repo.workdir else None
+    def __init__(self, git_dir: Path, common_dir: Path, workdir: Path | None,
+                 repo: pygit2.Repository | None = None) -> None:
+        """Canonical paths; without `repo`, pygit2 opens the repository on first use."""
+        self._pygit = repo
+        self.git_dir, self.common_dir, self.workdir = git_dir, common_dir, workdir
 
     @classmethod
     def at(cls, git_dir: Path, common_dir: Path, workdir: Path | None) -> "GitRepo":
         """A repository whose paths are already known (canonical); pygit2 opens it on first use."""
-        self = cls.__new__(cls)
-        self._pygit = None
-        self.git_dir, self.common_dir, self.workdir = git_dir, common_dir, workdir
-        return self
+        return cls(git_dir, common_dir, workdir)
+
+    @classmethod
+    def opened(cls, repo: pygit2.Repository) -> "GitRepo":
+        """A repository pygit2 has opened, with the paths it found."""
+        git_dir = Path(os.path.realpath(repo.path))
+        commondir_file = git_dir / "commondir"
+        common_dir = Path(os.path.realpath(git_dir / commondir_file.read_text().strip())) \
+            if commondir_file.is_file() else git_dir
+        workdir = Path(os.path.realpath(repo.workdir)) if repo.workdir else None
+        return cls(git_dir, common_dir, workdir, repo)
 
     @property
     def pygit(self) -> pygit2.Repository:
@@ -234,13 +236,13 @@ def open_with_pygit2(start: str | os.PathLike[str] | None = None) -> GitRepo:
     try:
         if start is None and os.environ.get("GIT_DIR"):
             repo = pygit2.Repository(os.environ["GIT_DIR"], RepositoryOpenFlag.FROM_ENV)
-            return GitRepo(repo)
+            return GitRepo.opened(repo)
         where = os.fspath(start) if start is not None else os.getcwd()
         found = pygit2.discover_repository(where)
         if found is None:
             raise RepositoryNotFound(f"not a git repository (or any parent up to /): {where}",
                                      hint="run git memzoi inside a git repository, or pass --repo")
         # opened from `where`, not from the git directory found: a gitfile's work tree is where the file is
-        return GitRepo(pygit2.Repository(where))
+        return GitRepo.opened(pygit2.Repository(where))
     except pygit2.GitError as exc:
         raise MemzoiError(f"cannot open the git repository: {exc}") from None

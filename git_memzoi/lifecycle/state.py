@@ -192,10 +192,6 @@ class Snapshot:
         return self.facts.with_origin(origin_key, route)
 
 
-#: Parsed frontmatter facts per record file, keyed by its stat, so repeated applies parse each file once.
-_CACHE: dict[str, tuple[tuple[int, int, int], RecordInfo]] = {}
-
-
 def _facts(rel: str, raw: bytes) -> RecordInfo:
     """ID, status, scope and origin from a record's frontmatter, unvalidated (None for what is missing)."""
     try:
@@ -215,21 +211,10 @@ def _facts(rel: str, raw: bytes) -> RecordInfo:
 
 
 def _record_info(root: Path, rel: str) -> RecordInfo:
-    full = root / rel
     try:
-        st = full.lstat()
+        return _facts(rel, (root / rel).read_bytes())
     except OSError:
         return RecordInfo(rel, None, None, None, None)
-    key = (st.st_ino, st.st_size, st.st_mtime_ns)
-    cached = _CACHE.get(str(full))
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    try:
-        info = _facts(rel, full.read_bytes())
-    except OSError:
-        info = RecordInfo(rel, None, None, None, None)
-    _CACHE[str(full)] = (key, info)
-    return info
 
 
 def _record_files(root: Path) -> list[str]:

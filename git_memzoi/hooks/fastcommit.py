@@ -30,6 +30,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from git_memzoi.gitrepo.discover import keys
 from git_memzoi.hooks import verdicts
 from git_memzoi.layout import MEMZOI_DIR as MEMZOI
 from git_memzoi.layout import (
@@ -62,18 +63,16 @@ KEPT_TREE_SEARCH = 8
 def _repository() -> tuple[str, Path]:
     """(the git directory, the hook-trees folder) of the repository the hook runs in.
 
-    runtime.home's Layout names the same folder; it is not imported here because it loads
-    shutil (and with it bz2 and lzma), which would cost this path a good part of its budget.
+    runtime.home's Layout names the same folder, and GitRepo the same key; neither is imported
+    here: they load shutil (with bz2 and lzma) and dataclasses, a good part of this path's budget.
     """
-    from git_memzoi.gitrepo.repo import GitRepo
-
     lines = _git("rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel").splitlines()
     if len(lines) != 3:
         raise _Miss()
     git_dir, common, top = lines
     common_dir = os.path.realpath(common if os.path.isabs(common) else os.path.join(os.getcwd(), common))
-    repo = GitRepo.at(Path(os.path.realpath(git_dir)), Path(common_dir), Path(os.path.realpath(top)))
-    return git_dir, _home() / PROJECTS / repo.repository_key / HOOK_TREES
+    key = keys(os.path.realpath(git_dir), common_dir, os.path.realpath(top))[0]
+    return git_dir, _home() / PROJECTS / key / HOOK_TREES
 
 
 def _home() -> Path:

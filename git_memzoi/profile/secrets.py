@@ -9,7 +9,6 @@ Findings name a kind and a line, never the secret itself.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("private-key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
@@ -40,12 +39,28 @@ _LABELS = {
 }
 
 
-@dataclass(frozen=True)
 class SecretFinding:
-    """A secret-looking span: what kind it looks like and the 1-based line it is on."""
+    """A secret-looking span: what kind it looks like and the 1-based line it is on.
 
-    kind: str
-    line: int
+    A plain value class, not a dataclass: pre-commit's fast path scans log.md with this module
+    before anything else is loaded, and importing dataclasses (with inspect) would be a large
+    part of that path's cost (BENCHMARKS.md, "Client hooks": `git commit` adding one record).
+    """
+
+    __slots__ = ("kind", "line")
+
+    def __init__(self, kind: str, line: int) -> None:
+        self.kind = kind
+        self.line = line
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SecretFinding) and (self.kind, self.line) == (other.kind, other.line)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.line))
+
+    def __repr__(self) -> str:
+        return f"SecretFinding(kind={self.kind!r}, line={self.line!r})"
 
     @property
     def looks_like(self) -> str:

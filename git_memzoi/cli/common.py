@@ -6,16 +6,12 @@ import json
 import math
 import sys
 from pathlib import Path
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from git_memzoi.errors import UsageError
-
 from git_memzoi.runtime.workspace import Workspace
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 

@@ -35,7 +35,7 @@ class Filter:
     `stores`, `types`, `lane`: only those values.
     """
 
-    __slots__ = ("now", "shared", "stores", "types", "lane")
+    __slots__ = ("lane", "now", "shared", "stores", "types")
 
     def __init__(self, *, now: float | None = None, shared: bool = True, stores: Sequence[str] = (),
                  types: Sequence[str] = (), lane: str | None = None) -> None:
@@ -191,7 +191,7 @@ def facts(conn: sqlite3.Connection, record_id: str) -> list[dict[str, str]]:
     """The authorised retention facts about one record, as mirrored from shared.db, oldest first."""
     rows = conn.execute(f"SELECT {', '.join(_FACT_KEYS)} FROM facts WHERE record_id = ? ORDER BY seq",
                         (record_id,))
-    return [dict(zip(_FACT_KEYS, row)) for row in rows]
+    return [dict(zip(_FACT_KEYS, row, strict=True)) for row in rows]
 
 
 #: A resource: a current, non-private repository record (with a concept ID, as every repository record).

@@ -316,7 +316,7 @@ def test_sigkill_of_a_full_rebuild_takes_its_parse_workers_with_it(records: Repo
     import time
 
     from conftest import memzoi_exe
-    from git_memzoi.index.parse import PARALLEL_MIN
+    from git_memzoi.index.make import PARALLEL_MIN
     from test_recall_support import record_text
 
     folder = records.path / ".memzoi" / "records" / "semantic" / "facts"

@@ -1,18 +1,20 @@
-"""The build behind `rebuild` and `open_index`: which of three paths brings index.db up to date.
+"""The build behind `rebuild` and `open_index`: scan, a change set, one writer.
 
-1. A stat sweep proves the installed index true: nothing is read, parsed or written.
-2. There is a base index (this worktree's own, or else a sibling worktree's, so that a fresh
-   linked worktree of the same commit reuses nearly every row): `index.incremental` diffs
-   against it, reading only files whose stat moved and parsing only those whose blob OID did.
-3. There is nothing to start from (or `--full`): `index.fresh` streams every row into a new index.
+1. A stat sweep proves the installed index true: nothing is read, parsed or written (`noop`).
+2. Otherwise `index.changes` compares the work tree and shared.db with a base index: this
+   worktree's own, or else a sibling worktree's (a fresh linked worktree of the same commit
+   reuses nearly every row), or nothing (a first build, or `--full`: every file is added). Only
+   files whose stat moved are read, and only those whose blob OID changed are made again, from
+   the content-addressed parse cache when any worktree already parsed the same bytes.
+3. `index.writer` applies that change set to a copy of the base (or a new index) and installs
+   it with one `os.replace`; when nothing changed, nothing is written.
 
-Changed files come from the content-addressed parse cache when any worktree already parsed
-the same bytes. Every change is written to a temp file installed with one `os.replace`.
+After a write of known files (`apply`), `refresh_paths` runs the same pipeline on just those
+paths, instead of sweeping every record file.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import time
@@ -23,22 +25,18 @@ from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import FormatError, StateError
 from git_memzoi.index import index_db, staleness
-from git_memzoi.index.index_db import instant
-from git_memzoi.index.retention_rules import Boundary
-from git_memzoi.index.retention_rules import boundary as lane_boundary
-from git_memzoi.index.scan import RACY_NS, Scan, file_stat_signature, scan_records
-from git_memzoi.layout import RECORDS
+from git_memzoi.index.scan import RACY_NS, Scan, file_stat_signature, scan_paths, scan_records
+from git_memzoi.layout import MEMZOI_DIR, RECORDS, SUFFIX
 
 if TYPE_CHECKING:
+    from git_memzoi.index.changes import Base, ChangeSet
     from git_memzoi.index.mirror import RuntimeSnapshot
     from git_memzoi.profile.document import Problem
     from git_memzoi.runtime.workspace import Workspace
 
 Progress = Callable[[int, int], None]
-_CHUNK = 1000
 #: From this many record files, a worktree new to its index reads blob OIDs from git's index.
 GIT_INDEX_MIN = 200
-RECORDS_PREFIX = f"{RECORDS}/"
 
 
 @dataclass
@@ -57,6 +55,7 @@ class RebuildReport:
     changed: bool = False     # a new index.db was installed
     full: bool = False
     seeded_from: str | None = None
+    git_index: int = 0        # of the reused, files whose blob OID git's index stat cache named (not read)
 
     def as_json(self) -> dict[str, Any]:
         """The `rebuild --json` document."""
@@ -96,122 +95,6 @@ def connect_installed(path: Path) -> sqlite3.Connection | None:
         except OSError:
             pass
         return None
-
-
-@dataclass
-class _Base:
-    """The index a build starts from: this worktree's own, a sibling's, or none."""
-
-    path: Path | None = None
-    own: bool = False
-    meta: dict[str, str] = field(default_factory=dict)
-    # path -> (rowid, oid, size, mtime_ns, record_id)
-    rows: dict[str, tuple[int, str, int | None, int | None, str]] = field(default_factory=dict)
-    invalid: dict[str, tuple[str, int | None, int | None, str | None, str]] = field(default_factory=dict)
-    facts: list[dict[str, str]] = field(default_factory=list)
-    max_rowid: int = 0
-
-
-def _load_base(path: Path, own: bool) -> _Base | None:
-    conn = connect_installed(path) if own else _open_sibling(path)
-    if conn is None:
-        return None
-    try:
-        base = _Base(path=path, own=own, meta=index_db.read_meta(conn))
-        if base.meta.get("parser") != staleness.parser_version():
-            return None
-        for p, oid, size, mtime, rid in conn.execute("SELECT path, oid, size, mtime_ns, record_id FROM files"):
-            base.rows[p] = (0, oid, size, mtime, rid)
-        for rowid, p, oid, rid in conn.execute(  # runtime rows, by range over the path index
-                "SELECT rowid, path, oid, record_id FROM records WHERE path >= 'shared.db:' AND path < 'shared.db;'"):
-            base.rows[p] = (rowid, oid, None, None, rid)
-        for p, oid, size, mtime, rid, problems in conn.execute(
-                "SELECT path, oid, size, mtime_ns, record_id, problems FROM invalid"):
-            base.invalid[p] = (oid, size, mtime, rid, problems)
-        keys = ("seq", "record_id", "fact", "until", "reason", "actor", "created_at")
-        base.facts = [{k: str(v) for k, v in zip(keys, row)}
-                      for row in conn.execute(f"SELECT {', '.join(keys)} FROM facts ORDER BY seq")]
-        base.max_rowid = conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
-        return base
-    except (sqlite3.DatabaseError, StateError):
-        return None
-    finally:
-        conn.close()
-
-
-def _open_sibling(path: Path) -> sqlite3.Connection | None:
-    try:
-        conn = index_db.connect_read(path)
-        index_db.read_meta(conn)
-        return conn
-    except (sqlite3.DatabaseError, StateError):
-        return None
-
-
-def _siblings(ws: "Workspace") -> list[Path]:
-    """Other worktrees' indexes of this repository, newest first."""
-    root = ws.layout.worktrees
-    own = ws.layout.index_db
-    found = []
-    try:
-        for entry in os.scandir(root):
-            candidate = Path(entry.path) / own.name
-            if candidate != own and candidate.exists():
-                found.append((candidate.stat().st_mtime_ns, candidate))
-    except OSError:
-        return []
-    return [p for _, p in sorted(found, reverse=True)]
-
-
-@dataclass
-class _Pending:
-    """A file or runtime document whose row must be (re)built."""
-
-    path: str
-    store: str
-    oid: str
-    document: str
-    size: int | None
-    mtime_ns: int | None
-    raw: bytes = b""
-    payload: dict[str, Any] | None = None
-
-
-def _facts_by_id(facts: Iterable[dict[str, str]]) -> dict[str, list[dict[str, str]]]:
-    out: dict[str, list[dict[str, str]]] = {}
-    for fact in facts:
-        out.setdefault(fact["record_id"], []).append(fact)
-    return out
-
-
-def boundary_columns(b: Boundary) -> tuple[Any, ...]:
-    """The records columns a retention boundary fills (boundary … facts)."""
-    from git_memzoi.profile.timefmt import format_rfc3339
-
-    if b.at is None and not b.facts:
-        return (None, None, b.kind, b.rule, b.basis, "[]")
-    return (instant(b.at) if b.at is not None else None, format_rfc3339(b.at) if b.at is not None else None,
-            b.kind, b.rule, b.basis, _dumps(list(b.facts)))
-
-
-def _dumps(value: Any) -> str:
-    """JSON text, without the encoder for the empty lists and mappings most rows carry."""
-    if not value:
-        return "[]" if isinstance(value, list) else "{}"
-    return json.dumps(value)
-
-
-def _build_row(item: _Pending, concept: str | None, facts: dict[str, list[dict[str, str]]],
-               lease: float) -> tuple[Any, ...]:
-    f = item.payload["ok"]  # type: ignore[index]
-    b = lane_boundary(f["id"], f["lane"], f["status"], f["retention"], facts.get(f["id"], ()), lease)
-    boundary, boundary_at, kind, rule, basis, considered = boundary_columns(b)
-    # the order of index_db.RECORD_COLUMNS
-    return (item.path, item.store, f["id"], concept, f["type"], f["lane"], f["status"], f["visibility"],
-            f["scope"], boundary, f["confidence"], item.oid, f["timestamp"],
-            f["source"], f["source_ref"], f["proposal_id"], f["supersedes"], boundary_at, kind, rule, basis,
-            considered, _dumps(f["retention"]), _dumps(f["tags"]), _dumps(f["applies_to"]), f["title"],
-            f["description"], " ".join(f["tags"]), f["body_start"], item.document)
 
 
 def _verified(ws: "Workspace", scan: Scan, shared_sig: list[int] | None, report: RebuildReport,
@@ -270,8 +153,6 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
     layout = ws.layout
     index_path = layout.index_db
     report = RebuildReport(index_path=str(index_path), full=full)
-    lease = ws.config.retention.session_lease_hours
-
     now_ns = time.time_ns()
     shared_sig = file_stat_signature(str(layout.shared_db), now_ns)
     scan: Scan = scan_records(workdir, now_ns)
@@ -279,48 +160,117 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
         verified = _noop(ws, scan, shared_sig, report, started, strict)
         if verified is not None:
             return verified
-    # the slow path: only now load the parser and the profile models
+    # imported here, not at the top: the no-op path above never loads the parser, pydantic or the
+    # profile models (BENCHMARKS.md, "Command start-up": no-op `rebuild`)
+    from git_memzoi.index.changes import diff, load_base, sibling_indexes
     from git_memzoi.index.mirror import read_runtime
-    from git_memzoi.profile.document import Problem
 
-    runtime: RuntimeSnapshot = read_runtime(layout.shared_db)
-
-    base: _Base | None = None
+    runtime = read_runtime(layout.shared_db)
+    base: Base | None = None
     if not full:
-        base = _load_base(index_path, own=True)
+        base = load_base(index_path, own=True)
         if base is None:
-            for sibling in _siblings(ws):
-                base = _load_base(sibling, own=False)
+            for sibling in sibling_indexes(layout.worktrees, index_path):
+                base = load_base(sibling, own=False)
                 if base is not None:
                     report.seeded_from = str(sibling)
                     break
-    stat_trusted = base is not None and base.own
-    scanned_before = 0
-    if base is not None:
+    trusted_before = 0
+    tracked = None
+    if base is not None and base.own:
         # rows are trusted by stat when older than the last moment their content was confirmed
-        last_check = staleness.read_check(index_path) if base.own else None
-        scanned_before = staleness.confirmed_ns(base.meta, last_check) - RACY_NS
+        trusted_before = staleness.confirmed_ns(base.meta, staleness.read_check(index_path)) - RACY_NS
+    elif base is not None and len(scan.files) >= GIT_INDEX_MIN:
+        # a worktree new to this index: git's own stat cache names the blob of every unchanged file
+        from git_memzoi.index.git_index import tracked_stats
 
-    problems: list[Problem] = [Problem(rel, 1, "symlink", "memory files must be regular files, not symlinks")
-                               for rel in scan.symlinks]
-    problems += [Problem(rel, 1, "path-encoding", "file and folder names must be UTF-8; this one is not indexed")
-                 for rel in scan.undecodable]
-    if base is None:  # nothing to start from: stream every row into a new index
-        from git_memzoi.index.fresh import build_fresh
-
-        check = {"workdir": workdir, "dirs": scan.dirs, "shared": shared_sig, "files": len(scan.files),
-                 "verified_ns": now_ns}
-        return build_fresh(ws, scan=scan, runtime=runtime, problems=problems, check=check, now_ns=now_ns,
-                           report=report, strict=strict, full=full, lease=lease, started=started,
-                           progress=progress)
-    from git_memzoi.index.incremental import update
-
-    return update(ws, base=base, scan=scan, runtime=runtime, problems=problems, report=report, lease=lease,
-                  now_ns=now_ns, shared_sig=shared_sig, stat_trusted=stat_trusted, scanned_before=scanned_before,
-                  strict=strict, full=full, progress=progress, started=started)
-
-
-def _problems_json(problems: list["Problem"]) -> str:
-    return json.dumps([[p.line, p.code, p.message, p.severity] for p in problems])
+        tracked = tracked_stats(ws.repo.git_dir, RECORDS + "/")
+    changes = diff(base, scan, runtime, trusted_before=trusted_before, tracked=tracked)
+    report.git_index = sum(1 for vouch in changes.unchanged.values() if vouch == "git-index")
+    build_id = _write(ws, changes, runtime, report, _scan_problems(scan), full=full, strict=strict,
+                      scanned_ns=now_ns, progress=progress)
+    check: dict[str, Any] = {"workdir": workdir, "dirs": scan.dirs, "shared": shared_sig, "files": len(scan.files),
+                             "verified_ns": now_ns}
+    if build_id is None and base is not None:
+        build_id = base.meta.get("build_id")
+        if not any(st.mtime_ns >= trusted_before for st in scan.files.values()):
+            # nothing was read to confirm it: the rows are as confirmed as they were
+            check["verified_ns"] = (staleness.read_check(index_path) or {}).get("verified_ns", now_ns)
+    staleness.write_check(index_path, check | {"build_id": build_id})
+    report.duration = time.perf_counter() - started
+    return report
 
 
+def refresh_paths(ws: "Workspace", paths: Iterable[str]) -> RebuildReport | None:
+    """Bring the installed index in line after a write of `paths` (repository-relative), looking at no other file.
+
+    The rows of those paths (and shared.db's runtime documents, which are few) are brought in
+    line by the same change set and writer as `sync`; the check beside the index keeps vouching
+    for what it vouched for before, and for nothing more: the folders written to are left for the
+    next reader to sweep, and the stat digest of the last sweep is dropped. None, with nothing
+    changed, when that is not enough: no installed index, a check that does not vouch for it, a
+    path that is not a regular file, or a record ID shared with a file outside `paths`.
+    """
+    from git_memzoi.index.changes import diff, load_base
+    from git_memzoi.index.mirror import read_runtime
+    from git_memzoi.index.writer import OutOfScope
+
+    started = time.perf_counter()
+    workdir = str(ws.repo.require_workdir())
+    layout = ws.layout
+    index_path = layout.index_db
+    scope = frozenset(p for p in paths if p.startswith(RECORDS + "/") and p.endswith(SUFFIX))
+    now_ns = time.time_ns()
+    shared_sig = file_stat_signature(str(layout.shared_db), now_ns)
+    check = staleness.read_check(index_path)
+    base = load_base(index_path, own=True, paths=sorted(scope))
+    if (base is None or check is None or check.get("build_id") != base.meta.get("build_id")
+            or check.get("workdir") != workdir or base.meta.get("workdir") != workdir):
+        return None
+    scan = scan_paths(workdir, scope, now_ns)
+    if scan is None:
+        return None
+    runtime = read_runtime(layout.shared_db)
+    report = RebuildReport(index_path=str(index_path))
+    changes = diff(base, scan, runtime, trusted_before=staleness.confirmed_ns(base.meta, check) - RACY_NS,
+                   scope=scope)
+    try:
+        build_id = _write(ws, changes, runtime, report, [], full=False, strict=False,
+                          scanned_ns=int(base.meta.get("scanned_ns", "0")), progress=None)
+    except OutOfScope:
+        return None
+    known = base.rows.keys() | base.invalid.keys()
+    files = int(check.get("files", 0)) + len(scan.files.keys() - known) - len(scope & known - scan.files.keys())
+    dirs: dict[str, Any] = dict(check.get("dirs") or {})
+    for path in scope:
+        folder = os.path.dirname(path)
+        while folder not in dirs and folder != MEMZOI_DIR:  # a folder the write created
+            dirs[folder] = None
+            folder = os.path.dirname(folder)
+        dirs[folder] = None  # written to just now: the next reader sweeps
+    fresh_check = {k: v for k, v in check.items() if k != "digest"}
+    staleness.write_check(index_path, fresh_check | {"build_id": build_id or base.meta.get("build_id"),
+                                                     "dirs": dirs, "shared": shared_sig, "files": files})
+    report.duration = time.perf_counter() - started
+    return report
+
+
+def _write(ws: "Workspace", changes: "ChangeSet", runtime: "RuntimeSnapshot", report: RebuildReport,
+           problems: list["Problem"], *, full: bool, strict: bool, scanned_ns: int,
+           progress: Progress | None) -> str | None:
+    from git_memzoi.index.writer import write
+
+    return write(changes, runtime, index_path=ws.layout.index_db, parse_cache=ws.layout.parse_cache,
+                 report=report, problems=problems, lease=ws.config.retention.session_lease_hours,
+                 use_cache=not full, strict=strict, scanned_ns=scanned_ns, workdir=changes.workdir,
+                 progress=progress)
+
+
+def _scan_problems(scan: Scan) -> list["Problem"]:
+    """Files the scan found that cannot be records: symlinks, names that are not UTF-8."""
+    from git_memzoi.profile.document import Problem
+
+    problems = [Problem(rel, 1, "symlink", "memory files must be regular files, not symlinks")
+                for rel in scan.symlinks]
+    return problems + [Problem(rel, 1, "path-encoding", "file and folder names must be UTF-8; this one is not indexed")
+                       for rel in scan.undecodable]

@@ -14,12 +14,15 @@ import os
 import struct
 from pathlib import Path
 
+#: path -> (blob OID, size, mtime_ns, inode), size and inode as the low 32 bits git keeps.
+Tracked = dict[str, tuple[str, int, int, int]]
+
 _HEADER = struct.Struct(">4sLL")
 # ctime s/ns, mtime s/ns, dev, ino, mode, uid, gid, size, sha1, flags
 _ENTRY = struct.Struct(">LLLLLLLLLL20sH")
 
 
-def tracked_stats(git_dir: Path, prefix: str) -> dict[str, tuple[str, int, int, int]] | None:
+def tracked_stats(git_dir: Path, prefix: str) -> Tracked | None:
     """path -> (blob OID, size, mtime_ns, inode) for index entries under `prefix`, or None if unreadable.
 
     Size and inode are the low 32 bits git keeps; compare them with `& 0xFFFFFFFF`.
@@ -39,7 +42,7 @@ def tracked_stats(git_dir: Path, prefix: str) -> dict[str, tuple[str, int, int, 
     if signature != b"DIRC" or version not in (2, 3):
         return None
     wanted = prefix.encode("utf-8")
-    out: dict[str, tuple[str, int, int, int]] = {}
+    out: Tracked = {}
     offset = _HEADER.size
     racy_before = index_mtime - 1_000_000_000
     try:

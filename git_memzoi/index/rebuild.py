@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from git_memzoi.errors import StateError, from_environment
 from git_memzoi.index import index_db, staleness
-from git_memzoi.index.build import InvalidRecords, Progress, RebuildReport, connect_installed, noop, sync
+from git_memzoi.index.build import InvalidRecords, Progress, RebuildReport, connect_installed, noop, refresh_paths, sync
 from git_memzoi.index.index_db import current_filter, instant
 from git_memzoi.layout import INDEX_LOCK
 
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
 
-__all__ = ["InvalidRecords", "Progress", "RebuildReport", "current_filter", "instant", "open_index", "rebuild"]
+__all__ = ["InvalidRecords", "Progress", "RebuildReport", "current_filter", "instant", "open_index", "rebuild",
+           "refresh"]
 
 
 def rebuild(ws: "Workspace", *, full: bool = False, strict: bool = False,
@@ -37,6 +40,18 @@ def rebuild(ws: "Workspace", *, full: bool = False, strict: bool = False,
     ws.repo.require_workdir()
     shared_db.check(ws.layout.shared_db)
     report = _sync_one_writer(ws, full=full, strict=strict, progress=progress)
+    staleness.swept(ws.layout.index_db, report.duration)
+    return report
+
+
+def refresh(ws: "Workspace", paths: Iterable[str]) -> RebuildReport:
+    """Bring index.db in line after writing `paths` (repository-relative): their rows only, when the
+    index was current before; otherwise as `rebuild` does."""
+    with _one_writer(ws):
+        report = refresh_paths(ws, paths)
+        if report is not None:
+            return report
+        report = sync(ws, full=False, strict=False, progress=None)
     staleness.swept(ws.layout.index_db, report.duration)
     return report
 
@@ -75,17 +90,23 @@ WRITER_WAIT_SECONDS = 300.0
 
 
 def _sync_one_writer(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None) -> RebuildReport:
-    """Run `sync` as this worktree's only index writer.
-
-    A build copies the installed index as its base and replaces it at the end; two builds
-    interleaved would number rows from a base the other already replaced. Readers never take
-    this lock: they keep reading the installed file. Nor does a rebuild with nothing to do,
-    which only reads.
-    """
+    """Run `sync` as this worktree's only index writer (a rebuild with nothing to do only reads)."""
     if not full:
         report = noop(ws, strict=strict)
         if report is not None:
             return report
+    with _one_writer(ws):
+        return sync(ws, full=full, strict=strict, progress=progress)
+
+
+@contextmanager
+def _one_writer(ws: "Workspace") -> Iterator[None]:
+    """Be this worktree's only index writer.
+
+    A build copies the installed index as its base and replaces it at the end; two builds
+    interleaved would number rows from a base the other already replaced. Readers never take
+    this lock: they keep reading the installed file.
+    """
     import filelock
 
     try:
@@ -93,8 +114,8 @@ def _sync_one_writer(ws: "Workspace", *, full: bool, strict: bool, progress: Pro
         lock = filelock.FileLock(str(ws.layout.worktree / INDEX_LOCK), timeout=WRITER_WAIT_SECONDS)
         lock.acquire(poll_interval=0.01)
     except OSError as exc:
-        # a read-only or full MEMZOI_HOME: the sweep above could not prove the index current,
-        # and serving it unchecked could be stale; say why instead
+        # a read-only or full MEMZOI_HOME: the sweep could not prove the index current, and
+        # serving it unchecked could be stale; say why instead
         known = from_environment(exc)
         if known is None:
             raise
@@ -103,7 +124,7 @@ def _sync_one_writer(ws: "Workspace", *, full: bool, strict: bool, progress: Pro
         raise StateError(f"{ws.layout.worktree / INDEX_LOCK} stayed held for {WRITER_WAIT_SECONDS:g}s "
                          "by another index build", hint="retry when the other rebuild ends") from None
     try:
-        return sync(ws, full=full, strict=strict, progress=progress)
+        yield
     finally:
         lock.release()
 

@@ -9,6 +9,8 @@ change within the same timestamp tick would not show) and are never trusted.
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -16,7 +18,7 @@ from git_memzoi.errors import Refused, printable
 from git_memzoi.index.sweep import RACY_NS, digest, dir_signature, dirs_unchanged, file_stat_signature, utf8_name
 from git_memzoi.layout import MEMZOI_DIR, RECORDS
 
-__all__ = ["RACY_NS", "FileStat", "Scan", "dirs_unchanged", "file_stat_signature", "scan_records"]
+__all__ = ["RACY_NS", "FileStat", "Scan", "dirs_unchanged", "file_stat_signature", "scan_paths", "scan_records"]
 
 
 class FileStat(NamedTuple):
@@ -58,7 +60,9 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
                           code="symlink")
     scan = Scan(taken_ns=now_ns, workdir=workdir)
     files = scan.files
-    make = tuple.__new__  # FileStat without its Python-level constructor: this loop runs per file
+    # FileStat without its Python-level constructor: this loop runs once per record file on every
+    # read's stat sweep (BENCHMARKS.md, "no-op rebuild")
+    make = tuple.__new__
     newest = 0
     root = os.path.join(workdir, MEMZOI_DIR)
     scan.dirs[MEMZOI_DIR] = dir_signature(root, now_ns)
@@ -91,4 +95,21 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
             elif entry.is_dir():
                 stack.append(prefix + name)
     scan.newest_ns = newest
+    return scan
+
+
+def scan_paths(workdir: str, paths: Iterable[str], now_ns: int) -> Scan | None:
+    """The stats of just these record files, those that exist; None when one is not a regular file."""
+    scan = Scan(taken_ns=now_ns, workdir=workdir)
+    for rel in sorted(paths):
+        try:
+            st = os.lstat(os.path.join(workdir, rel))
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        scan.files[rel] = FileStat(st.st_size, st.st_mtime_ns, st.st_ino)
+        scan.newest_ns = max(scan.newest_ns, st.st_mtime_ns)
     return scan

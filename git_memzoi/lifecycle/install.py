@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -289,7 +290,7 @@ def install_and_commit(ws: "Workspace", root: Path, conn: sqlite3.Connection, pl
     """Install `plan`, update the index, and with `commit` record exactly its paths in one git commit."""
     request = CommitRequest(ws.repo, f"memzoi: {verb} {plan.proposal_id}", clock.now()) if commit else None
     built = install(root, ws.layout, conn, plan, request)
-    warnings = refresh_index(ws)
+    warnings = refresh_index(ws, plan.paths)
     if built is None:
         return warnings, None
     if built.oid is None:
@@ -299,10 +300,11 @@ def install_and_commit(ws: "Workspace", root: Path, conn: sqlite3.Connection, pl
     return warnings, built.oid
 
 
-def refresh_index(ws: "Workspace") -> list[str]:
-    """Update this worktree's index.db; a failure is a warning, never an undo (the index is disposable)."""
+def refresh_index(ws: "Workspace", paths: Iterable[str]) -> list[str]:
+    """Update this worktree's index.db for the files just written; a failure is a warning, never an
+    undo (the index is disposable)."""
     try:
-        rebuild.rebuild(ws)
+        rebuild.refresh(ws, paths)
     except Exception as exc:  # noqa: BLE001 - the files are installed; the next read refreshes the index
         return [f"index.db was not updated ({type(exc).__name__}: {exc}); the next read refreshes it"]
     return []

@@ -1,0 +1,234 @@
+"""Index rows from record bytes: read, hash, take the payload from the parse cache or parse, build the row.
+
+Every row an index build writes is made here, for a cold build and for one changed file alike.
+Many files are made by forked worker processes (one per CPU: a cold build is mostly parsing),
+each doing exactly what this process would; the caller consumes finished batches meanwhile.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+from git_memzoi.errors import FormatError
+from git_memzoi.index.index_db import instant
+from git_memzoi.index.parse import blob_oid, parse_payload
+from git_memzoi.index.parse_cache import ParseCache
+from git_memzoi.index.retention_rules import Boundary
+from git_memzoi.index.retention_rules import boundary as lane_boundary
+from git_memzoi.layout import RECORDS
+from git_memzoi.profile import concept_id
+from git_memzoi.profile.timefmt import format_rfc3339
+
+#: Below this many rows, making them in worker processes costs more than it saves.
+PARALLEL_MIN = 800
+#: Rows per batch handed to a worker (and written by the caller in one go).
+CHUNK = 200
+
+#: Where a row's payload comes from: the parse cache, or a parse now.
+Origin = Literal["cache", "parse"]
+#: A problem as a payload stores it: [line, code, message, severity].
+RawProblem = list[Any]
+
+
+class Todo(NamedTuple):
+    """A record file or runtime document whose row must be made."""
+
+    path: str           # repository path, or shared.db:<store>/<id>
+    store: str          # repo | local | session
+    full: str | None    # the file to read; None when `raw` holds the bytes
+    size: int | None
+    mtime_ns: int | None
+    raw: bytes | None
+
+
+class Made(NamedTuple):
+    """A made row, or why there is none (`problems`)."""
+
+    path: str
+    store: str
+    oid: str                       # "" when the file could not be read
+    size: int | None
+    mtime_ns: int | None
+    origin: Origin | None          # None when the file could not be read
+    parsed: str | None             # the payload as JSON text when parsed now (for the parse cache)
+    row: tuple[Any, ...] | None    # the records row in index_db.RECORD_COLUMNS order
+    problems: list[RawProblem] | None
+    record_id: str | None
+    id_line: int                   # the line of the record's `id:` key
+    applies_to: list[str]
+
+
+@dataclass(frozen=True)
+class Job:
+    """What making a row needs besides its bytes: retention facts by record ID, the lease, the cache."""
+
+    facts: dict[str, list[dict[str, str]]]
+    lease: float
+    cache: Path
+    use_cache: bool = True
+
+
+def facts_by_id(facts: Iterable[dict[str, str]]) -> dict[str, list[dict[str, str]]]:
+    """Retention facts grouped by the record they are about."""
+    out: dict[str, list[dict[str, str]]] = {}
+    for fact in facts:
+        out.setdefault(fact["record_id"], []).append(fact)
+    return out
+
+
+def make(chunk: list[Todo], job: Job) -> list[Made]:
+    """Read, hash, look up or parse, and build the row of each item."""
+    loaded: list[tuple[Todo, bytes]] = []
+    out: list[Made] = []
+    for item in chunk:
+        raw = item.raw
+        if raw is None:
+            try:
+                with open(item.full, "rb") as handle:  # type: ignore[arg-type]
+                    raw = handle.read()
+            except OSError as exc:
+                out.append(Made(item.path, item.store, "", item.size, item.mtime_ns, None, None, None,
+                                [[1, "unreadable", f"cannot read: {exc.strerror}", "error"]], None, 1, []))
+                continue
+        loaded.append((item, raw))
+    oids = [blob_oid(raw) for _, raw in loaded]
+    hits: dict[str, Any] = {}
+    if job.use_cache and loaded:
+        cache = ParseCache.open(job.cache, readonly=True)
+        try:
+            hits = cache.get_many(oids)
+        finally:
+            cache.close()
+    for (item, raw), oid in zip(loaded, oids):
+        out.append(_made(item, raw, oid, hits.get(oid), job))
+    return out
+
+
+def _made(item: Todo, raw: bytes, oid: str, payload: dict[str, Any] | None, job: Job) -> Made:
+    parsed = None
+    origin: Origin = "cache"
+    if payload is None:
+        payload = parse_payload(raw, item.path)
+        parsed = json.dumps(payload, separators=(",", ":"))
+        origin = "parse"
+    if "problems" in payload:
+        return Made(item.path, item.store, oid, item.size, item.mtime_ns, origin, parsed, None,
+                    payload["problems"], None, 1, [])
+    concept = None
+    if item.store == "repo":
+        try:
+            concept = concept_id.from_record_path(item.path[len(RECORDS) + 1:])
+        except FormatError as exc:
+            return Made(item.path, item.store, oid, item.size, item.mtime_ns, origin, parsed, None,
+                        [[1, exc.code, exc.message, "error"]], None, 1, [])
+    fields = payload["ok"]
+    row = build_row(item.path, item.store, oid, raw.decode("utf-8"), concept, fields, job)
+    return Made(item.path, item.store, oid, item.size, item.mtime_ns, origin, parsed, row, None,
+                fields["id"], fields["id_line"], fields["applies_to"])
+
+
+def build_row(path: str, store: str, oid: str, document: str, concept: str | None, f: dict[str, Any],
+              job: Job) -> tuple[Any, ...]:
+    """The records row (index_db.RECORD_COLUMNS order) of a valid record's payload fields."""
+    b = lane_boundary(f["id"], f["lane"], f["status"], f["retention"], job.facts.get(f["id"], ()), job.lease)
+    boundary, boundary_at, kind, rule, basis, considered = boundary_columns(b)
+    return (path, store, f["id"], concept, f["type"], f["lane"], f["status"], f["visibility"],
+            f["scope"], boundary, f["confidence"], oid, f["timestamp"],
+            f["source"], f["source_ref"], f["proposal_id"], f["supersedes"], boundary_at, kind, rule, basis,
+            considered, _dumps(f["retention"]), _dumps(f["tags"]), _dumps(f["applies_to"]), f["title"],
+            f["description"], " ".join(f["tags"]), f["body_start"], document)
+
+
+def boundary_columns(b: Boundary) -> tuple[Any, ...]:
+    """The records columns a retention boundary fills (boundary … facts)."""
+    if b.at is None and not b.facts:
+        return (None, None, b.kind, b.rule, b.basis, "[]")
+    return (instant(b.at) if b.at is not None else None, format_rfc3339(b.at) if b.at is not None else None,
+            b.kind, b.rule, b.basis, _dumps(list(b.facts)))
+
+
+def _dumps(value: Any) -> str:
+    """JSON text, without the encoder for the empty lists and mappings most rows carry."""
+    if not value:
+        return "[]" if isinstance(value, list) else "{}"
+    return json.dumps(value)
+
+
+def batches(todo: list[Todo], job: Job) -> Iterator[list[Made]]:
+    """Made rows, batch by batch (in no particular order): in worker processes when there are many."""
+    chunks = [todo[start:start + CHUNK] for start in range(0, len(todo), CHUNK)]
+    count = workers()
+    context = None
+    if len(todo) >= PARALLEL_MIN and count > 1:
+        import multiprocessing
+
+        try:
+            context = multiprocessing.get_context("fork")
+        except ValueError:  # no fork on this platform: make them here
+            context = None
+    if context is None:
+        for chunk in chunks:
+            yield make(chunk, job)
+        return
+    with context.Pool(min(count, len(chunks)), _start_worker, (os.getpid(), job)) as pool:
+        yield from pool.imap_unordered(_make_in_worker, chunks)
+
+
+#: The job of this worker process (set by the pool's initializer; None in the calling process).
+_worker_job: Job | None = None
+
+
+def _start_worker(parent: int, job: Job) -> None:
+    global _worker_job
+    die_with_parent(parent)
+    _worker_job = job
+
+
+def _make_in_worker(chunk: list[Todo]) -> list[Made]:
+    assert _worker_job is not None
+    return make(chunk, _worker_job)
+
+
+def workers() -> int:
+    """How many worker processes a large build may use (the CPUs this process may run on)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def die_with_parent(parent: int) -> None:
+    """A worker never outlives the process that forked it.
+
+    A killed rebuild (SIGKILL cannot be caught) would otherwise leave its workers blocked on the
+    task pipe forever, holding the caller's stdout and stderr open. On Linux the kernel kills a
+    worker when its parent dies (PR_SET_PDEATHSIG); everywhere, a watchdog thread exits the
+    worker once its parent process has changed (it was reparented).
+    """
+    import signal
+    import sys
+    import threading
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # no prctl here: the watchdog alone does it
+            pass
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), name="memzoi-parent-watch", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)

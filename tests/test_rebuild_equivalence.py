@@ -191,12 +191,30 @@ def _settle_checkout(root: Path) -> None:
     _git(root, "update-index", "-q", "--refresh")
 
 
-def test_a_new_file_taking_an_unchanged_records_id_is_reported_on_its_id_line(big_repo: Repo) -> None:
-    """Incremental and full builds locate the duplicate on the same line (the `id:` line)."""
+@pytest.mark.parametrize("how", ["rebuild", "refresh"])
+def test_a_new_file_taking_an_unchanged_records_id_is_reported_on_its_id_line(
+        big_repo: Repo, tmp_path_factory: pytest.TempPathFactory, how: str) -> None:
+    """Incremental and full builds locate the duplicate on the same line (the `id:` line), and hand
+    the ID back when its holder goes, whether the index is rebuilt or refreshed for the written paths."""
+    home = Path(os.environ["MEMZOI_HOME"])
     rebuild(Workspace.open())
-    big_repo.write(f"{RECORDS}/0000/first.md", record_text("rec-005", title="Takes an existing ID"))
-    incremental = rebuild(Workspace.open())
-    full = rebuild(Workspace.open(), full=True)
-    found = [(p.path, p.line, p.code) for p in incremental.problems]
-    assert found == [(f"{RECORDS}/area5/rec005.md", 2, "id-duplicate")]
-    assert found == [(p.path, p.line, p.code) for p in full.problems]
+
+    def step(*paths: str) -> list[tuple[str, int, str, str]]:
+        if how == "refresh":
+            refresh(Workspace.open(), paths)
+        report = rebuild(Workspace.open())
+        found = sorted((p.path, p.line, p.code, p.message) for p in report.problems)
+        incremental = _dump(Workspace.open())
+        assert (incremental, found) == _build(tmp_path_factory.mktemp("full"), full=True)
+        os.environ["MEMZOI_HOME"] = str(home)
+        return found
+
+    first = f"{RECORDS}/0000/first.md"
+    big_repo.write(first, record_text("rec-005", title="Takes an existing ID"))
+    assert step(first) == [(f"{RECORDS}/area5/rec005.md", 2, "id-duplicate",
+                            f"record ID 'rec-005' is also used by {first}")]
+    last = f"{RECORDS}/zzzz/last.md"
+    big_repo.write(last, record_text("rec-005", title="Takes it too"))
+    assert [(p, line) for p, line, _, _ in step(last)] == [(f"{RECORDS}/area5/rec005.md", 2), (last, 2)]
+    (big_repo.path / first).unlink()
+    assert step(first) == [(last, 2, "id-duplicate", f"record ID 'rec-005' is also used by {RECORDS}/area5/rec005.md")]

@@ -17,7 +17,7 @@ from typing import Any, Literal, NamedTuple
 from git_memzoi.errors import StateError
 from git_memzoi.layout import INDEX_TEMP_PREFIX
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 #: Rows hold a whole record file (2-4 KB); larger pages waste less space around them.
 PAGE_SIZE = 16384
 
@@ -130,25 +130,12 @@ CREATE INDEX applies_base ON applies(base);
 CREATE INDEX applies_record ON applies(record);
 """
 
-_TRIGGERS = """
-CREATE TRIGGER records_ai AFTER INSERT ON records BEGIN
-  INSERT INTO records_fts(rowid, title, description, body, tags)
-  VALUES (new.rowid, new.title, new.description, new.body, new.tags);
-END;
-CREATE TRIGGER records_ad AFTER DELETE ON records BEGIN
-  INSERT INTO records_fts(records_fts, rowid, title, description, body, tags)
-  VALUES ('delete', old.rowid, old.title, old.description, old.body, old.tags);
-  DELETE FROM applies WHERE record = old.rowid;
-END;
-"""
-
-
 def _statements(script: str) -> list[str]:
     out, current = [], []
     for line in script.splitlines():
         current.append(line)
         joined = "\n".join(current).strip()
-        if joined.endswith(";") and (not joined.upper().startswith("CREATE TRIGGER") or joined.endswith("END;")):
+        if joined.endswith(";"):
             out.append(joined)
             current = []
     return out
@@ -165,9 +152,11 @@ def create(path: Path) -> sqlite3.Connection:
 
 
 def finish(conn: sqlite3.Connection) -> None:
-    """After a bulk load: build the secondary indexes, and the triggers that keep FTS and `applies`
-    in step with later row changes."""
-    for statement in _statements(_INDEXES) + _statements(_TRIGGERS):
+    """After a bulk load: build the secondary indexes.
+
+    There are no triggers: `index.writer` writes each row's FTS entry and `applies` rows itself
+    (an FTS insert from a trigger costs two to three times as much, BENCHMARKS.md "cold full rebuild")."""
+    for statement in _statements(_INDEXES):
         conn.execute(statement)
 
 

@@ -3,8 +3,8 @@
 A new index starts from the schema; an existing one is copied to a temp file first (an
 installed index is never modified in place, see `index_db`), and only once the build turns out
 to change something: when nothing changed, nothing is written. Rows are written as `index.make`
-hands over batches; FTS entries and `applies` follow the records rows through the schema's
-triggers, on insert and delete alike. Then:
+hands over batches, each with its FTS entry and `applies` rows; a row is deleted with them too
+(this module is the only one that writes FTS). Then:
 
 - duplicate record IDs: of the valid record files sharing an ID, the first path keeps it (as
   `validate` reports them); each other one loses its row and is held as invalid, with the
@@ -43,6 +43,12 @@ if TYPE_CHECKING:
 
 _INSERT = (f"INSERT INTO records (rowid, {', '.join(RECORD_COLUMNS)}) "
            f"VALUES ({', '.join('?' * (len(RECORD_COLUMNS) + 1))})")
+_FTS_INSERT = "INSERT INTO records_fts (rowid, title, description, body, tags) VALUES (?, ?, ?, ?, ?)"
+#: An external-content FTS5 entry is deleted by repeating what it indexed.
+_FTS_DELETE = ("INSERT INTO records_fts (records_fts, rowid, title, description, body, tags) "
+               "SELECT 'delete', rowid, title, description, body, tags FROM records WHERE path = ?")
+_TITLE, _DESCRIPTION, _TAGS, _BODY_START, _DOCUMENT = (
+    RECORD_COLUMNS.index(name) for name in ("title", "description", "tags", "body_start", "document"))
 _BATCH = 500   # values per `IN (…)` query
 
 
@@ -63,6 +69,10 @@ class _Target:
     def opened(self) -> bool:
         return self._conn is not None
 
+    @property
+    def new(self) -> bool:
+        return self.base is None
+
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
             folder = self.index_path.parent
@@ -70,8 +80,7 @@ class _Target:
             index_db.remove_stale_temps(folder)
             self.tmp = folder / f"{INDEX_TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
             if self.base is None:
-                conn = index_db.create(self.tmp)
-                index_db.finish(conn)  # the triggers feed FTS from the first row on
+                conn = index_db.create(self.tmp)  # secondary indexes come after the bulk load
             else:
                 shutil.copyfile(self.base, self.tmp)
                 conn = index_db.connect_build(self.tmp)
@@ -118,12 +127,15 @@ class _Writer:
         self.runtime_rows = int(base.meta.get("runtime_records", "0")) if base is not None else 0
 
     def drop(self, paths: list[str]) -> None:
-        """Delete base rows (their FTS entries and `applies` go with them)."""
+        """Delete rows, with their FTS entries and `applies`."""
         if not paths:
             return
         conn = self.target.conn()
-        conn.executemany("DELETE FROM records WHERE path = ?", [(p,) for p in paths])
-        conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in paths])
+        keys = [(p,) for p in paths]
+        conn.executemany(_FTS_DELETE, keys)
+        conn.executemany("DELETE FROM applies WHERE record IN (SELECT rowid FROM records WHERE path = ?)", keys)
+        conn.executemany("DELETE FROM records WHERE path = ?", keys)
+        conn.executemany("DELETE FROM files WHERE path = ?", keys)
         for p in paths:
             if p.startswith(RUNTIME_PATH_PREFIX):
                 self.runtime_rows -= 1
@@ -132,7 +144,7 @@ class _Writer:
 
     def add(self, batch: list[Made]) -> None:
         """Write a batch of made rows; hold invalid files and their problems; keep new parses."""
-        rows, applies, stats = [], [], []
+        rows, words, applies, stats = [], [], [], []
         parsed: dict[str, str] = {}
         for m in batch:
             if m.parsed is not None:
@@ -146,9 +158,12 @@ class _Writer:
                 if m.store == "repo":   # a runtime document's problems are reported, not held
                     self.invalid[m.path] = (m.path, m.oid, m.size, m.mtime_ns, None, _json(found))
                 continue
-            assert m.row is not None
+            row = m.row
+            assert row is not None
             self.next_rowid += 1
-            rows.append((self.next_rowid, *m.row))
+            rows.append((self.next_rowid, *row))
+            words.append((self.next_rowid, row[_TITLE], row[_DESCRIPTION], row[_DOCUMENT][row[_BODY_START]:],
+                          row[_TAGS]))
             applies += [(self.next_rowid, applies_to_base(entry), entry) for entry in m.applies_to]
             if m.store == "repo":
                 stats.append((m.path, m.oid, m.size, m.mtime_ns, m.record_id))
@@ -159,6 +174,7 @@ class _Writer:
         if rows:
             conn = self.target.conn()
             conn.executemany(_INSERT, rows)
+            conn.executemany(_FTS_INSERT, words)
             conn.executemany("INSERT INTO applies (record, base, entry) VALUES (?, ?, ?)", applies)
             conn.executemany("INSERT INTO files (path, oid, size, mtime_ns, record_id) VALUES (?, ?, ?, ?, ?)",
                              stats)
@@ -269,6 +285,8 @@ def write(changes: ChangeSet, runtime: "RuntimeSnapshot", *, index_path: Path, p
             done += len(batch)
             if progress is not None:
                 progress(done, total)
+        if target.new:
+            index_db.finish(target.conn())
         writer.settle_duplicates()
         writer.settle_boundaries(runtime.facts, lease)
         for path, bad in changes.unchanged_invalid.items():

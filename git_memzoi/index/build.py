@@ -227,7 +227,7 @@ def refresh_paths(ws: "Workspace", paths: Iterable[str]) -> RebuildReport | None
     if (base is None or check is None or check.get("build_id") != base.meta.get("build_id")
             or check.get("workdir") != workdir or base.meta.get("workdir") != workdir):
         return None
-    scan = scan_paths(workdir, scope, now_ns)
+    scan = scan_paths(workdir, scope)
     if scan is None:
         return None
     runtime = read_runtime(layout.shared_db)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Literal
 from git_memzoi.errors import StateError
 from git_memzoi.index import index_db, staleness
 from git_memzoi.index.make import RawProblem, Todo
+from git_memzoi.index.mirror import FACT_KEYS
 from git_memzoi.index.parse import blob_oid
 from git_memzoi.index.scan import FileStat, Scan
 from git_memzoi.layout import RECORDS, RUNTIME_PATH_PREFIX
@@ -46,7 +47,6 @@ BaseInvalid = tuple[str, str, int | None, int | None, str | None, str]
 #: Runtime rows, by a range over the path index: every path from `shared.db:` up to `shared.db;`.
 _RUNTIME_ROWS = "SELECT path, oid, NULL, NULL, record_id FROM records WHERE path >= ? AND path < ?"
 _RUNTIME_RANGE = (RUNTIME_PATH_PREFIX, RUNTIME_PATH_PREFIX[:-1] + chr(ord(RUNTIME_PATH_PREFIX[-1]) + 1))
-_FACT_KEYS = ("seq", "record_id", "fact", "until", "reason", "actor", "created_at")
 
 
 @dataclass
@@ -88,8 +88,8 @@ def load_base(path: Path, *, own: bool, paths: list[str] | None = None) -> Base 
         base.rows.update((row[0], row) for row in conn.execute(_RUNTIME_ROWS, _RUNTIME_RANGE))
         base.invalid = {row[0]: row for row in conn.execute(
             "SELECT path, oid, size, mtime_ns, record_id, problems FROM invalid")}
-        base.facts = [{k: str(v) for k, v in zip(_FACT_KEYS, row)}
-                      for row in conn.execute(f"SELECT {', '.join(_FACT_KEYS)} FROM facts ORDER BY seq")]
+        base.facts = [{k: str(v) for k, v in zip(FACT_KEYS, row)}
+                      for row in conn.execute(f"SELECT {', '.join(FACT_KEYS)} FROM facts ORDER BY seq")]
         base.max_rowid = conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
         return base
     except (sqlite3.DatabaseError, StateError):

@@ -22,7 +22,6 @@ class RuntimeDocument:
     record_id: str
     store: str
     document: str
-    updated_at: str
 
     @property
     def path(self) -> str:
@@ -36,10 +35,10 @@ class RuntimeSnapshot:
 
     documents: list[RuntimeDocument] = field(default_factory=list)
     facts: list[dict[str, str]] = field(default_factory=list)
-    exists: bool = False
 
 
-_FACT_KEYS = ("seq", "record_id", "fact", "until", "reason", "actor", "created_at")
+#: The columns of a retention fact, as shared.db and index.db both hold them.
+FACT_KEYS = ("seq", "record_id", "fact", "until", "reason", "actor", "created_at")
 
 
 def read_runtime(path: Path) -> RuntimeSnapshot:
@@ -49,8 +48,8 @@ def read_runtime(path: Path) -> RuntimeSnapshot:
     conn = shared_db.connect(path, readonly=True)
     try:
         rows = conn.execute(
-            "SELECT id, store, document, updated_at FROM runtime_records ORDER BY store, id").fetchall()
-        facts = conn.execute(f"SELECT {', '.join(_FACT_KEYS)} FROM retention_facts ORDER BY seq").fetchall()
+            "SELECT id, store, document FROM runtime_records ORDER BY store, id").fetchall()
+        facts = conn.execute(f"SELECT {', '.join(FACT_KEYS)} FROM retention_facts ORDER BY seq").fetchall()
     except sqlite3.DatabaseError as exc:
         raise StateError(f"{path}: shared.db is unreadable: {exc}",
                          hint="shared.db is durable authority and is never recreated over; "
@@ -58,7 +57,6 @@ def read_runtime(path: Path) -> RuntimeSnapshot:
     finally:
         conn.close()
     return RuntimeSnapshot(
-        documents=[RuntimeDocument(r[0], r[1], r[2], r[3]) for r in rows],
-        facts=[{k: str(v) for k, v in zip(_FACT_KEYS, f)} for f in facts],
-        exists=True,
+        documents=[RuntimeDocument(r[0], r[1], r[2]) for r in rows],
+        facts=[{k: str(v) for k, v in zip(FACT_KEYS, f)} for f in facts],
     )

@@ -37,7 +37,6 @@ class Scan:
     dirs: dict[str, list[int] | None] = field(default_factory=dict)
     symlinks: list[str] = field(default_factory=list)
     undecodable: list[str] = field(default_factory=list)  # names that are not UTF-8, shown with \x escapes
-    taken_ns: int = 0
     newest_ns: int = 0   # the latest file mtime seen
     workdir: str = ""
 
@@ -58,7 +57,7 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
             raise Refused(f"{rel} is a symlink; memory folders must be real folders in the work tree, "
                           "and git memzoi does not follow them", hint="`git memzoi validate` reports it",
                           code="symlink")
-    scan = Scan(taken_ns=now_ns, workdir=workdir)
+    scan = Scan(workdir=workdir)
     files = scan.files
     # FileStat without its Python-level constructor: this loop runs once per record file on every
     # read's stat sweep (BENCHMARKS.md, "no-op rebuild")
@@ -98,9 +97,9 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
     return scan
 
 
-def scan_paths(workdir: str, paths: Iterable[str], now_ns: int) -> Scan | None:
+def scan_paths(workdir: str, paths: Iterable[str]) -> Scan | None:
     """The stats of just these record files, those that exist; None when one is not a regular file."""
-    scan = Scan(taken_ns=now_ns, workdir=workdir)
+    scan = Scan(workdir=workdir)
     for rel in sorted(paths):
         try:
             st = os.lstat(os.path.join(workdir, rel))

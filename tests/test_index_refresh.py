@@ -6,14 +6,14 @@ import os
 import time
 
 import pytest
-from conftest import Repo, run_cli
-from test_lifecycle_support import packet, write_packet
-from test_rebuild_equivalence import _build, _dump
-from test_recall_support import record_text
 
+from conftest import Repo, run_cli
 from git_memzoi.index import build, staleness
 from git_memzoi.index.rebuild import open_index, rebuild, refresh
 from git_memzoi.runtime.workspace import Workspace
+from test_lifecycle_support import packet, write_packet
+from test_rebuild_equivalence import _build, _dump
+from test_recall_support import record_text
 
 RECORDS = ".memzoi/records"
 PID = "mem_2026_03_01_auth_abc123"
@@ -33,7 +33,8 @@ def _no_sweep(workdir: str, now_ns: int) -> None:
 
 
 def test_apply_refreshes_the_rows_of_the_files_it_wrote_without_a_sweep(
-        repo: Repo, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (repo.path / RECORDS / ".gitkeep").unlink()  # a name the index does not know makes apply refresh first
     for n in range(12):
         repo.write(f"{RECORDS}/area{n % 3}/r{n:02d}.md", record_text(f"r-{n:02d}", title=f"Record {n} about otters"))
@@ -87,8 +88,7 @@ def test_refresh_without_an_index_builds_one(repo: Repo, tmp_path_factory: pytes
     assert _dump(Workspace.open()) == _full(tmp_path_factory)
 
 
-def test_refresh_of_a_path_that_became_a_folder_rebuilds(repo: Repo,
-                                                          tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_refresh_of_a_path_that_became_a_folder_rebuilds(repo: Repo, tmp_path_factory: pytest.TempPathFactory) -> None:
     repo.write(f"{RECORDS}/a/one.md", record_text("one"))
     rebuild(Workspace.open())
     path = repo.path / RECORDS / "a" / "one.md"

@@ -36,12 +36,19 @@ def _dump(ws: Workspace) -> dict[str, Any]:
     try:
         cols = [r[1] for r in conn.execute("PRAGMA table_info(records)") if r[1] != "rowid"]
         records = {row[0]: row for row in conn.execute(f"SELECT {', '.join(cols)} FROM records ORDER BY path")}
-        applies = sorted(conn.execute("SELECT r.path, a.base, a.entry FROM applies a JOIN records r "
-                                      "ON r.rowid = a.record").fetchall())
+        applies = sorted(
+            conn.execute(
+                "SELECT r.path, a.base, a.entry FROM applies a JOIN records r ON r.rowid = a.record"
+            ).fetchall()
+        )
         files = sorted(conn.execute("SELECT path, oid, size, record_id FROM files").fetchall())
         invalid = sorted(conn.execute("SELECT path, oid, record_id, problems FROM invalid").fetchall())
-        fts = sorted(conn.execute("SELECT r.path FROM records_fts f JOIN records r ON r.rowid = f.rowid "
-                                  "WHERE records_fts MATCH 'alpha OR omega'").fetchall())
+        fts = sorted(
+            conn.execute(
+                "SELECT r.path FROM records_fts f JOIN records r ON r.rowid = f.rowid "
+                "WHERE records_fts MATCH 'alpha OR omega'"
+            ).fetchall()
+        )
         return {"records": records, "applies": applies, "files": files, "invalid": invalid, "fts": fts}
     finally:
         conn.close()
@@ -56,9 +63,13 @@ def _build(home: Path, full: bool) -> tuple[dict[str, Any], list[tuple[str, int,
 
 
 EDITS = st.lists(
-    st.tuples(st.sampled_from(["add", "edit", "touch", "delete", "rename", "duplicate", "break", "commit", "branch"]),
-              st.integers(min_value=0, max_value=10_000)),
-    min_size=1, max_size=6)
+    st.tuples(
+        st.sampled_from(["add", "edit", "touch", "delete", "rename", "duplicate", "break", "commit", "branch"]),
+        st.integers(min_value=0, max_value=10_000),
+    ),
+    min_size=1,
+    max_size=6,
+)
 
 
 def _records(root: Path) -> list[Path]:
@@ -121,8 +132,10 @@ def _git(root: Path, *args: str) -> None:
 def big_repo(repo: Repo) -> Repo:
     for i in range(BASE_FILES):
         word = "alpha" if i % 3 == 0 else "omega" if i % 3 == 1 else "gamma"
-        repo.write(f"{RECORDS}/area{i % 9}/rec{i:03d}.md",
-                   record_text(f"rec-{i:03d}", title=f"Record {word} {i}", applies_to=[f"src/m{i % 7}/"]))
+        repo.write(
+            f"{RECORDS}/area{i % 9}/rec{i:03d}.md",
+            record_text(f"rec-{i:03d}", title=f"Record {word} {i}", applies_to=[f"src/m{i % 7}/"]),
+        )
     repo.commit("base records")
     repo.write("README.md", "x\n")
     repo.commit("second commit")
@@ -132,12 +145,17 @@ def big_repo(repo: Repo) -> Repo:
 @pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(EDITS, min_size=1, max_size=3), linked=st.booleans(), targeted=st.booleans())
-def test_incremental_index_equals_full_rebuild(big_repo: Repo, tmp_path_factory: pytest.TempPathFactory,
-                                               steps: list[list[tuple[str, int]]], linked: bool,
-                                               targeted: bool) -> None:
+def test_incremental_index_equals_full_rebuild(
+    big_repo: Repo,
+    tmp_path_factory: pytest.TempPathFactory,
+    steps: list[list[tuple[str, int]]],
+    linked: bool,
+    targeted: bool,
+) -> None:
     saved_home, saved_cwd = os.environ["MEMZOI_HOME"], os.getcwd()
-    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=big_repo.path, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    base = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=big_repo.path, check=True, capture_output=True, text=True
+    ).stdout.strip()
     inc_home = tmp_path_factory.mktemp("incremental")
     counter = [0]
     work = big_repo
@@ -193,7 +211,8 @@ def _settle_checkout(root: Path) -> None:
 
 @pytest.mark.parametrize("how", ["rebuild", "refresh"])
 def test_a_new_file_taking_an_unchanged_records_id_is_reported_on_its_id_line(
-        big_repo: Repo, tmp_path_factory: pytest.TempPathFactory, how: str) -> None:
+    big_repo: Repo, tmp_path_factory: pytest.TempPathFactory, how: str
+) -> None:
     """Incremental and full builds locate the duplicate on the same line (the `id:` line), and hand
     the ID back when its holder goes, whether the index is rebuilt or refreshed for the written paths."""
     home = Path(os.environ["MEMZOI_HOME"])
@@ -211,8 +230,9 @@ def test_a_new_file_taking_an_unchanged_records_id_is_reported_on_its_id_line(
 
     first = f"{RECORDS}/0000/first.md"
     big_repo.write(first, record_text("rec-005", title="Takes an existing ID"))
-    assert step(first) == [(f"{RECORDS}/area5/rec005.md", 2, "id-duplicate",
-                            f"record ID 'rec-005' is also used by {first}")]
+    assert step(first) == [
+        (f"{RECORDS}/area5/rec005.md", 2, "id-duplicate", f"record ID 'rec-005' is also used by {first}")
+    ]
     last = f"{RECORDS}/zzzz/last.md"
     big_repo.write(last, record_text("rec-005", title="Takes it too"))
     assert [(p, line) for p, line, _, _ in step(last)] == [(f"{RECORDS}/area5/rec005.md", 2), (last, 2)]

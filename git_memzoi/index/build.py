@@ -44,37 +44,50 @@ class RebuildReport:
     """What a rebuild did: how many files it parsed, took from the cache, reused or removed."""
 
     index_path: str
-    records: int = 0          # repository records in the index
-    runtime: int = 0          # runtime (local/session) records mirrored from shared.db
-    parsed: int = 0           # files (or runtime documents) parsed from text
-    cached: int = 0           # taken from the content-addressed parse cache
-    reused: int = 0           # unchanged rows kept from the previous (or a sibling's) index
-    removed: int = 0          # rows dropped
-    problems: list["Problem"] = field(default_factory=list)
-    duration: float = 0.0     # seconds
-    changed: bool = False     # a new index.db was installed
+    records: int = 0  # repository records in the index
+    runtime: int = 0  # runtime (local/session) records mirrored from shared.db
+    parsed: int = 0  # files (or runtime documents) parsed from text
+    cached: int = 0  # taken from the content-addressed parse cache
+    reused: int = 0  # unchanged rows kept from the previous (or a sibling's) index
+    removed: int = 0  # rows dropped
+    problems: list[Problem] = field(default_factory=list)
+    duration: float = 0.0  # seconds
+    changed: bool = False  # a new index.db was installed
     full: bool = False
     seeded_from: str | None = None
-    git_index: int = 0        # of the reused, files whose blob OID git's index stat cache named (not read)
+    git_index: int = 0  # of the reused, files whose blob OID git's index stat cache named (not read)
 
     def as_json(self) -> dict[str, Any]:
         """The `rebuild --json` document."""
         return {
-            "index_db": self.index_path, "records": self.records, "runtime_records": self.runtime,
-            "parsed": self.parsed, "cached": self.cached, "reused": self.reused, "removed": self.removed,
-            "changed": self.changed, "full": self.full, "seeded_from": self.seeded_from,
-            "duration_s": round(self.duration, 4), "problems": [p.as_json() for p in self.problems],
+            "index_db": self.index_path,
+            "records": self.records,
+            "runtime_records": self.runtime,
+            "parsed": self.parsed,
+            "cached": self.cached,
+            "reused": self.reused,
+            "removed": self.removed,
+            "changed": self.changed,
+            "full": self.full,
+            "seeded_from": self.seeded_from,
+            "duration_s": round(self.duration, 4),
+            "problems": [p.as_json() for p in self.problems],
         }
 
 
 class InvalidRecords(FormatError):
     """`rebuild --strict` found record files that do not validate; nothing was installed."""
 
-    def __init__(self, problems: list["Problem"]) -> None:
+    def __init__(self, problems: list[Problem]) -> None:
         first = problems[0]
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        super().__init__("invalid-records", f"{first}{more}", path=first.path, line=first.line,
-                         hint="fix the files (git memzoi validate lists every problem), or rebuild without --strict")
+        super().__init__(
+            "invalid-records",
+            f"{first}{more}",
+            path=first.path,
+            line=first.line,
+            hint="fix the files (git memzoi validate lists every problem), or rebuild without --strict",
+        )
         self.problems = problems
 
     def __str__(self) -> str:
@@ -97,8 +110,9 @@ def connect_installed(path: Path) -> sqlite3.Connection | None:
         return None
 
 
-def _verified(ws: "Workspace", scan: Scan, shared_sig: list[int] | None, report: RebuildReport,
-              started: float) -> RebuildReport | None:
+def _verified(
+    ws: Workspace, scan: Scan, shared_sig: list[int] | None, report: RebuildReport, started: float
+) -> RebuildReport | None:
     """The no-op fast path: a stat sweep proves the installed index true; no reads, no parsing."""
     path = ws.layout.index_db
     conn = connect_installed(path)
@@ -116,14 +130,16 @@ def _verified(ws: "Workspace", scan: Scan, shared_sig: list[int] | None, report:
     if found.problems:
         from git_memzoi.profile.document import Problem
 
-        report.problems = sorted((Problem(p, *entry) for p, entry in found.problems),
-                                 key=lambda q: (q.path, q.line, q.code))
+        report.problems = sorted(
+            (Problem(p, *entry) for p, entry in found.problems), key=lambda q: (q.path, q.line, q.code)
+        )
     report.duration = time.perf_counter() - started
     return report
 
 
-def _noop(ws: "Workspace", scan: Scan, shared_sig: list[int] | None, report: RebuildReport, started: float,
-          strict: bool) -> RebuildReport | None:
+def _noop(
+    ws: Workspace, scan: Scan, shared_sig: list[int] | None, report: RebuildReport, started: float, strict: bool
+) -> RebuildReport | None:
     verified = _verified(ws, scan, shared_sig, report, started)
     if verified is not None:
         errors = [q for q in verified.problems if q.severity == "error"]
@@ -132,7 +148,7 @@ def _noop(ws: "Workspace", scan: Scan, shared_sig: list[int] | None, report: Reb
     return verified
 
 
-def noop(ws: "Workspace", *, strict: bool) -> RebuildReport | None:
+def noop(ws: Workspace, *, strict: bool) -> RebuildReport | None:
     """The report of a rebuild with nothing to do, or None when there is something to do.
 
     Only reads (a stat sweep against the installed index), so it needs no writer lock: the
@@ -146,7 +162,7 @@ def noop(ws: "Workspace", *, strict: bool) -> RebuildReport | None:
     return _noop(ws, scan_records(workdir, now_ns), shared_sig, report, started, strict)
 
 
-def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None) -> RebuildReport:
+def sync(ws: Workspace, *, full: bool, strict: bool, progress: Progress | None) -> RebuildReport:
     """Bring the installed index in line with the work tree and shared.db (see the module docstring)."""
     started = time.perf_counter()
     workdir = str(ws.repo.require_workdir())
@@ -187,10 +203,24 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
         tracked = tracked_stats(ws.repo.git_dir, RECORDS + "/")
     changes = diff(base, scan, runtime, trusted_before=trusted_before, tracked=tracked)
     report.git_index = sum(1 for vouch in changes.unchanged.values() if vouch == "git-index")
-    build_id = _write(ws, changes, runtime, report, _scan_problems(scan), full=full, strict=strict,
-                      scanned_ns=now_ns, progress=progress)
-    check: dict[str, Any] = {"workdir": workdir, "dirs": scan.dirs, "shared": shared_sig, "files": len(scan.files),
-                             "verified_ns": now_ns}
+    build_id = _write(
+        ws,
+        changes,
+        runtime,
+        report,
+        _scan_problems(scan),
+        full=full,
+        strict=strict,
+        scanned_ns=now_ns,
+        progress=progress,
+    )
+    check: dict[str, Any] = {
+        "workdir": workdir,
+        "dirs": scan.dirs,
+        "shared": shared_sig,
+        "files": len(scan.files),
+        "verified_ns": now_ns,
+    }
     if build_id is None and base is not None:
         build_id = base.meta.get("build_id")
         if not any(st.mtime_ns >= trusted_before for st in scan.files.values()):
@@ -201,7 +231,7 @@ def sync(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None
     return report
 
 
-def refresh_paths(ws: "Workspace", paths: Iterable[str]) -> RebuildReport | None:
+def refresh_paths(ws: Workspace, paths: Iterable[str]) -> RebuildReport | None:
     """Bring the installed index in line after a write of `paths` (repository-relative), looking at no other file.
 
     The rows of those paths (and shared.db's runtime documents, which are few) are brought in
@@ -224,19 +254,32 @@ def refresh_paths(ws: "Workspace", paths: Iterable[str]) -> RebuildReport | None
     shared_sig = file_stat_signature(str(layout.shared_db), now_ns)
     check = staleness.read_check(index_path)
     base = load_base(index_path, own=True, paths=sorted(scope))
-    if (base is None or check is None or check.get("build_id") != base.meta.get("build_id")
-            or check.get("workdir") != workdir or base.meta.get("workdir") != workdir):
+    if (
+        base is None
+        or check is None
+        or check.get("build_id") != base.meta.get("build_id")
+        or check.get("workdir") != workdir
+        or base.meta.get("workdir") != workdir
+    ):
         return None
     scan = scan_paths(workdir, scope)
     if scan is None:
         return None
     runtime = read_runtime(layout.shared_db)
     report = RebuildReport(index_path=str(index_path))
-    changes = diff(base, scan, runtime, trusted_before=staleness.confirmed_ns(base.meta, check) - RACY_NS,
-                   scope=scope)
+    changes = diff(base, scan, runtime, trusted_before=staleness.confirmed_ns(base.meta, check) - RACY_NS, scope=scope)
     try:
-        build_id = _write(ws, changes, runtime, report, [], full=False, strict=False,
-                          scanned_ns=int(base.meta.get("scanned_ns", "0")), progress=None)
+        build_id = _write(
+            ws,
+            changes,
+            runtime,
+            report,
+            [],
+            full=False,
+            strict=False,
+            scanned_ns=int(base.meta.get("scanned_ns", "0")),
+            progress=None,
+        )
     except OutOfScope:
         return None
     known = base.rows.keys() | base.invalid.keys()
@@ -249,28 +292,51 @@ def refresh_paths(ws: "Workspace", paths: Iterable[str]) -> RebuildReport | None
             folder = os.path.dirname(folder)
         dirs[folder] = None  # written to just now: the next reader sweeps
     fresh_check = {k: v for k, v in check.items() if k != "digest"}
-    staleness.write_check(index_path, fresh_check | {"build_id": build_id or base.meta.get("build_id"),
-                                                     "dirs": dirs, "shared": shared_sig, "files": files})
+    staleness.write_check(
+        index_path,
+        fresh_check
+        | {"build_id": build_id or base.meta.get("build_id"), "dirs": dirs, "shared": shared_sig, "files": files},
+    )
     report.duration = time.perf_counter() - started
     return report
 
 
-def _write(ws: "Workspace", changes: "ChangeSet", runtime: "RuntimeSnapshot", report: RebuildReport,
-           problems: list["Problem"], *, full: bool, strict: bool, scanned_ns: int,
-           progress: Progress | None) -> str | None:
+def _write(
+    ws: Workspace,
+    changes: ChangeSet,
+    runtime: RuntimeSnapshot,
+    report: RebuildReport,
+    problems: list[Problem],
+    *,
+    full: bool,
+    strict: bool,
+    scanned_ns: int,
+    progress: Progress | None,
+) -> str | None:
     from git_memzoi.index.writer import write
 
-    return write(changes, runtime, index_path=ws.layout.index_db, parse_cache=ws.layout.parse_cache,
-                 report=report, problems=problems, lease=ws.config.retention.session_lease_hours,
-                 use_cache=not full, strict=strict, scanned_ns=scanned_ns, workdir=changes.workdir,
-                 progress=progress)
+    return write(
+        changes,
+        runtime,
+        index_path=ws.layout.index_db,
+        parse_cache=ws.layout.parse_cache,
+        report=report,
+        problems=problems,
+        lease=ws.config.retention.session_lease_hours,
+        use_cache=not full,
+        strict=strict,
+        scanned_ns=scanned_ns,
+        workdir=changes.workdir,
+        progress=progress,
+    )
 
 
-def _scan_problems(scan: Scan) -> list["Problem"]:
+def _scan_problems(scan: Scan) -> list[Problem]:
     """Files the scan found that cannot be records: symlinks, names that are not UTF-8."""
     from git_memzoi.profile.document import Problem
 
-    problems = [Problem(rel, 1, "symlink", "memory files must be regular files, not symlinks")
-                for rel in scan.symlinks]
-    return problems + [Problem(rel, 1, "path-encoding", "file and folder names must be UTF-8; this one is not indexed")
-                       for rel in scan.undecodable]
+    problems = [Problem(rel, 1, "symlink", "memory files must be regular files, not symlinks") for rel in scan.symlinks]
+    return problems + [
+        Problem(rel, 1, "path-encoding", "file and folder names must be UTF-8; this one is not indexed")
+        for rel in scan.undecodable
+    ]

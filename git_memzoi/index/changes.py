@@ -83,13 +83,19 @@ def load_base(path: Path, *, own: bool, paths: list[str] | None = None) -> Base 
         if paths is None:
             base.rows = {row[0]: row for row in conn.execute("SELECT path, oid, size, mtime_ns, record_id FROM files")}
         else:
-            base.rows = {row[0]: row for p in paths for row in conn.execute(
-                "SELECT path, oid, size, mtime_ns, record_id FROM files WHERE path = ?", (p,))}
+            base.rows = {
+                row[0]: row
+                for p in paths
+                for row in conn.execute("SELECT path, oid, size, mtime_ns, record_id FROM files WHERE path = ?", (p,))
+            }
         base.rows.update((row[0], row) for row in conn.execute(_RUNTIME_ROWS, _RUNTIME_RANGE))
-        base.invalid = {row[0]: row for row in conn.execute(
-            "SELECT path, oid, size, mtime_ns, record_id, problems FROM invalid")}
-        base.facts = [{k: str(v) for k, v in zip(FACT_KEYS, row)}
-                      for row in conn.execute(f"SELECT {', '.join(FACT_KEYS)} FROM facts ORDER BY seq")]
+        base.invalid = {
+            row[0]: row for row in conn.execute("SELECT path, oid, size, mtime_ns, record_id, problems FROM invalid")
+        }
+        base.facts = [
+            {k: str(v) for k, v in zip(FACT_KEYS, row, strict=True)}
+            for row in conn.execute(f"SELECT {', '.join(FACT_KEYS)} FROM facts ORDER BY seq")
+        ]
         base.max_rowid = conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]
         return base
     except (sqlite3.DatabaseError, StateError):
@@ -161,8 +167,15 @@ class ChangeSet:
         return {rows[p][4] for p in self.dropped if p.startswith(RECORDS + "/")}
 
 
-def diff(base: Base | None, scan: Scan, runtime: "RuntimeSnapshot", *, trusted_before: int,
-         tracked: "Tracked | None" = None, scope: frozenset[str] | None = None) -> ChangeSet:
+def diff(
+    base: Base | None,
+    scan: Scan,
+    runtime: RuntimeSnapshot,
+    *,
+    trusted_before: int,
+    tracked: Tracked | None = None,
+    scope: frozenset[str] | None = None,
+) -> ChangeSet:
     """The change set from `base` to the files in `scan` and the runtime documents in `runtime`.
 
     A base row's stat is trusted when the base is this worktree's own and the file's mtime is
@@ -171,10 +184,12 @@ def diff(base: Base | None, scan: Scan, runtime: "RuntimeSnapshot", *, trusted_b
     """
     changes = ChangeSet(base, scan.workdir, scan.files, scope=scope)
     if base is None:
-        changes.added = [Todo(rel, "repo", scan.full(rel), st.size, st.mtime_ns, None)
-                         for rel, st in sorted(scan.files.items())]
-        changes.added += [Todo(doc.path, doc.store, None, None, None, doc.document.encode("utf-8"))
-                          for doc in runtime.documents]
+        changes.added = [
+            Todo(rel, "repo", scan.full(rel), st.size, st.mtime_ns, None) for rel, st in sorted(scan.files.items())
+        ]
+        changes.added += [
+            Todo(doc.path, doc.store, None, None, None, doc.document.encode("utf-8")) for doc in runtime.documents
+        ]
         return changes
     rows, invalid = base.rows, base.invalid
     stat_trusted = base.own
@@ -189,8 +204,12 @@ def diff(base: Base | None, scan: Scan, runtime: "RuntimeSnapshot", *, trusted_b
         known = tracked.get(rel) if tracked is not None else None
         if stat_trusted and old_size == st.size and old_mtime == st.mtime_ns and st.mtime_ns < trusted_before:
             oid, vouch = old_oid, "stat"
-        elif (known is not None and known[1] == st.size & 0xFFFFFFFF and known[2] == st.mtime_ns
-              and known[3] == st.ino & 0xFFFFFFFF):
+        elif (
+            known is not None
+            and known[1] == st.size & 0xFFFFFFFF
+            and known[2] == st.mtime_ns
+            and known[3] == st.ino & 0xFFFFFFFF
+        ):
             oid, vouch = known[0], "git-index"
         else:
             try:
@@ -216,7 +235,8 @@ def diff(base: Base | None, scan: Scan, runtime: "RuntimeSnapshot", *, trusted_b
             changes.unchanged[doc.path] = "hash"
         else:
             (changes.changed if old is not None else changes.added).append(
-                Todo(doc.path, doc.store, None, None, None, data))
+                Todo(doc.path, doc.store, None, None, None, data)
+            )
     present = {doc.path for doc in runtime.documents}
     for path in rows:
         if path not in scan.files and path not in present and _looked_at(path, scope):

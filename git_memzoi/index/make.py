@@ -38,9 +38,9 @@ RawProblem = list[Any]
 class Todo(NamedTuple):
     """A record file or runtime document whose row must be made."""
 
-    path: str           # repository path, or shared.db:<store>/<id>
-    store: str          # repo | local | session
-    full: str | None    # the file to read; None when `raw` holds the bytes
+    path: str  # repository path, or shared.db:<store>/<id>
+    store: str  # repo | local | session
+    full: str | None  # the file to read; None when `raw` holds the bytes
     size: int | None
     mtime_ns: int | None
     raw: bytes | None
@@ -51,15 +51,15 @@ class Made(NamedTuple):
 
     path: str
     store: str
-    oid: str                       # "" when the file could not be read
+    oid: str  # "" when the file could not be read
     size: int | None
     mtime_ns: int | None
-    origin: Origin | None          # None when the file could not be read
-    parsed: str | None             # the payload as JSON text when parsed now (for the parse cache)
-    row: tuple[Any, ...] | None    # the records row in index_db.RECORD_COLUMNS order
+    origin: Origin | None  # None when the file could not be read
+    parsed: str | None  # the payload as JSON text when parsed now (for the parse cache)
+    row: tuple[Any, ...] | None  # the records row in index_db.RECORD_COLUMNS order
     problems: list[RawProblem] | None
     record_id: str | None
-    id_line: int                   # the line of the record's `id:` key
+    id_line: int  # the line of the record's `id:` key
     applies_to: list[str]
 
 
@@ -92,8 +92,22 @@ def make(chunk: list[Todo], job: Job) -> list[Made]:
                 with open(item.full, "rb") as handle:  # type: ignore[arg-type]
                     raw = handle.read()
             except OSError as exc:
-                out.append(Made(item.path, item.store, "", item.size, item.mtime_ns, None, None, None,
-                                [[1, "unreadable", f"cannot read: {exc.strerror}", "error"]], None, 1, []))
+                out.append(
+                    Made(
+                        item.path,
+                        item.store,
+                        "",
+                        item.size,
+                        item.mtime_ns,
+                        None,
+                        None,
+                        None,
+                        [[1, "unreadable", f"cannot read: {exc.strerror}", "error"]],
+                        None,
+                        1,
+                        [],
+                    )
+                )
                 continue
         loaded.append((item, raw))
     oids = [blob_oid(raw) for _, raw in loaded]
@@ -104,7 +118,7 @@ def make(chunk: list[Todo], job: Job) -> list[Made]:
             hits = cache.get_many(oids)
         finally:
             cache.close()
-    for (item, raw), oid in zip(loaded, oids):
+    for (item, raw), oid in zip(loaded, oids, strict=True):
         out.append(_made(item, raw, oid, hits.get(oid), job))
     return out
 
@@ -117,39 +131,98 @@ def _made(item: Todo, raw: bytes, oid: str, payload: dict[str, Any] | None, job:
         parsed = json.dumps(payload, separators=(",", ":"))
         origin = "parse"
     if "problems" in payload:
-        return Made(item.path, item.store, oid, item.size, item.mtime_ns, origin, parsed, None,
-                    payload["problems"], None, 1, [])
+        return Made(
+            item.path, item.store, oid, item.size, item.mtime_ns, origin, parsed, None, payload["problems"], None, 1, []
+        )
     concept = None
     if item.store == "repo":
         try:
-            concept = concept_id.from_record_path(item.path[len(RECORDS) + 1:])
+            concept = concept_id.from_record_path(item.path[len(RECORDS) + 1 :])
         except FormatError as exc:
-            return Made(item.path, item.store, oid, item.size, item.mtime_ns, origin, parsed, None,
-                        [[1, exc.code, exc.message, "error"]], None, 1, [])
+            return Made(
+                item.path,
+                item.store,
+                oid,
+                item.size,
+                item.mtime_ns,
+                origin,
+                parsed,
+                None,
+                [[1, exc.code, exc.message, "error"]],
+                None,
+                1,
+                [],
+            )
     fields = payload["ok"]
     row = build_row(item.path, item.store, oid, raw.decode("utf-8"), concept, fields, job)
-    return Made(item.path, item.store, oid, item.size, item.mtime_ns, origin, parsed, row, None,
-                fields["id"], fields["id_line"], fields["applies_to"])
+    return Made(
+        item.path,
+        item.store,
+        oid,
+        item.size,
+        item.mtime_ns,
+        origin,
+        parsed,
+        row,
+        None,
+        fields["id"],
+        fields["id_line"],
+        fields["applies_to"],
+    )
 
 
-def build_row(path: str, store: str, oid: str, document: str, concept: str | None, f: dict[str, Any],
-              job: Job) -> tuple[Any, ...]:
+def build_row(
+    path: str, store: str, oid: str, document: str, concept: str | None, f: dict[str, Any], job: Job
+) -> tuple[Any, ...]:
     """The records row (index_db.RECORD_COLUMNS order) of a valid record's payload fields."""
     b = lane_boundary(f["id"], f["lane"], f["status"], f["retention"], job.facts.get(f["id"], ()), job.lease)
     boundary, boundary_at, kind, rule, basis, considered = boundary_columns(b)
-    return (path, store, f["id"], concept, f["type"], f["lane"], f["status"], f["visibility"],
-            f["scope"], boundary, f["confidence"], oid, f["timestamp"],
-            f["source"], f["source_ref"], f["proposal_id"], f["supersedes"], boundary_at, kind, rule, basis,
-            considered, _dumps(f["retention"]), _dumps(f["tags"]), _dumps(f["applies_to"]), f["title"],
-            f["description"], " ".join(f["tags"]), f["body_start"], document)
+    return (
+        path,
+        store,
+        f["id"],
+        concept,
+        f["type"],
+        f["lane"],
+        f["status"],
+        f["visibility"],
+        f["scope"],
+        boundary,
+        f["confidence"],
+        oid,
+        f["timestamp"],
+        f["source"],
+        f["source_ref"],
+        f["proposal_id"],
+        f["supersedes"],
+        boundary_at,
+        kind,
+        rule,
+        basis,
+        considered,
+        _dumps(f["retention"]),
+        _dumps(f["tags"]),
+        _dumps(f["applies_to"]),
+        f["title"],
+        f["description"],
+        " ".join(f["tags"]),
+        f["body_start"],
+        document,
+    )
 
 
 def boundary_columns(b: Boundary) -> tuple[Any, ...]:
     """The records columns a retention boundary fills (boundary … facts)."""
     if b.at is None and not b.facts:
         return (None, None, b.kind, b.rule, b.basis, "[]")
-    return (instant(b.at) if b.at is not None else None, format_rfc3339(b.at) if b.at is not None else None,
-            b.kind, b.rule, b.basis, _dumps(list(b.facts)))
+    return (
+        instant(b.at) if b.at is not None else None,
+        format_rfc3339(b.at) if b.at is not None else None,
+        b.kind,
+        b.rule,
+        b.basis,
+        _dumps(list(b.facts)),
+    )
 
 
 def _dumps(value: Any) -> str:
@@ -161,7 +234,7 @@ def _dumps(value: Any) -> str:
 
 def batches(todo: list[Todo], job: Job) -> Iterator[list[Made]]:
     """Made rows, batch by batch (in no particular order): in worker processes when there are many."""
-    chunks = [todo[start:start + CHUNK] for start in range(0, len(todo), CHUNK)]
+    chunks = [todo[start : start + CHUNK] for start in range(0, len(todo), CHUNK)]
     count = workers()
     context = None
     if len(todo) >= PARALLEL_MIN and count > 1:

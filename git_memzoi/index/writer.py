@@ -41,15 +41,19 @@ from git_memzoi.profile.document import Problem
 if TYPE_CHECKING:
     from git_memzoi.index.mirror import RuntimeSnapshot
 
-_INSERT = (f"INSERT INTO records (rowid, {', '.join(RECORD_COLUMNS)}) "
-           f"VALUES ({', '.join('?' * (len(RECORD_COLUMNS) + 1))})")
+_INSERT = (
+    f"INSERT INTO records (rowid, {', '.join(RECORD_COLUMNS)}) VALUES ({', '.join('?' * (len(RECORD_COLUMNS) + 1))})"
+)
 _FTS_INSERT = "INSERT INTO records_fts (rowid, title, description, body, tags) VALUES (?, ?, ?, ?, ?)"
 #: An external-content FTS5 entry is deleted by repeating what it indexed.
-_FTS_DELETE = ("INSERT INTO records_fts (records_fts, rowid, title, description, body, tags) "
-               "SELECT 'delete', rowid, title, description, body, tags FROM records WHERE path = ?")
+_FTS_DELETE = (
+    "INSERT INTO records_fts (records_fts, rowid, title, description, body, tags) "
+    "SELECT 'delete', rowid, title, description, body, tags FROM records WHERE path = ?"
+)
 _TITLE, _DESCRIPTION, _TAGS, _BODY_START, _DOCUMENT = (
-    RECORD_COLUMNS.index(name) for name in ("title", "description", "tags", "body_start", "document"))
-_BATCH = 500   # values per `IN (…)` query
+    RECORD_COLUMNS.index(name) for name in ("title", "description", "tags", "body_start", "document")
+)
+_BATCH = 500  # values per `IN (…)` query
 
 
 class OutOfScope(Exception):
@@ -111,8 +115,15 @@ class _Target:
 class _Writer:
     """One build's rows, invalid files and problems, written to `target` as they come."""
 
-    def __init__(self, target: _Target, changes: ChangeSet, job: Job, cache: ParseCache | None,
-                 report: RebuildReport, problems: list[Problem]) -> None:
+    def __init__(
+        self,
+        target: _Target,
+        changes: ChangeSet,
+        job: Job,
+        cache: ParseCache | None,
+        report: RebuildReport,
+        problems: list[Problem],
+    ) -> None:
         base = changes.base
         self.target = target
         self.changes = changes
@@ -121,7 +132,7 @@ class _Writer:
         self.report = report
         self.problems = problems
         self.next_rowid = base.max_rowid if base is not None else 0
-        self.made: dict[str, Made] = {}                # valid record files given a row by this build
+        self.made: dict[str, Made] = {}  # valid record files given a row by this build
         self.invalid: dict[str, BaseInvalid] = {}
         self.repo_rows = int(base.meta.get("repo_records", "0")) if base is not None else 0
         self.runtime_rows = int(base.meta.get("runtime_records", "0")) if base is not None else 0
@@ -155,15 +166,16 @@ class _Writer:
             if m.problems is not None:
                 found = [Problem(m.path, *entry) for entry in m.problems]
                 self.problems.extend(found)
-                if m.store == "repo":   # a runtime document's problems are reported, not held
+                if m.store == "repo":  # a runtime document's problems are reported, not held
                     self.invalid[m.path] = (m.path, m.oid, m.size, m.mtime_ns, None, _json(found))
                 continue
             row = m.row
             assert row is not None
             self.next_rowid += 1
             rows.append((self.next_rowid, *row))
-            words.append((self.next_rowid, row[_TITLE], row[_DESCRIPTION], row[_DOCUMENT][row[_BODY_START]:],
-                          row[_TAGS]))
+            words.append(
+                (self.next_rowid, row[_TITLE], row[_DESCRIPTION], row[_DOCUMENT][row[_BODY_START] :], row[_TAGS])
+            )
             applies += [(self.next_rowid, applies_to_base(entry), entry) for entry in m.applies_to]
             if m.store == "repo":
                 stats.append((m.path, m.oid, m.size, m.mtime_ns, m.record_id))
@@ -176,8 +188,7 @@ class _Writer:
             conn.executemany(_INSERT, rows)
             conn.executemany(_FTS_INSERT, words)
             conn.executemany("INSERT INTO applies (record, base, entry) VALUES (?, ?, ?)", applies)
-            conn.executemany("INSERT INTO files (path, oid, size, mtime_ns, record_id) VALUES (?, ?, ?, ?, ?)",
-                             stats)
+            conn.executemany("INSERT INTO files (path, oid, size, mtime_ns, record_id) VALUES (?, ?, ?, ?, ?)", stats)
         if self.cache is not None:
             self.cache.put_many(parsed)
 
@@ -204,9 +215,12 @@ class _Writer:
             ids = sorted(touched)
             conn = self.target.conn()
             for start in range(0, len(ids), _BATCH):
-                chunk = ids[start:start + _BATCH]
-                for rid, path in conn.execute("SELECT record_id, path FROM records WHERE store = 'repo' AND "
-                                              f"record_id IN ({', '.join('?' * len(chunk))})", chunk):
+                chunk = ids[start : start + _BATCH]
+                for rid, path in conn.execute(
+                    "SELECT record_id, path FROM records WHERE store = 'repo' AND "
+                    f"record_id IN ({', '.join('?' * len(chunk))})",
+                    chunk,
+                ):
                     holders[rid].add(path)
         scope = self.changes.scope
         for rid, paths in sorted(holders.items()):
@@ -224,10 +238,8 @@ class _Writer:
         if bad is not None:
             oid, size, mtime, line = bad[1], bad[2], bad[3], int(problems_of(bad)[0][0])
         else:
-            if path in self.made:
-                m = self.made.pop(path)
-            else:  # an unchanged record lost its ID to a new file: its `id:` line is looked up (rare)
-                m = make([self._todo(path)], self.job)[0]
+            # an unchanged record that lost its ID to a new file: its `id:` line is looked up (rare)
+            m = self.made.pop(path) if path in self.made else make([self._todo(path)], self.job)[0]
             oid, size, mtime, line = m.oid, m.size, m.mtime_ns, m.id_line
             self.drop([path])
         found = [Problem(path, line, "id-duplicate", f"record ID {rid!r} is also used by {first}")]
@@ -253,30 +265,47 @@ class _Writer:
         columns = "rowid, record_id, lane, status, retention"
         found: list[tuple[Any, ...]] = []
         for start in range(0, len(touched), _BATCH):
-            chunk = touched[start:start + _BATCH]
-            found += conn.execute(f"SELECT {columns} FROM records WHERE record_id IN ({', '.join('?' * len(chunk))})",
-                                  chunk).fetchall()
+            chunk = touched[start : start + _BATCH]
+            found += conn.execute(
+                f"SELECT {columns} FROM records WHERE record_id IN ({', '.join('?' * len(chunk))})", chunk
+            ).fetchall()
         if lease_changed:
             found += conn.execute(f"SELECT {columns} FROM records WHERE lane = 'session'").fetchall()
         updates = []
         for rowid, rid, lane, status, retention in dict.fromkeys(found):
             b = lane_boundary(rid, lane, status, json.loads(retention), self.job.facts.get(rid, ()), lease)
             updates.append((*boundary_columns(b), rowid))
-        conn.executemany("UPDATE records SET boundary = ?, boundary_at = ?, boundary_kind = ?, rule = ?, "
-                         "basis = ?, facts = ? WHERE rowid = ?", updates)
+        conn.executemany(
+            "UPDATE records SET boundary = ?, boundary_at = ?, boundary_kind = ?, rule = ?, "
+            "basis = ?, facts = ? WHERE rowid = ?",
+            updates,
+        )
 
 
-def write(changes: ChangeSet, runtime: "RuntimeSnapshot", *, index_path: Path, parse_cache: Path,
-          report: RebuildReport, problems: list[Problem], lease: float, use_cache: bool, strict: bool,
-          scanned_ns: int, workdir: str, progress: Callable[[int, int], None] | None) -> str | None:
+def write(
+    changes: ChangeSet,
+    runtime: RuntimeSnapshot,
+    *,
+    index_path: Path,
+    parse_cache: Path,
+    report: RebuildReport,
+    problems: list[Problem],
+    lease: float,
+    use_cache: bool,
+    strict: bool,
+    scanned_ns: int,
+    workdir: str,
+    progress: Callable[[int, int], None] | None,
+) -> str | None:
     """Apply `changes` (see the module docstring) and install the result: its build ID, or None when
     nothing changed and nothing was written. Fills `report`."""
     base = changes.base
     target = _Target(index_path, base.path if base is not None else None)
     todo = changes.todo
     cache = ParseCache.open(parse_cache) if todo else None  # made (or reset) before any worker reads it
-    writer = _Writer(target, changes, Job(facts_by_id(runtime.facts), lease, parse_cache, use_cache), cache,
-                     report, problems)
+    writer = _Writer(
+        target, changes, Job(facts_by_id(runtime.facts), lease, parse_cache, use_cache), cache, report, problems
+    )
     try:
         writer.drop(changes.dropped)
         done, total = 0, len(todo)
@@ -303,26 +332,36 @@ def write(changes: ChangeSet, runtime: "RuntimeSnapshot", *, index_path: Path, p
         report.reused = base.row_count - len(changes.dropped) if base is not None else 0
         report.removed = len(changes.removed)
         report.records, report.runtime = writer.repo_rows, writer.runtime_rows
-        if base is not None and base.own and not (target.opened or changes.restat or invalid_changed
-                                                   or facts_changed):
+        if base is not None and base.own and not (target.opened or changes.restat or invalid_changed or facts_changed):
             return None
         conn = target.conn()
         conn.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", changes.restat)
         if invalid_changed:
             conn.execute("DELETE FROM invalid")
-            conn.executemany("INSERT INTO invalid (path, oid, size, mtime_ns, record_id, problems) "
-                             "VALUES (?, ?, ?, ?, ?, ?)", invalid)
+            conn.executemany(
+                "INSERT INTO invalid (path, oid, size, mtime_ns, record_id, problems) VALUES (?, ?, ?, ?, ?, ?)",
+                invalid,
+            )
         if facts_changed:
             conn.execute("DELETE FROM facts")
-            conn.executemany("INSERT INTO facts (seq, record_id, fact, until, reason, actor, created_at) "
-                             "VALUES (:seq, :record_id, :fact, :until, :reason, :actor, :created_at)",
-                             runtime.facts)
+            conn.executemany(
+                "INSERT INTO facts (seq, record_id, fact, until, reason, actor, created_at) "
+                "VALUES (:seq, :record_id, :fact, :until, :reason, :actor, :created_at)",
+                runtime.facts,
+            )
         build_id = secrets.token_hex(8)
-        index_db.write_meta(conn, {
-            "build_id": build_id, "parser": PARSER_VERSION, "lease_hours": repr(float(lease)),
-            "scanned_ns": str(scanned_ns), "workdir": workdir,
-            "repo_records": str(writer.repo_rows), "runtime_records": str(writer.runtime_rows),
-        })
+        index_db.write_meta(
+            conn,
+            {
+                "build_id": build_id,
+                "parser": PARSER_VERSION,
+                "lease_hours": repr(float(lease)),
+                "scanned_ns": str(scanned_ns),
+                "workdir": workdir,
+                "repo_records": str(writer.repo_rows),
+                "runtime_records": str(writer.runtime_rows),
+            },
+        )
         target.install()
     except BaseException:
         target.discard()

@@ -128,6 +128,7 @@ def _verified(
         return None
     report.records, report.runtime, report.reused = found.records, found.runtime, found.records + found.runtime
     if found.problems:
+        # late: pydantic, only when there are problems (BENCHMARKS.md, "Command start-up": no-op `rebuild`)
         from git_memzoi.profile.document import Problem
 
         report.problems = sorted(
@@ -198,7 +199,7 @@ def sync(ws: Workspace, *, full: bool, strict: bool, progress: Progress | None) 
         trusted_before = staleness.confirmed_ns(base.meta, staleness.read_check(index_path)) - RACY_NS
     elif base is not None and len(scan.files) >= GIT_INDEX_MIN:
         # a worktree new to this index: git's own stat cache names the blob of every unchanged file
-        from git_memzoi.index.git_index import tracked_stats
+        from git_memzoi.index.git_index import tracked_stats  # late: see above
 
         tracked = tracked_stats(ws.repo.git_dir, RECORDS + "/")
     changes = diff(base, scan, runtime, trusted_before=trusted_before, tracked=tracked)
@@ -241,6 +242,7 @@ def refresh_paths(ws: Workspace, paths: Iterable[str]) -> RebuildReport | None:
     changed, when that is not enough: no installed index, a check that does not vouch for it, a
     path that is not a regular file, or a record ID shared with a file outside `paths`.
     """
+    # late, as in `sync`: this module is on the read path (BENCHMARKS.md, "Command start-up": no-op `rebuild`)
     from git_memzoi.index.changes import diff, load_base
     from git_memzoi.index.mirror import read_runtime
     from git_memzoi.index.writer import OutOfScope
@@ -313,7 +315,7 @@ def _write(
     scanned_ns: int,
     progress: Progress | None,
 ) -> str | None:
-    from git_memzoi.index.writer import write
+    from git_memzoi.index.writer import write  # late: see `sync`
 
     return write(
         changes,
@@ -333,7 +335,7 @@ def _write(
 
 def _scan_problems(scan: Scan) -> list[Problem]:
     """Files the scan found that cannot be records: symlinks, names that are not UTF-8."""
-    from git_memzoi.profile.document import Problem
+    from git_memzoi.profile.document import Problem  # late: pydantic (see `sync`)
 
     problems = [Problem(rel, 1, "symlink", "memory files must be regular files, not symlinks") for rel in scan.symlinks]
     return problems + [

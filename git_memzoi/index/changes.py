@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal
 
 from git_memzoi.errors import StateError
 from git_memzoi.index import index_db, staleness
+from git_memzoi.index.build import connect_installed
 from git_memzoi.index.make import RawProblem, Todo
 from git_memzoi.index.mirror import FACT_KEYS
 from git_memzoi.index.parse import blob_oid
@@ -106,8 +107,6 @@ def load_base(path: Path, *, own: bool, paths: list[str] | None = None) -> Base 
 
 def _connect(path: Path, own: bool) -> sqlite3.Connection | None:
     if own:
-        from git_memzoi.index.build import connect_installed
-
         return connect_installed(path)
     try:
         conn = index_db.connect_read(path)

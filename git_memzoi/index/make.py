@@ -8,7 +8,12 @@ each doing exactly what this process would; the caller consumes finished batches
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -238,8 +243,6 @@ def batches(todo: list[Todo], job: Job) -> Iterator[list[Made]]:
     count = workers()
     context = None
     if len(todo) >= PARALLEL_MIN and count > 1:
-        import multiprocessing
-
         try:
             context = multiprocessing.get_context("fork")
         except ValueError:  # no fork on this platform: make them here
@@ -283,13 +286,9 @@ def die_with_parent(parent: int) -> None:
     worker when its parent dies (PR_SET_PDEATHSIG); everywhere, a watchdog thread exits the
     worker once its parent process has changed (it was reparented).
     """
-    import signal
-    import sys
-    import threading
-
     if sys.platform.startswith("linux"):
         try:
-            import ctypes
+            import ctypes  # only where prctl exists
 
             ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
         except (OSError, AttributeError):  # no prctl here: the watchdog alone does it
@@ -300,8 +299,6 @@ def die_with_parent(parent: int) -> None:
 
 
 def _watch_parent(parent: int) -> None:
-    import time
-
     while os.getppid() == parent:
         time.sleep(0.5)
     os._exit(1)

@@ -107,7 +107,7 @@ def _one_writer(ws: "Workspace") -> Iterator[None]:
     interleaved would number rows from a base the other already replaced. Readers never take
     this lock: they keep reading the installed file.
     """
-    import filelock
+    import filelock  # late: a no-op rebuild takes no lock (BENCHMARKS.md, "Command start-up": no-op `rebuild`)
 
     try:
         ws.layout.worktree.mkdir(parents=True, exist_ok=True)

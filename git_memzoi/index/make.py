@@ -135,29 +135,15 @@ def _made(item: Todo, raw: bytes, oid: str, payload: dict[str, Any] | None, job:
         payload = parse_payload(raw, item.path)
         parsed = json.dumps(payload, separators=(",", ":"))
         origin = "parse"
-    if "problems" in payload:
-        return Made(
-            item.path, item.store, oid, item.size, item.mtime_ns, origin, parsed, None, payload["problems"], None, 1, []
-        )
+    problems: list[RawProblem] | None = payload.get("problems")
     concept = None
-    if item.store == "repo":
+    if problems is None and item.store == "repo":
         try:
             concept = concept_id.from_record_path(item.path[len(RECORDS) + 1 :])
         except FormatError as exc:
-            return Made(
-                item.path,
-                item.store,
-                oid,
-                item.size,
-                item.mtime_ns,
-                origin,
-                parsed,
-                None,
-                [[1, exc.code, exc.message, "error"]],
-                None,
-                1,
-                [],
-            )
+            problems = [[1, exc.code, exc.message, "error"]]
+    if problems is not None:
+        return Made(item.path, item.store, oid, item.size, item.mtime_ns, origin, parsed, None, problems, None, 1, [])
     fields = payload["ok"]
     row = build_row(item.path, item.store, oid, raw.decode("utf-8"), concept, fields, job)
     return Made(

@@ -75,8 +75,9 @@ class ConfigError(MemzoiError, exit_code=EXIT_USAGE, code="config"):
 class FormatError(MemzoiError, exit_code=EXIT_NO):
     """A memory file breaks the profile; carries path, line and a problem code."""
 
-    def __init__(self, code: str, message: str, *, path: str | None = None,
-                 line: int | None = None, hint: str | None = None) -> None:
+    def __init__(
+        self, code: str, message: str, *, path: str | None = None, line: int | None = None, hint: str | None = None
+    ) -> None:
         super().__init__(message, hint)
         self.code = code
         self.path = path
@@ -113,8 +114,9 @@ class StateError(MemzoiError, exit_code=EXIT_STATE, code="state"):
 _NO_SPACE = ("ENOSPC", "EDQUOT", "EFBIG")
 _NOT_WRITABLE = ("EROFS", "EACCES", "EPERM")
 _NO_SPACE_HINT = "free some space where MEMZOI_HOME (or the work tree) lives, then retry"
-_NOT_WRITABLE_HINT = ("make MEMZOI_HOME writable, or point MEMZOI_HOME at a writable folder; "
-                      "the files under .memzoi/ are unaffected")
+_NOT_WRITABLE_HINT = (
+    "make MEMZOI_HOME writable, or point MEMZOI_HOME at a writable folder; the files under .memzoi/ are unaffected"
+)
 
 
 def from_environment(exc: BaseException, folder: str | None = None) -> MemzoiError | None:
@@ -136,13 +138,17 @@ def from_environment(exc: BaseException, folder: str | None = None) -> MemzoiErr
             return StateError(what, hint=_NOT_WRITABLE_HINT)
         return None
     code = getattr(exc, "sqlite_errorname", None)  # sqlite3.Error; no import of sqlite3 needed here
-    if code in ("SQLITE_FULL",) or (isinstance(code, str) and code.startswith("SQLITE_IOERR")
-                                    and "disk is full" in str(exc)):
+    if code in ("SQLITE_FULL",) or (
+        isinstance(code, str) and code.startswith("SQLITE_IOERR") and "disk is full" in str(exc)
+    ):
         return StateError(f"SQLite: {exc}", hint=_NO_SPACE_HINT)
     if isinstance(code, str) and (code.startswith("SQLITE_CORRUPT") or code == "SQLITE_NOTADB"):
-        return StateError(f"SQLite: {exc}", hint="a runtime database is corrupt: `git memzoi rebuild --full` "
-                                                 "replaces index.db; shared.db is never recreated over, "
-                                                 "restore it from a backup or move it aside deliberately")
+        return StateError(
+            f"SQLite: {exc}",
+            hint="a runtime database is corrupt: `git memzoi rebuild --full` "
+            "replaces index.db; shared.db is never recreated over, "
+            "restore it from a backup or move it aside deliberately",
+        )
     if isinstance(code, str) and code.startswith("SQLITE_IOERR") and _full(folder):
         return StateError(f"SQLite: {exc} (no space left)", hint=_NO_SPACE_HINT)
     if isinstance(code, str) and (code.startswith("SQLITE_READONLY") or code.startswith("SQLITE_CANTOPEN")):
@@ -173,4 +179,4 @@ def _short(name: str, keep: int = 120) -> str:
     """A file name short enough for a one-line message (the head and the tail of a very long one)."""
     if len(name) <= keep:
         return name
-    return f"{name[:keep // 2]}…{name[-keep // 2:]}"
+    return f"{name[: keep // 2]}…{name[-keep // 2 :]}"

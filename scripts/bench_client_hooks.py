@@ -33,11 +33,19 @@ def _env(home: Path) -> dict[str, str]:
     env = dict(os.environ)
     for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
         env.pop(var, None)
-    env.update({"MEMZOI_HOME": str(home / ".memzoi"), "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1",
-                "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-                "GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
-                "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.com",
-                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"})
+    env.update(
+        {
+            "MEMZOI_HOME": str(home / ".memzoi"),
+            "HOME": str(home),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+            "GIT_AUTHOR_NAME": "Bench",
+            "GIT_AUTHOR_EMAIL": "bench@example.com",
+            "GIT_COMMITTER_NAME": "Bench",
+            "GIT_COMMITTER_EMAIL": "bench@example.com",
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        }
+    )
     return env
 
 
@@ -56,10 +64,12 @@ def _python_pass(env: dict[str, str], runs: int) -> float:
 
 # commits -------------------------------------------------------------------------------------
 
+
 def _memzoi(args: list[str], repo: Path, env: dict[str, str]) -> str:
     """Run `git-memzoi ARGS` in `repo`; its stdout."""
-    done = subprocess.run([str(Path(sys.executable).parent / "git-memzoi"), *args], cwd=repo, env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "git-memzoi"), *args], cwd=repo, env=env, capture_output=True, text=True
+    )
     if done.returncode != 0:
         raise RuntimeError(f"git memzoi {' '.join(args)} failed: {done.stderr.strip()}")
     return done.stdout
@@ -67,9 +77,24 @@ def _memzoi(args: list[str], repo: Path, env: dict[str, str]) -> str:
 
 def _applied_record(repo: Path, env: dict[str, str], n: int) -> None:
     """A new record as an agent adds one: `git memzoi propose`, `approve`, `apply` (no --commit), then `git add`."""
-    proposed = json.loads(_memzoi(["propose", "--type", "decision", "--title", f"Bench decision {n}",
-                                   "--body", f"Decision number {n} of the client hooks benchmark.",
-                                   "--source", "human", "--json"], repo, env))
+    proposed = json.loads(
+        _memzoi(
+            [
+                "propose",
+                "--type",
+                "decision",
+                "--title",
+                f"Bench decision {n}",
+                "--body",
+                f"Decision number {n} of the client hooks benchmark.",
+                "--source",
+                "human",
+                "--json",
+            ],
+            repo,
+            env,
+        )
+    )
     _memzoi(["approve", proposed["id"]], repo, env)
     _memzoi(["apply", proposed["id"]], repo, env)
     _run(["git", "add", "-A", ".memzoi"], repo, env)
@@ -96,8 +121,7 @@ def _commit_times(repo: Path, env: dict[str, str], runs: int, kind: str) -> tupl
             (repo / rel).write_text(text, encoding="utf-8")
             _run(["git", "add", rel], repo, env)
             label = rel
-        elapsed = _run(["git", "commit", "-q", "-m", f"add {label}", *([] if verify else ["--no-verify"])],
-                       repo, env)
+        elapsed = _run(["git", "commit", "-q", "-m", f"add {label}", *([] if verify else ["--no-verify"])], repo, env)
         if n >= 2:  # the first of each kind warms the file cache
             timed[verify].append(elapsed)
     return statistics.median(timed[True]), statistics.median(timed[False])
@@ -119,12 +143,21 @@ def commits(work: Path, quick: bool, env: dict[str, str]) -> dict[str, float | i
     with_hook, without = _commit_times(repo, env, runs, "applied")
     hand_hook, hand_plain = _commit_times(repo, env, runs, "hand")
     code_hook, code_plain = _commit_times(repo, env, runs, "code")
-    return {"records": records, "runs": runs, "cold": cold, "record_hook": with_hook,
-            "record_plain": without, "hand_hook": hand_hook, "hand_plain": hand_plain,
-            "code_hook": code_hook, "code_plain": code_plain}
+    return {
+        "records": records,
+        "runs": runs,
+        "cold": cold,
+        "record_hook": with_hook,
+        "record_plain": without,
+        "hand_hook": hand_hook,
+        "hand_plain": hand_plain,
+        "code_hook": code_hook,
+        "code_plain": code_plain,
+    }
 
 
 # pushes --------------------------------------------------------------------------------------
+
 
 def _history_stream(total: int, records_every: int) -> str:
     """A fast-import stream: `total` commits on main, with a two-commit side branch merged every 25."""
@@ -136,8 +169,10 @@ def _history_stream(total: int, records_every: int) -> str:
         nonlocal mark, when
         mark += 1
         when += 60
-        out.append(f"commit {ref}\nmark :{mark}\ncommitter Bench <bench@example.com> {when} +0000\n"
-                   f"data {len(message)}\n{message}\n")
+        out.append(
+            f"commit {ref}\nmark :{mark}\ncommitter Bench <bench@example.com> {when} +0000\n"
+            f"data {len(message)}\n{message}\n"
+        )
         if parents:
             out.append(f"from {parents[0]}\n")
             out.extend(f"merge {p}\n" for p in parents[1:])
@@ -167,8 +202,7 @@ def _history_stream(total: int, records_every: int) -> str:
     return "".join(out)
 
 
-def _push_times(repo: Path, url: str, env: dict[str, str], runs: int, target: str,
-                memory: bool) -> tuple[float, float]:
+def _push_times(repo: Path, url: str, env: dict[str, str], runs: int, target: str, memory: bool) -> tuple[float, float]:
     """Median push of one new commit by URL with the hook and with --no-verify."""
     timed: dict[bool, list[float]] = {True: [], False: []}
     for n in range(runs * 2 + 2):
@@ -195,10 +229,21 @@ def pushes(work: Path, quick: bool, env: dict[str, str]) -> dict[str, float | in
     _run(["git", "init", "-q", "-b", "main", str(repo)], work, env)
     _run(["git", "fast-import", "--quiet"], repo, env, input=_history_stream(total, 200))
     _run(["git", "reset", "-q", "--hard", "main"], repo, env)
-    commits_made = int(subprocess.run(["git", "rev-list", "--count", "main"], cwd=repo, env=env,
-                                      capture_output=True, text=True, check=True).stdout)
-    merges = int(subprocess.run(["git", "rev-list", "--count", "--merges", "main"], cwd=repo, env=env,
-                                capture_output=True, text=True, check=True).stdout)
+    commits_made = int(
+        subprocess.run(
+            ["git", "rev-list", "--count", "main"], cwd=repo, env=env, capture_output=True, text=True, check=True
+        ).stdout
+    )
+    merges = int(
+        subprocess.run(
+            ["git", "rev-list", "--count", "--merges", "main"],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     server = work / "server.git"
     _run(["git", "init", "-q", "--bare", str(server)], work, env)
     _run(["git", "push", "-q", "--no-verify", str(server), "main"], repo, env)
@@ -207,12 +252,21 @@ def pushes(work: Path, quick: bool, env: dict[str, str]) -> dict[str, float | in
     code = _push_times(repo, url, env, runs, "main", memory=False)
     record = _push_times(repo, url, env, runs, "main", memory=True)
     new_branch = _push_times(repo, url, env, runs, "new", memory=False)
-    return {"commits": commits_made, "merges": merges, "runs": runs,
-            "code_hook": code[0], "code_plain": code[1], "record_hook": record[0], "record_plain": record[1],
-            "new_hook": new_branch[0], "new_plain": new_branch[1]}
+    return {
+        "commits": commits_made,
+        "merges": merges,
+        "runs": runs,
+        "code_hook": code[0],
+        "code_plain": code[1],
+        "record_hook": record[0],
+        "record_plain": record[1],
+        "new_hook": new_branch[0],
+        "new_plain": new_branch[1],
+    }
 
 
 # report --------------------------------------------------------------------------------------
+
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms"
@@ -237,20 +291,54 @@ def section(workdir: Path, quick: bool = False) -> str:
         return (hook - plain) / base
 
     rows = [
-        ("`git commit` adding one record", c["record_hook"], c["record_plain"],
-         f"{cost(c['record_hook'], c['record_plain']):.1f}x python", "<= 3x python",
-         cost(c["record_hook"], c["record_plain"]) <= 3),
-        ("`git commit` adding one hand-written record", c["hand_hook"], c["hand_plain"],
-         f"{cost(c['hand_hook'], c['hand_plain']):.1f}x python", "(report)", None),
-        ("`git commit` of code only", c["code_hook"], c["code_plain"],
-         f"{cost(c['code_hook'], c['code_plain']):.1f}x python", "<= 2x python",
-         cost(c["code_hook"], c["code_plain"]) <= 2),
-        ("`git push URL main`, one code commit", p["code_hook"], p["code_plain"],
-         f"{p['code_hook'] / p['code_plain']:.2f}x", "<= 2x", p["code_hook"] / p["code_plain"] <= 2),
-        ("`git push URL main`, one record commit", p["record_hook"], p["record_plain"],
-         f"{p['record_hook'] / p['record_plain']:.2f}x", "(none)", None),
-        ("`git push URL HEAD:new-branch` (nothing known)", p["new_hook"], p["new_plain"],
-         f"{p['new_hook'] / p['new_plain']:.2f}x", "(report)", None),
+        (
+            "`git commit` adding one record",
+            c["record_hook"],
+            c["record_plain"],
+            f"{cost(c['record_hook'], c['record_plain']):.1f}x python",
+            "<= 3x python",
+            cost(c["record_hook"], c["record_plain"]) <= 3,
+        ),
+        (
+            "`git commit` adding one hand-written record",
+            c["hand_hook"],
+            c["hand_plain"],
+            f"{cost(c['hand_hook'], c['hand_plain']):.1f}x python",
+            "(report)",
+            None,
+        ),
+        (
+            "`git commit` of code only",
+            c["code_hook"],
+            c["code_plain"],
+            f"{cost(c['code_hook'], c['code_plain']):.1f}x python",
+            "<= 2x python",
+            cost(c["code_hook"], c["code_plain"]) <= 2,
+        ),
+        (
+            "`git push URL main`, one code commit",
+            p["code_hook"],
+            p["code_plain"],
+            f"{p['code_hook'] / p['code_plain']:.2f}x",
+            "<= 2x",
+            p["code_hook"] / p["code_plain"] <= 2,
+        ),
+        (
+            "`git push URL main`, one record commit",
+            p["record_hook"],
+            p["record_plain"],
+            f"{p['record_hook'] / p['record_plain']:.2f}x",
+            "(none)",
+            None,
+        ),
+        (
+            "`git push URL HEAD:new-branch` (nothing known)",
+            p["new_hook"],
+            p["new_plain"],
+            f"{p['new_hook'] / p['new_plain']:.2f}x",
+            "(report)",
+            None,
+        ),
     ]
     lines = [
         "## Client hooks: pre-commit and pre-push end to end",

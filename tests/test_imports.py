@@ -44,8 +44,8 @@ def imported(args: tuple[str, ...], cwd: Path) -> set[str]:
 @pytest.mark.parametrize("args", READ_COMMANDS, ids=lambda a: " ".join(a))
 def test_read_commands_do_not_import_heavy_modules(indexed_repo: Repo, args: tuple[str, ...]) -> None:
     modules = imported(args, indexed_repo.path)
-    assert "git_memzoi.cli.entry" in modules   # the measurement sees our own imports
-    forbidden = FORBIDDEN + ("click",) if args in BEFORE_CLICK else FORBIDDEN
+    assert "git_memzoi.cli.entry" in modules  # the measurement sees our own imports
+    forbidden = (*FORBIDDEN, "click") if args in BEFORE_CLICK else FORBIDDEN
     heavy = sorted(m for m in modules if m.split(".")[0] in forbidden)
     assert heavy == [], f"git memzoi {' '.join(args)} imported {heavy[:5]}"
 
@@ -67,6 +67,7 @@ def test_version_is_answered_before_click_in_clicks_words(tmp_path: Path) -> Non
 
 def test_the_read_path_queries_need_only_the_standard_library() -> None:
     """index/queries.py (every query of the read path) loads nothing but the stdlib and our own modules."""
+
     def loaded(code: str) -> set[str]:
         proc, modules = python_importtime("-c", code)
         assert proc.returncode == 0, proc.stderr[-2000:]

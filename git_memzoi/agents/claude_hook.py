@@ -24,8 +24,7 @@ if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
 
 #: File tools and the tool_input field that names the file they change.
-FILE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
-              "NotebookEdit": "notebook_path"}
+FILE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 COMMAND_TOOLS = {"Bash": "command"}
 EVENTS = ("PreToolUse", "SessionStart")
 #: Claude Code cuts hook context beyond this many characters; we cut first, and say so.
@@ -67,9 +66,13 @@ def parse_event(text: str) -> HookEvent:
         if not isinstance(tool_input, dict):
             raise UsageError(f"PreToolUse event for {tool_name}: tool_input is not an object")
     source = data.get("source")
-    return HookEvent(name, Path(cwd), tool_name if isinstance(tool_name, str) else None,
-                     tool_input if isinstance(tool_input, dict) else None,
-                     source if isinstance(source, str) else None)
+    return HookEvent(
+        name,
+        Path(cwd),
+        tool_name if isinstance(tool_name, str) else None,
+        tool_input if isinstance(tool_input, dict) else None,
+        source if isinstance(source, str) else None,
+    )
 
 
 def subject(event: HookEvent, workdir: Path) -> tuple[str, str] | None:
@@ -114,7 +117,7 @@ def _clip(text: str) -> str:
     return text[: CONTEXT_LIMIT - len(note)].rstrip() + note
 
 
-def precheck_answer(ws: "Workspace", kind: str, value: str, risk_decision: str) -> dict[str, Any] | None:
+def precheck_answer(ws: Workspace, kind: str, value: str, risk_decision: str) -> dict[str, Any] | None:
     """The PreToolUse answer for the warnings on a path or command, or None when there are none."""
     result = precheck(ws, **{kind: value})
     if not result.warnings:
@@ -123,19 +126,19 @@ def precheck_answer(ws: "Workspace", kind: str, value: str, risk_decision: str) 
     count = len(result.warnings)
     lines = [f"git memzoi: project memory has {count} warning{'s' if count > 1 else ''} for {kind} {what}:", ""]
     for number, w in enumerate(result.warnings, 1):
-        lines += [f"{number}. [{w.type}] {w.title} (id: {w.record_id})", f"   {w.message}",
-                  f"   Next: {w.next_step}"]
+        lines += [f"{number}. [{w.type}] {w.title} (id: {w.record_id})", f"   {w.message}", f"   Next: {w.next_step}"]
     out: dict[str, Any] = {"hookEventName": "PreToolUse", "additionalContext": _clip("\n".join(lines) + "\n")}
     risks = [w for w in result.warnings if w.type == "risk"]
     if risks and risk_decision != "context":
         more = f" (+{count - 1} more in context)" if count > 1 else ""
         out["permissionDecision"] = risk_decision
         out["permissionDecisionReason"] = " ".join(
-            f"git memzoi risk {risks[0].record_id}: {risks[0].title}{more}".split())
+            f"git memzoi risk {risks[0].record_id}: {risks[0].title}{more}".split()
+        )
     return {"hookSpecificOutput": out}
 
 
-def session_task(ws: "Workspace") -> str:
+def session_task(ws: Workspace) -> str:
     """What a new session is about: the current checkpoint's task, else the branch being worked on."""
     # SessionStart only: PreToolUse never loads the inbox (Agent hook: Claude Code PreToolUse)
     from git_memzoi.recall.handoff import latest_checkpoint
@@ -156,19 +159,20 @@ def top_level_paths(workdir: Path) -> list[str]:
     return names[:SESSION_PATHS]
 
 
-def session_answer(ws: "Workspace") -> dict[str, Any]:
+def session_answer(ws: Workspace) -> dict[str, Any]:
     """The SessionStart answer: a handoff (context pack, open inbox, checkpoint) within the context budget."""
     # SessionStart only: PreToolUse never loads the inbox (Agent hook: Claude Code PreToolUse)
     from git_memzoi.recall.handoff import build_handoff
 
     handoff = build_handoff(ws, session_task(ws), top_level_paths(ws.repo.require_workdir()))
-    text = (f"git memzoi: this repository keeps reviewed project memory under {RECORDS}/. "
-            "Before risky changes, run `git memzoi precheck`; search it with `git memzoi search`.\n\n"
-            + handoff.text)
+    text = (
+        f"git memzoi: this repository keeps reviewed project memory under {RECORDS}/. "
+        "Before risky changes, run `git memzoi precheck`; search it with `git memzoi search`.\n\n" + handoff.text
+    )
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": _clip(text)}}
 
 
-def answer(event: HookEvent, ws: "Workspace", risk_decision: str) -> dict[str, Any] | None:
+def answer(event: HookEvent, ws: Workspace, risk_decision: str) -> dict[str, Any] | None:
     """Claude Code's hook output for `event`, or None when memory has nothing to say."""
     if event.name == "SessionStart":
         return session_answer(ws)

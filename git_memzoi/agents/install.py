@@ -50,14 +50,13 @@ class FileChange:
         new = self.after.decode("utf-8").splitlines(keepends=True)
         # git's a/ b/ prefixes for repository files; a file outside (Codex's config) by its own path
         a, b = ("", "") if os.path.isabs(self.label) else ("a/", "b/")
-        lines = difflib.unified_diff(old, new, "/dev/null" if self.before is None else f"{a}{self.label}",
-                                     f"{b}{self.label}")
-        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                       for line in lines)
+        lines = difflib.unified_diff(
+            old, new, "/dev/null" if self.before is None else f"{a}{self.label}", f"{b}{self.label}"
+        )
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
     def as_json(self) -> dict[str, Any]:
-        return {"path": str(self.path), "created": self.before is None, "changed": self.changed,
-                "diff": self.diff()}
+        return {"path": str(self.path), "created": self.before is None, "changed": self.changed, "diff": self.diff()}
 
 
 def _read(path: Path) -> bytes | None:
@@ -111,9 +110,11 @@ def plan_mcp_json(path: Path, label: str) -> FileChange:
     servers = _section(path, data, "mcpServers")
     existing = servers.get(SERVER_NAME)
     if existing is not None and existing != claude_server():
-        raise Refused(f"{label}: mcpServers already has a server named {SERVER_NAME!r} that agent install did not "
-                      f"write: {json.dumps(existing, ensure_ascii=False)}",
-                      hint=f"remove or rename that entry, then rerun; ours is {json.dumps(claude_server())}")
+        raise Refused(
+            f"{label}: mcpServers already has a server named {SERVER_NAME!r} that agent install did not "
+            f"write: {json.dumps(existing, ensure_ascii=False)}",
+            hint=f"remove or rename that entry, then rerun; ours is {json.dumps(claude_server())}",
+        )
     if existing is not None:
         return FileChange(path, label, before, before or b"")
     servers[SERVER_NAME] = claude_server()
@@ -138,8 +139,7 @@ def plan_settings_json(path: Path, label: str) -> FileChange:
     data = _json_object(path, before)
     hooks = _section(path, data, "hooks")
     ours = {"type": "command", "command": HOOK_COMMAND}
-    wanted = {"SessionStart": {"hooks": [ours]},
-              "PreToolUse": {"matcher": PRETOOLUSE_MATCHER, "hooks": [ours]}}
+    wanted = {"SessionStart": {"hooks": [ours]}, "PreToolUse": {"matcher": PRETOOLUSE_MATCHER, "hooks": [ours]}}
     changed = False
     for event, group in wanted.items():
         groups = hooks.setdefault(event, [])
@@ -155,8 +155,10 @@ def plan_settings_json(path: Path, label: str) -> FileChange:
 
 def plan_claude(workdir: Path) -> list[FileChange]:
     """The Claude Code project files: `.mcp.json` and `.claude/settings.json`."""
-    return [plan_mcp_json(workdir / ".mcp.json", ".mcp.json"),
-            plan_settings_json(workdir / ".claude" / "settings.json", ".claude/settings.json")]
+    return [
+        plan_mcp_json(workdir / ".mcp.json", ".mcp.json"),
+        plan_settings_json(workdir / ".claude" / "settings.json", ".claude/settings.json"),
+    ]
 
 
 def codex_home() -> Path:
@@ -179,9 +181,12 @@ def codex_server(env: dict[str, str]) -> dict[str, Any]:
 
 def codex_table(env: dict[str, str]) -> str:
     """The TOML text of the `[mcp_servers.memzoi]` table."""
-    lines = ["# git memzoi: project memory over MCP for the repository Codex runs in",
-             f"[mcp_servers.{SERVER_NAME}]", f"command = {_toml_string(SERVER_COMMAND)}",
-             "args = [" + ", ".join(_toml_string(a) for a in SERVER_ARGS) + "]"]
+    lines = [
+        "# git memzoi: project memory over MCP for the repository Codex runs in",
+        f"[mcp_servers.{SERVER_NAME}]",
+        f"command = {_toml_string(SERVER_COMMAND)}",
+        "args = [" + ", ".join(_toml_string(a) for a in SERVER_ARGS) + "]",
+    ]
     if env:
         pairs = ", ".join(f"{k} = {_toml_string(v)}" for k, v in sorted(env.items()))
         lines.append(f"env = {{ {pairs} }}")
@@ -206,9 +211,11 @@ def plan_codex(config: Path, env: dict[str, str]) -> list[FileChange]:
     existing = servers.get(SERVER_NAME)
     if existing is not None:
         if existing != codex_server(env):
-            raise Refused(f"{config}: [mcp_servers.{SERVER_NAME}] is already there and agent install did not write "
-                          f"it: {json.dumps(existing, ensure_ascii=False)}",
-                          hint="remove or rename that table, then rerun")
+            raise Refused(
+                f"{config}: [mcp_servers.{SERVER_NAME}] is already there and agent install did not write "
+                f"it: {json.dumps(existing, ensure_ascii=False)}",
+                hint="remove or rename that table, then rerun",
+            )
         return [FileChange(config, str(config), before, before or b"")]
     head = text if not text or text.endswith("\n") else text + "\n"
     after = head + ("\n" if head.strip() else "") + codex_table(env)
@@ -220,8 +227,10 @@ def plan_codex(config: Path, env: dict[str, str]) -> list[FileChange]:
         result = None
     if result != expected:
         # e.g. mcp_servers is an inline table, which a later [mcp_servers.memzoi] header cannot extend
-        raise Refused(f"{config}: cannot add [mcp_servers.{SERVER_NAME}] without rewriting the file's own layout",
-                      hint="add this table by hand:\n" + codex_table(env).rstrip("\n"))
+        raise Refused(
+            f"{config}: cannot add [mcp_servers.{SERVER_NAME}] without rewriting the file's own layout",
+            hint="add this table by hand:\n" + codex_table(env).rstrip("\n"),
+        )
     return [FileChange(config, str(config), before, after.encode("utf-8"))]
 
 

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import click
+
 from git_memzoi.agents import install as installer
 from git_memzoi.cli.agent_hook import answer_text
 from git_memzoi.cli.common import emit_json, say, workspace
@@ -77,5 +78,7 @@ def install(client: str, dry_run: bool, as_json: bool) -> None:
         else:
             say(f"{shown}: {'created' if change.before is None else 'updated'}")
     if client == "claude" and not dry_run and changes[0].changed:
-        say("Claude Code asks once to approve the project's MCP server memzoi (or set "
-            "enableAllProjectMcpServers in .claude/settings.local.json)")
+        say(
+            "Claude Code asks once to approve the project's MCP server memzoi (or set "
+            "enableAllProjectMcpServers in .claude/settings.local.json)"
+        )

@@ -37,7 +37,7 @@ def answer_text(data: bytes) -> tuple[str | None, str | None]:
     return (json.dumps(answer, ensure_ascii=False) if answer is not None else None), None
 
 
-def run(stdin: "BinaryIO", stdout: "TextIO", stderr: "TextIO") -> int:
+def run(stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> int:
     """Answer one event; exit 0 whatever memory says (Claude Code blocks only on exit 2), 70 if we crash."""
     try:
         out, err = answer_text(stdin.read())

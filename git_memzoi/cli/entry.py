@@ -113,9 +113,19 @@ def noop_rebuild(*, strict: bool) -> int | None:
     if strict and any((p[4] if len(p) > 4 else "error") == "error" for p in problems):
         return None  # the command refuses, naming every problem
     lines = [problem_line(*problem) for problem in problems]
-    lines.append(rebuild_summary(False, verified.records, verified.runtime, 0, 0,
-                                 verified.records + verified.runtime, 0, len(problems),
-                                 time.perf_counter() - started))
+    lines.append(
+        rebuild_summary(
+            False,
+            verified.records,
+            verified.runtime,
+            0,
+            0,
+            verified.records + verified.runtime,
+            0,
+            len(problems),
+            time.perf_counter() - started,
+        )
+    )
     sys.stderr.write("".join(f"{line}\n" for line in lines))
     return 0
 
@@ -140,9 +150,20 @@ def problem_line(path: str, line: int, code: str, message: str, severity: str = 
     return f"{path}:{line}: {'warning: ' if severity == 'warning' else ''}{code}: {message}"
 
 
-def rebuild_summary(changed: bool, records: int, runtime: int, parsed: int, cached: int, reused: int, removed: int,
-                    problems: int, duration: float) -> str:
+def rebuild_summary(
+    changed: bool,
+    records: int,
+    runtime: int,
+    parsed: int,
+    cached: int,
+    reused: int,
+    removed: int,
+    problems: int,
+    duration: float,
+) -> str:
     """The line `rebuild` ends with."""
     extra = f", {problems} invalid files skipped" if problems else ""
-    return (f"index {'rebuilt' if changed else 'up to date'}: {records} records, {runtime} runtime records "
-            f"(parsed {parsed}, from cache {cached}, reused {reused}, removed {removed}){extra} in {duration:.2f}s")
+    return (
+        f"index {'rebuilt' if changed else 'up to date'}: {records} records, {runtime} runtime records "
+        f"(parsed {parsed}, from cache {cached}, reused {reused}, removed {removed}){extra} in {duration:.2f}s"
+    )

@@ -10,11 +10,19 @@ from git_memzoi.export.instructions import export_instructions
 from git_memzoi.export.okf import export_okf
 
 output_option = click.option(
-    "--output", "-o", "output", metavar="DIR", type=click.Path(file_okay=False),
-    help="Write into DIR instead of this worktree's runtime exports/ folder.")
+    "--output",
+    "-o",
+    "output",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Write into DIR instead of this worktree's runtime exports/ folder.",
+)
 max_bytes_option = click.option(
-    "--max-bytes", type=click.IntRange(1, MAX_BYTES), metavar="N",
-    help="Keep the most severe entries that fit in N bytes and list the ones left out.")
+    "--max-bytes",
+    type=click.IntRange(1, MAX_BYTES),
+    metavar="N",
+    help="Keep the most severe entries that fit in N bytes and list the ones left out.",
+)
 
 
 @click.group()
@@ -39,12 +47,16 @@ def _report(report: ExportReport, as_json: bool) -> None:
         say(f"exported {what} to {report.path} ({report.bytes:,} bytes)")
     else:
         share = 100 * report.size / budget.limit
-        say(f"exported {what} to {report.path}: {report.size:,} {budget.unit} of the {budget.limit:,}-"
+        say(
+            f"exported {what} to {report.path}: {report.size:,} {budget.unit} of the {budget.limit:,}-"
             f"{budget.unit.rstrip('s')} {budget.tool} budget ({share:.0f}%)"
-            + (f", capped at {report.max_bytes:,} bytes" if report.max_bytes is not None else ""))
+            + (f", capped at {report.max_bytes:,} bytes" if report.max_bytes is not None else "")
+        )
         if report.over_budget:
-            say(f"warning: {report.path.name} is past the {budget.tool} budget of {budget.limit:,} {budget.unit}: "
-                f"the rest is {budget.past_limit}; use --max-bytes to keep the most severe entries")
+            say(
+                f"warning: {report.path.name} is past the {budget.tool} budget of {budget.limit:,} {budget.unit}: "
+                f"the rest is {budget.past_limit}; use --max-bytes to keep the most severe entries"
+            )
     for item in report.omitted:
         say(f"left out ({item.reason}): {item.type} {item.record_id}: {item.title}")
 

@@ -23,13 +23,13 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print one JS
 
 _HINTS = {
     "record-edited": "change a record through a supersede or tombstone proposal (git memzoi propose, "
-                     "then apply); a repository may allow in-place edits with [hooks] "
-                     "allow_in_place_edits = true in .memzoi/config.toml (in effect once it is on the branch)",
+    "then apply); a repository may allow in-place edits with [hooks] "
+    "allow_in_place_edits = true in .memzoi/config.toml (in effect once it is on the branch)",
     "record-deleted": "retire a record with a tombstone proposal instead of deleting its file",
     "unreviewed-transition": "retire a record with git memzoi apply, which commits the applied packet that "
-                             "names it together with the status change",
+    "names it together with the status change",
     "unreviewed-record": "create records through a proposal (git memzoi propose, approve, apply) so that the "
-                         "applied packet comes with them",
+    "applied packet comes with them",
     "packet-edited": "resolved packets are a record of review: add a new proposal instead of changing one",
     "packet-deleted": "resolved packets are a record of review: keep them; a new proposal can change the outcome",
     "secret": "remove the secret from every commit that carries it (rewrite them) and rotate it",
@@ -78,19 +78,24 @@ def _render(report: CheckReport, as_json: bool, what: str) -> None:
             refs = sorted({f.ref for f in report.findings if f.ref is not None})
             where = []
             if commits:
-                where.append(f"{commits} of {report.commits_checked} "
-                             f"change{'s' * (report.commits_checked != 1)} to .memzoi/")
+                where.append(
+                    f"{commits} of {report.commits_checked} change{'s' * (report.commits_checked != 1)} to .memzoi/"
+                )
             if refs:
                 where.append(f"what {', '.join(refs)} would hold")
-            say(f"git memzoi: {what} rejected: {len(report.findings)} problem"
-                f"{'s' * (len(report.findings) != 1)} in {' and '.join(where)}")
+            say(
+                f"git memzoi: {what} rejected: {len(report.findings)} problem"
+                f"{'s' * (len(report.findings) != 1)} in {' and '.join(where)}"
+            )
             codes = {f.problem.code for f in report.findings}
             for code, hint in _HINTS.items():
                 if code in codes:
                     say(f"hint: {hint}")
         elif report.commits_checked and what != "commit":
-            say(f"git memzoi: {report.commits_checked} change{'s' * (report.commits_checked != 1)} "
-                "to .memzoi/ checked: memory OK")
+            say(
+                f"git memzoi: {report.commits_checked} change{'s' * (report.commits_checked != 1)} "
+                "to .memzoi/ checked: memory OK"
+            )
     if report.findings:
         raise click.exceptions.Exit(EXIT_NO)
 
@@ -195,8 +200,10 @@ def pre_push(remote: str, url: str, as_json: bool) -> None:
     else:
         hide = set(plan.hide)
         if plan.bounded and not as_json:
-            say(f"git memzoi: nothing says which commits {remote or 'the remote'} has: "
-                f"checking the {len(plan.commits)} newest")
+            say(
+                f"git memzoi: nothing says which commits {remote or 'the remote'} has: "
+                f"checking the {len(plan.commits)} newest"
+            )
     _render(check_client_push(ws.repo, updates, hide, remote), as_json, "push")
 
 
@@ -220,16 +227,40 @@ def check(range_spec: str, as_json: bool) -> None:
 
 
 @hook.command("install", short_help="Install the hook scripts (honours core.hooksPath), or a CI workflow.")
-@click.option("--pre-commit", "names", flag_value="pre-commit", multiple=True,
-              help="Install the pre-commit hook (staged .memzoi/ check).")
-@click.option("--pre-push", "names", flag_value="pre-push", multiple=True,
-              help="Install the pre-push hook (the server's checks, before pushing).")
-@click.option("--pre-receive", "names", flag_value="pre-receive", multiple=True,
-              help="Install the server's pre-receive hook (in a bare repository).")
-@click.option("--ci", "ci", type=click.Choice(["github"]), default=None,
-              help="Write the CI workflow instead (github: .github/workflows/memzoi.yml).")
-@click.option("--pip-spec", metavar="SPEC", default=None,
-              help="What the CI workflow pip-installs (default: git-memzoi==<this version>).")
+@click.option(
+    "--pre-commit",
+    "names",
+    flag_value="pre-commit",
+    multiple=True,
+    help="Install the pre-commit hook (staged .memzoi/ check).",
+)
+@click.option(
+    "--pre-push",
+    "names",
+    flag_value="pre-push",
+    multiple=True,
+    help="Install the pre-push hook (the server's checks, before pushing).",
+)
+@click.option(
+    "--pre-receive",
+    "names",
+    flag_value="pre-receive",
+    multiple=True,
+    help="Install the server's pre-receive hook (in a bare repository).",
+)
+@click.option(
+    "--ci",
+    "ci",
+    type=click.Choice(["github"]),
+    default=None,
+    help="Write the CI workflow instead (github: .github/workflows/memzoi.yml).",
+)
+@click.option(
+    "--pip-spec",
+    metavar="SPEC",
+    default=None,
+    help="What the CI workflow pip-installs (default: git-memzoi==<this version>).",
+)
 @json_option
 def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, as_json: bool) -> None:
     """Install hook scripts where git runs them (core.hooksPath is honoured), or a CI workflow.
@@ -245,7 +276,8 @@ def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, as_jso
     """
     # checks load after the untouched exit (Client hooks: git commit of code only)
     from git_memzoi.cli.common import emit_json, say, workspace
-    from git_memzoi.hooks.install import HOOK_NAMES, HookName, default_hooks, install as install_hooks
+    from git_memzoi.hooks.install import HOOK_NAMES, HookName, default_hooks
+    from git_memzoi.hooks.install import install as install_hooks
 
     ws = workspace()
     if pip_spec is not None and ci is None:
@@ -260,8 +292,7 @@ def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, as_jso
 
         written = install_ci(ws.repo, "github", pip_spec)
         if as_json:
-            emit_json({"workflows": [{"name": written.name, "path": str(written.path),
-                                      "action": written.action}]})
+            emit_json({"workflows": [{"name": written.name, "path": str(written.path), "action": written.action}]})
         else:
             say(f"git memzoi: {written.name} workflow {written.action}: {written.path}")
         return

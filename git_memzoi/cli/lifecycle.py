@@ -54,44 +54,72 @@ def _warn(lines: list[str], prefix: str = "") -> None:
 
 # --- propose ------------------------------------------------------------------------------------------------
 
+
 @click.command()
-@click.option("--action", type=click.Choice(vocab.ACTIONS), default="create", show_default=True,
-              help="create a record, supersede one, or tombstone one.")
-@click.option("--target", metavar="RECORD_ID", callback=one_line,
-              help="The record a supersede or tombstone acts on.")
+@click.option(
+    "--action",
+    type=click.Choice(vocab.ACTIONS),
+    default="create",
+    show_default=True,
+    help="create a record, supersede one, or tombstone one.",
+)
+@click.option("--target", metavar="RECORD_ID", callback=one_line, help="The record a supersede or tombstone acts on.")
 @click.option("--reason", callback=one_line, help="Why (required for supersede and tombstone).")
-@click.option("--type", "type_", type=click.Choice(vocab.MEMORY_TYPES),
-              help="What shape of knowledge (default for a tombstone: the target's type).")
+@click.option(
+    "--type",
+    "type_",
+    type=click.Choice(vocab.MEMORY_TYPES),
+    help="What shape of knowledge (default for a tombstone: the target's type).",
+)
 @click.option("--lane", type=click.Choice(vocab.LANES), help="How it is used and retained (default semantic).")
 @click.option("--title", callback=one_line, help="A one-line title.")
 @click.option("--body", help="The memory itself (Markdown).")
 @click.option("--body-file", metavar="PATH", help="Read the body from PATH (- for stdin).")
 @click.option("--description", callback=one_line, help="One sentence (default: the body's first paragraph).")
-@click.option("--applies-to", "applies_to", multiple=True, metavar="PATH", callback=one_line,
-              help="A repository path, prefix or trailing /** it applies to (repeatable).")
+@click.option(
+    "--applies-to",
+    "applies_to",
+    multiple=True,
+    metavar="PATH",
+    callback=one_line,
+    help="A repository path, prefix or trailing /** it applies to (repeatable).",
+)
 @click.option("--tag", "tags", multiple=True, callback=one_line, help="A tag (repeatable).")
-@click.option("--sensitivity", type=click.Choice(vocab.SENSITIVITIES), default="repo-safe", show_default=True,
-              help="Anything but repo-safe stays in the local inbox and can only be rejected.")
-@click.option("--content-class", default="general_repo_knowledge", show_default=True, callback=one_line,
-              help="snake_case class.")
-@click.option("--visibility", type=click.Choice(vocab.VISIBILITIES),
-              help="The record's sharing boundary (default repo).")
+@click.option(
+    "--sensitivity",
+    type=click.Choice(vocab.SENSITIVITIES),
+    default="repo-safe",
+    show_default=True,
+    help="Anything but repo-safe stays in the local inbox and can only be rejected.",
+)
+@click.option(
+    "--content-class", default="general_repo_knowledge", show_default=True, callback=one_line, help="snake_case class."
+)
+@click.option(
+    "--visibility", type=click.Choice(vocab.VISIBILITIES), help="The record's sharing boundary (default repo)."
+)
 @click.option("--source", callback=one_line, help="Evidence kind: path, human, issue, pr, doc, …")
-@click.option("--source-ref", callback=one_line,
-              help="Evidence locator: src/auth/session.ts, issue://123, a commit SHA, a URL.")
+@click.option(
+    "--source-ref", callback=one_line, help="Evidence locator: src/auth/session.ts, issue://123, a commit SHA, a URL."
+)
 @click.option("--confidence", callback=one_line, help="A number from 0.0 to 1.0, or low / medium / high.")
-@click.option("--origin-key", callback=one_line,
-              help="Content-free source-event identity (default proposal:<id>).")
-@click.option("--route", default=None, callback=one_line,
-              help="Origin route, snake_case (default repository_proposal).")
+@click.option("--origin-key", callback=one_line, help="Content-free source-event identity (default proposal:<id>).")
+@click.option(
+    "--route", default=None, callback=one_line, help="Origin route, snake_case (default repository_proposal)."
+)
 @click.option("--occurred-at", metavar="TIME", help="Episodic lane: when it happened (default now).")
 @click.option("--started-at", metavar="TIME", help="Session lane: when the session started (default now).")
 @click.option("--expires-at", metavar="TIME", help="An explicit expiry (RFC 3339).")
 @click.option("--proposed-by", callback=one_line, help="Who proposes it (default MEMZOI_ACTOR / git user.name).")
-@click.option("--from-file", "from_file", metavar="PACKET",
-              help="Propose a complete packet file as it is (nothing is filled in).")
-@click.option("--packet", "packet_file", is_flag=True,
-              help="Also write .memzoi/proposals/pending/<id>.md for review in a pull request.")
+@click.option(
+    "--from-file", "from_file", metavar="PACKET", help="Propose a complete packet file as it is (nothing is filled in)."
+)
+@click.option(
+    "--packet",
+    "packet_file",
+    is_flag=True,
+    help="Also write .memzoi/proposals/pending/<id>.md for review in a pull request.",
+)
 @json_option
 def propose(**o: Any) -> None:
     """Add a proposal to the inbox (state validated, approved under auto approval, or pending).
@@ -102,9 +130,18 @@ def propose(**o: Any) -> None:
     """
     ws = workspace()
     if o["from_file"] is not None:
-        given = [flag for flag, key in (("--title", "title"), ("--body", "body"), ("--body-file", "body_file"),
-                                        ("--type", "type_"), ("--target", "target"), ("--reason", "reason"))
-                 if o[key] is not None]
+        given = [
+            flag
+            for flag, key in (
+                ("--title", "title"),
+                ("--body", "body"),
+                ("--body-file", "body_file"),
+                ("--type", "type_"),
+                ("--target", "target"),
+                ("--reason", "reason"),
+            )
+            if o[key] is not None
+        ]
         if given:
             raise UsageError(f"--from-file takes the whole packet; drop {', '.join(given)}")
         raw = read_text_arg(o["from_file"], "--from-file").encode("utf-8")
@@ -164,11 +201,27 @@ def _draft(ws: Any, o: dict[str, Any]) -> Any:
             raise UsageError("--route needs --origin-key")
         origin = {"origin_key": o["origin_key"], "route": o["route"] or DEFAULT_ROUTE}
     return PacketDraft.create(
-        type=type_, lane=lane, title=title.strip(), body=text, action=action, target=target, reason=reason,
-        description=o["description"], applies_to=o["applies_to"], tags=o["tags"], sensitivity=o["sensitivity"],
-        content_class=o["content_class"], visibility=o["visibility"], source=o["source"],
-        source_ref=o["source_ref"], confidence=number, confidence_label=label, origin=origin, retention=retention,
-        proposed_by=o["proposed_by"])
+        type=type_,
+        lane=lane,
+        title=title.strip(),
+        body=text,
+        action=action,
+        target=target,
+        reason=reason,
+        description=o["description"],
+        applies_to=o["applies_to"],
+        tags=o["tags"],
+        sensitivity=o["sensitivity"],
+        content_class=o["content_class"],
+        visibility=o["visibility"],
+        source=o["source"],
+        source_ref=o["source_ref"],
+        confidence=number,
+        confidence_label=label,
+        origin=origin,
+        retention=retention,
+        proposed_by=o["proposed_by"],
+    )
 
 
 def _confidence(given: str | None) -> tuple[float | None, str | None]:
@@ -192,10 +245,14 @@ def _now() -> str:
 
 # --- proposals ------------------------------------------------------------------------------------------------
 
+
 @click.group(invoke_without_command=True)
-@click.option("--status", metavar="S", callback=_status_filter,
-              help="pending, validated, approved, applied, rejected, proposed (packet "
-                                               "files), open (default) or all.")
+@click.option(
+    "--status",
+    metavar="S",
+    callback=_status_filter,
+    help="pending, validated, approved, applied, rejected, proposed (packet files), open (default) or all.",
+)
 @json_option
 @click.pass_context
 def proposals(ctx: click.Context, status: str | None, as_json: bool) -> None:
@@ -221,8 +278,13 @@ def show(target: str, as_json: bool) -> None:
     """Show one proposal: by inbox ID, pending packet path or file ID (resolved ones say how)."""
     found = inbox.show(workspace(), target)
     if isinstance(found, targets.Settled):
-        data = {"id": found.proposal_id, "state": found.outcome, "resolved_path": found.path,
-                "hash_only": found.hash_only, "message": found.message}
+        data = {
+            "id": found.proposal_id,
+            "state": found.outcome,
+            "resolved_path": found.path,
+            "hash_only": found.hash_only,
+            "message": found.message,
+        }
         if as_json:
             emit_json(data)
         else:
@@ -231,8 +293,20 @@ def show(target: str, as_json: bool) -> None:
     if as_json:
         emit_json(found.summary() | {"packet": found.packet})
         return
-    for key in ("id", "state", "source", "action", "title", "sensitivity", "file", "created_at", "reviewer",
-                "reason", "resolved_at", "problem"):
+    for key in (
+        "id",
+        "state",
+        "source",
+        "action",
+        "title",
+        "sensitivity",
+        "file",
+        "created_at",
+        "reviewer",
+        "reason",
+        "resolved_at",
+        "problem",
+    ):
         value = getattr(found, key)
         if value:
             click.echo(f"{key + ':':<13} {value}")
@@ -243,6 +317,7 @@ def show(target: str, as_json: bool) -> None:
 
 
 # --- approve / apply / reject -----------------------------------------------------------------------------------
+
 
 @click.command()
 @click.argument("proposal_id")
@@ -257,15 +332,24 @@ def approve(proposal_id: str, as_json: bool) -> None:
 
 @click.command()
 @click.argument("target")
-@click.option("--reviewer", metavar="NAME", callback=non_blank_line,
-              help="Who reviewed it (default MEMZOI_ACTOR / git user.name).")
-@click.option("--concept-id", metavar="ID", callback=_concept_id,
-              help="Where the new record goes (default <lane>/<type>s/<slug>).")
+@click.option(
+    "--reviewer",
+    metavar="NAME",
+    callback=non_blank_line,
+    help="Who reviewed it (default MEMZOI_ACTOR / git user.name).",
+)
+@click.option(
+    "--concept-id",
+    metavar="ID",
+    callback=_concept_id,
+    help="Where the new record goes (default <lane>/<type>s/<slug>).",
+)
 @click.option("--reason", callback=non_blank_line, help="A note for the resolution block.")
 @click.option("--commit", "commit", is_flag=True, help="Record exactly the touched files in one git commit.")
 @json_option
-def apply(target: str, reviewer: str | None, concept_id: str | None, reason: str | None, commit: bool,
-          as_json: bool) -> None:
+def apply(
+    target: str, reviewer: str | None, concept_id: str | None, reason: str | None, commit: bool, as_json: bool
+) -> None:
     """Apply an approved inbox proposal or a pending packet file (path or file ID).
 
     create adds a record, supersede replaces one (the old one keeps its body, status
@@ -290,8 +374,12 @@ def _report_resolution(result: Any, as_json: bool) -> None:
 @click.command()
 @click.argument("target")
 @click.option("--reason", required=True, callback=non_blank_line, help="Why it is rejected.")
-@click.option("--reviewer", metavar="NAME", callback=non_blank_line,
-              help="Who reviewed it (default MEMZOI_ACTOR / git user.name).")
+@click.option(
+    "--reviewer",
+    metavar="NAME",
+    callback=non_blank_line,
+    help="Who reviewed it (default MEMZOI_ACTOR / git user.name).",
+)
 @click.option("--commit", "commit", is_flag=True, help="Record exactly the touched files in one git commit.")
 @json_option
 def reject(target: str, reason: str, reviewer: str | None, commit: bool, as_json: bool) -> None:

@@ -10,7 +10,8 @@ import click
 
 from git_memzoi.cli.common import UnitInterval, emit_json, json_option, read_text_arg, say, workspace
 from git_memzoi.errors import UsageError
-from git_memzoi.local import events as events_mod, extension, memory, promote, sessions
+from git_memzoi.local import events as events_mod
+from git_memzoi.local import extension, memory, promote, sessions
 from git_memzoi.profile import vocab
 
 #: SQLite's largest integer: event sequence numbers and limits past it cannot be asked for.
@@ -26,19 +27,32 @@ def _one_of(text: str | None, path: str | None, text_flag: str, file_flag: str) 
 def _record_json(item: Any) -> dict[str, Any]:
     record = item.record
     return {
-        "id": item.id, "store": item.store, "path": item.path, "type": record.type, "lane": record.lane,
-        "status": record.status, "title": record.title, "description": record.description,
-        "visibility": record.visibility, "scope": record.scope, "confidence": record.confidence,
-        "applies_to": list(record.applies_to or []), "tags": list(record.tags or []),
-        "source": record.source, "source_ref": record.source_ref,
+        "id": item.id,
+        "store": item.store,
+        "path": item.path,
+        "type": record.type,
+        "lane": record.lane,
+        "status": record.status,
+        "title": record.title,
+        "description": record.description,
+        "visibility": record.visibility,
+        "scope": record.scope,
+        "confidence": record.confidence,
+        "applies_to": list(record.applies_to or []),
+        "tags": list(record.tags or []),
+        "source": record.source,
+        "source_ref": record.source_ref,
         "retention": record.retention.model_dump(exclude_none=True),
         "lineage": record.lineage.model_dump() if record.lineage else None,
-        "created_at": item.row.created_at, "updated_at": item.row.updated_at,
-        "worktree_key": item.row.worktree_key, "body": item.body,
+        "created_at": item.row.created_at,
+        "updated_at": item.row.updated_at,
+        "worktree_key": item.row.worktree_key,
+        "body": item.body,
     }
 
 
 # --- local ----------------------------------------------------------------------------------------
+
 
 @click.group()
 def local() -> None:
@@ -50,33 +64,74 @@ def local() -> None:
 
 
 @local.command("add")
-@click.option("--type", "type_", type=click.Choice(vocab.MEMORY_TYPES), default="note", show_default=True,
-              help="What shape of knowledge this is.")
+@click.option(
+    "--type",
+    "type_",
+    type=click.Choice(vocab.MEMORY_TYPES),
+    default="note",
+    show_default=True,
+    help="What shape of knowledge this is.",
+)
 @click.option("--title", required=True, help="A one-line title.")
 @click.option("--body", help="The memory itself (Markdown).")
 @click.option("--body-file", type=str, metavar="PATH", help="Read the body from PATH (- for stdin).")
 @click.option("--description", help="An optional one-sentence summary.")
-@click.option("--lane", type=click.Choice(["semantic", "procedural", "episodic"]), default="semantic",
-              show_default=True, help="How the memory is used and retained.")
-@click.option("--confidence", type=UnitInterval(), default=1.0, show_default=True,
-              help="How sure the writer is, 0.0 to 1.0.")
-@click.option("--applies-to", "applies_to", multiple=True, metavar="PATH",
-              help="A repository path, prefix or trailing /** scope it applies to (repeatable).")
+@click.option(
+    "--lane",
+    type=click.Choice(["semantic", "procedural", "episodic"]),
+    default="semantic",
+    show_default=True,
+    help="How the memory is used and retained.",
+)
+@click.option(
+    "--confidence", type=UnitInterval(), default=1.0, show_default=True, help="How sure the writer is, 0.0 to 1.0."
+)
+@click.option(
+    "--applies-to",
+    "applies_to",
+    multiple=True,
+    metavar="PATH",
+    help="A repository path, prefix or trailing /** scope it applies to (repeatable).",
+)
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
 @click.option("--source", help="Provenance kind: human, agent, issue, pr, doc, …")
 @click.option("--source-ref", help="A durable reference: issue://123, a commit SHA, a URL.")
 @click.option("--occurred-at", metavar="TIME", help="Episodic only: when it happened (default now).")
 @click.option("--expires-at", metavar="TIME", help="An explicit expiry (RFC 3339).")
 @json_option
-def local_add(type_: str, title: str, body: str | None, body_file: str | None, description: str | None,
-              lane: str, confidence: float, applies_to: tuple[str, ...], tags: tuple[str, ...],
-              source: str | None, source_ref: str | None, occurred_at: str | None, expires_at: str | None,
-              as_json: bool) -> None:
+def local_add(
+    type_: str,
+    title: str,
+    body: str | None,
+    body_file: str | None,
+    description: str | None,
+    lane: str,
+    confidence: float,
+    applies_to: tuple[str, ...],
+    tags: tuple[str, ...],
+    source: str | None,
+    source_ref: str | None,
+    occurred_at: str | None,
+    expires_at: str | None,
+    as_json: bool,
+) -> None:
     """Store a private local memory record; prints its ID."""
     text = _one_of(body, body_file, "--body", "--body-file")
-    added = memory.add(workspace(), title=title, body=text, type=type_, lane=lane, confidence=confidence,
-                       description=description, source=source, source_ref=source_ref, applies_to=applies_to,
-                       tags=tags, occurred_at=occurred_at, expires_at=expires_at)
+    added = memory.add(
+        workspace(),
+        title=title,
+        body=text,
+        type=type_,
+        lane=lane,
+        confidence=confidence,
+        description=description,
+        source=source,
+        source_ref=source_ref,
+        applies_to=applies_to,
+        tags=tags,
+        occurred_at=occurred_at,
+        expires_at=expires_at,
+    )
     for warning in added.warnings:
         say(f"warning: {warning} (local memory is private, but never promote it as repo-safe)")
     if as_json:
@@ -121,8 +176,9 @@ def local_show(record_id: str, as_json: bool) -> None:
 @click.option("--limit", type=click.IntRange(1, 1000), help="At most N hits.")
 @click.option("--all", "include_all", is_flag=True, help="Include query-only (expired) records too.")
 @json_option
-def local_search(query: str, type_: str | None, lane: str | None, limit: int | None, include_all: bool,
-                 as_json: bool) -> None:
+def local_search(
+    query: str, type_: str | None, lane: str | None, limit: int | None, include_all: bool, as_json: bool
+) -> None:
     """Full-text search over local memory only."""
     result = memory.search(workspace(), query, limit=limit, type=type_, lane=lane, include_all=include_all)
     if as_json:
@@ -151,16 +207,26 @@ def local_forget(record_id: str, as_json: bool) -> None:
 
 @local.command("promote")
 @click.argument("record_id", metavar="ID")
-@click.option("--sensitivity", type=click.Choice(vocab.SENSITIVITIES), default="unknown", show_default=True,
-              help="Declare the sensitivity; apply refuses anything but repo-safe.")
-@click.option("--content-class", default="general_repo_knowledge", show_default=True,
-              help="The content_class the proposed record will carry.")
+@click.option(
+    "--sensitivity",
+    type=click.Choice(vocab.SENSITIVITIES),
+    default="unknown",
+    show_default=True,
+    help="Declare the sensitivity; apply refuses anything but repo-safe.",
+)
+@click.option(
+    "--content-class",
+    default="general_repo_knowledge",
+    show_default=True,
+    help="The content_class the proposed record will carry.",
+)
 @click.option("--packet", is_flag=True, help="Also write .memzoi/proposals/pending/<id>.md for review in a PR.")
 @json_option
 def local_promote(record_id: str, sensitivity: str, content_class: str, packet: bool, as_json: bool) -> None:
     """Propose a local record as repository memory (an inbox proposal that still needs review)."""
-    entry = promote.promote(workspace(), record_id, sensitivity=sensitivity, packet_file=packet,
-                            content_class=content_class)
+    entry = promote.promote(
+        workspace(), record_id, sensitivity=sensitivity, packet_file=packet, content_class=content_class
+    )
     if as_json:
         emit_json(entry.summary() | {"local_record_id": record_id, "messages": entry.messages})
         return
@@ -168,11 +234,14 @@ def local_promote(record_id: str, sensitivity: str, content_class: str, packet: 
     for message in entry.messages:
         say(message)
     if sensitivity != vocab.REPO_SAFE:
-        say(f"apply refuses sensitivity {sensitivity}: if a person finds it repo-safe, reject {entry.id} and "
-            f"promote again with --sensitivity repo-safe")
+        say(
+            f"apply refuses sensitivity {sensitivity}: if a person finds it repo-safe, reject {entry.id} and "
+            f"promote again with --sensitivity repo-safe"
+        )
 
 
 # --- checkpoint -----------------------------------------------------------------------------------
+
 
 def _checkpoint_line(cp: Any) -> str:
     state = "current" if cp.current else "query-only"
@@ -198,12 +267,27 @@ def checkpoint() -> None:
 @click.option("--source", help="Provenance kind (agent, human, …).")
 @click.option("--source-ref", help="A durable reference.")
 @json_option
-def checkpoint_add(task: str, note: str | None, from_file: str | None, successor_of: str | None,
-                   applies_to: tuple[str, ...], source: str | None, source_ref: str | None, as_json: bool) -> None:
+def checkpoint_add(
+    task: str,
+    note: str | None,
+    from_file: str | None,
+    successor_of: str | None,
+    applies_to: tuple[str, ...],
+    source: str | None,
+    source_ref: str | None,
+    as_json: bool,
+) -> None:
     """Start a session checkpoint; prints its ID."""
     text = _one_of(note, from_file, "--note", "--from-file")
-    cp = sessions.add(workspace(), task=task, note=text, successor_of=successor_of, source=source,
-                      source_ref=source_ref, applies_to=list(applies_to))
+    cp = sessions.add(
+        workspace(),
+        task=task,
+        note=text,
+        successor_of=successor_of,
+        source=source,
+        source_ref=source_ref,
+        applies_to=list(applies_to),
+    )
     if as_json:
         emit_json(cp.model_dump())
         return
@@ -267,6 +351,7 @@ def checkpoint_show(record_id: str, as_json: bool) -> None:
 
 # --- retention ------------------------------------------------------------------------------------
 
+
 @click.group()
 def retention() -> None:
     """Authorised retention facts kept in shared.db."""
@@ -283,15 +368,20 @@ def retention_extend(record_id: str, until: str, reason: str, as_json: bool) -> 
     if as_json:
         emit_json(result)
         return
-    say(f"extended {record_id} to {result['until']} (was {result['previous_window_end']}; "
-        f"the limit is {result['limit']})")
+    say(
+        f"extended {record_id} to {result['until']} (was {result['previous_window_end']}; "
+        f"the limit is {result['limit']})"
+    )
 
 
 # --- events ---------------------------------------------------------------------------------------
 
+
 @click.command()
 @click.option("--jsonl", is_flag=True, help="One JSON object per line.")
-@click.option("--since", type=click.IntRange(0, SQLITE_INT_MAX), default=0, metavar="SEQ", help="Only events after SEQ.")
+@click.option(
+    "--since", type=click.IntRange(0, SQLITE_INT_MAX), default=0, metavar="SEQ", help="Only events after SEQ."
+)
 @click.option("--limit", type=click.IntRange(1, SQLITE_INT_MAX), metavar="N", help="At most N events.")
 @json_option
 def events(jsonl: bool, since: int, limit: int | None, as_json: bool) -> None:
@@ -310,8 +400,7 @@ def events(jsonl: bool, since: int, limit: int | None, as_json: bool) -> None:
         elif jsonl:
             out.write(json.dumps(event.as_dict(), ensure_ascii=False) + "\n")
         else:
-            out.write(f"{event.seq:>6}  {event.at:<27}  {event.actor:<16}  {event.action:<20}  "
-                      f"{' '.join(event.ids)}\n")
+            out.write(f"{event.seq:>6}  {event.at:<27}  {event.actor:<16}  {event.action:<20}  {' '.join(event.ids)}\n")
         out.flush()
         first = False
     if as_json:

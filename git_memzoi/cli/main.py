@@ -19,7 +19,10 @@ from git_memzoi.errors import EXIT_INTERNAL, EXIT_USAGE, MemzoiError, UsageError
 COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("git_memzoi.cli.setup:init", "Create the .memzoi/ tree in this repository."),
     "validate": ("git_memzoi.cli.validate:validate", "Check memory files against the profile."),
-    "doctor": ("git_memzoi.cli.setup:doctor", "Show keys, paths and health; --repair settles crashed steps, stale worktree state."),
+    "doctor": (
+        "git_memzoi.cli.setup:doctor",
+        "Show keys, paths and health; --repair settles crashed steps, stale worktree state.",
+    ),
     "rebuild": ("git_memzoi.cli.recall:rebuild", "Rebuild this worktree's index.db from the records."),
     "search": ("git_memzoi.cli.recall:search", "Full-text recall over current records."),
     "context": ("git_memzoi.cli.recall:context", "A prompt-ready context pack for a task."),

@@ -10,8 +10,11 @@ from git_memzoi.cli.common import emit_json, json_option, say, workspace
 from git_memzoi.mcp.clientconfig import CLIENTS, runtime_env, server_config
 
 repo_option = click.option(
-    "--repo", metavar="PATH", type=click.Path(exists=True, file_okay=False),
-    help="Any folder of the repository's work tree (default: the current directory).")
+    "--repo",
+    metavar="PATH",
+    type=click.Path(exists=True, file_okay=False),
+    help="Any folder of the repository's work tree (default: the current directory).",
+)
 
 
 def _use_repo(repo: str | None) -> None:
@@ -45,8 +48,13 @@ def serve(repo: str | None) -> None:
 
 
 @mcp.command("config")
-@click.option("--client", type=click.Choice(CLIENTS), default="generic", show_default=True,
-              help="claude: .mcp.json for Claude Code; codex: ~/.codex/config.toml; generic: mcpServers JSON.")
+@click.option(
+    "--client",
+    type=click.Choice(CLIENTS),
+    default="generic",
+    show_default=True,
+    help="claude: .mcp.json for Claude Code; codex: ~/.codex/config.toml; generic: mcpServers JSON.",
+)
 @click.option("--name", default="memzoi", show_default=True, help="The server's name in the client.")
 @repo_option
 @json_option
@@ -63,5 +71,7 @@ def config(client: str, name: str, repo: str | None, as_json: bool) -> None:
     say(f"paste this into {cfg.where}")
     if client == "claude":
         env = [part for key, value in sorted(cfg.env.items()) for part in ("--env", f"{key}={value}")]
-        say("or run: " + shlex.join(["claude", "mcp", "add", "--transport", "stdio", *env, name, "--",
-                                     cfg.command, *cfg.args]))
+        say(
+            "or run: "
+            + shlex.join(["claude", "mcp", "add", "--transport", "stdio", *env, name, "--", cfg.command, *cfg.args])
+        )

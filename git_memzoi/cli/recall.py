@@ -21,8 +21,9 @@ def _none(value: str | None) -> str:
 
 
 def _cite(c: Any) -> str:
-    return (f"source: {_none(c.source)}  source_ref: {_none(c.source_ref)}  "
-            f"proposal_id: {_none(c.proposal_id)}  ({c.path})")
+    return (
+        f"source: {_none(c.source)}  source_ref: {_none(c.source_ref)}  proposal_id: {_none(c.proposal_id)}  ({c.path})"
+    )
 
 
 class _Bar:
@@ -59,7 +60,8 @@ def rebuild(full: bool, strict: bool, as_json: bool) -> None:
     `path:line: code: message` and skipped (fatal with --strict). shared.db is only read.
     """
     # one command's core per run (Command start-up: no-op rebuild)
-    from git_memzoi.index.rebuild import InvalidRecords, rebuild as run_rebuild
+    from git_memzoi.index.rebuild import InvalidRecords
+    from git_memzoi.index.rebuild import rebuild as run_rebuild
 
     ws = workspace()
     bar = _Bar()
@@ -77,8 +79,19 @@ def rebuild(full: bool, strict: bool, as_json: bool) -> None:
         return
     for problem in report.problems:
         click.echo(str(problem), err=True)
-    say(rebuild_summary(report.changed, report.records, report.runtime, report.parsed, report.cached, report.reused,
-                        report.removed, len(report.problems), report.duration))
+    say(
+        rebuild_summary(
+            report.changed,
+            report.records,
+            report.runtime,
+            report.parsed,
+            report.cached,
+            report.reused,
+            report.removed,
+            len(report.problems),
+            report.duration,
+        )
+    )
 
 
 @click.command()
@@ -88,10 +101,20 @@ def rebuild(full: bool, strict: bool, as_json: bool) -> None:
 @click.option("--lane", metavar="L", help="Only records of this lane (session, semantic, episodic, procedural).")
 @click.option("--limit", type=int, metavar="N", help="At most N hits (default: recall.search_limit).")
 @click.option("--all", "include_all", is_flag=True, help="Include query-only, superseded and tombstoned records.")
-@click.option("--include-local", "include_local", is_flag=True, help="Include private records and local/session memory.")
+@click.option(
+    "--include-local", "include_local", is_flag=True, help="Include private records and local/session memory."
+)
 @json_option
-def search(query: tuple[str, ...], path: str | None, type_: str | None, lane: str | None, limit: int | None,
-           include_all: bool, include_local: bool, as_json: bool) -> None:
+def search(
+    query: tuple[str, ...],
+    path: str | None,
+    type_: str | None,
+    lane: str | None,
+    limit: int | None,
+    include_all: bool,
+    include_local: bool,
+    as_json: bool,
+) -> None:
     """Full-text recall over current records (bm25 over title, description, body, tags).
 
     Any text is a safe query: punctuation and FTS operators are treated as words. Every hit
@@ -99,8 +122,16 @@ def search(query: tuple[str, ...], path: str | None, type_: str | None, lane: st
     """
     from git_memzoi.recall.search import search as run_search  # one command's core per run (Command start-up: search)
 
-    result = run_search(workspace(), " ".join(query), path=path, type=type_, lane=lane, limit=limit,
-                        include_all=include_all, include_local=include_local)
+    result = run_search(
+        workspace(),
+        " ".join(query),
+        path=path,
+        type=type_,
+        lane=lane,
+        limit=limit,
+        include_all=include_all,
+        include_local=include_local,
+    )
     if as_json:
         emit_json(result.model_dump())
         return
@@ -108,11 +139,18 @@ def search(query: tuple[str, ...], path: str | None, type_: str | None, lane: st
         say("no matching records")
         return
     for number, hit in enumerate(result.hits, 1):
-        flag = "" if hit.current else "  [query-only: retention boundary passed]" if hit.status == "active" \
+        flag = (
+            ""
+            if hit.current
+            else "  [query-only: retention boundary passed]"
+            if hit.status == "active"
             else f"  [query-only: {hit.status}]"
+        )
         click.echo(f"{number}. {hit.title}  ({hit.type}, {hit.lane}){flag}")
-        click.echo(f"   id: {hit.record_id}  score: {hit.score:.3f}"
-                   + (f"  applies_to: {', '.join(hit.applies_to)}" if hit.applies_to else ""))
+        click.echo(
+            f"   id: {hit.record_id}  score: {hit.score:.3f}"
+            + (f"  applies_to: {', '.join(hit.applies_to)}" if hit.applies_to else "")
+        )
         if hit.snippet:
             click.echo(f"   {hit.snippet}")
         click.echo(f"   {_cite(hit.citation)}")
@@ -132,21 +170,27 @@ def expiry(record_id: str, as_json: bool) -> None:
     click.echo(f"{decision.record_id}: {'current' if decision.current else 'query-only'}")
     click.echo(f"  lane:     {decision.lane} (status: {decision.status})")
     click.echo(f"  rule:     {decision.rule}")
-    boundary = f"{decision.boundary} ({decision.boundary_kind})" if decision.boundary else \
-        ("none" if decision.boundary_kind is None else decision.boundary_kind)
+    boundary = (
+        f"{decision.boundary} ({decision.boundary_kind})"
+        if decision.boundary
+        else ("none" if decision.boundary_kind is None else decision.boundary_kind)
+    )
     click.echo(f"  boundary: {boundary}")
     click.echo(f"  reason:   {decision.reason}")
     click.echo(f"  at:       {decision.evaluated_at}")
     for fact in decision.facts:
-        click.echo(f"  fact:     {fact.get('fact')} until {fact.get('until')} by {fact.get('actor')}: "
-                   f"{fact.get('reason')}")
+        click.echo(
+            f"  fact:     {fact.get('fact')} until {fact.get('until')} by {fact.get('actor')}: {fact.get('reason')}"
+        )
 
 
 @click.command()
 @click.option("--task", required=True, metavar="T", help="What the agent is about to do.")
 @click.option("--path", "paths", multiple=True, metavar="P", help="A path the task touches (repeatable).")
 @click.option("--budget", type=int, metavar="N", help="Word budget (default: recall.context_budget).")
-@click.option("--include-local", "include_local", is_flag=True, help="Include private records and local/session memory.")
+@click.option(
+    "--include-local", "include_local", is_flag=True, help="Include private records and local/session memory."
+)
 @json_option
 def context(task: str, paths: tuple[str, ...], budget: int | None, include_local: bool, as_json: bool) -> None:
     """A prompt-ready context pack for a task: path-bound, risks first, fitted to a word budget."""

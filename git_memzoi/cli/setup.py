@@ -32,8 +32,11 @@ def init(as_json: bool) -> None:
 
 
 @click.command()
-@click.option("--repair", is_flag=True,
-              help="Finish or roll back a step interrupted by a crash; remove runtime folders of removed worktrees.")
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="Finish or roll back a step interrupted by a crash; remove runtime folders of removed worktrees.",
+)
 @json_option
 def doctor(repair: bool, as_json: bool) -> None:
     """Show the repository and worktree keys, where runtime state lives, and its health."""
@@ -56,8 +59,12 @@ def doctor(repair: bool, as_json: bool) -> None:
     pending = recovery.pending_journals(ws)
     checks["journal"] = "ok" if not pending else f"{len(pending)} interrupted apply(s): run doctor --repair"
     stale = stale_worktree_dirs(layout, ws.repo)
-    checks["worktrees"] = "ok" if not stale else \
-        f"{len(stale)} runtime folder(s) of removed worktrees: run doctor --repair ({', '.join(p.name for p in stale)})"
+    checks["worktrees"] = (
+        "ok"
+        if not stale
+        else f"{len(stale)} runtime folder(s) of removed worktrees: run doctor --repair "
+        f"({', '.join(p.name for p in stale)})"
+    )
     data = {
         "repository_key": ws.repo.repository_key,
         "worktree_key": ws.repo.worktree_key,

@@ -29,18 +29,22 @@ def validate(paths: tuple[str, ...], rev: str | None, as_json: bool) -> None:
     else:
         report = validate_tree(worktree_files(ws.repo, paths), mode="worktree")
     if as_json:
-        emit_json({
-            "ok": not report.errors,
-            "files_checked": report.files_checked,
-            "records": len(report.records),
-            "packets": len(report.packets),
-            "problems": [p.as_json() for p in report.problems],
-        })
+        emit_json(
+            {
+                "ok": not report.errors,
+                "files_checked": report.files_checked,
+                "records": len(report.records),
+                "packets": len(report.packets),
+                "problems": [p.as_json() for p in report.problems],
+            }
+        )
     else:
         for problem in report.problems:
             click.echo(str(problem))
-        summary = (f"{report.files_checked} files checked: {len(report.records)} records, "
-                   f"{len(report.packets)} packets, {len(report.errors)} errors, {len(report.warnings)} warnings")
+        summary = (
+            f"{report.files_checked} files checked: {len(report.records)} records, "
+            f"{len(report.packets)} packets, {len(report.errors)} errors, {len(report.warnings)} warnings"
+        )
         click.echo(summary, err=True)
     if report.errors:
         raise click.exceptions.Exit(EXIT_NO)

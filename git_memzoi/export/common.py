@@ -60,9 +60,15 @@ def exportable(records: list[IndexedRecord]) -> list[IndexedRecord]:
     recall.records.current_records already applies these rules; checking again here means a
     private, query-only or inactive record cannot leak even if a caller passes other records.
     """
-    return [r for r in records
-            if r.store == "repo" and r.concept_id is not None and r.visibility != "private"
-            and r.status == "active" and r.expiry.current]
+    return [
+        r
+        for r in records
+        if r.store == "repo"
+        and r.concept_id is not None
+        and r.visibility != "private"
+        and r.status == "active"
+        and r.expiry.current
+    ]
 
 
 @dataclass(frozen=True)
@@ -83,11 +89,11 @@ class ExportReport:
     """What an export wrote, how big it is against its target's budget, and what it left out."""
 
     target: Target
-    path: Path                      # the file, or the bundle folder
-    files: list[str]                # written paths, relative to `path` for a bundle
+    path: Path  # the file, or the bundle folder
+    files: list[str]  # written paths, relative to `path` for a bundle
     bytes: int
     characters: int
-    records: list[str]              # record IDs the export carries, in file order
+    records: list[str]  # record IDs the export carries, in file order
     budget: Budget | None = None
     max_bytes: int | None = None
     omitted: list[Omitted] = field(default_factory=list)
@@ -187,16 +193,39 @@ def _swap_in(staging: Path, folder: Path) -> None:
 
 #: Types in the order exports present them: what can hurt first, context last.
 TYPE_ORDER: tuple[str, ...] = (
-    "risk", "warning", "failed_attempt", "constraint", "decision", "convention", "procedure",
-    "runbook", "preference", "fact", "incident", "summary", "handoff", "checkpoint", "note",
+    "risk",
+    "warning",
+    "failed_attempt",
+    "constraint",
+    "decision",
+    "convention",
+    "procedure",
+    "runbook",
+    "preference",
+    "fact",
+    "incident",
+    "summary",
+    "handoff",
+    "checkpoint",
+    "note",
 )
 
 TYPE_HEADINGS: dict[str, str] = {
-    "risk": "Risks", "warning": "Warnings", "failed_attempt": "Failed attempts",
-    "constraint": "Constraints", "decision": "Decisions", "convention": "Conventions",
-    "procedure": "Procedures", "runbook": "Runbooks", "preference": "Preferences", "fact": "Facts",
-    "incident": "Incidents", "summary": "Summaries", "handoff": "Handoffs",
-    "checkpoint": "Checkpoints", "note": "Notes",
+    "risk": "Risks",
+    "warning": "Warnings",
+    "failed_attempt": "Failed attempts",
+    "constraint": "Constraints",
+    "decision": "Decisions",
+    "convention": "Conventions",
+    "procedure": "Procedures",
+    "runbook": "Runbooks",
+    "preference": "Preferences",
+    "fact": "Facts",
+    "incident": "Incidents",
+    "summary": "Summaries",
+    "handoff": "Handoffs",
+    "checkpoint": "Checkpoints",
+    "note": "Notes",
 }
 
 

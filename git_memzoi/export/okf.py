@@ -80,5 +80,11 @@ def export_okf(ws: Workspace, output: str | os.PathLike[str] | None = None) -> E
     common.write_bundle(folder, files)
     total = sum(len(data) for data in files.values())
     chars = sum(len(data.decode("utf-8", errors="replace")) for data in files.values())
-    return ExportReport(target="okf", path=folder, files=sorted(files), bytes=total, characters=chars,
-                        records=[r.record_id for r in records])
+    return ExportReport(
+        target="okf",
+        path=folder,
+        files=sorted(files),
+        bytes=total,
+        characters=chars,
+        records=[r.record_id for r in records],
+    )

@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pygit2
@@ -26,8 +26,19 @@ from git_memzoi.gitrepo.config import config_value
 from git_memzoi.gitrepo.repo import GitRepo
 from git_memzoi.layout import TEMP_PREFIX
 
-__all__ = ["config_value", "Prepared", "Built", "prepare", "stage", "build", "advance", "unstage",
-           "settle_staged", "run_post_commit", "TEMP_INDEX_PREFIX"]
+__all__ = [
+    "TEMP_INDEX_PREFIX",
+    "Built",
+    "Prepared",
+    "advance",
+    "build",
+    "config_value",
+    "prepare",
+    "run_post_commit",
+    "settle_staged",
+    "stage",
+    "unstage",
+]
 
 #: The temporary index the hooks see (git commit --only does the same); recovery removes leftovers.
 TEMP_INDEX_PREFIX = f"{TEMP_PREFIX}index-"
@@ -57,13 +68,18 @@ class Built:
 def _identity(repo: GitRepo, role: str) -> tuple[str, str]:
     """Name and email as git picks them: GIT_<ROLE>_*, then <role>.name/email, user.name/email, EMAIL."""
     lower = role.lower()
-    name = (os.environ.get(f"GIT_{role}_NAME") or config_value(repo, f"{lower}.name")
-            or config_value(repo, "user.name"))
-    email_address = (os.environ.get(f"GIT_{role}_EMAIL") or config_value(repo, f"{lower}.email")
-                     or config_value(repo, "user.email") or os.environ.get("EMAIL"))
+    name = os.environ.get(f"GIT_{role}_NAME") or config_value(repo, f"{lower}.name") or config_value(repo, "user.name")
+    email_address = (
+        os.environ.get(f"GIT_{role}_EMAIL")
+        or config_value(repo, f"{lower}.email")
+        or config_value(repo, "user.email")
+        or os.environ.get("EMAIL")
+    )
     if not name or not email_address:
-        raise Refused("cannot commit: git has no user.name / user.email",
-                      hint='git config user.name "Your Name" && git config user.email you@example.com')
+        raise Refused(
+            "cannot commit: git has no user.name / user.email",
+            hint='git config user.name "Your Name" && git config user.email you@example.com',
+        )
     return name, email_address
 
 
@@ -86,8 +102,10 @@ def _date(role: str, default: datetime) -> datetime:
         try:
             parsed = email.utils.parsedate_to_datetime(text)
         except (TypeError, ValueError):
-            raise Refused(f"GIT_{role}_DATE={text!r} is not a date git memzoi understands",
-                          hint="use @<seconds> <+hhmm>, ISO 8601 or RFC 2822") from None
+            raise Refused(
+                f"GIT_{role}_DATE={text!r} is not a date git memzoi understands",
+                hint="use @<seconds> <+hhmm>, ISO 8601 or RFC 2822",
+            ) from None
     return parsed if parsed.tzinfo is not None else parsed.astimezone()
 
 
@@ -105,8 +123,11 @@ def _read_index(repo: GitRepo) -> pygit2.Index:
         index: pygit2.Index = repo.pygit.index
         index.read(False)
     except pygit2.GitError as exc:
-        hint = "git update-index --no-split-index (and git config core.splitIndex false)" \
-            if "link" in str(exc) else "commit the files with git yourself"
+        hint = (
+            "git update-index --no-split-index (and git config core.splitIndex false)"
+            if "link" in str(exc)
+            else "commit the files with git yourself"
+        )
         raise Refused(f"{index_path}: git memzoi cannot write this index ({exc})", hint=hint) from None
     return index
 
@@ -116,16 +137,20 @@ def prepare(repo: GitRepo, paths: Sequence[str]) -> Prepared:
     repo.require_workdir()
     for name, what in _IN_PROGRESS.items():
         if (repo.git_dir / name).exists():
-            raise Refused(f"cannot commit: {what} is in progress ({repo.git_dir / name} exists)",
-                          hint="finish or abort it, or apply without --commit")
+            raise Refused(
+                f"cannot commit: {what} is in progress ({repo.git_dir / name} exists)",
+                hint="finish or abort it, or apply without --commit",
+            )
     lock = repo.git_dir / "index.lock"
     if lock.exists():
-        raise Refused(f"cannot commit: {lock} exists, another git process is using the index",
-                      hint="wait for it; remove the file only if no git process is running")
+        raise Refused(
+            f"cannot commit: {lock} exists, another git process is using the index",
+            hint="wait for it; remove the file only if no git process is running",
+        )
     index = _read_index(repo)
     for role in ("AUTHOR", "COMMITTER"):
         _identity(repo, role)
-        _date(role, datetime.now(timezone.utc))
+        _date(role, datetime.now(UTC))
     git = repo.pygit
     if git.head_is_unborn:
         target = git.references["HEAD"].target
@@ -285,8 +310,7 @@ def git_hash(path: Path) -> pygit2.Oid:
     return pygit2.hash(path.read_bytes())
 
 
-def settle_staged(repo: GitRepo, prepared: Prepared, oid: str | None, message: str,
-                  paths: Sequence[str]) -> list[str]:
+def settle_staged(repo: GitRepo, prepared: Prepared, oid: str | None, message: str, paths: Sequence[str]) -> list[str]:
     """Finish a commit interrupted after its commit point: `paths` staged, and HEAD on `oid` if it still can be."""
     notes: list[str] = []
     stage(repo, paths)

@@ -37,8 +37,15 @@ def run_hook(repo: GitRepo, name: str, *args: str, index_file: Path | None = Non
         env["GIT_INDEX_FILE"] = str(index_file)
     cwd = repo.workdir if repo.workdir is not None else repo.git_dir
     try:
-        done = subprocess.run([str(path), *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+        done = subprocess.run(
+            [str(path), *args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
     except OSError as exc:
         return HookRun(name, False, f"cannot run {path}: {exc.strerror or exc}")
     return HookRun(name, done.returncode == 0, done.stdout.decode("utf-8", "replace"))

@@ -19,8 +19,13 @@ import stat
 from pathlib import Path
 
 #: Variables that change where git looks; when any is set, pygit2 does the looking.
-DISCOVERY_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
-                 "GIT_DISCOVERY_ACROSS_FILESYSTEM")
+DISCOVERY_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+)
 
 Found = tuple[Path, Path, Path | None]
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
@@ -62,7 +67,7 @@ def _layout(workdir: str, dotgit: os.stat_result) -> Found | None:
             text = handle.read().decode("utf-8")
         if not text.startswith("gitdir: ") or text.count("\n") > 1:
             return None
-        target = text[len("gitdir: "):].rstrip("\r\n")
+        target = text[len("gitdir: ") :].rstrip("\r\n")
         if not target:
             return None
         git_dir = os.path.realpath(os.path.join(workdir, target))
@@ -145,8 +150,9 @@ def runtime_key(label: str, kind: str, *paths: str | os.PathLike[str]) -> str:
     return f"{prefix}-{digest.hexdigest()[:16]}"
 
 
-def keys(git_dir: str | os.PathLike[str], common_dir: str | os.PathLike[str],
-         workdir: str | os.PathLike[str] | None) -> tuple[str, str]:
+def keys(
+    git_dir: str | os.PathLike[str], common_dir: str | os.PathLike[str], workdir: str | os.PathLike[str] | None
+) -> tuple[str, str]:
     """(repository key, worktree key): the first shared by every worktree, the second this worktree's own."""
     name = repository_name(common_dir)
     label = os.path.basename(os.fspath(workdir)) if workdir is not None else name

@@ -17,8 +17,10 @@ from git_memzoi.layout import MEMZOI_DIR, REPO_CONFIG
 
 ChangeStatus = Literal["A", "D", "M", "T"]
 _STATUS: dict[int, ChangeStatus] = {
-    DeltaStatus.ADDED: "A", DeltaStatus.DELETED: "D",
-    DeltaStatus.MODIFIED: "M", DeltaStatus.TYPECHANGE: "T",
+    DeltaStatus.ADDED: "A",
+    DeltaStatus.DELETED: "D",
+    DeltaStatus.MODIFIED: "M",
+    DeltaStatus.TYPECHANGE: "T",
 }
 _DIFF_FLAGS = DiffOption.INCLUDE_TYPECHANGE | DiffOption.SKIP_BINARY_CHECK
 
@@ -162,8 +164,7 @@ class History:
             memzoi = self._subtree(sha, commit.tree)
             self._memzoi_of[sha] = memzoi
             parents = tuple(str(p) for p in commit.parent_ids)
-            yield PushedCommit(sha, _summary(commit), memzoi, parents,
-                               tuple(self.memzoi_of(p) for p in parents))
+            yield PushedCommit(sha, _summary(commit), memzoi, parents, tuple(self.memzoi_of(p) for p in parents))
 
     def symbolic_tip(self, name: str) -> str | None:
         """The commit a symbolic ref (HEAD, refs/remotes/R/HEAD) points to through its branch, or None."""
@@ -204,8 +205,7 @@ class History:
 
     def _diff(self, old: str | None, new: str | None) -> tuple[list[TreeChange], tuple[str, ...]]:
         if new is None:
-            return [TreeChange("D", c.path, c.new_oid, None, c.new_symlink, False)
-                    for c in self.changes(None, old)], ()
+            return [TreeChange("D", c.path, c.new_oid, None, c.new_symlink, False) for c in self.changes(None, old)], ()
         new_tree = self._tree(new)
         if old is None:
             diff = new_tree.diff_to_tree(flags=_DIFF_FLAGS, swap=True)
@@ -222,11 +222,16 @@ class History:
                 if status != "D" and new_f.mode == FileMode.COMMIT:
                     gitlinks.append(f"{MEMZOI_DIR}/{new_f.path}")
                 continue  # a submodule entry is not a memory file: the hooks refuse it by name
-            out.append(TreeChange(
-                status, f"{MEMZOI_DIR}/{new_f.path if status != 'D' else old_f.path}",
-                None if status == "A" else str(old_f.id), None if status == "D" else str(new_f.id),
-                status != "A" and old_f.mode == FileMode.LINK, status != "D" and new_f.mode == FileMode.LINK,
-            ))
+            out.append(
+                TreeChange(
+                    status,
+                    f"{MEMZOI_DIR}/{new_f.path if status != 'D' else old_f.path}",
+                    None if status == "A" else str(old_f.id),
+                    None if status == "D" else str(new_f.id),
+                    status != "A" and old_f.mode == FileMode.LINK,
+                    status != "D" and new_f.mode == FileMode.LINK,
+                )
+            )
         return out, tuple(gitlinks)
 
     def gitlinks(self, old: str | None, new: str | None) -> tuple[str, ...]:
@@ -246,7 +251,7 @@ class History:
         if memzoi is None or not path.startswith(MEMZOI_DIR + "/"):
             return False
         try:
-            self._tree(memzoi)[path[len(MEMZOI_DIR) + 1:]]
+            self._tree(memzoi)[path[len(MEMZOI_DIR) + 1 :]]
         except KeyError:
             return False
         return True
@@ -265,12 +270,17 @@ class History:
     def added_lines(self, old: str, new: str) -> list[tuple[int, str]]:
         """(line number in `new`, text) of the lines `new` adds over `old`; every line when binary."""
         patch = cast(pygit2.Blob, self.git[old]).diff(  # type: ignore[call-arg]  # the stub lacks it
-            cast(pygit2.Blob, self.git[new]), context_lines=0)
+            cast(pygit2.Blob, self.git[new]), context_lines=0
+        )
         if patch.delta.is_binary:
             text = self.blob(new).decode("utf-8", "replace")
             return list(enumerate(text.split("\n"), start=1))
-        return [(line.new_lineno, line.content.rstrip("\n"))
-                for hunk in patch.hunks for line in hunk.lines if line.origin == "+"]
+        return [
+            (line.new_lineno, line.content.rstrip("\n"))
+            for hunk in patch.hunks
+            for line in hunk.lines
+            if line.origin == "+"
+        ]
 
     def config_blob(self, sha: str, relpath: str) -> tuple[str, bytes] | None:
         """(blob OID, bytes) of `relpath` in commit `sha`'s tree, or None."""
@@ -300,8 +310,9 @@ class History:
                 index = self.git.index
             tree = cast(pygit2.Tree, self.git[index.write_tree(self.git)])
         except pygit2.GitError as exc:
-            raise MemzoiError(f"cannot read the staged tree: {exc}",
-                              hint="resolve merge conflicts and stage the result first") from None
+            raise MemzoiError(
+                f"cannot read the staged tree: {exc}", hint="resolve merge conflicts and stage the result first"
+            ) from None
         memzoi = self._subtree("index", tree)
         config = None
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,24 +40,28 @@ class TreeFile:
 class GitRepo:
     """One opened repository: a work tree (possibly linked) or a bare repository."""
 
-    def __init__(self, git_dir: Path, common_dir: Path, workdir: Path | None,
-                 repo: pygit2.Repository | None = None) -> None:
+    def __init__(
+        self, git_dir: Path, common_dir: Path, workdir: Path | None, repo: pygit2.Repository | None = None
+    ) -> None:
         """Canonical paths; without `repo`, pygit2 opens the repository on first use."""
         self._pygit = repo
         self.git_dir, self.common_dir, self.workdir = git_dir, common_dir, workdir
 
     @classmethod
-    def at(cls, git_dir: Path, common_dir: Path, workdir: Path | None) -> "GitRepo":
+    def at(cls, git_dir: Path, common_dir: Path, workdir: Path | None) -> GitRepo:
         """A repository whose paths are already known (canonical); pygit2 opens it on first use."""
         return cls(git_dir, common_dir, workdir)
 
     @classmethod
-    def opened(cls, repo: pygit2.Repository) -> "GitRepo":
+    def opened(cls, repo: pygit2.Repository) -> GitRepo:
         """A repository pygit2 has opened, with the paths it found."""
         git_dir = Path(os.path.realpath(repo.path))
         commondir_file = git_dir / "commondir"
-        common_dir = Path(os.path.realpath(git_dir / commondir_file.read_text().strip())) \
-            if commondir_file.is_file() else git_dir
+        common_dir = (
+            Path(os.path.realpath(git_dir / commondir_file.read_text().strip()))
+            if commondir_file.is_file()
+            else git_dir
+        )
         workdir = Path(os.path.realpath(repo.workdir)) if repo.workdir else None
         return cls(git_dir, common_dir, workdir, repo)
 
@@ -95,8 +99,10 @@ class GitRepo:
 
     def require_workdir(self) -> Path:
         if self.workdir is None:
-            raise NoWorkTree("this command needs a work tree; the repository is bare",
-                             hint="run it in a checkout, or use --rev for read-only checks")
+            raise NoWorkTree(
+                "this command needs a work tree; the repository is bare",
+                hint="run it in a checkout, or use --rev for read-only checks",
+            )
         return self.workdir
 
     @property
@@ -207,7 +213,7 @@ class GitRepo:
 
         mine = blob_at(commit)  # every commit on the followed line holds this same blob
         while True:
-            when = datetime.fromtimestamp(commit.commit_time, tz=timezone.utc)
+            when = datetime.fromtimestamp(commit.commit_time, tz=UTC)
             if when <= since:
                 return None
             same = next((parent for parent in commit.parents if blob_at(parent) == mine), None)
@@ -240,8 +246,10 @@ def open_with_pygit2(start: str | os.PathLike[str] | None = None) -> GitRepo:
         where = os.fspath(start) if start is not None else os.getcwd()
         found = pygit2.discover_repository(where)
         if found is None:
-            raise RepositoryNotFound(f"not a git repository (or any parent up to /): {where}",
-                                     hint="run git memzoi inside a git repository, or pass --repo")
+            raise RepositoryNotFound(
+                f"not a git repository (or any parent up to /): {where}",
+                hint="run git memzoi inside a git repository, or pass --repo",
+            )
         # opened from `where`, not from the git directory found: a gitfile's work tree is where the file is
         return GitRepo.opened(pygit2.Repository(where))
     except pygit2.GitError as exc:

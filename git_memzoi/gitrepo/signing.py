@@ -31,14 +31,19 @@ def sign(repo: GitRepo, payload: str, committer: str) -> str:
     if fmt == "ssh":
         return _ssh(repo, payload, key)
     default = "gpg" if fmt == "openpgp" else "gpgsm"
-    program = config_value(repo, f"gpg.{fmt}.program") or (config_value(repo, "gpg.program") if fmt == "openpgp"
-                                                            else None) or default
+    program = (
+        config_value(repo, f"gpg.{fmt}.program")
+        or (config_value(repo, "gpg.program") if fmt == "openpgp" else None)
+        or default
+    )
     args = [program, "--status-fd=2", "-bsau", key or committer]
     done = _run(args, payload.encode("utf-8"))
     # git trusts only gpg's machine-readable status line, not the exit code alone
     if done.returncode != 0 or "\n[GNUPG:] SIG_CREATED " not in "\n" + done.stderr.decode("utf-8", "replace"):
-        raise Refused(f"{program} failed to sign the commit: {_last_line(done.stderr)}",
-                      hint="check user.signingkey and that the key is usable (gpg --list-secret-keys)")
+        raise Refused(
+            f"{program} failed to sign the commit: {_last_line(done.stderr)}",
+            hint="check user.signingkey and that the key is usable (gpg --list-secret-keys)",
+        )
     return done.stdout.decode("utf-8")
 
 
@@ -60,21 +65,29 @@ def _ssh(repo: GitRepo, payload: str, key: str | None) -> str:
         done = _run(args, None)
         signature = Path(f"{buffer}.sig")
         if done.returncode != 0 or not signature.is_file():
-            raise Refused(f"{program} failed to sign the commit: {_last_line(done.stderr)}",
-                          hint="check user.signingkey (a private key file, or a public key whose key is in ssh-agent)")
+            raise Refused(
+                f"{program} failed to sign the commit: {_last_line(done.stderr)}",
+                hint="check user.signingkey (a private key file, or a public key whose key is in ssh-agent)",
+            )
         return signature.read_text()
 
 
 def _run(args: list[str], stdin: bytes | None) -> subprocess.CompletedProcess[bytes]:
     try:
-        return subprocess.run(args, input=stdin, capture_output=True, check=False,
-                              stdin=None if stdin is not None else subprocess.DEVNULL)
+        return subprocess.run(
+            args, input=stdin, capture_output=True, check=False, stdin=None if stdin is not None else subprocess.DEVNULL
+        )
     except OSError as exc:
-        raise Refused(f"cannot run {args[0]} to sign the commit: {exc.strerror or exc}",
-                      hint="install it, or set gpg.program / gpg.ssh.program") from None
+        raise Refused(
+            f"cannot run {args[0]} to sign the commit: {exc.strerror or exc}",
+            hint="install it, or set gpg.program / gpg.ssh.program",
+        ) from None
 
 
 def _last_line(stderr: bytes) -> str:
-    lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()
-             and not line.startswith("[GNUPG:]")]
+    lines = [
+        line.strip()
+        for line in stderr.decode("utf-8", "replace").splitlines()
+        if line.strip() and not line.startswith("[GNUPG:]")
+    ]
     return lines[-1] if lines else "no message"

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from git_memzoi.errors import ConfigError
 from git_memzoi.gitrepo.history import FileEntry, History, TreeChange
 from git_memzoi.hooks import refrules
-from git_memzoi.hooks.refrules import ALLOWED_TRANSITIONS, transition_to
+from git_memzoi.hooks.refrules import ALLOWED_TRANSITIONS
 from git_memzoi.hooks.treecache import TreeCache
 from git_memzoi.hooks.treestate import TreeState
 from git_memzoi.layout import MEMZOI_DIR, REPO_CONFIG
@@ -29,8 +29,10 @@ _TREE_STATES_KEPT = 8
 #: code and message for a `.memzoi` that is not a folder; the symlink one is validate's own wording
 _ODD_MEMZOI = {
     "symlink": ("symlink", f"{MEMZOI_DIR} must be a real folder, not a symlink; git memzoi does not follow it"),
-    "gitlink": ("gitlink", f"{MEMZOI_DIR} must be a real folder, not a submodule (gitlink); git memzoi does not "
-                           "follow it"),
+    "gitlink": (
+        "gitlink",
+        f"{MEMZOI_DIR} must be a real folder, not a submodule (gitlink); git memzoi does not follow it",
+    ),
     "file": ("not-a-directory", f"{MEMZOI_DIR} must be a real folder, not a file"),
 }
 
@@ -78,8 +80,9 @@ class CheckReport:
 class MemoryChecker:
     """Checks .memzoi/ changes against their parents, caching by blob and tree OID across a push."""
 
-    def __init__(self, history: History, base_config: list[configmod.ConfigSource],
-                 tree_cache: TreeCache | None = None) -> None:
+    def __init__(
+        self, history: History, base_config: list[configmod.ConfigSource], tree_cache: TreeCache | None = None
+    ) -> None:
         self.history = history
         self.base_config = base_config
         self.tree_cache = tree_cache
@@ -93,9 +96,15 @@ class MemoryChecker:
         self._seen: set[str] = set()
 
     # the entry point ---------------------------------------------------------------
-    def check(self, where: str, memzoi: str | None, parents: tuple[str, ...],
-              parent_memzoi: tuple[str | None, ...], config: tuple[str, bytes] | None,
-              policy: configmod.HooksConfig | None = None) -> list[Problem]:
+    def check(
+        self,
+        where: str,
+        memzoi: str | None,
+        parents: tuple[str, ...],
+        parent_memzoi: tuple[str | None, ...],
+        config: tuple[str, bytes] | None,
+        policy: configmod.HooksConfig | None = None,
+    ) -> list[Problem]:
         """Check one change: subtree `memzoi` over the commits `parents` (with their subtrees).
 
         `policy` is the [hooks] policy to judge it by; without one, the change's own config
@@ -109,22 +118,31 @@ class MemoryChecker:
         allow_edits = (policy or own_policy).allow_in_place_edits
         first = parent_memzoi[0] if parent_memzoi else None
         problems.extend(self.tree_errors(memzoi, first))
-        problems.extend(Problem(path, 1, "gitlink", "a submodule entry (gitlink) has no place in memory; "
-                                "memory files must be regular files")
-                        for path in self.history.gitlinks(first, memzoi))
+        problems.extend(
+            Problem(
+                path,
+                1,
+                "gitlink",
+                "a submodule entry (gitlink) has no place in memory; memory files must be regular files",
+            )
+            for path in self.history.gitlinks(first, memzoi)
+        )
         for change in self._changed(memzoi, parents, parent_memzoi):
             if not allow_edits:
-                problem = (refrules.record_rule(self.history, self._file, change)
-                           if refrules.is_record_path(change.path)
-                           else refrules.packet_rule(self.history, self._file, change, memzoi))
+                problem = (
+                    refrules.record_rule(self.history, self._file, change)
+                    if refrules.is_record_path(change.path)
+                    else refrules.packet_rule(self.history, self._file, change, memzoi)
+                )
                 if problem is not None:
                     problems.append(problem)
             if change.new_oid is not None and not change.new_symlink:
                 problems.extend(self._secrets(change))
         return self._record(where, problems)
 
-    def check_ref(self, ref: str, where: str, base: str | None, tip: str | None,
-                  policy: configmod.HooksConfig) -> list[Problem]:
+    def check_ref(
+        self, ref: str, where: str, base: str | None, tip: str | None, policy: configmod.HooksConfig
+    ) -> list[Problem]:
         """Judge what `ref` would hold (commit `where`, subtree `tip`) against what it holds (subtree `base`)."""
         return self._record(where, refrules.ref_rules(self.history, self._file, base, tip, policy), ref)
 
@@ -162,8 +180,7 @@ class MemoryChecker:
         return fresh
 
     # tree validity -----------------------------------------------------------------
-    def tree_errors(self, memzoi: str | None, near: str | None = None, *,
-                    exact: bool = False) -> list[Problem]:
+    def tree_errors(self, memzoi: str | None, near: str | None = None, *, exact: bool = False) -> list[Problem]:
         """The errors validate_tree (committed mode) finds in a tree, computed once per tree OID.
 
         The tree is built from `near` (usually the parent's tree) by a delta; `exact` re-runs the
@@ -196,10 +213,14 @@ class MemoryChecker:
             base = self.tree_cache.load(near, self._reload)
         state = base if base is not None else TreeState(loader=self._reload)
         changes = self.history.changes(near if base is not None else None, memzoi)
-        state.apply((c.path,
-                     FileEntry(c.new_oid, c.new_symlink) if c.new_oid is not None else None,
-                     self._file(c.path, c.new_oid, c.new_symlink) if c.new_oid is not None else None)
-                    for c in changes)
+        state.apply(
+            (
+                c.path,
+                FileEntry(c.new_oid, c.new_symlink) if c.new_oid is not None else None,
+                self._file(c.path, c.new_oid, c.new_symlink) if c.new_oid is not None else None,
+            )
+            for c in changes
+        )
         self._states[memzoi] = state
         while len(self._states) > _TREE_STATES_KEPT:
             self._states.popitem(last=False)
@@ -211,8 +232,12 @@ class MemoryChecker:
 
     def remember(self, memzoi: str | None) -> None:
         """Store the validated state of tree `memzoi` in the tree cache, for the next change to start from."""
-        if memzoi is not None and self.tree_cache is not None and memzoi in self._states \
-                and not self.tree_cache.has(memzoi):
+        if (
+            memzoi is not None
+            and self.tree_cache is not None
+            and memzoi in self._states
+            and not self.tree_cache.has(memzoi)
+        ):
             self.tree_cache.save(memzoi, self._states[memzoi])
 
     def _reload(self, path: str, entry: FileEntry) -> TreeReport:
@@ -236,8 +261,9 @@ class MemoryChecker:
         return self.history.listing(memzoi)
 
     # what changed --------------------------------------------------------------------
-    def _changed(self, memzoi: str | None, parents: tuple[str, ...],
-                 parent_memzoi: tuple[str | None, ...]) -> list[TreeChange]:
+    def _changed(
+        self, memzoi: str | None, parents: tuple[str, ...], parent_memzoi: tuple[str | None, ...]
+    ) -> list[TreeChange]:
         """The files this change makes differ from its first parent, minus clean merge takes.
 
         In a merge, a file that equals another parent's version while the first parent kept the
@@ -247,7 +273,7 @@ class MemoryChecker:
         if len(parents) <= 1 or not changes:
             return changes
         sides = []
-        for sha, theirs in zip(parents[1:], parent_memzoi[1:]):
+        for sha, theirs in zip(parents[1:], parent_memzoi[1:], strict=False):
             base = self.history.merge_base(parents[0], sha)
             base_memzoi = self.history.memzoi_of(base) if base is not None else None
             sides.append((self._listing(theirs), self._listing(base_memzoi)))
@@ -255,8 +281,7 @@ class MemoryChecker:
         for change in changes:
             new = FileEntry(change.new_oid, change.new_symlink) if change.new_oid else None
             ours = FileEntry(change.old_oid, change.old_symlink) if change.old_oid else None
-            if not any(listing.get(change.path) == new and base.get(change.path) == ours
-                       for listing, base in sides):
+            if not any(listing.get(change.path) == new and base.get(change.path) == ours for listing, base in sides):
                 out.append(change)
         return out
 
@@ -287,8 +312,10 @@ class MemoryChecker:
                 message = exc.message.removeprefix(f"{REPO_CONFIG}: ")
                 if not exc.message.startswith(REPO_CONFIG):
                     raise  # the server's own config is broken: fail closed, naming that file
-                self._configs[key] = (configmod.load(self.base_config).hooks,
-                                      Problem(REPO_CONFIG, 1, "config", message))
+                self._configs[key] = (
+                    configmod.load(self.base_config).hooks,
+                    Problem(REPO_CONFIG, 1, "config", message),
+                )
         return self._configs[key]
 
 

@@ -80,9 +80,12 @@ def install_ci(repo: GitRepo, name: CiName, pip_spec: str | None = None) -> Writ
         except OSError:
             current = ""
         if not current.startswith(MARKER):
-            raise Refused(f"{path} exists and was not written by git memzoi; leaving it alone",
-                          hint="add a step running `git memzoi hook check \"$BASE_SHA..HEAD\"` to it, or "
-                               "remove it and run install again", code="foreign-workflow")
+            raise Refused(
+                f"{path} exists and was not written by git memzoi; leaving it alone",
+                hint='add a step running `git memzoi hook check "$BASE_SHA..HEAD"` to it, or '
+                "remove it and run install again",
+                code="foreign-workflow",
+            )
         action = "unchanged" if current == text else "updated"
     if action != "unchanged":
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -32,10 +32,19 @@ from pathlib import Path
 
 from git_memzoi.gitrepo.discover import keys
 from git_memzoi.hooks import verdicts
-from git_memzoi.layout import MEMZOI_DIR as MEMZOI
 from git_memzoi.layout import (
-    DEFAULT_HOME, HOME_ENV, HOOK_TREES, PROJECT_CONFIG, PROJECTS, PROPOSALS, RECORDS, REPO_CONFIG, USER_CONFIG,
+    DEFAULT_HOME,
+    HOME_ENV,
+    HOOK_TREES,
+    PROJECT_CONFIG,
+    PROJECTS,
+    PROPOSALS,
+    RECORDS,
+    REPO_CONFIG,
+    USER_CONFIG,
 )
+from git_memzoi.layout import MEMZOI_DIR as MEMZOI
+
 _REGULAR = "100644"
 _ZERO_OIDS = frozenset("0")
 
@@ -88,11 +97,12 @@ def _signature(folder: Path) -> str:
 def _kept_base(folder: Path, signature: str) -> tuple[str, set[str], set[str]]:
     """(revision, its record IDs, its packet IDs) of the nearest of HEAD's first parents whose tree IDs are kept."""
     revs = [f"HEAD~{n}" for n in range(KEPT_TREE_SEARCH)]
-    out = _git_input(["cat-file", "--batch-check=%(objectname) %(objecttype)"],
-                     "".join(f"{rev}:{MEMZOI}\n" for rev in revs)).splitlines()
+    out = _git_input(
+        ["cat-file", "--batch-check=%(objectname) %(objecttype)"], "".join(f"{rev}:{MEMZOI}\n" for rev in revs)
+    ).splitlines()
     if len(out) != len(revs):
         raise _Miss()
-    for rev, line in zip(revs, out):
+    for rev, line in zip(revs, out, strict=True):
         oid, _, kind = line.partition(" ")
         if kind != "tree":
             raise _Miss()  # no .memzoi/ there (or history ends): the full check decides
@@ -109,7 +119,7 @@ def _staged_changes(base: str) -> list[tuple[str, str, str, str]]:
     if fields[-1] != "" or len(fields) % 2 != 1:
         raise _Miss()
     changes = []
-    for meta, path in zip(fields[0::2], fields[1::2]):
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):  # the last field is the empty tail
         parts = meta.split(" ")
         if len(parts) != 5 or not parts[0].startswith(":"):
             raise _Miss()
@@ -135,8 +145,12 @@ def _blobs(oids: list[str]) -> list[bytes]:
     if not oids:
         return []
     try:
-        done = subprocess.run(["git", "cat-file", "--batch"], input="".join(f"{o}\n" for o in oids).encode(),
-                              capture_output=True, check=False)
+        done = subprocess.run(
+            ["git", "cat-file", "--batch"],
+            input="".join(f"{o}\n" for o in oids).encode(),
+            capture_output=True,
+            check=False,
+        )
     except OSError:
         raise _Miss() from None
     if done.returncode != 0:
@@ -148,7 +162,7 @@ def _blobs(oids: list[str]) -> list[bytes]:
         if len(header) != 3 or header[0].decode() != oid or header[1] != b"blob":
             raise _Miss()
         size = int(header[2])
-        blobs.append(data[end + 1:end + 1 + size])
+        blobs.append(data[end + 1 : end + 1 + size])
         at = end + 1 + size + 1
     return blobs
 
@@ -174,8 +188,7 @@ def _accept() -> bool:
         return False
     for status, _, _, path in against_head:
         # a file may only be added, or changed outside records/ and proposals/: the edit rules concern those
-        if status != "A 000000" and (status != f"M {_REGULAR}" or path.startswith(
-                (f"{RECORDS}/", f"{PROPOSALS}/"))):
+        if status != "A 000000" and (status != f"M {_REGULAR}" or path.startswith((f"{RECORDS}/", f"{PROPOSALS}/"))):
             return False
     known = verdicts.read_verdicts(folder, ((path, oid) for _, _, oid, path in changes))
     new_records: list[str] = []

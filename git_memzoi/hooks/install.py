@@ -112,8 +112,10 @@ def chain_line(name: HookName) -> str:
     if name == "pre-commit":
         return "git-memzoi hook pre-commit || exit $?"
     # pre-push and pre-receive read ref lines on stdin: the hook must keep them for its own use
-    return (f"refs=$(cat); printf '%s\\n' \"$refs\" | git-memzoi hook {name} \"$@\" || exit $? "
-            "(then read the ref lines from \"$refs\")")
+    return (
+        f'refs=$(cat); printf \'%s\\n\' "$refs" | git-memzoi hook {name} "$@" || exit $? '
+        '(then read the ref lines from "$refs")'
+    )
 
 
 def is_ours(path: Path) -> bool:
@@ -144,7 +146,8 @@ def install(repo: GitRepo, names: tuple[HookName, ...], program: str | None = No
                 raise Refused(
                     f"{path} exists and was not written by git memzoi; leaving it alone",
                     hint=f"to run both, add this line to that hook: {chain_line(name)}",
-                    code="foreign-hook")
+                    code="foreign-hook",
+                )
             current = path.read_text(encoding="utf-8", errors="replace")
             action: Literal["created", "updated", "unchanged"] = "unchanged" if current == text else "updated"
         else:

@@ -33,8 +33,9 @@ class GitUnclear(Exception):
 
 def _git(*args: str, input: str | None = None) -> str:
     try:
-        done = subprocess.run(["git", *args], input=input, capture_output=True, text=True,
-                              env=os.environ.copy(), check=False)
+        done = subprocess.run(
+            ["git", *args], input=input, capture_output=True, text=True, env=os.environ.copy(), check=False
+        )
     except OSError as exc:
         raise GitUnclear(str(exc)) from None
     if done.returncode != 0:
@@ -52,8 +53,11 @@ def staged_untouched() -> bool:
         return False
     try:
         # :(top) because a hook run by hand may start in a subdirectory of the work tree
-        done = subprocess.run(["git", "diff-index", "--cached", "--quiet", "HEAD", "--", f":(top){MEMZOI_DIR}"],
-                              capture_output=True, check=False)
+        done = subprocess.run(
+            ["git", "diff-index", "--cached", "--quiet", "HEAD", "--", f":(top){MEMZOI_DIR}"],
+            capture_output=True,
+            check=False,
+        )
     except OSError:
         return False
     return done.returncode == 0  # 1: differs; 128: no HEAD yet, not a repository, a broken index
@@ -83,8 +87,9 @@ def _existing_commits(names: list[str]) -> list[str | None]:
     """The commit each of `names` peels to, or None for a name this repository does not have."""
     if not names:
         return []
-    out = _git("cat-file", "--batch-check=%(objectname) %(objecttype)",
-               input="".join(f"{n}^{{commit}}\n" for n in names)).splitlines()
+    out = _git(
+        "cat-file", "--batch-check=%(objectname) %(objecttype)", input="".join(f"{n}^{{commit}}\n" for n in names)
+    ).splitlines()
     if len(out) != len(names):
         raise GitUnclear("git cat-file answered a different number of lines")
     return [line.split(" ")[0] if line.endswith(" commit") else None for line in out]
@@ -99,7 +104,7 @@ def _remote_names_for(remote: str) -> list[str]:
     names = set()
     for line in out.splitlines():
         key, _, value = line.partition(" ")
-        name = key[len("remote."):].rsplit(".", 1)[0]
+        name = key[len("remote.") :].rsplit(".", 1)[0]
         if name == remote or value == remote:
             names.add(name)
     return sorted(names)
@@ -108,8 +113,11 @@ def _remote_names_for(remote: str) -> list[str]:
 def _tracking_refs() -> list[tuple[str, str]]:
     """(commit, ref name) of every remote-tracking ref that points at a commit."""
     out = _git("for-each-ref", "--format=%(objecttype) %(objectname) %(refname)", "refs/remotes/")
-    return [(sha, ref) for kind, sha, ref in (line.split(" ", 2) for line in out.splitlines() if line.count(" ") >= 2)
-            if kind == "commit"]
+    return [
+        (sha, ref)
+        for kind, sha, ref in (line.split(" ", 2) for line in out.splitlines() if line.count(" ") >= 2)
+        if kind == "commit"
+    ]
 
 
 def plan_push(remote: str, lines: list[tuple[str, str]]) -> PushPlan:
@@ -125,10 +133,10 @@ def plan_push(remote: str, lines: list[tuple[str, str]]) -> PushPlan:
     news = [new for new, _ in lines if not _is_zero(new)]
     olds = [old for _, old in lines if not _is_zero(old)]
     found = _existing_commits(news + olds)
-    plan.tips = [sha for sha in found[:len(news)] if sha is not None]
+    plan.tips = [sha for sha in found[: len(news)] if sha is not None]
     if not plan.tips:
         return plan  # deletions (or tags of trees and blobs) bring no commits
-    known = {sha for sha in found[len(news):] if sha is not None}
+    known = {sha for sha in found[len(news) :] if sha is not None}
     tracking = _tracking_refs()
     if remote:
         # git passes a remote's name, or the URL itself when pushing by URL
@@ -162,11 +170,12 @@ def _any_touches(walked: list[list[str]]) -> bool:
     names = sorted({n for row in walked for n in row[:2]})
     if not names:
         return False
-    out = _git("cat-file", "--batch-check=%(objectname)",
-               input="".join(f"{n}:{MEMZOI_DIR}\n" for n in names)).splitlines()
+    out = _git(
+        "cat-file", "--batch-check=%(objectname)", input="".join(f"{n}:{MEMZOI_DIR}\n" for n in names)
+    ).splitlines()
     if len(out) != len(names):
         raise GitUnclear("git cat-file answered a different number of lines")
-    tree = {n: (None if line.endswith(" missing") else line) for n, line in zip(names, out)}
+    tree = {n: (None if line.endswith(" missing") else line) for n, line in zip(names, out, strict=True)}
     return any(tree[row[0]] != (tree[row[1]] if len(row) > 1 else None) for row in walked)
 
 
@@ -195,8 +204,19 @@ def untouched_report(walked: int, checked: int = 0) -> str:
 
     `checked` is 1 for a staged change hooks.fastcommit accepted: one change, one tree validated.
     """
-    return json.dumps({"ok": True, "commits_walked": walked, "commits_checked": checked,
-                       "trees_validated": checked, "problems": []}, indent=2) + "\n"
+    return (
+        json.dumps(
+            {
+                "ok": True,
+                "commits_walked": walked,
+                "commits_checked": checked,
+                "trees_validated": checked,
+                "problems": [],
+            },
+            indent=2,
+        )
+        + "\n"
+    )
 
 
 def staged_accepted() -> bool:

@@ -47,15 +47,23 @@ def record_rule(history: History, parse: Parse, change: TreeChange) -> Problem |
     record_id = parsed.record.id
     assert change.old_oid is not None  # a parsed old record has a blob
     if change.new_oid is None:
-        return Problem(change.path, 1, "record-deleted",
-                       f"record {record_id!r} is deleted; records leave current memory through a "
-                       "tombstone or supersede, never by deletion")
+        return Problem(
+            change.path,
+            1,
+            "record-deleted",
+            f"record {record_id!r} is deleted; records leave current memory through a "
+            "tombstone or supersede, never by deletion",
+        )
     old_raw, new_raw = history.blob(change.old_oid), history.blob(change.new_oid)
     if not change.new_symlink and transition_to(old_raw, new_raw, parsed.record.status) is not None:
         return None
-    return Problem(change.path, first_difference(old_raw, new_raw), "record-edited",
-                   f"record {record_id!r} is edited in place; only apply's status change "
-                   "(active -> superseded, tombstoned or expired) may touch a canonical record")
+    return Problem(
+        change.path,
+        first_difference(old_raw, new_raw),
+        "record-edited",
+        f"record {record_id!r} is edited in place; only apply's status change "
+        "(active -> superseded, tombstoned or expired) may touch a canonical record",
+    )
 
 
 def packet_rule(history: History, parse: Parse, change: TreeChange, new_memzoi: str | None) -> Problem | None:
@@ -69,11 +77,19 @@ def packet_rule(history: History, parse: Parse, change: TreeChange, new_memzoi: 
     if change.new_oid is None:
         name = change.path.rsplit("/", 1)[-1]
         back = " (moved back to pending)" if history.has_path(new_memzoi, f"{PENDING}/{name}") else ""
-        return Problem(change.path, 1, "packet-deleted",
-                       f"resolved packet {pid!r} is deleted{back}; resolved packets are append-only")
+        return Problem(
+            change.path,
+            1,
+            "packet-deleted",
+            f"resolved packet {pid!r} is deleted{back}; resolved packets are append-only",
+        )
     old_raw, new_raw = history.blob(change.old_oid), history.blob(change.new_oid)
-    return Problem(change.path, first_difference(old_raw, new_raw), "packet-edited",
-                   f"resolved packet {pid!r} is edited; resolved packets are append-only")
+    return Problem(
+        change.path,
+        first_difference(old_raw, new_raw),
+        "packet-edited",
+        f"resolved packet {pid!r} is edited; resolved packets are append-only",
+    )
 
 
 @dataclass
@@ -84,8 +100,7 @@ class _Applied:
     affected: set[str]
 
 
-def ref_rules(history: History, parse: Parse, base: str | None, tip: str | None,
-              policy: HooksConfig) -> list[Problem]:
+def ref_rules(history: History, parse: Parse, base: str | None, tip: str | None, policy: HooksConfig) -> list[Problem]:
     """What a ref would hold (`tip`) against what it holds (`base`), both .memzoi/ subtree OIDs."""
     if policy.allow_in_place_edits:
         return []  # the repository opted out of every lifecycle rule
@@ -102,20 +117,30 @@ def ref_rules(history: History, parse: Parse, base: str | None, tip: str | None,
                 applied = applied if applied is not None else _applied(history, parse, tip)
                 record_id, status = retired
                 if (APPLY_ACTIONS[status], record_id) not in applied.retirements:
-                    problems.append(Problem(
-                        change.path, _status_line(parse, change), "unreviewed-transition",
-                        f"record {record_id!r} becomes {status} without the applied {APPLY_ACTIONS[status]} "
-                        f"packet that names it (under {APPLIED})"))
+                    problems.append(
+                        Problem(
+                            change.path,
+                            _status_line(parse, change),
+                            "unreviewed-transition",
+                            f"record {record_id!r} becomes {status} without the applied {APPLY_ACTIONS[status]} "
+                            f"packet that names it (under {APPLIED})",
+                        )
+                    )
             elif policy.require_proposals and _old_record(change, parse) is None:
                 new = _new_record(parse, change)
                 if new is None:
                     continue
                 applied = applied if applied is not None else _applied(history, parse, tip)
                 if new.record.id not in applied.affected:
-                    problems.append(Problem(
-                        change.path, 1, "unreviewed-record",
-                        f"new record {new.record.id!r} has no applied packet naming it (under {APPLIED}); "
-                        "[hooks] require_proposals = true asks every new record for one"))
+                    problems.append(
+                        Problem(
+                            change.path,
+                            1,
+                            "unreviewed-record",
+                            f"new record {new.record.id!r} has no applied packet naming it (under {APPLIED}); "
+                            "[hooks] require_proposals = true asks every new record for one",
+                        )
+                    )
         else:
             problem = packet_rule(history, parse, change, tip)
             if problem is not None:
@@ -128,8 +153,7 @@ def _retirement(history: History, parse: Parse, change: TreeChange) -> tuple[str
     parsed = _old_record(change, parse)
     if parsed is None or change.new_oid is None or change.new_symlink:
         return None
-    status = transition_to(history.blob(change.old_oid or ""), history.blob(change.new_oid),
-                           parsed.record.status)
+    status = transition_to(history.blob(change.old_oid or ""), history.blob(change.new_oid), parsed.record.status)
     return (parsed.record.id, status) if status in APPLY_ACTIONS else None
 
 
@@ -179,7 +203,7 @@ def transition_to(old_raw: bytes, new_raw: bytes, old_status: str) -> str | None
 def first_difference(old: bytes, new: bytes) -> int:
     """The first line number at which two files differ."""
     old_lines, new_lines = old.split(b"\n"), new.split(b"\n")
-    for number, (a, b) in enumerate(zip(old_lines, new_lines), start=1):
+    for number, (a, b) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
         if a != b:
             return number
     return min(len(old_lines), len(new_lines)) + (len(old_lines) != len(new_lines))

@@ -56,10 +56,10 @@ def parse_pre_push(text: str) -> list[RefUpdate]:
             continue
         parts = line.split(" ")
         if len(parts) != 4:
-            raise UsageError(f"hook input line {number}: expected "
-                             f"'<local ref> <local sha> <remote ref> <remote sha>', got {line!r}")
-        updates.append(RefUpdate(parts[2], _hex(parts[3], "remote sha", number),
-                                 _hex(parts[1], "local sha", number)))
+            raise UsageError(
+                f"hook input line {number}: expected '<local ref> <local sha> <remote ref> <remote sha>', got {line!r}"
+            )
+        updates.append(RefUpdate(parts[2], _hex(parts[3], "remote sha", number), _hex(parts[1], "local sha", number)))
     return updates
 
 
@@ -92,9 +92,16 @@ def judgement(history: History, update: RefUpdate, tip: str, default_tip: str | 
     return Judgement(history.merge_base(tip, default_tip), default_tip)
 
 
-def check_push(repo: GitRepo, updates: Iterable[RefUpdate], hide: Iterable[str], *,
-               tree_cache: TreeCache | None = None, verify: bool = True,
-               default_tip: str | None = None, fork_point: bool = False) -> CheckReport:
+def check_push(
+    repo: GitRepo,
+    updates: Iterable[RefUpdate],
+    hide: Iterable[str],
+    *,
+    tree_cache: TreeCache | None = None,
+    verify: bool = True,
+    default_tip: str | None = None,
+    fork_point: bool = False,
+) -> CheckReport:
     """Check every commit the updates bring that no commit in `hide` reaches, parents first.
 
     Then judge what each ref would hold against what it holds (see `judgement`; `default_tip`
@@ -119,8 +126,11 @@ def check_push(repo: GitRepo, updates: Iterable[RefUpdate], hide: Iterable[str],
         judged = judgement(history, update, tip, default_tip)
         if fork_point and judged.base is not None:
             judged = Judgement(history.merge_base(judged.base, tip), judged.policy_from)
-        policy_config = (history.config_blob(judged.policy_from, REPO_CONFIG)
-                         if judged.policy_from is not None and history.memzoi_of(judged.policy_from) else None)
+        policy_config = (
+            history.config_blob(judged.policy_from, REPO_CONFIG)
+            if judged.policy_from is not None and history.memzoi_of(judged.policy_from)
+            else None
+        )
         policy = checker.policy(policy_config)
         for commit in history.new_commits([tip], hidden):
             # refs pushed together share commits: check each once per policy it is judged by
@@ -137,8 +147,9 @@ def check_push(repo: GitRepo, updates: Iterable[RefUpdate], hide: Iterable[str],
                 checker.odd_memzoi(commit.sha, odd)
             config = history.config_blob(commit.sha, REPO_CONFIG) if commit.memzoi is not None else None
             if tree_cache is not None and commit.parents:
-                _start_from_kept(checker, history, tree_cache, commit.parents[0], commit.parent_memzoi[0],
-                                 commit.memzoi)
+                _start_from_kept(
+                    checker, history, tree_cache, commit.parents[0], commit.parent_memzoi[0], commit.memzoi
+                )
             checker.check(commit.sha, commit.memzoi, commit.parents, commit.parent_memzoi, config, policy)
         tip_memzoi = history.memzoi_of(tip)
         if verify:
@@ -174,8 +185,14 @@ def check_client_push(repo: GitRepo, updates: list[RefUpdate], hide: Iterable[st
     A ref the remote lacks is judged from the remote's default branch (refs/remotes/REMOTE/HEAD).
     """
     default_tip = History(repo).symbolic_tip(f"refs/remotes/{remote}/HEAD") if remote else None
-    return check_push(repo, updates, hide, tree_cache=TreeCache(Layout.for_repo(repo).hook_trees), verify=False,
-                      default_tip=default_tip)
+    return check_push(
+        repo,
+        updates,
+        hide,
+        tree_cache=TreeCache(Layout.for_repo(repo).hook_trees),
+        verify=False,
+        default_tip=default_tip,
+    )
 
 
 def check_range(repo: GitRepo, spec: str) -> CheckReport:
@@ -227,9 +244,13 @@ def check_staged(repo: GitRepo) -> CheckReport:
             # an accepted tree: the next commit's fast path (hooks.fastcommit) starts from its IDs
             layout = Layout.for_repo(repo)
             records, packets = state.ids()
-            verdicts.write_tree_ids(layout.hook_trees, memzoi,
-                                    verdicts.config_signature([layout.user_config, layout.project_config]),
-                                    records, packets)
+            verdicts.write_tree_ids(
+                layout.hook_trees,
+                memzoi,
+                verdicts.config_signature([layout.user_config, layout.project_config]),
+                records,
+                packets,
+            )
     return report
 
 
@@ -237,8 +258,9 @@ def check_staged(repo: GitRepo) -> CheckReport:
 KEPT_TREE_SEARCH = 100
 
 
-def _start_from_kept(checker: MemoryChecker, history: History, cache: TreeCache, parent: str,
-                     parent_tree: str | None, tree: str | None) -> None:
+def _start_from_kept(
+    checker: MemoryChecker, history: History, cache: TreeCache, parent: str, parent_tree: str | None, tree: str | None
+) -> None:
     """Validate `tree` as a delta of the nearest kept tree when its parent's tree is neither kept nor at hand.
 
     The parent's tree came from elsewhere (a pull), or its commit was made without the full

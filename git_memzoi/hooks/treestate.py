@@ -78,25 +78,43 @@ class TreeState:
     _referrers: dict[str, frozenset[str]] = field(default_factory=dict)
     loader: Loader | None = None
 
-    def copy(self) -> "TreeState":
+    def copy(self) -> TreeState:
         """A state that `apply` can change without touching this one (tables are copied, sets shared)."""
-        return TreeState(dict(self.entries), dict(self.records), dict(self.packets), dict(self.problems),
-                         dict(self.cross), dict(self._items), dict(self._by_id), dict(self._referrers),
-                         self.loader)
+        return TreeState(
+            dict(self.entries),
+            dict(self.records),
+            dict(self.packets),
+            dict(self.problems),
+            dict(self.cross),
+            dict(self._items),
+            dict(self._by_id),
+            dict(self._referrers),
+            self.loader,
+        )
 
     def summary(self) -> dict[str, Any]:
         """The state as plain JSON data: entries, IDs, references and problems, not parsed documents."""
         files = []
         for path, entry in sorted(self.entries.items()):
             item = self._items.get(path)
-            files.append([path, entry.oid, entry.is_symlink, item.kind if item else None,
-                          item.id if item else None, sorted(item.refs) if item else []])
-        return {"files": files,
-                "problems": {p: [_problem_row(x) for x in ps] for p, ps in sorted(self.problems.items())},
-                "cross": {p: [_problem_row(x) for x in ps] for p, ps in sorted(self.cross.items())}}
+            files.append(
+                [
+                    path,
+                    entry.oid,
+                    entry.is_symlink,
+                    item.kind if item else None,
+                    item.id if item else None,
+                    sorted(item.refs) if item else [],
+                ]
+            )
+        return {
+            "files": files,
+            "problems": {p: [_problem_row(x) for x in ps] for p, ps in sorted(self.problems.items())},
+            "cross": {p: [_problem_row(x) for x in ps] for p, ps in sorted(self.cross.items())},
+        }
 
     @classmethod
-    def from_summary(cls, data: dict[str, Any], loader: Loader) -> "TreeState":
+    def from_summary(cls, data: dict[str, Any], loader: Loader) -> TreeState:
         """A state read back from `summary`; `loader` parses a file when a cross-check needs its document."""
         state = cls(loader=loader)
         by_id: dict[tuple[Kind, str], list[str]] = {}
@@ -157,8 +175,10 @@ class TreeState:
 
     def ids(self) -> tuple[set[str], set[str]]:
         """The IDs of the tree's records, and of its packets."""
-        return ({i.id for i in self._items.values() if i.kind == "record"},
-                {i.id for i in self._items.values() if i.kind == "packet"})
+        return (
+            {i.id for i in self._items.values() if i.kind == "record"},
+            {i.id for i in self._items.values() if i.kind == "packet"},
+        )
 
     def errors(self) -> list[Problem]:
         """Every error validate_tree would report for this tree, sorted by path and line."""
@@ -183,8 +203,10 @@ class TreeState:
             for ref in item.refs:
                 subset |= self._by_id.get(("record", ref), frozenset())
         self._load(subset)
-        report = TreeReport(records={p: self.records[p] for p in subset if p in self.records},
-                            packets={p: self.packets[p] for p in subset if p in self.packets})
+        report = TreeReport(
+            records={p: self.records[p] for p in subset if p in self.records},
+            packets={p: self.packets[p] for p in subset if p in self.packets},
+        )
         cross_check(report)
         found: dict[str, list[Problem]] = {}
         for problem in report.errors:

@@ -88,7 +88,7 @@ def add_verdicts(folder: Path, items: Iterable[tuple[str, str, Verdict]]) -> Non
         if path.stat().st_size > MAX_VERDICTS * 160:
             kept = path.read_text(encoding="utf-8").splitlines(keepends=True)
             if len(kept) > MAX_VERDICTS:
-                _replace(path, "".join(line for line in kept[len(kept) - MAX_VERDICTS // 2:] if line.endswith("\n")))
+                _replace(path, "".join(line for line in kept[len(kept) - MAX_VERDICTS // 2 :] if line.endswith("\n")))
         for old in folder.glob("verdicts-*.txt"):
             if old.name != VERDICTS_FILE:
                 old.unlink()
@@ -107,8 +107,11 @@ def verdict_of(path: str, report: object) -> Verdict | None:
         return ("record", report.records[path].record.id, None)
     if path in report.packets:
         packet = report.packets[path].packet
-        affected = (tuple(packet.resolution.affected_record_ids)
-                    if packet.status == "applied" and packet.resolution is not None else None)
+        affected = (
+            tuple(packet.resolution.affected_record_ids)
+            if packet.status == "applied" and packet.resolution is not None
+            else None
+        )
         return ("packet", packet.id, affected)
     return ("other", "", None)
 
@@ -146,6 +149,7 @@ def blob_oid(data: bytes) -> str:
 
 
 # tree IDs ------------------------------------------------------------------------------------
+
 
 def config_signature(files: Iterable[Path]) -> str:
     """Size and modification time of each config file that judges a tree (the user's, the project's)."""

@@ -38,9 +38,11 @@ def words(text: str) -> list[str]:
 
 
 #: Words too common in tasks, commands and sentences to select records on their own.
-STOPWORDS = frozenset("""a an and are as at be been by can do does for from has have how i if in into is it its
+STOPWORDS = frozenset(
+    """a an and are as at be been by can do does for from has have how i if in into is it its
 me my of on or our should so that the their then there these this those to up use we what when where which
-while who why will with without you your not no all any via than""".split())
+while who why will with without you your not no all any via than""".split()
+)
 
 
 def significant(text: str) -> list[str]:

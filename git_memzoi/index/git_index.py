@@ -47,8 +47,9 @@ def tracked_stats(git_dir: Path, prefix: str) -> Tracked | None:
     racy_before = index_mtime - 1_000_000_000
     try:
         for _ in range(count):
-            (_cs, _cn, mtime_s, mtime_n, _dev, ino, _mode, _uid, _gid, size, sha,
-             flags) = _ENTRY.unpack_from(data, offset)
+            (_cs, _cn, mtime_s, mtime_n, _dev, ino, _mode, _uid, _gid, size, sha, flags) = _ENTRY.unpack_from(
+                data, offset
+            )
             start = offset + _ENTRY.size
             if flags & 0x4000:  # extended flags (version 3): two more bytes
                 start += 2

@@ -26,8 +26,10 @@ from git_memzoi.layout import PENDING, SUFFIX, pending_path
 OPEN_STATES = ("pending", "validated", "approved")
 STATES = ("pending", "validated", "approved", "applied", "rejected")
 
-_COLUMNS = ("id, state, packet, body_digest, file_id, created_at, updated_at, reviewer, reason, "
-            "resolved_at, affected_ids, target_blob")
+_COLUMNS = (
+    "id, state, packet, body_digest, file_id, created_at, updated_at, reviewer, reason, "
+    "resolved_at, affected_ids, target_blob"
+)
 
 
 class ProposalRow(NamedTuple):
@@ -48,8 +50,20 @@ class ProposalRow(NamedTuple):
 
     def params(self) -> tuple[Any, ...]:
         affected = json.dumps(list(self.affected_ids)) if self.affected_ids is not None else None
-        return (self.id, self.state, self.packet, self.body_digest, self.file_id, self.created_at,
-                self.updated_at, self.reviewer, self.reason, self.resolved_at, affected, self.target_blob)
+        return (
+            self.id,
+            self.state,
+            self.packet,
+            self.body_digest,
+            self.file_id,
+            self.created_at,
+            self.updated_at,
+            self.reviewer,
+            self.reason,
+            self.resolved_at,
+            affected,
+            self.target_blob,
+        )
 
 
 class RejectionRow(NamedTuple):
@@ -105,8 +119,9 @@ def list_rows(conn: sqlite3.Connection, states: Iterable[str] | None = None) -> 
     else:
         wanted = list(states)
         marks = ",".join("?" for _ in wanted)
-        rows = conn.execute(f"SELECT {_COLUMNS} FROM proposals WHERE state IN ({marks}) ORDER BY created_at, id",
-                            wanted).fetchall()
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM proposals WHERE state IN ({marks}) ORDER BY created_at, id", wanted
+        ).fetchall()
     return [_row(r) for r in rows]
 
 
@@ -114,11 +129,11 @@ class Listed(NamedTuple):
     """One entry of the inbox listing: a proposal, or a pending packet file that no proposal stands for."""
 
     id: str
-    state: str                    # the proposal's state, or `proposed` for a packet file alone
-    packet: bytes                 # the proposal's packet text, or the file's bytes (empty when unreadable)
-    data: dict[str, Any] | None   # the packet's frontmatter, unvalidated (None when it does not parse)
-    file: str | None              # its pending packet file in the work tree, when there is one
-    row: ProposalRow | None       # the proposal (None for a packet file alone)
+    state: str  # the proposal's state, or `proposed` for a packet file alone
+    packet: bytes  # the proposal's packet text, or the file's bytes (empty when unreadable)
+    data: dict[str, Any] | None  # the packet's frontmatter, unvalidated (None when it does not parse)
+    file: str | None  # its pending packet file in the work tree, when there is one
+    row: ProposalRow | None  # the proposal (None for a packet file alone)
 
 
 def pending_files(workdir: Path) -> list[str]:
@@ -128,8 +143,11 @@ def pending_files(workdir: Path) -> list[str]:
         names = sorted(os.listdir(folder))
     except OSError:
         return []
-    return [f"{PENDING}/{name}" for name in names
-            if name.endswith(SUFFIX) and (folder / name).is_file() and not (folder / name).is_symlink()]
+    return [
+        f"{PENDING}/{name}"
+        for name in names
+        if name.endswith(SUFFIX) and (folder / name).is_file() and not (folder / name).is_symlink()
+    ]
 
 
 def listing(db_path: Path, workdir: Path | None, *, open_only: bool = False) -> list[Listed]:
@@ -138,6 +156,7 @@ def listing(db_path: Path, workdir: Path | None, *, open_only: bool = False) -> 
 
     shared.db is only read, and may not exist yet (then the files alone are listed).
     """
+
     def parse(raw: bytes, where: str) -> dict[str, Any] | None:
         from git_memzoi.profile import frontmatter  # PyYAML: only when there is a packet to read
 
@@ -171,7 +190,7 @@ def listing(db_path: Path, workdir: Path | None, *, open_only: bool = False) -> 
         except OSError:
             raw = b""
         data = parse(raw, rel)
-        stem = rel.rsplit("/", 1)[1][:-len(SUFFIX)]
+        stem = rel.rsplit("/", 1)[1][: -len(SUFFIX)]
         given = data.get("id") if data is not None else None
         name = given if isinstance(given, str) else stem
         if stem in known or name in known:
@@ -186,14 +205,17 @@ def twin(conn: sqlite3.Connection, body_digest: str, exclude_states: Iterable[st
     marks = ",".join("?" for _ in skip) or "''"
     found = conn.execute(
         f"SELECT id FROM proposals WHERE body_digest = ? AND state NOT IN ({marks}) ORDER BY created_at LIMIT 1",
-        [body_digest, *skip]).fetchone()
+        [body_digest, *skip],
+    ).fetchone()
     return str(found[0]) if found else None
 
 
 def find_rejection(conn: sqlite3.Connection, alias_sha256: str) -> RejectionRow | None:
     """The hash-only receipt a hashed alias points at, or None."""
-    found = conn.execute("SELECT alias_sha256, receipt_id, receipt_path, created_at FROM rejections "
-                         "WHERE alias_sha256 = ?", (alias_sha256,)).fetchone()
+    found = conn.execute(
+        "SELECT alias_sha256, receipt_id, receipt_path, created_at FROM rejections WHERE alias_sha256 = ?",
+        (alias_sha256,),
+    ).fetchone()
     return RejectionRow(*found) if found else None
 
 
@@ -204,13 +226,13 @@ def journal_committed(conn: sqlite3.Connection, txid: str) -> bool:
     """
     if conn.in_transaction:
         conn.execute("ROLLBACK")
-    found = conn.execute("SELECT 1 FROM events WHERE json_extract(detail, '$.journal') = ? LIMIT 1",
-                         (txid,)).fetchone()
+    found = conn.execute("SELECT 1 FROM events WHERE json_extract(detail, '$.journal') = ? LIMIT 1", (txid,)).fetchone()
     return found is not None
 
 
-def execute(conn: sqlite3.Connection, change: DbChange, txid: str,
-            before_commit: Callable[[], None] | None = None) -> None:
+def execute(
+    conn: sqlite3.Connection, change: DbChange, txid: str, before_commit: Callable[[], None] | None = None
+) -> None:
     """Apply `change` and its event (tagged with journal `txid`) in one transaction; raise Conflict on a stale guard."""
     with shared_db.transaction(conn):
         for proposal_id, state in change.expect:
@@ -221,12 +243,16 @@ def execute(conn: sqlite3.Connection, change: DbChange, txid: str,
         for proposal_id in change.delete_ids:
             conn.execute("DELETE FROM proposals WHERE id = ?", (proposal_id,))
         if change.upsert is not None:
-            conn.execute(f"INSERT OR REPLACE INTO proposals ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                         change.upsert.params())
+            conn.execute(
+                f"INSERT OR REPLACE INTO proposals ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                change.upsert.params(),
+            )
         for rejection in change.rejections:
-            conn.execute("INSERT OR REPLACE INTO rejections (alias_sha256, receipt_id, receipt_path, created_at) "
-                         "VALUES (?, ?, ?, ?)", (rejection.alias_sha256, rejection.receipt_id,
-                                                 rejection.receipt_path, rejection.created_at))
+            conn.execute(
+                "INSERT OR REPLACE INTO rejections (alias_sha256, receipt_id, receipt_path, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                (rejection.alias_sha256, rejection.receipt_id, rejection.receipt_path, rejection.created_at),
+            )
         detail = dict(change.event.detail) | {"journal": txid}
         shared_db.append_event(conn, change.event.action, list(change.event.ids), detail)
         if before_commit is not None:

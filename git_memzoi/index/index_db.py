@@ -21,6 +21,7 @@ SCHEMA_VERSION = 6
 #: Rows hold a whole record file (2-4 KB); larger pages waste less space around them.
 PAGE_SIZE = 16384
 
+
 class RecordRow(NamedTuple):
     """One row of `records`: the row a writer inserts and a reader gets back, field by field.
 
@@ -32,7 +33,7 @@ class RecordRow(NamedTuple):
 
     rowid: int
     # small columns that filters read come first, so a filter never reads past the long texts
-    path: str                  # .memzoi/records/<concept-id>.md or shared.db:<store>/<id>
+    path: str  # .memzoi/records/<concept-id>.md or shared.db:<store>/<id>
     store: Literal["repo", "local", "session"]
     record_id: str
     concept_id: str | None
@@ -43,30 +44,30 @@ class RecordRow(NamedTuple):
     scope: str
     boundary: float | None
     confidence: float
-    oid: str                   # git blob OID of the file (or of the runtime document text)
+    oid: str  # git blob OID of the file (or of the runtime document text)
     timestamp: str
     source: str | None
     source_ref: str | None
     proposal_id: str | None
     supersedes: str | None
-    boundary_at: str | None    # the boundary as RFC 3339 text
+    boundary_at: str | None  # the boundary as RFC 3339 text
     boundary_kind: str | None
     rule: str
     basis: str
-    facts: str                 # JSON list of the retention facts the boundary considered
-    retention: str             # JSON mapping of the record's retention fields
+    facts: str  # JSON list of the retention facts the boundary considered
+    retention: str  # JSON mapping of the record's retention fields
     tags_json: str
     applies_json: str
     title: str
     description: str | None
     tags: str
-    body_start: int            # where the Markdown body starts in the document (characters)
+    body_start: int  # where the Markdown body starts in the document (characters)
     document: str
 
     @property
     def body(self) -> str:
         """The Markdown body (what FTS indexes as `body`)."""
-        return self.document[self.body_start:]
+        return self.document[self.body_start :]
 
     def is_current(self, now: float) -> bool:
         """Active and strictly before the retention boundary at `now` (Unix seconds), as `current_filter`."""
@@ -78,7 +79,7 @@ ROW_COLUMNS: tuple[str, ...] = RecordRow._fields
 #: The columns a writer fills besides `rowid`, in insert order.
 RECORD_COLUMNS: tuple[str, ...] = ROW_COLUMNS[1:]
 
-_SCHEMA = f"""
+_SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE records (
     rowid INTEGER PRIMARY KEY,
@@ -130,6 +131,7 @@ CREATE INDEX applies_base ON applies(base);
 CREATE INDEX applies_record ON applies(record);
 """
 
+
 def _statements(script: str) -> list[str]:
     out, current = [], []
     for line in script.splitlines():
@@ -172,8 +174,9 @@ def connect_build(path: Path) -> sqlite3.Connection:
 
 def connect_read(path: Path) -> sqlite3.Connection:
     """Open an installed index read-only (raises sqlite3 errors; callers decide)."""
-    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True, isolation_level=None,
-                           check_same_thread=False)
+    conn = sqlite3.connect(
+        f"{path.as_uri()}?mode=ro&immutable=1", uri=True, isolation_level=None, check_same_thread=False
+    )
     return conn
 
 
@@ -190,8 +193,10 @@ def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
 
 def write_meta(conn: sqlite3.Connection, values: dict[str, Any]) -> None:
     """Set meta keys (strings stay strings, anything else is stored as JSON)."""
-    conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                     [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in values.items()])
+    conn.executemany(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+        [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in values.items()],
+    )
 
 
 def remove_stale_temps(folder: Path) -> None:
@@ -203,7 +208,7 @@ def remove_stale_temps(folder: Path) -> None:
     for name in names:
         if not name.startswith(INDEX_TEMP_PREFIX):
             continue
-        pid_text = name[len(INDEX_TEMP_PREFIX):].split("-", 1)[0]
+        pid_text = name[len(INDEX_TEMP_PREFIX) :].split("-", 1)[0]
         if pid_text.isdigit() and _alive(int(pid_text)):
             continue
         try:

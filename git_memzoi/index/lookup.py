@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
 
 
-def open_records(ws: "Workspace") -> sqlite3.Connection:
+def open_records(ws: Workspace) -> sqlite3.Connection:
     """A read-only index.db that holds every record file the work tree holds (refreshed first when unsure)."""
     from git_memzoi.index.build import connect_installed
     from git_memzoi.index.rebuild import open_index
@@ -36,15 +36,20 @@ def open_records(ws: "Workspace") -> sqlite3.Connection:
     return open_index(ws)
 
 
-def _vouched(ws: "Workspace", conn: sqlite3.Connection) -> bool:
+def _vouched(ws: Workspace, conn: sqlite3.Connection) -> bool:
     try:
         meta = index_db.read_meta(conn)
     except StateError:
         return False
     check = staleness.read_check(ws.layout.index_db)
     workdir = str(ws.repo.require_workdir())
-    if (not meta or check is None or check.get("build_id") != meta.get("build_id")
-            or meta.get("parser") != staleness.parser_version() or check.get("workdir") != workdir):
+    if (
+        not meta
+        or check is None
+        or check.get("build_id") != meta.get("build_id")
+        or meta.get("parser") != staleness.parser_version()
+        or check.get("workdir") != workdir
+    ):
         return False
     dirs: dict[str, list[int] | None] = check.get("dirs") or {}
     if RECORDS not in dirs:
@@ -71,18 +76,23 @@ def _same_names(conn: sqlite3.Connection, workdir: str, rel: str, dirs: dict[str
         return False
     prefix = rel + "/"
     start = len(prefix) + 1
-    known = {key[len(prefix):] for key in dirs if key.startswith(prefix) and "/" not in key[len(prefix):]}
+    known = {key[len(prefix) :] for key in dirs if key.startswith(prefix) and "/" not in key[len(prefix) :]}
     for table in ("files", "invalid"):
-        known.update(row[0] for row in conn.execute(
-            f"SELECT substr(path, ?) FROM {table} WHERE path > ? AND path < ? AND instr(substr(path, ?), '/') = 0",
-            (start, prefix, prefix + "\U0010ffff", start)))
+        known.update(
+            row[0]
+            for row in conn.execute(
+                f"SELECT substr(path, ?) FROM {table} WHERE path > ? AND path < ? AND instr(substr(path, ?), '/') = 0",
+                (start, prefix, prefix + "\U0010ffff", start),
+            )
+        )
     return names == known
 
 
 def with_id(conn: sqlite3.Connection, record_id: str) -> list[tuple[str, str, str]]:
     """(path, status, scope) of every valid repository record with this ID."""
-    rows = conn.execute("SELECT path, status, scope FROM records WHERE store = 'repo' AND record_id = ?",
-                        (record_id,)).fetchall()
+    rows = conn.execute(
+        "SELECT path, status, scope FROM records WHERE store = 'repo' AND record_id = ?", (record_id,)
+    ).fetchall()
     return [(str(path), str(status), str(scope)) for path, status, scope in rows]
 
 
@@ -94,6 +104,9 @@ def invalid_paths(conn: sqlite3.Connection) -> list[str]:
 def documents(conn: sqlite3.Connection, containing: str | None) -> list[tuple[str, str]]:
     """(path, text) of the valid repository records whose text contains `containing` (all when None)."""
     sql = "SELECT path, document FROM records WHERE store = 'repo'"
-    rows = conn.execute(sql + " AND instr(document, ?) > 0", (containing,)) if containing is not None \
+    rows = (
+        conn.execute(sql + " AND instr(document, ?) > 0", (containing,))
+        if containing is not None
         else conn.execute(sql)
+    )
     return [(str(path), str(text)) for path, text in rows]

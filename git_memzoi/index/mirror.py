@@ -47,16 +47,17 @@ def read_runtime(path: Path) -> RuntimeSnapshot:
         return RuntimeSnapshot()
     conn = shared_db.connect(path, readonly=True)
     try:
-        rows = conn.execute(
-            "SELECT id, store, document FROM runtime_records ORDER BY store, id").fetchall()
+        rows = conn.execute("SELECT id, store, document FROM runtime_records ORDER BY store, id").fetchall()
         facts = conn.execute(f"SELECT {', '.join(FACT_KEYS)} FROM retention_facts ORDER BY seq").fetchall()
     except sqlite3.DatabaseError as exc:
-        raise StateError(f"{path}: shared.db is unreadable: {exc}",
-                         hint="shared.db is durable authority and is never recreated over; "
-                              "restore it from a backup or move it aside deliberately") from None
+        raise StateError(
+            f"{path}: shared.db is unreadable: {exc}",
+            hint="shared.db is durable authority and is never recreated over; "
+            "restore it from a backup or move it aside deliberately",
+        ) from None
     finally:
         conn.close()
     return RuntimeSnapshot(
         documents=[RuntimeDocument(r[0], r[1], r[2]) for r in rows],
-        facts=[{k: str(v) for k, v in zip(FACT_KEYS, f)} for f in facts],
+        facts=[{k: str(v) for k, v in zip(FACT_KEYS, f, strict=True)} for f in facts],
     )

@@ -31,25 +31,27 @@ def parse_payload(raw: bytes, where: str) -> dict[str, Any]:
     front = doc.frontmatter_text
     match = 0 if front.startswith("id:") else front.find("\nid:") + 1
     id_line = front.count("\n", 0, match) + 2 if match >= 0 else 2
-    return {"ok": {
-        "id": record.id,
-        "type": record.type,
-        "lane": record.lane,
-        "status": record.status,
-        "visibility": record.visibility,
-        "scope": record.scope,
-        "title": record.title,
-        "description": record.description,
-        "tags": list(record.tags or []),
-        "applies_to": list(record.applies_to or []),
-        "source": record.source,
-        "source_ref": record.source_ref,
-        "proposal_id": record.proposal_id,
-        "supersedes": record.supersedes,
-        "timestamp": record.timestamp,
-        "confidence": float(record.confidence),
-        "retention": record.retention.model_dump(exclude_none=True),
-        # the body follows "---\n" + frontmatter + "---\n" (a record's body is never empty)
-        "body_start": len(front) + 2 * (len(FENCE) + 1),
-        "id_line": id_line,
-    }}
+    return {
+        "ok": {
+            "id": record.id,
+            "type": record.type,
+            "lane": record.lane,
+            "status": record.status,
+            "visibility": record.visibility,
+            "scope": record.scope,
+            "title": record.title,
+            "description": record.description,
+            "tags": list(record.tags or []),
+            "applies_to": list(record.applies_to or []),
+            "source": record.source,
+            "source_ref": record.source_ref,
+            "proposal_id": record.proposal_id,
+            "supersedes": record.supersedes,
+            "timestamp": record.timestamp,
+            "confidence": float(record.confidence),
+            "retention": record.retention.model_dump(exclude_none=True),
+            # the body follows "---\n" + frontmatter + "---\n" (a record's body is never empty)
+            "body_start": len(front) + 2 * (len(FENCE) + 1),
+            "id_line": id_line,
+        }
+    }

@@ -19,11 +19,12 @@ import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (the start-up path reads the index)
 if TYPE_CHECKING:
     from typing import Any
 
-from git_memzoi import __version__
+from git_memzoi import __version__  # noqa: E402  (after the TYPE_CHECKING stand-in, as typing stays unloaded)
 
 #: Bump when what a parse produces changes shape; the package version is part of the key too.
 PARSER_VERSION = f"{__version__}+p1"
@@ -41,7 +42,7 @@ class ParseCache:
         self.max_entries = max_entries
 
     @classmethod
-    def open(cls, path: Path, *, readonly: bool = False, max_entries: int = MAX_ENTRIES) -> "ParseCache":
+    def open(cls, path: Path, *, readonly: bool = False, max_entries: int = MAX_ENTRIES) -> ParseCache:
         """Open (or create) the cache; an unusable one is moved aside and the cache starts empty.
 
         `readonly` only reads (a worker process looking entries up); a missing or unreadable
@@ -86,7 +87,7 @@ class ParseCache:
         found: dict[str, Any] = {}
         try:
             for start in range(0, len(wanted), _BATCH):
-                chunk = wanted[start:start + _BATCH]
+                chunk = wanted[start : start + _BATCH]
                 marks = ",".join("?" * len(chunk))
                 for oid, payload in self.conn.execute(f"SELECT oid, payload FROM parsed WHERE oid IN ({marks})", chunk):
                     found[oid] = json.loads(payload)
@@ -119,8 +120,9 @@ class ParseCache:
         if count <= self.max_entries:
             return
         drop = count - int(self.max_entries * KEEP_FRACTION)
-        self.conn.execute("DELETE FROM parsed WHERE rowid IN (SELECT rowid FROM parsed ORDER BY rowid LIMIT ?)",
-                          (drop,))
+        self.conn.execute(
+            "DELETE FROM parsed WHERE rowid IN (SELECT rowid FROM parsed ORDER BY rowid LIMIT ?)", (drop,)
+        )
 
     def count(self) -> int:
         """How many entries the cache holds (0 when it is unusable)."""

@@ -37,8 +37,15 @@ class Filter:
 
     __slots__ = ("lane", "now", "shared", "stores", "types")
 
-    def __init__(self, *, now: float | None = None, shared: bool = True, stores: Sequence[str] = (),
-                 types: Sequence[str] = (), lane: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        now: float | None = None,
+        shared: bool = True,
+        stores: Sequence[str] = (),
+        types: Sequence[str] = (),
+        lane: str | None = None,
+    ) -> None:
         self.now = now
         self.shared = shared
         self.stores = tuple(stores)
@@ -92,8 +99,9 @@ def in_path_order(conn: sqlite3.Connection, flt: Filter, limit: int, bases: Sequ
     return list(map(_MAKE, conn.execute(sql, params)))
 
 
-def ranked(conn: sqlite3.Connection, query_terms: list[str], flt: Filter, limit: int,
-           bases: Sequence[str] = ()) -> list[tuple[RecordRow, float]]:
+def ranked(
+    conn: sqlite3.Connection, query_terms: list[str], flt: Filter, limit: int, bases: Sequence[str] = ()
+) -> list[tuple[RecordRow, float]]:
     """(row, bm25 score) best first: records matching every term, then any term; never an FTS error.
 
     `query_terms` are quoted FTS5 terms (`fts.terms`). With `bases`, ranking starts from the
@@ -123,8 +131,9 @@ def ranked(conn: sqlite3.Connection, query_terms: list[str], flt: Filter, limit:
     return out
 
 
-def _ranked_then_filtered(conn: sqlite3.Connection, match: str, where: str, bound: dict[str, Any], limit: int,
-                          bases: Sequence[str]) -> list[tuple[RecordRow, float]]:
+def _ranked_then_filtered(
+    conn: sqlite3.Connection, match: str, where: str, bound: dict[str, Any], limit: int, bases: Sequence[str]
+) -> list[tuple[RecordRow, float]]:
     """Rank FTS matches (within the records with an entry at `bases`), then filter the best few.
 
     Only rowids and scores are ranked; the filters read the small leading columns of the best
@@ -132,12 +141,15 @@ def _ranked_then_filtered(conn: sqlite3.Connection, match: str, where: str, boun
     """
     params: dict[str, Any] = {"match": match}
     if not bases:
-        top_sql = (f"SELECT rowid, {_BM25} AS rank FROM records_fts WHERE records_fts MATCH :match "
-                   "ORDER BY rank LIMIT :want")
+        top_sql = (
+            f"SELECT rowid, {_BM25} AS rank FROM records_fts WHERE records_fts MATCH :match ORDER BY rank LIMIT :want"
+        )
     else:
-        top_sql = (f"SELECT a.record, {_BM25} AS rank FROM applies a JOIN records_fts ON records_fts.rowid = a.record "
-                   f"WHERE a.base IN ({_bind(params, 'p', bases)}) AND records_fts MATCH :match "
-                   "ORDER BY rank LIMIT :want")
+        top_sql = (
+            f"SELECT a.record, {_BM25} AS rank FROM applies a JOIN records_fts ON records_fts.rowid = a.record "
+            f"WHERE a.base IN ({_bind(params, 'p', bases)}) AND records_fts MATCH :match "
+            "ORDER BY rank LIMIT :want"
+        )
     want = limit * 3 + 10
     while True:
         top = conn.execute(top_sql, params | {"want": want}).fetchall()
@@ -147,15 +159,19 @@ def _ranked_then_filtered(conn: sqlite3.Connection, match: str, where: str, boun
         for rowid, rank in top:  # a record may hold two entries at the bases
             ranked_ids.setdefault(rowid, -float(rank))
         marks = ", ".join(str(int(rowid)) for rowid in ranked_ids)
-        allowed = {rowid for (rowid,) in conn.execute(
-            f"SELECT r.rowid FROM records r WHERE r.rowid IN ({marks}) AND {where}", bound)}
+        allowed = {
+            rowid
+            for (rowid,) in conn.execute(f"SELECT r.rowid FROM records r WHERE r.rowid IN ({marks}) AND {where}", bound)
+        }
         best = [(rowid, score) for rowid, score in ranked_ids.items() if rowid in allowed][:limit]
         if len(best) >= limit or len(top) < want:
             if not best:
                 return []
             marks = ", ".join(str(int(rowid)) for rowid, _ in best)
-            rows = {row.rowid: row for row in map(_MAKE, conn.execute(
-                f"SELECT {_ROW} FROM records r WHERE r.rowid IN ({marks})"))}
+            rows = {
+                row.rowid: row
+                for row in map(_MAKE, conn.execute(f"SELECT {_ROW} FROM records r WHERE r.rowid IN ({marks})"))
+            }
             return [(rows[rowid], score) for rowid, score in best]
         want *= 4
 
@@ -163,24 +179,30 @@ def _ranked_then_filtered(conn: sqlite3.Connection, match: str, where: str, boun
 def matching(conn: sqlite3.Connection, term: str, flt: Filter) -> list[RecordRow]:
     """The rows `flt` keeps whose text matches one quoted FTS5 term, in no particular order."""
     params: dict[str, Any] = {"match": term}
-    sql = (f"SELECT {_ROW} FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
-           f"WHERE records_fts MATCH :match AND {flt.where(params)}")
+    sql = (
+        f"SELECT {_ROW} FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
+        f"WHERE records_fts MATCH :match AND {flt.where(params)}"
+    )
     return list(map(_MAKE, conn.execute(sql, params)))
 
 
 def covering(conn: sqlite3.Connection, bases: Sequence[str], flt: Filter) -> list[tuple[RecordRow, str, str]]:
     """(row, entry, base) for each `applies_to` entry whose base is one of `bases`, of the rows `flt` keeps."""
     params: dict[str, Any] = {}
-    sql = (f"SELECT {_ROW}, a.entry, a.base FROM applies a JOIN records r ON r.rowid = a.record "
-           f"WHERE a.base IN ({_bind(params, 'a', bases)}) AND {flt.where(params)}")
+    sql = (
+        f"SELECT {_ROW}, a.entry, a.base FROM applies a JOIN records r ON r.rowid = a.record "
+        f"WHERE a.base IN ({_bind(params, 'a', bases)}) AND {flt.where(params)}"
+    )
     return [(_MAKE(values[:-2]), values[-2], values[-1]) for values in conn.execute(sql, params)]
 
 
 def inside(conn: sqlite3.Connection, folder: str, flt: Filter) -> list[tuple[RecordRow, str]]:
     """(row, entry) for each `applies_to` entry strictly inside `folder`, of the rows `flt` keeps."""
     params: dict[str, Any] = {"lo": folder + "/", "hi": folder + "0"}  # "0" sorts right after "/"
-    sql = (f"SELECT {_ROW}, a.entry FROM applies a JOIN records r ON r.rowid = a.record "
-           f"WHERE a.base > :lo AND a.base < :hi AND {flt.where(params)}")
+    sql = (
+        f"SELECT {_ROW}, a.entry FROM applies a JOIN records r ON r.rowid = a.record "
+        f"WHERE a.base > :lo AND a.base < :hi AND {flt.where(params)}"
+    )
     return [(_MAKE(values[:-1]), values[-1]) for values in conn.execute(sql, params)]
 
 
@@ -189,8 +211,7 @@ _FACT_KEYS = ("record_id", "fact", "until", "reason", "actor", "created_at")
 
 def facts(conn: sqlite3.Connection, record_id: str) -> list[dict[str, str]]:
     """The authorised retention facts about one record, as mirrored from shared.db, oldest first."""
-    rows = conn.execute(f"SELECT {', '.join(_FACT_KEYS)} FROM facts WHERE record_id = ? ORDER BY seq",
-                        (record_id,))
+    rows = conn.execute(f"SELECT {', '.join(_FACT_KEYS)} FROM facts WHERE record_id = ? ORDER BY seq", (record_id,))
     return [dict(zip(_FACT_KEYS, row, strict=True)) for row in rows]
 
 
@@ -200,15 +221,19 @@ _SHAREABLE = f"{_CURRENT} AND {_SHARED} AND r.concept_id IS NOT NULL"
 
 def shareable(conn: sqlite3.Connection, now: float) -> list[tuple[str, str, str, str | None]]:
     """(concept ID, record ID, title, description) of each current, non-private repository record, by path."""
-    rows = conn.execute(f"SELECT r.concept_id, r.record_id, r.title, r.description FROM records r "
-                        f"WHERE {_SHAREABLE} ORDER BY r.path", {"now": now})
+    rows = conn.execute(
+        f"SELECT r.concept_id, r.record_id, r.title, r.description FROM records r WHERE {_SHAREABLE} ORDER BY r.path",
+        {"now": now},
+    )
     return [(row[0], row[1], row[2], row[3]) for row in rows]
 
 
 def shareable_document(conn: sqlite3.Connection, now: float, concept_id: str) -> str | None:
     """The file text of the current, non-private repository record at `concept_id`, or None."""
-    row = conn.execute(f"SELECT r.document FROM records r WHERE r.concept_id = :concept AND {_SHAREABLE}",
-                       {"now": now, "concept": concept_id}).fetchone()
+    row = conn.execute(
+        f"SELECT r.document FROM records r WHERE r.concept_id = :concept AND {_SHAREABLE}",
+        {"now": now, "concept": concept_id},
+    ).fetchone()
     return None if row is None else str(row[0])
 
 

@@ -23,12 +23,21 @@ from git_memzoi.layout import INDEX_LOCK
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
 
-__all__ = ["InvalidRecords", "Progress", "RebuildReport", "current_filter", "instant", "open_index", "rebuild",
-           "refresh"]
+__all__ = [
+    "InvalidRecords",
+    "Progress",
+    "RebuildReport",
+    "current_filter",
+    "instant",
+    "open_index",
+    "rebuild",
+    "refresh",
+]
 
 
-def rebuild(ws: "Workspace", *, full: bool = False, strict: bool = False,
-            progress: Progress | None = None) -> RebuildReport:
+def rebuild(
+    ws: Workspace, *, full: bool = False, strict: bool = False, progress: Progress | None = None
+) -> RebuildReport:
     """Bring index.db in line with the records and shared.db; cheap when little changed.
 
     Refuses (StateError) before touching anything when shared.db exists but is corrupt.
@@ -44,7 +53,7 @@ def rebuild(ws: "Workspace", *, full: bool = False, strict: bool = False,
     return report
 
 
-def refresh(ws: "Workspace", paths: Iterable[str]) -> RebuildReport:
+def refresh(ws: Workspace, paths: Iterable[str]) -> RebuildReport:
     """Bring index.db in line after writing `paths` (repository-relative): their rows only, when the
     index was current before; otherwise as `rebuild` does."""
     with _one_writer(ws):
@@ -56,7 +65,7 @@ def refresh(ws: "Workspace", paths: Iterable[str]) -> RebuildReport:
     return report
 
 
-def open_index(ws: "Workspace", *, refresh: bool = True) -> sqlite3.Connection:
+def open_index(ws: Workspace, *, refresh: bool = True) -> sqlite3.Connection:
     """A read-only connection to a current index.db, refreshing (or building) it first when stale.
 
     Fails closed (StateError) when shared.db exists but cannot be read; never writes shared.db.
@@ -81,15 +90,14 @@ def open_index(ws: "Workspace", *, refresh: bool = True) -> sqlite3.Connection:
         conn.close()
     conn = connect_installed(path)
     if conn is None:
-        raise StateError(f"{path}: index.db could not be read after a refresh",
-                         hint="run `git memzoi rebuild --full`")
+        raise StateError(f"{path}: index.db could not be read after a refresh", hint="run `git memzoi rebuild --full`")
     return conn
 
 
 WRITER_WAIT_SECONDS = 300.0
 
 
-def _sync_one_writer(ws: "Workspace", *, full: bool, strict: bool, progress: Progress | None) -> RebuildReport:
+def _sync_one_writer(ws: Workspace, *, full: bool, strict: bool, progress: Progress | None) -> RebuildReport:
     """Run `sync` as this worktree's only index writer (a rebuild with nothing to do only reads)."""
     if not full:
         report = noop(ws, strict=strict)
@@ -100,7 +108,7 @@ def _sync_one_writer(ws: "Workspace", *, full: bool, strict: bool, progress: Pro
 
 
 @contextmanager
-def _one_writer(ws: "Workspace") -> Iterator[None]:
+def _one_writer(ws: Workspace) -> Iterator[None]:
     """Be this worktree's only index writer.
 
     A build copies the installed index as its base and replaces it at the end; two builds
@@ -121,15 +129,17 @@ def _one_writer(ws: "Workspace") -> Iterator[None]:
             raise
         raise StateError(f"cannot refresh {ws.layout.index_db}: {known}", hint=known.hint) from None
     except filelock.Timeout:
-        raise StateError(f"{ws.layout.worktree / INDEX_LOCK} stayed held for {WRITER_WAIT_SECONDS:g}s "
-                         "by another index build", hint="retry when the other rebuild ends") from None
+        raise StateError(
+            f"{ws.layout.worktree / INDEX_LOCK} stayed held for {WRITER_WAIT_SECONDS:g}s by another index build",
+            hint="retry when the other rebuild ends",
+        ) from None
     try:
         yield
     finally:
         lock.release()
 
 
-def _inode(path: "os.PathLike[str]") -> int | None:
+def _inode(path: os.PathLike[str]) -> int | None:
     try:
         return os.stat(path).st_ino
     except OSError:

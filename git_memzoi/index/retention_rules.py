@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from git_memzoi.profile.timefmt import format_rfc3339, parse_rfc3339, plus
 
@@ -27,11 +27,11 @@ _SESSION_ORDER = {"terminal": 0, "explicit": 1, "lease": 2, "cap": 3}
 class Boundary:
     """Where retention ends ordinary recall for one record, and how that instant was reached."""
 
-    rule: str                 # the lane rule, for a person
-    at: datetime | None       # None: no retention boundary (or the status already decides)
-    kind: str | None          # terminal | lease | cap | explicit | window | extension | status
-    basis: str                # how `at` follows from the record's retention fields and facts
-    active: bool              # status: active (anything else is never current)
+    rule: str  # the lane rule, for a person
+    at: datetime | None  # None: no retention boundary (or the status already decides)
+    kind: str | None  # terminal | lease | cap | explicit | window | extension | status
+    basis: str  # how `at` follows from the record's retention fields and facts
+    active: bool  # status: active (anything else is never current)
     status: str = "active"
     facts: tuple[dict[str, str], ...] = field(default=())
 
@@ -39,11 +39,15 @@ class Boundary:
 def lane_rule(lane: str, lease_hours: float) -> str:
     """The rule sentence for a lane."""
     if lane == "session":
-        return (f"session: closes at the earliest of ended_at, the inactivity lease ({lease_hours:g}h after "
-                f"last_active_at or started_at), 7 days after started_at, and explicit_expires_at")
+        return (
+            f"session: closes at the earliest of ended_at, the inactivity lease ({lease_hours:g}h after "
+            f"last_active_at or started_at), 7 days after started_at, and explicit_expires_at"
+        )
     if lane == "episodic":
-        return ("episodic: 30-day window from occurred_at, extendable by authorised facts to at most "
-                "90 days from occurred_at; explicit_expires_at ends it earlier")
+        return (
+            "episodic: 30-day window from occurred_at, extendable by authorised facts to at most "
+            "90 days from occurred_at; explicit_expires_at ends it earlier"
+        )
     return f"{lane}: no age limit; only explicit_expires_at ends ordinary recall"
 
 
@@ -81,22 +85,36 @@ def _plain(lane: str, status: str, lease_hours: float) -> Boundary:
     return _compute("", lane, status, {}, (), lease_hours)
 
 
-def boundary(record_id: str, lane: str, status: str, retention: Mapping[str, object],
-             facts: Iterable[Mapping[str, object]], lease_hours: float) -> Boundary:
+def boundary(
+    record_id: str,
+    lane: str,
+    status: str,
+    retention: Mapping[str, object],
+    facts: Iterable[Mapping[str, object]],
+    lease_hours: float,
+) -> Boundary:
     """The retention boundary of one record under its lane's rule."""
-    if not facts and (status != "active" or (
-            lane in ("semantic", "procedural") and not retention.get("explicit_expires_at"))):
+    if not facts and (
+        status != "active" or (lane in ("semantic", "procedural") and not retention.get("explicit_expires_at"))
+    ):
         return _plain(lane, status, lease_hours)
     return _compute(record_id, lane, status, retention, facts, lease_hours)
 
 
-def _compute(record_id: str, lane: str, status: str, retention: Mapping[str, object],
-             facts: Iterable[Mapping[str, object]], lease_hours: float) -> Boundary:
+def _compute(
+    record_id: str,
+    lane: str,
+    status: str,
+    retention: Mapping[str, object],
+    facts: Iterable[Mapping[str, object]],
+    lease_hours: float,
+) -> Boundary:
     rule = lane_rule(lane, lease_hours)
     mine = facts_for(record_id, facts)
     if status != "active":
-        return Boundary(rule, None, "status", f"status is {status}; only status: active records are current",
-                        False, status, mine)
+        return Boundary(
+            rule, None, "status", f"status is {status}; only status: active records are current", False, status, mine
+        )
     explicit = _when(retention.get("explicit_expires_at"))
     if lane == "session":
         return _session(rule, retention, explicit, lease_hours, mine)
@@ -104,12 +122,24 @@ def _compute(record_id: str, lane: str, status: str, retention: Mapping[str, obj
         return _episodic(rule, retention, explicit, mine)
     if explicit is not None:
         return Boundary(rule, explicit, "explicit", f"explicit_expires_at {_fmt(explicit)}", True, status, mine)
-    return Boundary(rule, None, None, f"{lane} records have no age limit and this one sets no explicit_expires_at",
-                    True, status, mine)
+    return Boundary(
+        rule,
+        None,
+        None,
+        f"{lane} records have no age limit and this one sets no explicit_expires_at",
+        True,
+        status,
+        mine,
+    )
 
 
-def _session(rule: str, retention: Mapping[str, object], explicit: datetime | None, lease_hours: float,
-             facts: tuple[dict[str, str], ...]) -> Boundary:
+def _session(
+    rule: str,
+    retention: Mapping[str, object],
+    explicit: datetime | None,
+    lease_hours: float,
+    facts: tuple[dict[str, str], ...],
+) -> Boundary:
     started = _when(retention.get("started_at"))
     ended = _when(retention.get("ended_at"))
     last_active = _when(retention.get("last_active_at"))
@@ -121,8 +151,9 @@ def _session(rule: str, retention: Mapping[str, object], explicit: datetime | No
     lease_from, lease_field = (last_active, "last_active_at") if last_active is not None else (started, "started_at")
     if lease_from is not None:
         lease_end = plus(lease_from, timedelta(hours=lease_hours))
-        candidates.append((lease_end, "lease",
-                           f"inactivity lease: {lease_field} {_fmt(lease_from)} + {_hours(lease_hours)}"))
+        candidates.append(
+            (lease_end, "lease", f"inactivity lease: {lease_field} {_fmt(lease_from)} + {_hours(lease_hours)}")
+        )
     if started is not None:
         candidates.append((plus(started, SESSION_CAP), "cap", f"7-day cap: started_at {_fmt(started)} + 7 days"))
     if not candidates:
@@ -131,8 +162,9 @@ def _session(rule: str, retention: Mapping[str, object], explicit: datetime | No
     return Boundary(rule, at, kind, basis, True, "active", facts)
 
 
-def _episodic(rule: str, retention: Mapping[str, object], explicit: datetime | None,
-              facts: tuple[dict[str, str], ...]) -> Boundary:
+def _episodic(
+    rule: str, retention: Mapping[str, object], explicit: datetime | None, facts: tuple[dict[str, str], ...]
+) -> Boundary:
     occurred = _when(retention.get("occurred_at"))
     if occurred is None:
         if explicit is not None:

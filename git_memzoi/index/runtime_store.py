@@ -49,8 +49,14 @@ class RetentionFact:
 
     def as_dict(self) -> dict[str, str]:
         """The string mapping retention decisions and ExpiryDecision.facts carry."""
-        return {"record_id": self.record_id, "fact": self.fact, "until": self.until, "reason": self.reason,
-                "actor": self.actor, "created_at": self.created_at}
+        return {
+            "record_id": self.record_id,
+            "fact": self.fact,
+            "until": self.until,
+            "reason": self.reason,
+            "actor": self.actor,
+            "created_at": self.created_at,
+        }
 
 
 @dataclass(frozen=True)
@@ -65,8 +71,14 @@ class Event:
     detail: dict[str, Any]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"seq": self.seq, "at": self.at, "actor": self.actor, "action": self.action,
-                "ids": self.ids, "detail": self.detail}
+        return {
+            "seq": self.seq,
+            "at": self.at,
+            "actor": self.actor,
+            "action": self.action,
+            "ids": self.ids,
+            "detail": self.detail,
+        }
 
 
 _RECORD_COLUMNS = "id, store, document, status, created_at, updated_at, worktree_key"
@@ -79,21 +91,41 @@ def _stamp() -> str:
 
 # --- runtime_records -------------------------------------------------------------------------------
 
-def insert_record(conn: sqlite3.Connection, *, record_id: str, store: str, document: str, status: str,
-                  worktree_key: str | None, action: str, detail: dict[str, Any] | None = None) -> RuntimeRow:
+
+def insert_record(
+    conn: sqlite3.Connection,
+    *,
+    record_id: str,
+    store: str,
+    document: str,
+    status: str,
+    worktree_key: str | None,
+    action: str,
+    detail: dict[str, Any] | None = None,
+) -> RuntimeRow:
     """Insert a new runtime record and its event; raises sqlite3.IntegrityError on a duplicate ID."""
     if store not in STORES:
         raise ValueError(f"unknown runtime store {store!r}")
     stamp = _stamp()
     with shared_db.transaction(conn):
-        conn.execute(f"INSERT INTO runtime_records ({_RECORD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                     (record_id, store, document, status, stamp, stamp, worktree_key))
+        conn.execute(
+            f"INSERT INTO runtime_records ({_RECORD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (record_id, store, document, status, stamp, stamp, worktree_key),
+        )
         shared_db.append_event(conn, action, [record_id], detail)
     return RuntimeRow(record_id, store, document, status, stamp, stamp, worktree_key)
 
 
-def update_record(conn: sqlite3.Connection, record_id: str, *, document: str, status: str, action: str,
-                  detail: dict[str, Any] | None = None, expected_updated_at: str | None = None) -> bool:
+def update_record(
+    conn: sqlite3.Connection,
+    record_id: str,
+    *,
+    document: str,
+    status: str,
+    action: str,
+    detail: dict[str, Any] | None = None,
+    expected_updated_at: str | None = None,
+) -> bool:
     """Replace a record's document and status and log it; False when it is gone or changed since read.
 
     `expected_updated_at` is a compare-and-swap guard for callers that read outside a transaction.
@@ -111,8 +143,9 @@ def update_record(conn: sqlite3.Connection, record_id: str, *, document: str, st
     return bool(changed)
 
 
-def delete_record(conn: sqlite3.Connection, record_id: str, *, action: str,
-                  detail: dict[str, Any] | None = None) -> bool:
+def delete_record(
+    conn: sqlite3.Connection, record_id: str, *, action: str, detail: dict[str, Any] | None = None
+) -> bool:
     """Delete a runtime record and its retention facts, logging the deletion; False when absent."""
     with shared_db.transaction(conn):
         gone = conn.execute("DELETE FROM runtime_records WHERE id = ?", (record_id,)).rowcount
@@ -132,8 +165,9 @@ def get_record(conn: sqlite3.Connection, record_id: str) -> RuntimeRow | None:
     return _row(found) if found else None
 
 
-def iter_records(conn: sqlite3.Connection, *, store: str | None = None,
-                 status: str | None = None) -> Iterator[RuntimeRow]:
+def iter_records(
+    conn: sqlite3.Connection, *, store: str | None = None, status: str | None = None
+) -> Iterator[RuntimeRow]:
     """Runtime records oldest first (by creation, then ID), optionally one store and/or one status."""
     clauses, params = [], []
     if store is not None:
@@ -150,28 +184,40 @@ def iter_records(conn: sqlite3.Connection, *, store: str | None = None,
 
 # --- retention_facts -------------------------------------------------------------------------------
 
-def add_fact(conn: sqlite3.Connection, *, record_id: str, fact: str, until: str, reason: str, actor: str,
-             action: str, detail: dict[str, Any] | None = None) -> RetentionFact:
+
+def add_fact(
+    conn: sqlite3.Connection,
+    *,
+    record_id: str,
+    fact: str,
+    until: str,
+    reason: str,
+    actor: str,
+    action: str,
+    detail: dict[str, Any] | None = None,
+) -> RetentionFact:
     """Record an authorised retention fact and its event."""
     stamp = _stamp()
     with shared_db.transaction(conn):
         cursor = conn.execute(
-            "INSERT INTO retention_facts (record_id, fact, until, reason, actor, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)", (record_id, fact, until, reason, actor, stamp))
+            "INSERT INTO retention_facts (record_id, fact, until, reason, actor, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (record_id, fact, until, reason, actor, stamp),
+        )
         seq = int(cursor.lastrowid or 0)
-        shared_db.append_event(conn, action, [record_id], (detail or {}) | {"fact": fact, "until": until, "seq": seq},
-                               who=actor)
+        shared_db.append_event(
+            conn, action, [record_id], (detail or {}) | {"fact": fact, "until": until, "seq": seq}, who=actor
+        )
     return RetentionFact(seq, record_id, fact, until, reason, actor, stamp)
 
 
 def facts_for(conn: sqlite3.Connection, record_id: str) -> list[RetentionFact]:
     """Every retention fact about one record, oldest first."""
-    cursor = conn.execute(f"SELECT {_FACT_COLUMNS} FROM retention_facts WHERE record_id = ? ORDER BY seq",
-                          (record_id,))
+    cursor = conn.execute(f"SELECT {_FACT_COLUMNS} FROM retention_facts WHERE record_id = ? ORDER BY seq", (record_id,))
     return [RetentionFact(*values) for values in cursor]
 
 
 # --- events ----------------------------------------------------------------------------------------
+
 
 def log_event(conn: sqlite3.Connection, action: str, ids: list[str], detail: dict[str, Any] | None = None) -> None:
     """Append an event on its own (for a write whose table another module owns, or a pure cross-reference)."""

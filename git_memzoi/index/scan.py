@@ -37,7 +37,7 @@ class Scan:
     dirs: dict[str, list[int] | None] = field(default_factory=dict)
     symlinks: list[str] = field(default_factory=list)
     undecodable: list[str] = field(default_factory=list)  # names that are not UTF-8, shown with \x escapes
-    newest_ns: int = 0   # the latest file mtime seen
+    newest_ns: int = 0  # the latest file mtime seen
     workdir: str = ""
 
     def full(self, rel: str) -> str:
@@ -54,9 +54,12 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
     for rel in (MEMZOI_DIR, RECORDS):
         if os.path.islink(os.path.join(workdir, rel)):
             # what a symlink points at is outside the reviewed tree: never serve it
-            raise Refused(f"{rel} is a symlink; memory folders must be real folders in the work tree, "
-                          "and git memzoi does not follow them", hint="`git memzoi validate` reports it",
-                          code="symlink")
+            raise Refused(
+                f"{rel} is a symlink; memory folders must be real folders in the work tree, "
+                "and git memzoi does not follow them",
+                hint="`git memzoi validate` reports it",
+                code="symlink",
+            )
     scan = Scan(workdir=workdir)
     files = scan.files
     # FileStat without its Python-level constructor: this loop runs once per record file on every

@@ -99,9 +99,11 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
 
 
 def _fail(path: Path, why: str) -> StateError:
-    return StateError(f"{path}: shared.db is unreadable: {why}",
-                      hint="shared.db is durable authority and is never recreated over; "
-                           "restore it from a backup or move it aside deliberately")
+    return StateError(
+        f"{path}: shared.db is unreadable: {why}",
+        hint="shared.db is durable authority and is never recreated over; "
+        "restore it from a backup or move it aside deliberately",
+    )
 
 
 class Connection(sqlite3.Connection):
@@ -110,8 +112,7 @@ class Connection(sqlite3.Connection):
     actor: str | None = None
 
 
-def connect(path: Path, *, create: bool = True, readonly: bool = False,
-            actor: str | None = None) -> sqlite3.Connection:
+def connect(path: Path, *, create: bool = True, readonly: bool = False, actor: str | None = None) -> sqlite3.Connection:
     """Open shared.db, creating it only when no file exists; fail closed on anything unreadable.
 
     `actor` names who acts for the audit events written through this connection.
@@ -125,11 +126,18 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False,
     conn: sqlite3.Connection | None = None
     try:
         if readonly:
-            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
-                                   isolation_level=None, check_same_thread=False, factory=Connection)
+            conn = sqlite3.connect(
+                f"{path.as_uri()}?mode=ro",
+                uri=True,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+                factory=Connection,
+            )
         else:
-            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                                   check_same_thread=False, factory=Connection)
+            conn = sqlite3.connect(
+                path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False, factory=Connection
+            )
         conn.actor = actor
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -220,8 +228,7 @@ def _create_schema(conn: sqlite3.Connection, path: Path, existed: bool) -> int:
 def _upgrade(conn: sqlite3.Connection | None, path: Path) -> None:
     """Migrate an older shared.db in place, step by step; a read-only caller gets a short writable connection."""
     own = conn is None
-    writer = conn if conn is not None else sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000,
-                                                           isolation_level=None)
+    writer = conn if conn is not None else sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
         writer.execute("BEGIN IMMEDIATE")
         try:
@@ -271,11 +278,22 @@ def actor() -> str:
     return os.environ.get("MEMZOI_ACTOR") or os_user() or "unknown"
 
 
-def append_event(conn: sqlite3.Connection, action: str, ids: list[str], detail: dict[str, Any] | None = None,
-                 *, who: str | None = None) -> None:
+def append_event(
+    conn: sqlite3.Connection,
+    action: str,
+    ids: list[str],
+    detail: dict[str, Any] | None = None,
+    *,
+    who: str | None = None,
+) -> None:
     """Append an audit event; call inside the transaction of the write it describes."""
     conn.execute(
         "INSERT INTO events (at, actor, action, ids, detail) VALUES (?, ?, ?, ?, ?)",
-        (format_rfc3339(clock.now()), who or getattr(conn, "actor", None) or actor(), action, json.dumps(ids),
-         json.dumps(detail or {}, sort_keys=True)),
+        (
+            format_rfc3339(clock.now()),
+            who or getattr(conn, "actor", None) or actor(),
+            action,
+            json.dumps(ids),
+            json.dumps(detail or {}, sort_keys=True),
+        ),
     )

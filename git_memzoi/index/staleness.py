@@ -27,7 +27,12 @@ import sqlite3
 import time
 
 from git_memzoi.index.sweep import (
-    RACY_NS, dirs_unchanged, file_stat_signature, load_cache, store_cache, sweep,
+    RACY_NS,
+    dirs_unchanged,
+    file_stat_signature,
+    load_cache,
+    store_cache,
+    sweep,
 )
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
@@ -59,19 +64,20 @@ def swept(index_path: Path, cost: float = 0.0) -> None:
         write_check(index_path, check | {"swept_at": time.time(), "sweep_cost": round(cost, 4)}, check)
 
 
-def check_path(index_path: "str | os.PathLike[str]") -> str:
+def check_path(index_path: str | os.PathLike[str]) -> str:
     """`index.db.check`, beside the index."""
     return os.fspath(index_path) + CHECK_SUFFIX
 
 
-def read_check(index_path: "str | os.PathLike[str]") -> dict[str, Any] | None:
+def read_check(index_path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """What the last full check vouched for, or None."""
     data = load_cache(check_path(index_path))
     return data if isinstance(data, dict) else None
 
 
-def write_check(index_path: "str | os.PathLike[str]", data: dict[str, Any],
-                previous: dict[str, Any] | None = None) -> None:
+def write_check(
+    index_path: str | os.PathLike[str], data: dict[str, Any], previous: dict[str, Any] | None = None
+) -> None:
     """Record what the last full check vouched for (a cache: failing to write it is harmless)."""
     if (previous if previous is not None else read_check(index_path)) != data:
         store_cache(check_path(index_path), data)
@@ -85,7 +91,7 @@ def confirmed_ns(meta: dict[str, str], check: dict[str, Any] | None) -> int:
     return confirmed
 
 
-def fresh(ws: "Workspace", meta: dict[str, str]) -> bool:
+def fresh(ws: Workspace, meta: dict[str, str]) -> bool:
     """The cheap check (see the module docstring); False means "sweep or rebuild"."""
     path = ws.layout.index_db
     check = read_check(path)
@@ -110,7 +116,7 @@ def fresh(ws: "Workspace", meta: dict[str, str]) -> bool:
 class Verified:
     """A sweep found the index true: its counts and the stored problems of invalid files."""
 
-    __slots__ = ("records", "runtime", "problems")
+    __slots__ = ("problems", "records", "runtime")
 
     def __init__(self, records: int, runtime: int, problems: list[tuple[str, list[Any]]] | None = None) -> None:
         self.records = records
@@ -118,13 +124,20 @@ class Verified:
         self.problems = problems if problems is not None else []  # (path, [line, code, message, severity])
 
 
-def _agrees(meta: dict[str, str], check: dict[str, Any] | None, workdir: str, lease: float,
-            shared_now: list[int] | None) -> bool:
+def _agrees(
+    meta: dict[str, str], check: dict[str, Any] | None, workdir: str, lease: float, shared_now: list[int] | None
+) -> bool:
     """The index, its check file, the parser, the work tree, the lease and shared.db's stats all agree."""
-    return (meta.get("parser") == parser_version() and meta.get("workdir") == workdir
-            and float(meta.get("lease_hours", "nan")) == lease
-            and check is not None and check.get("build_id") == meta.get("build_id")
-            and check.get("shared") is not None and shared_now is not None and check.get("shared") == shared_now)
+    return (
+        meta.get("parser") == parser_version()
+        and meta.get("workdir") == workdir
+        and float(meta.get("lease_hours", "nan")) == lease
+        and check is not None
+        and check.get("build_id") == meta.get("build_id")
+        and check.get("shared") is not None
+        and shared_now is not None
+        and check.get("shared") == shared_now
+    )
 
 
 def _stored_problems(conn: sqlite3.Connection) -> tuple[int, list[tuple[str, list[Any]]]] | None:
@@ -136,14 +149,18 @@ def _stored_problems(conn: sqlite3.Connection) -> tuple[int, list[tuple[str, lis
     return len(bad), [(path, entry) for path, text in bad for entry in json.loads(text)]
 
 
-def verify(ws: "Workspace", conn: sqlite3.Connection, meta: dict[str, str], scan: "Scan",
-           shared_now: list[int] | None) -> Verified | None:
+def verify(
+    ws: Workspace, conn: sqlite3.Connection, meta: dict[str, str], scan: Scan, shared_now: list[int] | None
+) -> Verified | None:
     """Compare every record file's stat with the index (no reads, no parsing); None when anything differs."""
     index_path = ws.layout.index_db
     workdir = str(ws.repo.require_workdir())
     check = read_check(index_path)
-    if (scan.symlinks or scan.undecodable
-            or not _agrees(meta, check, workdir, ws.config.retention.session_lease_hours, shared_now)):
+    if (
+        scan.symlinks
+        or scan.undecodable
+        or not _agrees(meta, check, workdir, ws.config.retention.session_lease_hours, shared_now)
+    ):
         return None
     assert check is not None
     stored_shared = check.get("shared")
@@ -170,13 +187,23 @@ def verify(ws: "Workspace", conn: sqlite3.Connection, meta: dict[str, str], scan
         if st is None or st.size != size or st.mtime_ns != mtime_ns or mtime_ns >= trusted_before:
             return None
     problems = [(path, entry) for path, _, _, text in bad for entry in json.loads(text)]
-    write_check(index_path, {"workdir": workdir, "dirs": scan.dirs, "shared": stored_shared,
-                             "files": len(files), "verified_ns": check.get("verified_ns", 0),
-                             "build_id": meta.get("build_id"), "digest": digest}, check)
+    write_check(
+        index_path,
+        {
+            "workdir": workdir,
+            "dirs": scan.dirs,
+            "shared": stored_shared,
+            "files": len(files),
+            "verified_ns": check.get("verified_ns", 0),
+            "build_id": meta.get("build_id"),
+            "digest": digest,
+        },
+        check,
+    )
     return Verified(len(rows), int(runtime), problems)
 
 
-def unchanged(index_path: "Path", shared_db: "Path", workdir: str, lease: float, started: float) -> Verified | None:
+def unchanged(index_path: Path, shared_db: Path, workdir: str, lease: float, started: float) -> Verified | None:
     """`rebuild`'s answer when nothing changed, from the standard library alone; None: ask `rebuild`.
 
     It says "up to date" only where `verify` would without reading the files table: the index
@@ -212,6 +239,9 @@ def unchanged(index_path: "Path", shared_db: "Path", workdir: str, lease: float,
         conn.close()
     if stored is None:
         return None
-    write_check(index_path, check | {"dirs": walk.dirs, "swept_at": time.time(),
-                                     "sweep_cost": round(time.perf_counter() - started, 4)}, check)
+    write_check(
+        index_path,
+        check | {"dirs": walk.dirs, "swept_at": time.time(), "sweep_cost": round(time.perf_counter() - started, 4)},
+        check,
+    )
     return Verified(walk.files - stored[0], int(meta.get("runtime_records", "0")), stored[1])

@@ -117,7 +117,7 @@ def store_cache(path: str, data: object) -> None:
 class Swept:
     """What `sweep` saw: the digest, the newest file mtime, the folder signatures, how many files."""
 
-    __slots__ = ("digest", "newest_ns", "dirs", "files")
+    __slots__ = ("digest", "dirs", "files", "newest_ns")
 
     def __init__(self, digest: str, newest_ns: int, dirs: dict[str, list[int] | None], files: int) -> None:
         self.digest = digest
@@ -137,8 +137,8 @@ def sweep(workdir: str, now_ns: int) -> Swept | None:
     if os.path.islink(os.path.join(workdir, MEMZOI_DIR)) or os.path.islink(os.path.join(workdir, RECORDS)):
         return None
     dirs = {MEMZOI_DIR: dir_signature(os.path.join(workdir, MEMZOI_DIR), now_ns)}
-    chunks: list[str] = []     # per folder: its record files' paths, NUL-separated
-    numbers: list[int] = []    # size, mtime of each, in the same order
+    chunks: list[str] = []  # per folder: its record files' paths, NUL-separated
+    numbers: list[int] = []  # size, mtime of each, in the same order
     add = numbers.append
     lstat = os.lstat
     count = newest = 0

@@ -48,51 +48,76 @@ def target(snap: Snapshot, parsed: ParsedPacket, where: str, base: str | None) -
     assert tid is not None
     field = "supersedes" if packet.proposal.action == "supersede" else "proposal.target"
     if len(snap.target_paths) > 1:
-        raise Refused(f"{where}: {field}: target record {tid!r} is ambiguous: {len(snap.target_paths)} files carry "
-                      f"this ID ({', '.join(snap.target_paths)})",
-                      hint="give all but one of them another ID (git memzoi validate reports the duplicate)",
-                      code="target-ambiguous")
+        raise Refused(
+            f"{where}: {field}: target record {tid!r} is ambiguous: {len(snap.target_paths)} files carry "
+            f"this ID ({', '.join(snap.target_paths)})",
+            hint="give all but one of them another ID (git memzoi validate reports the duplicate)",
+            code="target-ambiguous",
+        )
     if snap.target is None:
-        raise Refused(f"{where}: {field}: target record {tid!r} does not exist in {RECORDS}/",
-                      code="target-missing")
+        raise Refused(f"{where}: {field}: target record {tid!r} does not exist in {RECORDS}/", code="target-missing")
     facts = snap.target
     try:
         parsed_target = read_record(facts.raw, facts.path)
     except InvalidDocument as exc:
-        raise Refused(f"{where}: {field}: target {facts.path} is not a valid record ({exc.problems[0]})",
-                      code="target-invalid") from None
+        raise Refused(
+            f"{where}: {field}: target {facts.path} is not a valid record ({exc.problems[0]})", code="target-invalid"
+        ) from None
     record = parsed_target.record
     if record.id != tid:
-        raise Refused(f"{where}: {field}: target record {tid!r} does not exist in {RECORDS}/ "
-                      f"({facts.path} now carries {record.id!r})", code="target-missing")
+        raise Refused(
+            f"{where}: {field}: target record {tid!r} does not exist in {RECORDS}/ "
+            f"({facts.path} now carries {record.id!r})",
+            code="target-missing",
+        )
     if record.status != "active":
-        raise Refused(f"{where}: {field}: target record {tid!r} ({facts.path}) is {record.status}, not active",
-                      code="target-inactive")
+        raise Refused(
+            f"{where}: {field}: target record {tid!r} ({facts.path}) is {record.status}, not active",
+            code="target-inactive",
+        )
     kind = packets.scope_kind(packet)
     if record.scope != kind:
-        raise Refused(f"{where}: scope.kind: the proposal's scope maps to {kind!r} but target {tid!r} has scope "
-                      f"{record.scope!r}", code="target-scope")
+        raise Refused(
+            f"{where}: scope.kind: the proposal's scope maps to {kind!r} but target {tid!r} has scope {record.scope!r}",
+            code="target-scope",
+        )
     scope_id = packet.scope.id if packet.scope is not None else None
     if scope_id is not None and scope_id not in (snap.repository_name, snap.repository_key):
-        raise Refused(f"{where}: scope.id: {scope_id!r} does not name this repository ({snap.repository_name}); "
-                      f"target {tid!r} belongs to it", code="target-scope")
+        raise Refused(
+            f"{where}: scope.id: {scope_id!r} does not name this repository ({snap.repository_name}); "
+            f"target {tid!r} belongs to it",
+            code="target-scope",
+        )
     if not facts.clean:
-        raise Refused(f"{where}: target {facts.path} has uncommitted changes (or is untracked); it must be unchanged "
-                      f"since it was proposed", hint="commit or restore the record first", code="target-changed")
+        raise Refused(
+            f"{where}: target {facts.path} has uncommitted changes (or is untracked); it must be unchanged "
+            f"since it was proposed",
+            hint="commit or restore the record first",
+            code="target-changed",
+        )
     if facts.head_blob is None:
-        raise Refused(f"{where}: target {facts.path} is not in any commit on HEAD; it must be committed and unchanged "
-                      f"since it was proposed", code="target-changed")
+        raise Refused(
+            f"{where}: target {facts.path} is not in any commit on HEAD; it must be committed and unchanged "
+            f"since it was proposed",
+            code="target-changed",
+        )
     if base is not None:
         if facts.head_blob != base:
-            raise Refused(f"{where}: target {facts.path} changed after the proposal: it is blob "
-                          f"{facts.head_blob[:12]}, the proposal was made against blob {base[:12]} "
-                          f"(proposal.target_blob)", hint="propose again against the current record",
-                          code="target-changed")
+            raise Refused(
+                f"{where}: target {facts.path} changed after the proposal: it is blob "
+                f"{facts.head_blob[:12]}, the proposal was made against blob {base[:12]} "
+                f"(proposal.target_blob)",
+                hint="propose again against the current record",
+                code="target-changed",
+            )
     elif facts.change_after is not None:
         sha, when = facts.change_after
-        raise Refused(f"{where}: target {facts.path} changed after the proposal: commit {sha[:12]} at "
-                      f"{format_rfc3339(when)} is later than proposal.proposed_at {packet.proposal.proposed_at}",
-                      hint="propose again against the current record", code="target-changed")
+        raise Refused(
+            f"{where}: target {facts.path} changed after the proposal: commit {sha[:12]} at "
+            f"{format_rfc3339(when)} is later than proposal.proposed_at {packet.proposal.proposed_at}",
+            hint="propose again against the current record",
+            code="target-changed",
+        )
     return parsed_target
 
 
@@ -110,8 +135,11 @@ def resolved_collision(snap: Snapshot, parsed: ParsedPacket, *, intent: str) -> 
             same = False
         if same:
             return outcome
-        raise Refused(f"proposal ID {pid!r} collides with the resolved packet {rel}; cannot {intent} it",
-                      hint="give the new proposal its own ID", code="packet-id-collision")
+        raise Refused(
+            f"proposal ID {pid!r} collides with the resolved packet {rel}; cannot {intent} it",
+            hint="give the new proposal its own ID",
+            code="packet-id-collision",
+        )
     return None
 
 
@@ -127,8 +155,11 @@ def no_symlinked_parent(snap: Snapshot, path: str) -> None:
 
 def outputs(changes: list[FileChange], known_ids: set[str]) -> None:
     """Validate every file a plan writes (committed mode); a failure here is a bug, reported, never installed."""
-    files = [SourceFile(c.path, (lambda data=c.after: data))  # type: ignore[misc]
-             for c in changes if c.after is not None and c.path.startswith(MEMZOI_DIR + "/")]
+    files = [
+        SourceFile(c.path, (lambda data=c.after: data))  # type: ignore[misc]
+        for c in changes
+        if c.after is not None and c.path.startswith(MEMZOI_DIR + "/")
+    ]
     report = validate_tree(files, mode="committed")
     for problem in report.errors:
         if problem.code == "resolution-orphan" and all(i in known_ids for i in _affected(problem.path, changes)):

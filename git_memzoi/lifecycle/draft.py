@@ -19,9 +19,33 @@ from git_memzoi.lifecycle import packets
 from git_memzoi.profile import concept_id as concept
 
 #: The order packet fields are written in (the profile's example order); unknown fields follow.
-FIELD_ORDER = ("id", "kind", "profile", "retention", "origin", "type", "lane", "title", "description", "status",
-               "proposal", "scope", "tags", "timestamp", "created_by", "sources", "source", "source_ref",
-               "supersedes", "sensitivity", "content_class", "visibility", "confidence", "applies_to", "lineage")
+FIELD_ORDER = (
+    "id",
+    "kind",
+    "profile",
+    "retention",
+    "origin",
+    "type",
+    "lane",
+    "title",
+    "description",
+    "status",
+    "proposal",
+    "scope",
+    "tags",
+    "timestamp",
+    "created_by",
+    "sources",
+    "source",
+    "source_ref",
+    "supersedes",
+    "sensitivity",
+    "content_class",
+    "visibility",
+    "confidence",
+    "applies_to",
+    "lineage",
+)
 DEFAULT_ROUTE = "repository_proposal"
 DESCRIPTION_CHARS = 240
 
@@ -54,13 +78,30 @@ class PacketDraft:
     body: str
 
     @classmethod
-    def create(cls, *, type: str, lane: str, title: str, body: str, action: str = "create",
-               target: str | None = None, reason: str | None = None, description: str | None = None,
-               applies_to: tuple[str, ...] = (), tags: tuple[str, ...] = (), sensitivity: str = "repo-safe",
-               content_class: str = "general_repo_knowledge", visibility: str | None = None,
-               source: str | None = None, source_ref: str | None = None, confidence: float | None = None,
-               confidence_label: str | None = None, origin: Mapping[str, str] | None = None,
-               retention: Mapping[str, str] | None = None, proposed_by: str | None = None) -> "PacketDraft":
+    def create(
+        cls,
+        *,
+        type: str,
+        lane: str,
+        title: str,
+        body: str,
+        action: str = "create",
+        target: str | None = None,
+        reason: str | None = None,
+        description: str | None = None,
+        applies_to: tuple[str, ...] = (),
+        tags: tuple[str, ...] = (),
+        sensitivity: str = "repo-safe",
+        content_class: str = "general_repo_knowledge",
+        visibility: str | None = None,
+        source: str | None = None,
+        source_ref: str | None = None,
+        confidence: float | None = None,
+        confidence_label: str | None = None,
+        origin: Mapping[str, str] | None = None,
+        retention: Mapping[str, str] | None = None,
+        proposed_by: str | None = None,
+    ) -> PacketDraft:
         """A draft from named values (flags, a local record); None and empty values are left out."""
         proposal: dict[str, Any] = {"action": action}
         if proposed_by:
@@ -124,8 +165,9 @@ class PacketDraft:
             proposal.setdefault("proposed_at", now)
         if "retention" not in out:
             lane = out.get("lane")
-            out["retention"] = {"occurred_at": now} if lane == "episodic" else \
-                {"started_at": now} if lane == "session" else {}
+            out["retention"] = (
+                {"occurred_at": now} if lane == "episodic" else {"started_at": now} if lane == "session" else {}
+            )
         if not out.get("id") and isinstance(out.get("title"), str):
             out["id"] = new_id(out["title"], now)
         if "origin" not in out and isinstance(out.get("id"), str):

@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from git_memzoi.gitrepo.identity import actor
 from git_memzoi.errors import FormatError, NotFound, Refused, UsageError
+from git_memzoi.gitrepo.identity import actor
 from git_memzoi.index import inbox_store, shared_db
 from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow
 from git_memzoi.layout import pending_path
@@ -23,10 +23,12 @@ from git_memzoi.lifecycle import checks, install, packets, recovery, state, targ
 from git_memzoi.lifecycle.draft import PacketDraft, new_id
 from git_memzoi.lifecycle.plan import FileChange, Plan, new_dirs_for
 from git_memzoi.lifecycle.state import Snapshot
-from git_memzoi.profile import frontmatter, secrets as secret_scan
+from git_memzoi.profile import frontmatter
+from git_memzoi.profile import secrets as secret_scan
 from git_memzoi.profile.document import ParsedPacket
 from git_memzoi.profile.timefmt import is_rfc3339, parse_rfc3339
 from git_memzoi.runtime.workspace import Workspace
+
 
 class InboxEntry(BaseModel):
     """One inbox proposal (or a pending packet file that is not in the inbox)."""
@@ -71,6 +73,7 @@ def _scan(raw: bytes) -> tuple[str, secret_scan.SecretFinding] | None:
 
 # --- planning ----------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class ProposeContext:
     """What submit learned under the lock, so plan_propose stays pure."""
@@ -89,11 +92,13 @@ def plan_propose(snap: Snapshot, raw: bytes, ctx: ProposeContext, id_hint: str) 
     packet = parsed.packet
     pid = packet.id
     if packet.status != "proposed":
-        raise Refused(f"{where}: status: a new proposal has status: proposed, not {packet.status}",
-                      code="packet-status")
+        raise Refused(
+            f"{where}: status: a new proposal has status: proposed, not {packet.status}", code="packet-status"
+        )
     if ctx.id_conflict:
-        raise Refused(f"{where}: id: {ctx.id_conflict}", hint="give the proposal another ID",
-                      code="packet-id-collision")
+        raise Refused(
+            f"{where}: id: {ctx.id_conflict}", hint="give the proposal another ID", code="packet-id-collision"
+        )
     if ctx.twin:
         raise Refused(f"{where}: body: the same content is already proposed as {ctx.twin}", code="duplicate")
     hit = _scan(raw)
@@ -101,22 +106,32 @@ def plan_propose(snap: Snapshot, raw: bytes, ctx: ProposeContext, id_hint: str) 
     if packet.repo_safe:
         if hit is not None:
             name, finding = hit
-            raise Refused(f"{where}: {name}: {finding.describe()}; remove it, or declare a non-repo-safe "
-                          f"sensitivity (then it can only stay in the local inbox)", code="secret")
+            raise Refused(
+                f"{where}: {name}: {finding.describe()}; remove it, or declare a non-repo-safe "
+                f"sensitivity (then it can only stay in the local inbox)",
+                code="secret",
+            )
         if packets.scope_kind(packet) == "local":
-            raise Refused(f"{where}: scope.kind: local memory cannot become a repository record",
-                          hint="keep it with git memzoi local add", code="scope-local")
+            raise Refused(
+                f"{where}: scope.kind: local memory cannot become a repository record",
+                hint="keep it with git memzoi local add",
+                code="scope-local",
+            )
         if packet.proposal.action != "create":
             checks.target(snap, parsed, where, packet.proposal.target_blob)
         new_state = "approved" if ctx.approval == "auto" else "validated"
     else:
         if ctx.packet_file:
-            raise Refused(f"{where}: sensitivity: {packet.sensitivity} packets are never written into the work "
-                          f"tree", hint="propose it without a packet file to keep it in the local inbox",
-                          code="sensitivity")
+            raise Refused(
+                f"{where}: sensitivity: {packet.sensitivity} packets are never written into the work tree",
+                hint="propose it without a packet file to keep it in the local inbox",
+                code="sensitivity",
+            )
         new_state = "pending"
-        messages.append(f"sensitivity {packet.sensitivity} is not repo-safe: {pid} stays in the local inbox and "
-                        f"can only be rejected")
+        messages.append(
+            f"sensitivity {packet.sensitivity} is not repo-safe: {pid} stays in the local inbox and "
+            f"can only be rejected"
+        )
     changes: list[FileChange] = []
     file_id = None
     if ctx.packet_file:
@@ -129,16 +144,44 @@ def plan_propose(snap: Snapshot, raw: bytes, ctx: ProposeContext, id_hint: str) 
     base = packet.proposal.target_blob
     if base is None and packet.proposal.action != "create" and snap.target is not None:
         base = snap.target.head_blob  # checked above to be the work tree's bytes too, when repo-safe
-    row = ProposalRow(id=pid, state=new_state, packet=raw.decode("utf-8"),
-                      body_digest=packets.body_digest(parsed.doc.body), file_id=file_id, created_at=ctx.now,
-                      updated_at=ctx.now, target_blob=base)
-    db = DbChange(EventSpec("propose", (pid,), {"state": new_state, "action": packet.proposal.action,
-                                                "packet_file": pending_path(pid) if file_id else None}),
-                  expect=((pid, None),), upsert=row)
-    messages.insert(0, f"proposed {pid} ({packet.proposal.action}): {new_state}"
-                    + (f", packet {pending_path(pid)}" if file_id else ""))
-    return Plan("propose", pid, packet.proposal.action, new_state, tuple(changes), db,
-                new_dirs_for([c.path for c in changes], snap.dirs), messages=tuple(messages))
+    row = ProposalRow(
+        id=pid,
+        state=new_state,
+        packet=raw.decode("utf-8"),
+        body_digest=packets.body_digest(parsed.doc.body),
+        file_id=file_id,
+        created_at=ctx.now,
+        updated_at=ctx.now,
+        target_blob=base,
+    )
+    db = DbChange(
+        EventSpec(
+            "propose",
+            (pid,),
+            {
+                "state": new_state,
+                "action": packet.proposal.action,
+                "packet_file": pending_path(pid) if file_id else None,
+            },
+        ),
+        expect=((pid, None),),
+        upsert=row,
+    )
+    messages.insert(
+        0,
+        f"proposed {pid} ({packet.proposal.action}): {new_state}"
+        + (f", packet {pending_path(pid)}" if file_id else ""),
+    )
+    return Plan(
+        "propose",
+        pid,
+        packet.proposal.action,
+        new_state,
+        tuple(changes),
+        db,
+        new_dirs_for([c.path for c in changes], snap.dirs),
+        messages=tuple(messages),
+    )
 
 
 def plan_approve(row: ProposalRow, parsed: ParsedPacket | None, now: str, snap: Snapshot | None) -> Plan:
@@ -149,18 +192,34 @@ def plan_approve(row: ProposalRow, parsed: ParsedPacket | None, now: str, snap: 
         raise Refused(f"inbox:{row.id}: the stored packet does not validate; reject it", code="packet-invalid")
     if row.state == "pending":
         if not parsed.packet.repo_safe:
-            raise Refused(f"inbox:{row.id}: sensitivity: {parsed.packet.sensitivity} is not repo-safe; it can only "
-                          f"be rejected", code="sensitivity")
+            raise Refused(
+                f"inbox:{row.id}: sensitivity: {parsed.packet.sensitivity} is not repo-safe; it can only be rejected",
+                code="sensitivity",
+            )
         if parsed.packet.proposal.action != "create" and snap is not None:
-            checks.target(snap, parsed, f"inbox:{row.id}", checks.proposed_base(parsed, row.packet.encode("utf-8"), row))
-    after = ProposalRow(row.id, "approved", row.packet, row.body_digest, row.file_id, row.created_at, now,
-                        row.reviewer, row.reason, row.resolved_at, row.affected_ids, row.target_blob)
+            checks.target(
+                snap, parsed, f"inbox:{row.id}", checks.proposed_base(parsed, row.packet.encode("utf-8"), row)
+            )
+    after = ProposalRow(
+        row.id,
+        "approved",
+        row.packet,
+        row.body_digest,
+        row.file_id,
+        row.created_at,
+        now,
+        row.reviewer,
+        row.reason,
+        row.resolved_at,
+        row.affected_ids,
+        row.target_blob,
+    )
     db = DbChange(EventSpec("approve", (row.id,), {"from": row.state}), expect=((row.id, row.state),), upsert=after)
-    return Plan("approve", row.id, parsed.packet.proposal.action, "approved", (), db,
-                messages=(f"approved {row.id}",))
+    return Plan("approve", row.id, parsed.packet.proposal.action, "approved", (), db, messages=(f"approved {row.id}",))
 
 
 # --- entry points ------------------------------------------------------------------------------------------
+
 
 def _id_conflict(root: Any, conn: Any, pid: str) -> str | None:
     if inbox_store.get(conn, pid) is not None:
@@ -203,8 +262,9 @@ def _target_id(data: dict[str, Any]) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def submit(ws: Workspace, data: dict[str, Any], body: str, *, packet_file: bool = False,
-           fill: bool = True) -> InboxEntry:
+def submit(
+    ws: Workspace, data: dict[str, Any], body: str, *, packet_file: bool = False, fill: bool = True
+) -> InboxEntry:
     """Add a proposal to the inbox from a packet frontmatter mapping and body (optionally writing its packet file).
 
     With `fill`, missing `kind`, `profile`, `status`, `timestamp`, `id`, `origin`, `description`,
@@ -227,17 +287,33 @@ def submit(ws: Workspace, data: dict[str, Any], body: str, *, packet_file: bool 
         target_id = _target_id(completed)
         given_base = proposal.get("target_blob") if isinstance(proposal, dict) else None
         since = None
-        if target_id is not None and given_base is None and isinstance(proposal, dict) \
-                and isinstance(proposal.get("proposed_at"), str) and is_rfc3339(proposal["proposed_at"]):
+        if (
+            target_id is not None
+            and given_base is None
+            and isinstance(proposal, dict)
+            and isinstance(proposal.get("proposed_at"), str)
+            and is_rfc3339(proposal["proposed_at"])
+        ):
             since = parse_rfc3339(proposal["proposed_at"])  # a packet given with an earlier proposed_at
         snap = state.gather(ws, target_id=target_id, since=since)
-        if packet_file and isinstance(proposal, dict) and "target_blob" not in proposal and snap.target is not None \
-                and snap.target.clean and snap.target.head_blob is not None:
+        if (
+            packet_file
+            and isinstance(proposal, dict)
+            and "target_blob" not in proposal
+            and snap.target is not None
+            and snap.target.clean
+            and snap.target.head_blob is not None
+        ):
             proposal["target_blob"] = snap.target.head_blob  # the reviewed file carries what it was made against
         raw = packets.render_packet(completed, body)
         conflict = _id_conflict(root, session.conn, str(pid_hint)) if isinstance(completed.get("id"), str) else None
-        ctx = ProposeContext(now, ws.config.workflow.proposal_approval, packet_file, conflict,
-                             _twin(snap, session.conn, packets.body_digest(body), str(pid_hint)))
+        ctx = ProposeContext(
+            now,
+            ws.config.workflow.proposal_approval,
+            packet_file,
+            conflict,
+            _twin(snap, session.conn, packets.body_digest(body), str(pid_hint)),
+        )
         plan = plan_propose(snap, raw, ctx, str(pid_hint))
         install.install(root, ws.layout, session.conn, plan)
         row = inbox_store.get(session.conn, plan.proposal_id)
@@ -259,8 +335,10 @@ def approve(ws: Workspace, proposal_id: str) -> InboxEntry:
             settled = targets.settled_by_name(root, session.conn, proposal_id)
             if settled is not None:
                 raise Refused(settled.message + "; there is nothing to approve", code=settled.outcome)
-            raise NotFound(f"{proposal_id}: no inbox proposal has this ID",
-                           hint="pending packet files are reviewed in pull requests and applied directly")
+            raise NotFound(
+                f"{proposal_id}: no inbox proposal has this ID",
+                hint="pending packet files are reviewed in pull requests and applied directly",
+            )
         if row.state == "approved":
             return _entry(row, root, [f"nothing to do: {row.id} is already approved", *session.repaired])
         try:
@@ -290,8 +368,9 @@ def record_facts(ws: Workspace, record_id: str) -> dict[str, Any]:
         return {}
 
 
-def _entry(row: ProposalRow, root: Any, messages: list[str] | None = None,
-           data: dict[str, Any] | None = None) -> InboxEntry:
+def _entry(
+    row: ProposalRow, root: Any, messages: list[str] | None = None, data: dict[str, Any] | None = None
+) -> InboxEntry:
     """The entry of an inbox row (`data`: its packet's frontmatter, when the caller parsed it already)."""
     if data is None:
         try:
@@ -304,13 +383,23 @@ def _entry(row: ProposalRow, root: Any, messages: list[str] | None = None,
     if row.file_id and root is not None and (root / pending_path(row.file_id)).is_file():
         file = pending_path(row.file_id)
     sensitivity = data.get("sensitivity", "unknown")
-    return InboxEntry(id=row.id, state=row.state, source="inbox+file" if file else "inbox",
-                      action=proposal.get("action") if isinstance(proposal.get("action"), str) else None,
-                      title=data.get("title") if isinstance(data.get("title"), str) else None,
-                      sensitivity=sensitivity if isinstance(sensitivity, str) else None, file=file,
-                      created_at=row.created_at, updated_at=row.updated_at, reviewer=row.reviewer,
-                      reason=row.reason, resolved_at=row.resolved_at, affected_ids=list(row.affected_ids or []),
-                      packet=row.packet, messages=messages or [])
+    return InboxEntry(
+        id=row.id,
+        state=row.state,
+        source="inbox+file" if file else "inbox",
+        action=proposal.get("action") if isinstance(proposal.get("action"), str) else None,
+        title=data.get("title") if isinstance(data.get("title"), str) else None,
+        sensitivity=sensitivity if isinstance(sensitivity, str) else None,
+        file=file,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        reviewer=row.reviewer,
+        reason=row.reason,
+        resolved_at=row.resolved_at,
+        affected_ids=list(row.affected_ids or []),
+        packet=row.packet,
+        messages=messages or [],
+    )
 
 
 def _file_entry(rel: str, raw: bytes) -> InboxEntry:
@@ -320,12 +409,29 @@ def _file_entry(rel: str, raw: bytes) -> InboxEntry:
     try:
         parsed = packets.load_packet(raw, rel)
     except FormatError as exc:
-        return InboxEntry(id=stem, state="proposed", source="file", action=None, title=None, sensitivity=None,
-                          file=rel, packet=text, problem=str(exc))
+        return InboxEntry(
+            id=stem,
+            state="proposed",
+            source="file",
+            action=None,
+            title=None,
+            sensitivity=None,
+            file=rel,
+            packet=text,
+            problem=str(exc),
+        )
     packet = parsed.packet
-    return InboxEntry(id=packet.id, state="proposed", source="file", action=packet.proposal.action,
-                      title=packet.title, sensitivity=packet.sensitivity, file=rel, created_at=packet.timestamp,
-                      packet=text)
+    return InboxEntry(
+        id=packet.id,
+        state="proposed",
+        source="file",
+        action=packet.proposal.action,
+        title=packet.title,
+        sensitivity=packet.sensitivity,
+        file=rel,
+        created_at=packet.timestamp,
+        packet=text,
+    )
 
 
 #: `--status` values: an inbox state, `proposed` (packet files only), `open` (default) or `all`.
@@ -339,9 +445,12 @@ def list_entries(ws: Workspace, status: str | None = None) -> list[InboxEntry]:
         raise UsageError(f"status filter {wanted!r} is not one of {', '.join(STATUS_FILTERS)}")
     recovery.settle_if_needed(ws)
     root = ws.repo.workdir
-    entries = [_entry(listed.row, root, data=listed.data or {}) if listed.row is not None
-               else _file_entry(listed.file or listed.id, listed.packet)
-               for listed in inbox_store.listing(ws.layout.shared_db, root, open_only=wanted == "open")]
+    entries = [
+        _entry(listed.row, root, data=listed.data or {})
+        if listed.row is not None
+        else _file_entry(listed.file or listed.id, listed.packet)
+        for listed in inbox_store.listing(ws.layout.shared_db, root, open_only=wanted == "open")
+    ]
     if wanted in ("all", "open"):
         return entries
     return [e for e in entries if e.state == wanted]

@@ -69,8 +69,11 @@ FIRST_COMMITTED_STEP = "db-committed"
 def safe_path(root: Path, rel: str) -> Path:
     """`root/rel` for a path inside .memzoi/ (or .gitattributes), refusing escapes and symlinked folders."""
     parts = rel.split("/")
-    if (rel != GITATTRIBUTES and parts[0] != MEMZOI_DIR) or any(p in ("", ".", "..") for p in parts) \
-            or os.path.isabs(rel):
+    if (
+        (rel != GITATTRIBUTES and parts[0] != MEMZOI_DIR)
+        or any(p in ("", ".", "..") for p in parts)
+        or os.path.isabs(rel)
+    ):
         raise Refused(f"{rel}: outside {MEMZOI_DIR}/; lifecycle steps only write memory files")
     node = root
     for part in parts:
@@ -130,14 +133,17 @@ def refuse_secrets(plan: Plan) -> None:
         found = secrets.scan(text)
         if found:
             first = found[0]
-            raise Refused(f"{change.path}:{first.line}: {secrets.field_at(text, first.line)}: {first.looks_like}; "
-                          f"secrets must not enter repository memory; nothing was changed",
-                          hint="remove the secret-looking text from the packet and run the command again",
-                          code="secret")
+            raise Refused(
+                f"{change.path}:{first.line}: {secrets.field_at(text, first.line)}: {first.looks_like}; "
+                f"secrets must not enter repository memory; nothing was changed",
+                hint="remove the secret-looking text from the packet and run the command again",
+                code="secret",
+            )
 
 
-def install(root: Path, layout: Layout, conn: sqlite3.Connection, plan: Plan,
-            commit: CommitRequest | None = None) -> gitcommit.Built | None:
+def install(
+    root: Path, layout: Layout, conn: sqlite3.Connection, plan: Plan, commit: CommitRequest | None = None
+) -> gitcommit.Built | None:
     """Carry out `plan` in the work tree at `root` and in shared.db (and with `commit`, in git), all or nothing.
 
     Returns the commit made, or why none was (a hook refused, signing failed: the step stands and
@@ -147,14 +153,25 @@ def install(root: Path, layout: Layout, conn: sqlite3.Connection, plan: Plan,
     refuse_secrets(plan)
     for change in plan.files:
         if read_or_none(safe_path(root, change.path)) != change.before:
-            raise Refused(f"{change.path} changed while the {plan.operation} was being planned; nothing was changed",
-                          hint="run the command again")
+            raise Refused(
+                f"{change.path} changed while the {plan.operation} was being planned; nothing was changed",
+                hint="run the command again",
+            )
     prepared = gitcommit.prepare(commit.repo, plan.paths) if commit is not None else None
-    step = journals.CommitStep(commit.message, prepared.ref, prepared.head, prepared.index_before) \
-        if commit is not None and prepared is not None else None
-    journal = journals.Journal(journals.new_txid(), plan.operation, plan.proposal_id, str(root),
-                               tuple(journals.Entry(c.path, c.before, c.after) for c in plan.files), plan.new_dirs,
-                               commit=step)
+    step = (
+        journals.CommitStep(commit.message, prepared.ref, prepared.head, prepared.index_before)
+        if commit is not None and prepared is not None
+        else None
+    )
+    journal = journals.Journal(
+        journals.new_txid(),
+        plan.operation,
+        plan.proposal_id,
+        str(root),
+        tuple(journals.Entry(c.path, c.before, c.after) for c in plan.files),
+        plan.new_dirs,
+        commit=step,
+    )
     jpath = journals.path_for(layout.journal_dir, journal.txid)
     layout.journal_dir.mkdir(parents=True, exist_ok=True)
     put(jpath, journal.to_bytes(), "journal")
@@ -244,8 +261,7 @@ def settle(journal: journals.Journal, committed: bool) -> list[str]:
     return notes
 
 
-def _settle_commit(journal: journals.Journal, step: journals.CommitStep, committed: bool,
-                   left: set[str]) -> list[str]:
+def _settle_commit(journal: journals.Journal, step: journals.CommitStep, committed: bool, left: set[str]) -> list[str]:
     """The git side of `settle`: restore the index entries, or stage the paths and put the commit on HEAD."""
     repo = open_repo(journal.workdir)
     prepared = gitcommit.Prepared(step.ref, step.head, step.index_before)
@@ -285,8 +301,9 @@ def clean_temp(roots: list[Path], journal_dir: Path, git_dirs: tuple[Path, ...] 
 _COMMITTED = {"apply": ("applied", "applied"), "reject": ("rejected", "resolved")}
 
 
-def install_and_commit(ws: "Workspace", root: Path, conn: sqlite3.Connection, plan: Plan, *, verb: str,
-                       commit: bool) -> tuple[list[str], str | None]:
+def install_and_commit(
+    ws: Workspace, root: Path, conn: sqlite3.Connection, plan: Plan, *, verb: str, commit: bool
+) -> tuple[list[str], str | None]:
     """Install `plan`, update the index, and with `commit` record exactly its paths in one git commit."""
     request = CommitRequest(ws.repo, f"memzoi: {verb} {plan.proposal_id}", clock.now()) if commit else None
     built = install(root, ws.layout, conn, plan, request)
@@ -295,12 +312,15 @@ def install_and_commit(ws: "Workspace", root: Path, conn: sqlite3.Connection, pl
         return warnings, None
     if built.oid is None:
         done, files = _COMMITTED[verb]
-        raise Refused(f"{done} {plan.proposal_id}, but no commit was made: {built.refusal}; the {files} files "
-                      "are staged", hint="fix what stopped the commit, then git commit", code="commit-failed")
+        raise Refused(
+            f"{done} {plan.proposal_id}, but no commit was made: {built.refusal}; the {files} files are staged",
+            hint="fix what stopped the commit, then git commit",
+            code="commit-failed",
+        )
     return warnings, built.oid
 
 
-def refresh_index(ws: "Workspace", paths: Iterable[str]) -> list[str]:
+def refresh_index(ws: Workspace, paths: Iterable[str]) -> list[str]:
     """Update this worktree's index.db for the files just written; a failure is a warning, never an
     undo (the index is disposable)."""
     try:

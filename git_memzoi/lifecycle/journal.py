@@ -41,14 +41,24 @@ class CommitStep:
     oid: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"message": self.message, "ref": self.ref, "head": self.head, "oid": self.oid,
-                "index_before": [list(e) for e in self.index_before]}
+        return {
+            "message": self.message,
+            "ref": self.ref,
+            "head": self.head,
+            "oid": self.oid,
+            "index_before": [list(e) for e in self.index_before],
+        }
 
     @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> "CommitStep":
+    def from_json(cls, doc: dict[str, Any]) -> CommitStep:
         entries = tuple((str(p), None if o is None else str(o), int(m)) for p, o, m in doc["index_before"])
-        return cls(str(doc["message"]), str(doc["ref"]), None if doc["head"] is None else str(doc["head"]),
-                   entries, None if doc["oid"] is None else str(doc["oid"]))
+        return cls(
+            str(doc["message"]),
+            str(doc["ref"]),
+            None if doc["head"] is None else str(doc["head"]),
+            entries,
+            None if doc["oid"] is None else str(doc["oid"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -67,9 +77,15 @@ class Journal:
     def to_bytes(self) -> bytes:
         def enc(data: bytes | None) -> str | None:
             return None if data is None else base64.b64encode(data).decode("ascii")
+
         doc: dict[str, Any] = {
-            "version": VERSION, "txid": self.txid, "operation": self.operation, "proposal_id": self.proposal_id,
-            "workdir": self.workdir, "committed": self.committed, "new_dirs": list(self.new_dirs),
+            "version": VERSION,
+            "txid": self.txid,
+            "operation": self.operation,
+            "proposal_id": self.proposal_id,
+            "workdir": self.workdir,
+            "committed": self.committed,
+            "new_dirs": list(self.new_dirs),
             "entries": [{"path": e.path, "before": enc(e.before), "after": enc(e.after)} for e in self.entries],
         }
         if self.commit is not None:
@@ -95,13 +111,24 @@ def load(path: Path) -> Journal:
 
         def dec(text: str | None) -> bytes | None:
             return None if text is None else base64.b64decode(text.encode("ascii"), validate=True)
+
         entries = tuple(Entry(str(e["path"]), dec(e["before"]), dec(e["after"])) for e in doc["entries"])
         commit = CommitStep.from_json(doc["commit"]) if doc.get("commit") is not None else None
-        return Journal(str(doc["txid"]), str(doc["operation"]), str(doc["proposal_id"]), str(doc["workdir"]),
-                       entries, tuple(str(d) for d in doc.get("new_dirs", [])), bool(doc["committed"]), commit)
+        return Journal(
+            str(doc["txid"]),
+            str(doc["operation"]),
+            str(doc["proposal_id"]),
+            str(doc["workdir"]),
+            entries,
+            tuple(str(d) for d in doc.get("new_dirs", [])),
+            bool(doc["committed"]),
+            commit,
+        )
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise StateError(f"{path}: unreadable install journal: {exc}",
-                         hint="inspect it; move it aside only once the work tree is known to be consistent") from None
+        raise StateError(
+            f"{path}: unreadable install journal: {exc}",
+            hint="inspect it; move it aside only once the work tree is known to be consistent",
+        ) from None
 
 
 def pending(journal_dir: Path) -> list[Path]:

@@ -22,6 +22,7 @@ _HEADING = re.compile(r"^\s*#[^\n]*\n?")
 
 # --- parsing ------------------------------------------------------------------------------------------
 
+
 def invalid(exc: InvalidDocument) -> FormatError:
     """One located FormatError for the first problem of an invalid packet (noting how many more)."""
     first = exc.problems[0]
@@ -43,6 +44,7 @@ def render_packet(data: dict[str, Any], body: str) -> bytes:
 
 
 # --- digests and hashed identities --------------------------------------------------------------------
+
 
 def normalise_body(body: str) -> str:
     """The body without a leading Markdown heading, whitespace collapsed, case folded."""
@@ -70,15 +72,19 @@ def receipt_id(proposal_id: str) -> str:
 
 # --- comparing packets ---------------------------------------------------------------------------------
 
+
 def same_packet(a: frontmatter.Document, b: frontmatter.Document) -> bool:
     """True when two packet files hold the same proposal, whatever their status and resolution."""
+
     def core(doc: frontmatter.Document) -> tuple[dict[str, Any], str]:
         data = {k: v for k, v in doc.data.items() if k not in ("status", "resolution")}
         return data, doc.body.strip()
+
     return core(a) == core(b)
 
 
 # --- the proposal-to-record mapping ---------------------------------------------------------------------
+
 
 def evidence(parsed: ParsedPacket) -> tuple[str | None, str | None]:
     """source/source_ref: the packet's own, else the first `sources:` entry; missing stays null."""
@@ -138,9 +144,18 @@ def record_text(parsed: ParsedPacket, *, record_id: str, timestamp: str, superse
     packet, data = parsed.packet, parsed.doc.data
     source, source_ref = evidence(parsed)
     out: dict[str, Any] = {
-        "id": record_id, "kind": "memory", "profile": "memzoi", "type": packet.type, "lane": packet.lane,
-        "title": packet.title, "description": packet.description, "timestamp": timestamp, "status": "active",
-        "scope": "repo", "visibility": packet.visibility or "repo", "content_class": packet.content_class,
+        "id": record_id,
+        "kind": "memory",
+        "profile": "memzoi",
+        "type": packet.type,
+        "lane": packet.lane,
+        "title": packet.title,
+        "description": packet.description,
+        "timestamp": timestamp,
+        "status": "active",
+        "scope": "repo",
+        "visibility": packet.visibility or "repo",
+        "content_class": packet.content_class,
         "confidence": record_confidence(packet),
     }
     paths = applies_to(packet)
@@ -160,10 +175,16 @@ def record_text(parsed: ParsedPacket, *, record_id: str, timestamp: str, superse
     return frontmatter.render(out, parsed.doc.body).encode("utf-8")
 
 
-def resolution(outcome: str, reviewer: str, resolved_at: str, reason: str | None,
-               affected: list[str]) -> dict[str, Any]:
-    return {"outcome": outcome, "reviewer": reviewer, "resolved_at": resolved_at, "reason": reason,
-            "affected_record_ids": list(affected)}
+def resolution(
+    outcome: str, reviewer: str, resolved_at: str, reason: str | None, affected: list[str]
+) -> dict[str, Any]:
+    return {
+        "outcome": outcome,
+        "reviewer": reviewer,
+        "resolved_at": resolved_at,
+        "reason": reason,
+        "affected_record_ids": list(affected),
+    }
 
 
 def resolved_text(doc: frontmatter.Document, block: dict[str, Any]) -> bytes:
@@ -174,8 +195,9 @@ def resolved_text(doc: frontmatter.Document, block: dict[str, Any]) -> bytes:
     return frontmatter.render(data, doc.body).encode("utf-8")
 
 
-def receipt_text(*, proposal_id: str, file_id: str, content: bytes, sensitivity: str, reviewer: str,
-                 resolved_at: str) -> tuple[str, bytes, dict[str, str]]:
+def receipt_text(
+    *, proposal_id: str, file_id: str, content: bytes, sensitivity: str, reviewer: str, resolved_at: str
+) -> tuple[str, bytes, dict[str, str]]:
     """(receipt ID, file bytes, receipt block) of the generic create-shaped hash-only receipt."""
     block = {
         "proposal_id_sha256": digest("proposal-id", proposal_id),
@@ -187,6 +209,7 @@ def receipt_text(*, proposal_id: str, file_id: str, content: bytes, sensitivity:
 
 
 # --- log.md and .gitattributes ----------------------------------------------------------------------------
+
 
 def one_line(text: str, limit: int = 120) -> str:
     flat = " ".join(text.split())

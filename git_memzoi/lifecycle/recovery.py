@@ -57,8 +57,10 @@ def repair_locked(ws: Workspace, conn: sqlite3.Connection | None = None) -> list
         committed = journal.committed or _db_committed(ws, conn, journal.txid)
         root = Path(journal.workdir)
         if not root.is_dir():
-            lines.append(f"dropped the journal of an interrupted {journal.operation} of {journal.proposal_id}: "
-                         f"its work tree {root} no longer exists")
+            lines.append(
+                f"dropped the journal of an interrupted {journal.operation} of {journal.proposal_id}: "
+                f"its work tree {root} no longer exists"
+            )
         else:
             notes = install.settle(journal, committed)
             roots.add(root)

@@ -37,9 +37,17 @@ class RejectResult:
     repaired: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
-        return {"proposal_id": self.proposal_id, "outcome": self.outcome, "hash_only": self.hash_only,
-                "resolved_path": self.resolved_path, "files": self.files, "commit": self.commit,
-                "message": self.message, "warnings": self.warnings, "repaired": self.repaired}
+        return {
+            "proposal_id": self.proposal_id,
+            "outcome": self.outcome,
+            "hash_only": self.hash_only,
+            "resolved_path": self.resolved_path,
+            "files": self.files,
+            "commit": self.commit,
+            "message": self.message,
+            "warnings": self.warnings,
+            "repaired": self.repaired,
+        }
 
 
 def _hash_only(src: Source) -> bool:
@@ -59,21 +67,27 @@ def plan_reject(snap: Snapshot, src: Source, *, reviewer: str, now: str, reason:
     """The complete reject of `src` against `snap` (pure), or Settled when it is already rejected."""
     row = src.row
     if row is not None and row.state == "applied":
-        raise Refused(f"{src.proposal_id} is already applied; retire its record with a tombstone or supersede "
-                      f"proposal instead", code="applied")
+        raise Refused(
+            f"{src.proposal_id} is already applied; retire its record with a tombstone or supersede proposal instead",
+            code="applied",
+        )
     if row is not None and row.state == "rejected":
         return Settled("rejected", src.proposal_id, None, f"{src.proposal_id} is already rejected")
     if src.via == "inbox" and src.file_raw is not None and src.file_raw != src.raw:
-        raise Refused(f"{src.file_path} differs from inbox proposal {src.proposal_id}",
-                      hint=f"reject the file (git memzoi reject {src.file_path}) and the inbox proposal separately",
-                      code="packet-differs")
+        raise Refused(
+            f"{src.file_path} differs from inbox proposal {src.proposal_id}",
+            hint=f"reject the file (git memzoi reject {src.file_path}) and the inbox proposal separately",
+            code="packet-differs",
+        )
     if _hash_only(src):
         return _plan_receipt(snap, src, reviewer=reviewer, now=now, reason=reason)
     parsed = src.require_valid()
     pid = parsed.packet.id
     if parsed.packet.status != "proposed":
-        raise Refused(f"{src.file_path or pid}: status: {parsed.packet.status}; only a pending packet can be rejected",
-                      code="packet-status")
+        raise Refused(
+            f"{src.file_path or pid}: status: {parsed.packet.status}; only a pending packet can be rejected",
+            code="packet-status",
+        )
     outcome = checks.resolved_collision(snap, parsed, intent="reject")
     if outcome == "rejected":
         return Settled("rejected", pid, resolved_path("rejected", pid), f"{pid} is already rejected")
@@ -87,15 +101,37 @@ def plan_reject(snap: Snapshot, src: Source, *, reviewer: str, now: str, reason:
     _common_tail(snap, changes, src, log_line)
     checks.outputs(changes, set())
     after = ProposalRow(
-        id=pid, state="rejected", packet=src.raw.decode("utf-8"), body_digest=packets.body_digest(parsed.doc.body),
+        id=pid,
+        state="rejected",
+        packet=src.raw.decode("utf-8"),
+        body_digest=packets.body_digest(parsed.doc.body),
         file_id=row.file_id if row else (src.file_id if src.file_path else None),
-        created_at=row.created_at if row else now, updated_at=now, reviewer=reviewer, reason=reason,
-        resolved_at=now, affected_ids=(), target_blob=row.target_blob if row else None)
-    db = DbChange(EventSpec("reject", (pid,), {"resolved": resolved, "hash_only": False, "reviewer": reviewer}),
-                  expect=((pid, row.state if row else None),), upsert=after)
-    return Plan("reject", pid, parsed.packet.proposal.action, "rejected", tuple(changes), db,
-                new_dirs_for([c.path for c in changes if c.before is None], snap.dirs), (), resolved, log_line,
-                (f"rejected {pid}: moved to {resolved}",))
+        created_at=row.created_at if row else now,
+        updated_at=now,
+        reviewer=reviewer,
+        reason=reason,
+        resolved_at=now,
+        affected_ids=(),
+        target_blob=row.target_blob if row else None,
+    )
+    db = DbChange(
+        EventSpec("reject", (pid,), {"resolved": resolved, "hash_only": False, "reviewer": reviewer}),
+        expect=((pid, row.state if row else None),),
+        upsert=after,
+    )
+    return Plan(
+        "reject",
+        pid,
+        parsed.packet.proposal.action,
+        "rejected",
+        tuple(changes),
+        db,
+        new_dirs_for([c.path for c in changes if c.before is None], snap.dirs),
+        (),
+        resolved,
+        log_line,
+        (f"rejected {pid}: moved to {resolved}",),
+    )
 
 
 def _plan_receipt(snap: Snapshot, src: Source, *, reviewer: str, now: str, reason: str) -> Plan | Settled:
@@ -104,12 +140,19 @@ def _plan_receipt(snap: Snapshot, src: Source, *, reviewer: str, now: str, reaso
         sensitivity = src.parsed.packet.sensitivity
     if sensitivity == vocab.REPO_SAFE:
         sensitivity = "unknown"  # an invalid packet: nobody showed it is safe
-    rid, text, _ = packets.receipt_text(proposal_id=src.proposal_id, file_id=src.file_id, content=src.raw,
-                                        sensitivity=sensitivity, reviewer=reviewer, resolved_at=now)
+    rid, text, _ = packets.receipt_text(
+        proposal_id=src.proposal_id,
+        file_id=src.file_id,
+        content=src.raw,
+        sensitivity=sensitivity,
+        reviewer=reviewer,
+        resolved_at=now,
+    )
     resolved = resolved_path("rejected", rid)
     if snap.exists(resolved):
-        return Settled("rejected", None, resolved, f"that proposal is already rejected (receipt {rid}, {resolved})",
-                       hash_only=True)
+        return Settled(
+            "rejected", None, resolved, f"that proposal is already rejected (receipt {rid}, {resolved})", hash_only=True
+        )
     checks.no_symlinked_parent(snap, resolved)
     changes = [FileChange(resolved, None, text)]
     log_line = f"- {now} rejected {rid} (hash-only receipt: not repo-safe, contents withheld); reviewer {reviewer}"
@@ -117,22 +160,47 @@ def _plan_receipt(snap: Snapshot, src: Source, *, reviewer: str, now: str, reaso
     checks.outputs(changes, set())
     aliases = sorted({packets.alias_sha256(src.proposal_id), packets.alias_sha256(src.file_id)})
     row = src.row
-    receipt_row = ProposalRow(id=rid, state="rejected", packet=text.decode("utf-8"),
-                              body_digest=packets.digest("content", src.raw), file_id=None, created_at=now,
-                              updated_at=now, reviewer=reviewer, reason=reason, resolved_at=now, affected_ids=())
+    receipt_row = ProposalRow(
+        id=rid,
+        state="rejected",
+        packet=text.decode("utf-8"),
+        body_digest=packets.digest("content", src.raw),
+        file_id=None,
+        created_at=now,
+        updated_at=now,
+        reviewer=reviewer,
+        reason=reason,
+        resolved_at=now,
+        affected_ids=(),
+    )
     expect: tuple[tuple[str, str | None], ...] = ((rid, None),)
     if row is not None:
         expect = ((row.id, row.state), *expect)
-    db = DbChange(EventSpec("reject", (rid,), {"resolved": resolved, "hash_only": True, "reviewer": reviewer}),
-                  expect=expect, delete_ids=(row.id,) if row is not None else (), upsert=receipt_row,
-                  rejections=tuple(RejectionRow(a, rid, resolved, now) for a in aliases))
-    return Plan("reject", rid, "create", "rejected", tuple(changes), db,
-                new_dirs_for([c.path for c in changes if c.before is None], snap.dirs), (), resolved, log_line,
-                (f"rejected as a hash-only receipt {rid} ({resolved}); the packet's IDs and content were not kept",))
+    db = DbChange(
+        EventSpec("reject", (rid,), {"resolved": resolved, "hash_only": True, "reviewer": reviewer}),
+        expect=expect,
+        delete_ids=(row.id,) if row is not None else (),
+        upsert=receipt_row,
+        rejections=tuple(RejectionRow(a, rid, resolved, now) for a in aliases),
+    )
+    return Plan(
+        "reject",
+        rid,
+        "create",
+        "rejected",
+        tuple(changes),
+        db,
+        new_dirs_for([c.path for c in changes if c.before is None], snap.dirs),
+        (),
+        resolved,
+        log_line,
+        (f"rejected as a hash-only receipt {rid} ({resolved}); the packet's IDs and content were not kept",),
+    )
 
 
-def reject(ws: Workspace, target: str, reason: str, *, reviewer: str | None = None,
-           commit: bool = False) -> RejectResult:
+def reject(
+    ws: Workspace, target: str, reason: str, *, reviewer: str | None = None, commit: bool = False
+) -> RejectResult:
     """Reject TARGET under the lock, all or nothing."""
     if not reason or not reason.strip():
         raise UsageError("must say why the proposal is rejected", field="reason")
@@ -144,21 +212,36 @@ def reject(ws: Workspace, target: str, reason: str, *, reviewer: str | None = No
         if pid is not None:
             read += [resolved_path("applied", pid), resolved_path("rejected", pid)]
         snap = state.gather(ws, read=read)
-        plan = plan_reject(snap, found, reviewer=reviewer or state.who(ws.repo), now=state.now_text(),
-                           reason=reason.strip())
+        plan = plan_reject(
+            snap, found, reviewer=reviewer or state.who(ws.repo), now=state.now_text(), reason=reason.strip()
+        )
         if isinstance(plan, Settled):
             return _settled(plan, session.repaired)
-        warnings, sha = install.install_and_commit(ws, session.root, session.conn, plan, verb="reject",
-                                                 commit=commit)
+        warnings, sha = install.install_and_commit(ws, session.root, session.conn, plan, verb="reject", commit=commit)
     hash_only = _hash_only(found)
     # a hash-only result never names the pending file: its name is the file ID alias
     files = [p for p in plan.paths if not (hash_only and p == found.file_path)]
-    return RejectResult(None if hash_only else plan.proposal_id, "rejected", hash_only, plan.resolved_path,
-                        files, sha, plan.messages[0], warnings, session.repaired)
+    return RejectResult(
+        None if hash_only else plan.proposal_id,
+        "rejected",
+        hash_only,
+        plan.resolved_path,
+        files,
+        sha,
+        plan.messages[0],
+        warnings,
+        session.repaired,
+    )
 
 
 def _settled(found: Settled, repaired: list[str]) -> RejectResult:
     if found.outcome == "applied":
         raise Refused(found.message + "; it cannot be rejected", code="applied")
-    return RejectResult(found.proposal_id, "already-rejected", found.hash_only, found.path,
-                        message=f"nothing to do: {found.message}", repaired=repaired)
+    return RejectResult(
+        found.proposal_id,
+        "already-rejected",
+        found.hash_only,
+        found.path,
+        message=f"nothing to do: {found.message}",
+        repaired=repaired,
+    )

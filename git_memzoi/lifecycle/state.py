@@ -119,8 +119,9 @@ class RecordFacts:
     def _invalid(self, db: sqlite3.Connection) -> list[RecordInfo]:
         """Files the index holds as invalid, with their unvalidated frontmatter facts (usually none)."""
         if self._odd is None:
-            self._odd = [_record_info(self._root, rel) for rel in lookup.invalid_paths(db)
-                         if (self._root / rel).is_file()]
+            self._odd = [
+                _record_info(self._root, rel) for rel in lookup.invalid_paths(db) if (self._root / rel).is_file()
+            ]
         return self._odd
 
     def with_id(self, record_id: str) -> list[RecordInfo]:
@@ -130,8 +131,10 @@ class RecordFacts:
             assert self._all is not None
             return [info for info in self._all if info.id == record_id]
         if record_id not in self._by_id:
-            found = [RecordInfo(path, record_id, status, scope, None)
-                     for path, status, scope in lookup.with_id(db, record_id)]
+            found = [
+                RecordInfo(path, record_id, status, scope, None)
+                for path, status, scope in lookup.with_id(db, record_id)
+            ]
             found += [info for info in self._invalid(db) if info.id == record_id]
             self._by_id[record_id] = sorted(found, key=lambda info: info.path)
         return self._by_id[record_id]
@@ -144,9 +147,14 @@ class RecordFacts:
             return next((info for info in self._all if info.origin == (origin_key, route)), None)
         # a key YAML writes verbatim is a substring of every file that holds it: only those are parsed
         verbatim = origin_key.isprintable() and not any(c in origin_key for c in "'\"\\")
-        found = [info for info in (_facts(path, text.encode("utf-8"))
-                                   for path, text in lookup.documents(db, origin_key if verbatim else None))
-                 if info.origin == (origin_key, route)]
+        found = [
+            info
+            for info in (
+                _facts(path, text.encode("utf-8"))
+                for path, text in lookup.documents(db, origin_key if verbatim else None)
+            )
+            if info.origin == (origin_key, route)
+        ]
         found += [info for info in self._invalid(db) if info.origin == (origin_key, route)]
         return min(found, key=lambda info: info.path) if found else None
 
@@ -239,8 +247,13 @@ def require_initialised(repo: GitRepo) -> Path:
     return root
 
 
-def gather(ws: Workspace, read: Iterable[str] = (), target_id: str | None = None,
-           since: datetime | None = None, records: bool = False) -> Snapshot:
+def gather(
+    ws: Workspace,
+    read: Iterable[str] = (),
+    target_id: str | None = None,
+    since: datetime | None = None,
+    records: bool = False,
+) -> Snapshot:
     """The state a plan needs: the bytes of `read`, record facts when `records` (or a target) asks, the target.
 
     With `since` (a proposal without a target blob), the target's history after that moment is read too.
@@ -264,10 +277,25 @@ def gather(ws: Workspace, read: Iterable[str] = (), target_id: str | None = None
             target_paths, target = _target(facts, nodes, root, target_id)
         if target is not None:
             contents[target.path] = target.raw
-            target = TargetFacts(target.path, target.raw, repo.is_clean(target.path), repo.head_blob(target.path),
-                                 repo.change_after(target.path, since) if since is not None else None)
-    return Snapshot(root, NodeKind(nodes, "file"), NodeKind(nodes, "dir"), NodeKind(nodes, "symlink"), contents,
-                    facts, repo.repository_key, repo.name, target, target_paths)
+            target = TargetFacts(
+                target.path,
+                target.raw,
+                repo.is_clean(target.path),
+                repo.head_blob(target.path),
+                repo.change_after(target.path, since) if since is not None else None,
+            )
+    return Snapshot(
+        root,
+        NodeKind(nodes, "file"),
+        NodeKind(nodes, "dir"),
+        NodeKind(nodes, "symlink"),
+        contents,
+        facts,
+        repo.repository_key,
+        repo.name,
+        target,
+        target_paths,
+    )
 
 
 def _target(facts: RecordFacts, nodes: Nodes, root: Path, target_id: str) -> tuple[tuple[str, ...], TargetFacts | None]:

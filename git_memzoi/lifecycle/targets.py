@@ -122,9 +122,13 @@ def hashed(root: Path, conn: sqlite3.Connection, alias: str) -> Settled | None:
 
 
 def _receipt(receipt_id: str, path: str) -> Settled:
-    return Settled("rejected", None, path,
-                   f"that proposal was rejected as not repo-safe; only its hash-only receipt {receipt_id} "
-                   f"remains ({path})", hash_only=True)
+    return Settled(
+        "rejected",
+        None,
+        path,
+        f"that proposal was rejected as not repo-safe; only its hash-only receipt {receipt_id} remains ({path})",
+        hash_only=True,
+    )
 
 
 def resolve(repo: GitRepo, conn: sqlite3.Connection, target: str) -> Source | Settled:
@@ -132,7 +136,7 @@ def resolve(repo: GitRepo, conn: sqlite3.Connection, target: str) -> Source | Se
     root = repo.require_workdir()
     if _looks_like_path(target):
         rel = _pending_rel(root, target)
-        stem = rel.rsplit("/", 1)[-1][:-len(SUFFIX)]
+        stem = rel.rsplit("/", 1)[-1][: -len(SUFFIX)]
         if rel.startswith(PENDING + "/") and (root / rel).is_file():
             return _from_file(root, conn, rel)
         settled = settled_by_name(root, conn, stem)
@@ -147,8 +151,10 @@ def resolve(repo: GitRepo, conn: sqlite3.Connection, target: str) -> Source | Se
     settled = settled_by_name(root, conn, target)
     if settled is not None:
         return settled
-    raise NotFound(f"{target}: no inbox proposal, pending packet file or resolved packet has this ID",
-                   hint="git memzoi proposals lists what is open")
+    raise NotFound(
+        f"{target}: no inbox proposal, pending packet file or resolved packet has this ID",
+        hint="git memzoi proposals lists what is open",
+    )
 
 
 def _from_row(root: Path, row: ProposalRow) -> Source:
@@ -165,7 +171,7 @@ def _from_row(root: Path, row: ProposalRow) -> Source:
 def _from_file(root: Path, conn: sqlite3.Connection, rel: str) -> Source:
     raw = (root / rel).read_bytes()
     parsed, problem = _parse(raw, rel)
-    stem = rel.rsplit("/", 1)[-1][:-len(SUFFIX)]
+    stem = rel.rsplit("/", 1)[-1][: -len(SUFFIX)]
     proposal_id = parsed.packet.id if parsed is not None else _raw_id(raw, rel) or stem
     row = inbox_store.get(conn, proposal_id)
     return Source(proposal_id, "file", row, rel, raw, raw, parsed, problem)

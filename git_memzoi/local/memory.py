@@ -41,19 +41,34 @@ def _timestamp(value: str | None, field: str) -> str | None:
     if value is None:
         return None
     if not is_rfc3339(value):
-        raise UsageError(f"{value!r} is not an RFC 3339 date-time with a timezone "
-                         "(for example 2026-07-05T12:00:00Z)", field=field)
+        raise UsageError(
+            f"{value!r} is not an RFC 3339 date-time with a timezone (for example 2026-07-05T12:00:00Z)", field=field
+        )
     return format_rfc3339(parse_rfc3339(value))
 
 
-def add(ws: Workspace, *, title: str, body: str, type: str = "note", lane: str = "semantic",
-        confidence: float = DEFAULT_CONFIDENCE, description: str | None = None, source: str | None = None,
-        source_ref: str | None = None, applies_to: Sequence[str] = (), tags: Sequence[str] = (),
-        occurred_at: str | None = None, expires_at: str | None = None) -> Added:
+def add(
+    ws: Workspace,
+    *,
+    title: str,
+    body: str,
+    type: str = "note",
+    lane: str = "semantic",
+    confidence: float = DEFAULT_CONFIDENCE,
+    description: str | None = None,
+    source: str | None = None,
+    source_ref: str | None = None,
+    applies_to: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    occurred_at: str | None = None,
+    expires_at: str | None = None,
+) -> Added:
     """Store a private local memory record in shared.db (validated as a profile record first)."""
     if lane == "session":
-        raise UsageError("local memory does not take lane session; session state is a checkpoint",
-                         hint="use `git memzoi checkpoint add --task T --note N`")
+        raise UsageError(
+            "local memory does not take lane session; session state is a checkpoint",
+            hint="use `git memzoi checkpoint add --task T --note N`",
+        )
     if lane not in LOCAL_LANES:
         raise UsageError(f"{lane!r} is not one of {', '.join(LOCAL_LANES)}", field="lane")
     if occurred_at is not None and lane != "episodic":
@@ -69,28 +84,45 @@ def add(ws: Workspace, *, title: str, body: str, type: str = "note", lane: str =
     if expires is not None:
         retention["explicit_expires_at"] = expires
     data: dict[str, Any] = {
-        "id": record_id, "kind": "memory", "profile": "memzoi", "type": type, "lane": lane, "title": title,
+        "id": record_id,
+        "kind": "memory",
+        "profile": "memzoi",
+        "type": type,
+        "lane": lane,
+        "title": title,
     }
     if description is not None:
         data["description"] = description
     data |= {
-        "timestamp": stamp, "status": "active", "scope": "local", "visibility": "private",
-        "content_class": LOCAL_CONTENT_CLASS, "confidence": confidence,
+        "timestamp": stamp,
+        "status": "active",
+        "scope": "local",
+        "visibility": "private",
+        "content_class": LOCAL_CONTENT_CLASS,
+        "confidence": confidence,
     }
     if applies_to:
         data["applies_to"] = list(applies_to)
     if tags:
         data["tags"] = list(tags)
     data |= {
-        "source": source, "source_ref": source_ref, "retention": retention,
+        "source": source,
+        "source_ref": source_ref,
+        "retention": retention,
         "origin": {"origin_key": f"local:{record_id}", "route": "local_memory"},
     }
     document = store.render(data, body, "local add")
     with store.writing(ws) as conn:
         row = runtime_store.insert_record(
-            conn, record_id=record_id, store="local", document=document, status="active",
-            worktree_key=ws.repo.worktree_key, action="local.add",
-            detail={"store": "local", "lane": lane, "type": type})
+            conn,
+            record_id=record_id,
+            store="local",
+            document=document,
+            status="active",
+            worktree_key=ws.repo.worktree_key,
+            action="local.add",
+            detail={"store": "local", "lane": lane, "type": type},
+        )
     warnings = [finding.describe() for finding in secrets.scan(f"{title}\n{description or ''}\n{body}")]
     return Added(store.parse(row), warnings)
 
@@ -116,18 +148,24 @@ def show(ws: Workspace, record_id: str) -> RuntimeRecord:
 
 def forget(ws: Workspace, record_id: str) -> dict[str, Any]:
     """Delete a private runtime record (local or session) and its retention facts; audit without content."""
-    with store.writing(ws) as conn:
-        with shared_db.transaction(conn):  # read and delete under one write lock
-            row = runtime_store.get_record(conn, record_id)
-            if row is None:
-                store.load(None, record_id)  # raises NotFound with the hint
-            assert row is not None
-            runtime_store.delete_record(conn, record_id, action=f"{row.store}.forget", detail={"store": row.store})
+    with store.writing(ws) as conn, shared_db.transaction(conn):  # read and delete under one write lock
+        row = runtime_store.get_record(conn, record_id)
+        if row is None:
+            store.load(None, record_id)  # raises NotFound with the hint
+        assert row is not None
+        runtime_store.delete_record(conn, record_id, action=f"{row.store}.forget", detail={"store": row.store})
     return {"id": record_id, "store": row.store, "forgotten": True}
 
 
-def search(ws: Workspace, query: str, *, limit: int | None = None, type: str | None = None,
-           lane: str | None = None, include_all: bool = False) -> SearchResult:
+def search(
+    ws: Workspace,
+    query: str,
+    *,
+    limit: int | None = None,
+    type: str | None = None,
+    lane: str | None = None,
+    include_all: bool = False,
+) -> SearchResult:
     """Full-text search over private local memory only, through the one recall search engine.
 
     Recall ranks repository and runtime memory together; this widens the window until it has
@@ -136,12 +174,13 @@ def search(ws: Workspace, query: str, *, limit: int | None = None, type: str | N
     count = limit if limit is not None else ws.config.recall.search_limit
     window = count * 4
     while True:
-        result = recall_search.search(ws, query, type=type, lane=lane, limit=window, include_all=include_all,
-                                      include_local=True)
+        result = recall_search.search(
+            ws, query, type=type, lane=lane, limit=window, include_all=include_all, include_local=True
+        )
         hits = [hit for hit in result.hits if hit.store == "local"]
         if len(hits) >= count or len(result.hits) < window:
             break
         window *= 4
-    return result.model_copy(update={"hits": hits[:count],
-                                     "filters": {**result.filters, "limit": count, "store": "local"}})
-
+    return result.model_copy(
+        update={"hits": hits[:count], "filters": {**result.filters, "limit": count, "store": "local"}}
+    )

@@ -26,38 +26,61 @@ from git_memzoi.runtime.workspace import Workspace
 SESSION_CONTENT_CLASS = "session_state"
 
 
-def decide(ws: Workspace, item: RuntimeRecord, now: datetime | None = None,
-           facts: list[dict[str, str]] | None = None) -> ExpiryDecision:
+def decide(
+    ws: Workspace, item: RuntimeRecord, now: datetime | None = None, facts: list[dict[str, str]] | None = None
+) -> ExpiryDecision:
     """The retention decision for a runtime record at `now`, from the one retention engine."""
-    return retention.decide(item.record, now or clock.now(), facts or [],
-                            ws.config.retention.session_lease_hours)
+    return retention.decide(item.record, now or clock.now(), facts or [], ws.config.retention.session_lease_hours)
 
 
 def to_checkpoint(ws: Workspace, item: RuntimeRecord, now: datetime | None = None) -> Checkpoint:
     """The recall Checkpoint model of a session record."""
     decision = decide(ws, item, now)
-    return Checkpoint(record_id=item.id, task=item.record.title, note=item.body.strip("\n"),
-                      started_at=item.record.retention.started_at or "",
-                      last_active_at=item.record.retention.last_active_at,
-                      current=decision.current, expiry=decision)
+    return Checkpoint(
+        record_id=item.id,
+        task=item.record.title,
+        note=item.body.strip("\n"),
+        started_at=item.record.retention.started_at or "",
+        last_active_at=item.record.retention.last_active_at,
+        current=decision.current,
+        expiry=decision,
+    )
 
 
-def add(ws: Workspace, *, task: str, note: str, successor_of: str | None = None, source: str | None = None,
-        source_ref: str | None = None, applies_to: list[str] | None = None) -> Checkpoint:
+def add(
+    ws: Workspace,
+    *,
+    task: str,
+    note: str,
+    successor_of: str | None = None,
+    source: str | None = None,
+    source_ref: str | None = None,
+    applies_to: list[str] | None = None,
+) -> Checkpoint:
     """Start a session checkpoint (optionally succeeding an earlier one) and return it."""
     if not note.strip():
         raise UsageError("is empty; a checkpoint needs a note", field="note")
     record_id = store.new_id("session")
     stamp = store.now_text()
     data: dict[str, Any] = {
-        "id": record_id, "kind": "memory", "profile": "memzoi", "type": "checkpoint", "lane": "session",
-        "title": task, "timestamp": stamp, "status": "active", "scope": "local", "visibility": "private",
-        "content_class": SESSION_CONTENT_CLASS, "confidence": 1.0,
+        "id": record_id,
+        "kind": "memory",
+        "profile": "memzoi",
+        "type": "checkpoint",
+        "lane": "session",
+        "title": task,
+        "timestamp": stamp,
+        "status": "active",
+        "scope": "local",
+        "visibility": "private",
+        "content_class": SESSION_CONTENT_CLASS,
+        "confidence": 1.0,
     }
     if applies_to:
         data["applies_to"] = applies_to
     data |= {
-        "source": source, "source_ref": source_ref,
+        "source": source,
+        "source_ref": source_ref,
         "retention": {"started_at": stamp, "last_active_at": stamp},
         "origin": {"origin_key": f"session:{record_id}", "route": "session_checkpoint"},
     }
@@ -66,13 +89,19 @@ def add(ws: Workspace, *, task: str, note: str, successor_of: str | None = None,
         data["lineage"] = {"kind": "session_successor", "predecessor_id": successor_of}
         detail["predecessor_id"] = successor_of
     document = store.render(data, note, "checkpoint add")
-    with store.writing(ws) as conn:
-        with shared_db.transaction(conn):
-            if successor_of is not None:
-                store.load(conn, successor_of, "session")  # the predecessor must be a checkpoint
-            row = runtime_store.insert_record(
-                conn, record_id=record_id, store="session", document=document, status="active",
-                worktree_key=ws.repo.worktree_key, action="checkpoint.add", detail=detail)
+    with store.writing(ws) as conn, shared_db.transaction(conn):
+        if successor_of is not None:
+            store.load(conn, successor_of, "session")  # the predecessor must be a checkpoint
+        row = runtime_store.insert_record(
+            conn,
+            record_id=record_id,
+            store="session",
+            document=document,
+            status="active",
+            worktree_key=ws.repo.worktree_key,
+            action="checkpoint.add",
+            detail=detail,
+        )
     return to_checkpoint(ws, store.parse(row))
 
 
@@ -85,15 +114,16 @@ def _rewrite(item: RuntimeRecord, retention: dict[str, str]) -> str:
 def renew(ws: Workspace, record_id: str) -> Checkpoint:
     """`checkpoint continue`: renew the inactivity lease, unless a retention boundary has been reached."""
     now = clock.now()
-    with store.writing(ws) as conn:
-        with shared_db.transaction(conn):
-            item = store.load(conn, record_id, "session")
-            decision = decide(ws, item, now)
-            if not decision.current:
-                raise Refused(f"checkpoint {record_id} cannot be continued: {decision.reason}",
-                              hint=f"start a successor: git memzoi checkpoint add --successor-of {record_id} "
-                                   "--task T --note N", code="checkpoint-ended")
-            row = _stamp(conn, item, "last_active_at", now, "checkpoint.continue")
+    with store.writing(ws) as conn, shared_db.transaction(conn):
+        item = store.load(conn, record_id, "session")
+        decision = decide(ws, item, now)
+        if not decision.current:
+            raise Refused(
+                f"checkpoint {record_id} cannot be continued: {decision.reason}",
+                hint=f"start a successor: git memzoi checkpoint add --successor-of {record_id} --task T --note N",
+                code="checkpoint-ended",
+            )
+        row = _stamp(conn, item, "last_active_at", now, "checkpoint.continue")
     assert row is not None
     return to_checkpoint(ws, store.parse(row), now)
 
@@ -102,21 +132,26 @@ def _stamp(conn: sqlite3.Connection, item: RuntimeRecord, key: str, now: datetim
     """Set retention `key` to `now` in a checkpoint's document, audited as `action`; the new row."""
     retention = item.record.retention.model_dump(exclude_none=True)
     retention[key] = format_rfc3339(now)
-    runtime_store.update_record(conn, item.record.id, document=_rewrite(item, retention), status="active",
-                                action=action, detail={"store": "session"})
+    runtime_store.update_record(
+        conn,
+        item.record.id,
+        document=_rewrite(item, retention),
+        status="active",
+        action=action,
+        detail={"store": "session"},
+    )
     return runtime_store.get_record(conn, item.record.id)
 
 
 def close(ws: Workspace, record_id: str) -> Checkpoint:
     """`checkpoint close`: set ended_at = now, the terminal boundary; closing twice is refused."""
     now = clock.now()
-    with store.writing(ws) as conn:
-        with shared_db.transaction(conn):
-            item = store.load(conn, record_id, "session")
-            ended = item.record.retention.ended_at
-            if ended is not None:
-                raise Refused(f"checkpoint {record_id} was already closed at {ended}", code="checkpoint-ended")
-            row = _stamp(conn, item, "ended_at", now, "checkpoint.close")
+    with store.writing(ws) as conn, shared_db.transaction(conn):
+        item = store.load(conn, record_id, "session")
+        ended = item.record.retention.ended_at
+        if ended is not None:
+            raise Refused(f"checkpoint {record_id} was already closed at {ended}", code="checkpoint-ended")
+        row = _stamp(conn, item, "ended_at", now, "checkpoint.close")
     assert row is not None
     return to_checkpoint(ws, store.parse(row), now)
 

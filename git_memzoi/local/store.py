@@ -97,8 +97,10 @@ def parse(row: RuntimeRow) -> RuntimeRecord:
     try:
         parsed: ParsedRecord = read_record(row.document.encode("utf-8"), where)
     except InvalidDocument as exc:
-        raise StateError(f"{exc.problems[0]}", hint="the stored runtime record no longer validates; "
-                                                    "forget it with `git memzoi local forget`") from None
+        raise StateError(
+            f"{exc.problems[0]}",
+            hint="the stored runtime record no longer validates; forget it with `git memzoi local forget`",
+        ) from None
     return RuntimeRecord(row, parsed.record, parsed.doc.data, parsed.doc.body)
 
 
@@ -107,6 +109,8 @@ def load(conn: sqlite3.Connection | None, record_id: str, store: str | None = No
     row = runtime_store.get_record(conn, record_id) if conn is not None else None
     if row is None or (store is not None and row.store != store):
         what = {"local": "local memory record", "session": "checkpoint"}.get(store or "", "runtime record")
-        raise NotFound(f"no {what} {record_id!r} in shared.db",
-                       hint="list them with `git memzoi local list` or `git memzoi checkpoint list`")
+        raise NotFound(
+            f"no {what} {record_id!r} in shared.db",
+            hint="list them with `git memzoi local list` or `git memzoi checkpoint list`",
+        )
     return parse(row)

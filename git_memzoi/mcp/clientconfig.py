@@ -31,8 +31,16 @@ class ServerConfig:
     where: str
 
     def as_json(self) -> dict[str, Any]:
-        return {"client": self.client, "name": self.name, "command": self.command, "args": self.args,
-                "env": self.env, "format": self.format, "where": self.where, "snippet": self.snippet}
+        return {
+            "client": self.client,
+            "name": self.name,
+            "command": self.command,
+            "args": self.args,
+            "env": self.env,
+            "format": self.format,
+            "where": self.where,
+            "snippet": self.snippet,
+        }
 
 
 def launcher() -> tuple[str, list[str]]:
@@ -50,8 +58,9 @@ def _toml_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
 
 
-def server_config(repo_root: Path, client: str = "generic", name: str = "memzoi",
-                  env: dict[str, str] | None = None) -> ServerConfig:
+def server_config(
+    repo_root: Path, client: str = "generic", name: str = "memzoi", env: dict[str, str] | None = None
+) -> ServerConfig:
     """The snippet a client needs to run `git memzoi mcp serve --repo <repo_root>`."""
     if client not in CLIENTS:
         raise UsageError(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}")
@@ -61,8 +70,11 @@ def server_config(repo_root: Path, client: str = "generic", name: str = "memzoi"
     args = [*prefix, "mcp", "serve", "--repo", str(repo_root)]
     env = dict(env or {})
     if client == "codex":
-        lines = [f"[mcp_servers.{name}]", f"command = {_toml_string(command)}",
-                 "args = [" + ", ".join(_toml_string(a) for a in args) + "]"]
+        lines = [
+            f"[mcp_servers.{name}]",
+            f"command = {_toml_string(command)}",
+            "args = [" + ", ".join(_toml_string(a) for a in args) + "]",
+        ]
         if env:
             pairs = ", ".join(f"{k} = {_toml_string(v)}" for k, v in sorted(env.items()))
             lines.append(f"env = {{ {pairs} }}")
@@ -74,8 +86,11 @@ def server_config(repo_root: Path, client: str = "generic", name: str = "memzoi"
     if env:
         entry["env"] = dict(sorted(env.items()))
     snippet = json.dumps({"mcpServers": {name: entry}}, indent=2, ensure_ascii=False) + "\n"
-    where = (".mcp.json at the repository root (or `claude mcp add-json`)" if client == "claude"
-             else "the mcpServers section of your MCP client's JSON configuration")
+    where = (
+        ".mcp.json at the repository root (or `claude mcp add-json`)"
+        if client == "claude"
+        else "the mcpServers section of your MCP client's JSON configuration"
+    )
     return ServerConfig(client, name, command, args, env, "json", snippet, where)
 
 

@@ -26,8 +26,7 @@ from git_memzoi.runtime.workspace import Workspace
 
 log = logging.getLogger("git_memzoi.mcp")
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                            open_world_hint=False)
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 INSTRUCTIONS = """\
 Reviewed project memory of this git repository (git memzoi), read-only.
@@ -71,8 +70,7 @@ def output_model(cls: type[Model]) -> type[BaseModel]:
         kind = _pydantic_type(hints[name])
         fields[name] = (kind, cls._defaults[name]) if name in cls._defaults else (kind, ...)
     doc = cls.__doc__
-    model: type[BaseModel] = create_model(cls.__name__, __doc__=doc, __config__=ConfigDict(frozen=True),
-                                          **fields)
+    model: type[BaseModel] = create_model(cls.__name__, __doc__=doc, __config__=ConfigDict(frozen=True), **fields)
     _OUTPUT_MODELS[cls] = model
     return model
 
@@ -91,14 +89,15 @@ def _run(call: Callable[[], ToolOutput]) -> CallToolResult:
     except MemzoiError as exc:
         message = str(exc) if not exc.hint else f"{exc} (hint: {exc.hint})"
         raise ToolError(message) from exc
-    except Exception as exc:  # noqa: BLE001 - a failed call must not take the server down
+    except Exception as exc:  # a failed call must not take the server down
         known = from_environment(exc)
         if known is not None:
             raise ToolError(f"{known} (hint: {known.hint})") from exc
         log.exception("tool call failed")
         raise ToolError(f"internal error: {type(exc).__name__}: {exc}") from exc
-    return CallToolResult(content=[TextContent(type="text", text=out.text)],
-                          structured_content=out.model.model_dump(mode="json"))
+    return CallToolResult(
+        content=[TextContent(type="text", text=out.text)], structured_content=out.model.model_dump(mode="json")
+    )
 
 
 RECORD_MIME = "text/markdown"
@@ -117,8 +116,10 @@ class MemoryServer(MCPServer):
             records = self.tools.record_resources()
         except MemzoiError as exc:
             raise ResourceError(str(exc)) from exc
-        return fixed + [Resource(uri=r.uri, name=r.concept_id, title=r.title, description=r.description,
-                                 mime_type=RECORD_MIME) for r in records]
+        return fixed + [
+            Resource(uri=r.uri, name=r.concept_id, title=r.title, description=r.description, mime_type=RECORD_MIME)
+            for r in records
+        ]
 
 
 def _read_record(tools: MemoryTools, concept_id: str) -> str:
@@ -141,8 +142,13 @@ def build_server(tools: MemoryTools) -> MCPServer:
     """An MCPServer with the seven tools, the record resources and two prompts bound to `tools`."""
     app = MemoryServer(tools)
 
-    @app.resource(RECORD_URI_TEMPLATE, name="record", title="Memory record", mime_type=RECORD_MIME,
-                  description="A current, non-private memory record of this repository: its file, byte for byte.")
+    @app.resource(
+        RECORD_URI_TEMPLATE,
+        name="record",
+        title="Memory record",
+        mime_type=RECORD_MIME,
+        description="A current, non-private memory record of this repository: its file, byte for byte.",
+    )
     async def record(concept_id: str) -> str:
         return _read_record(tools, concept_id)
 
@@ -163,24 +169,30 @@ def build_server(tools: MemoryTools) -> MCPServer:
         type: Annotated[MemoryType | None, Field(description="Only records of this type.")] = None,
         lane: Annotated[Lane | None, Field(description="Only records in this lane.")] = None,
         limit: Annotated[int | None, Field(ge=1, le=MAX_LIMIT, description="At most this many hits.")] = None,
-        include_local: Annotated[bool, Field(
-            description="Also search private local and session memory of this machine.")] = False,
+        include_local: Annotated[
+            bool, Field(description="Also search private local and session memory of this machine.")
+        ] = False,
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Full-text search over the current memory records; each hit cites its record and evidence."""
-        return _run(lambda: tools.search_memory(query, path=path, type=type, lane=lane, limit=limit,
-                                                include_local=include_local))
+        return _run(
+            lambda: tools.search_memory(
+                query, path=path, type=type, lane=lane, limit=limit, include_local=include_local
+            )
+        )
 
     @app.tool(annotations=READ_ONLY)
     async def build_context_pack(
         task: Annotated[str, Field(min_length=1, description="What you are about to do.")],
         paths: Annotated[list[str] | None, Field(description="Repository paths the task touches.")] = None,
         budget: Annotated[int | None, Field(ge=1, description="Word budget for the pack.")] = None,
-        include_local: Annotated[bool, Field(
-            description="Also include private local and session memory of this machine.")] = False,
+        include_local: Annotated[
+            bool, Field(description="Also include private local and session memory of this machine.")
+        ] = False,
     ) -> Annotated[CallToolResult, ContextOutput]:
         """A prompt-ready context pack of the memory relevant to a task, within a word budget."""
-        return _run(lambda: tools.build_context_pack(task, paths=paths or (), budget=budget,
-                                                     include_local=include_local))
+        return _run(
+            lambda: tools.build_context_pack(task, paths=paths or (), budget=budget, include_local=include_local)
+        )
 
     @app.tool(annotations=READ_ONLY)
     async def precheck_path(
@@ -213,10 +225,11 @@ def build_server(tools: MemoryTools) -> MCPServer:
     @app.tool(annotations=READ_ONLY)
     async def handoff(
         task: Annotated[str, Field(min_length=1, description="The task being handed over.")],
-        include_local: Annotated[bool, Field(
-            description="Also include the current session checkpoint (session memory of this machine).")] = False,
+        include_local: Annotated[
+            bool, Field(description="Also include the current session checkpoint (session memory of this machine).")
+        ] = False,
     ) -> Annotated[CallToolResult, HandoffOutput]:
-        """A context pack plus the open proposal inbox (and, on request, the session checkpoint), for switching agents."""
+        """A context pack plus the open proposal inbox (and, on request, the session checkpoint), for switching agents."""  # noqa: E501  (the tool's description)
         return _run(lambda: tools.handoff(task, include_local=include_local))
 
     return app

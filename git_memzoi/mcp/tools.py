@@ -14,13 +14,20 @@ from git_memzoi.index.rebuild import open_index
 from git_memzoi.recall.context import build_context
 from git_memzoi.recall.handoff import build_handoff
 from git_memzoi.recall.models import (
-    Citation, ContextPack, ExpiryDecision, Handoff, Model, PrecheckResult, SearchResult,
+    Citation,
+    ContextPack,
+    ExpiryDecision,
+    Handoff,
+    Model,
+    PrecheckResult,
+    SearchResult,
 )
 from git_memzoi.recall.precheck import precheck
 from git_memzoi.recall.records import shareable_document, shareable_records
 from git_memzoi.recall.retention import explain
 from git_memzoi.recall.search import search
 from git_memzoi.runtime.workspace import Workspace
+
 
 @dataclass(frozen=True)
 class ToolOutput:
@@ -86,8 +93,10 @@ def precheck_text(result: PrecheckResult) -> str:
 def expiry_text(decision: ExpiryDecision) -> str:
     """Why a record is current or query-only, in a few lines."""
     state = "current" if decision.current else "query-only"
-    lines = [f"`{decision.record_id}` ({decision.lane}, status {decision.status}) is {state}.",
-             f"rule: {decision.rule}"]
+    lines = [
+        f"`{decision.record_id}` ({decision.lane}, status {decision.status}) is {state}.",
+        f"rule: {decision.rule}",
+    ]
     if decision.boundary:
         lines.append(f"boundary: {decision.boundary} ({decision.boundary_kind})")
     lines.append(f"reason: {decision.reason}")
@@ -111,17 +120,26 @@ class MemoryTools:
         """Open and refresh this worktree's index now, so a broken state fails before the first call."""
         open_index(self.ws, refresh=True).close()
 
-    def search_memory(self, query: str, path: str | None = None, type: str | None = None,
-                      lane: str | None = None, limit: int | None = None,
-                      include_local: bool = False) -> ToolOutput:
-        result = search(self.ws, _need(query, "query"), path=path, type=type, lane=lane, limit=limit,
-                        include_local=include_local)
+    def search_memory(
+        self,
+        query: str,
+        path: str | None = None,
+        type: str | None = None,
+        lane: str | None = None,
+        limit: int | None = None,
+        include_local: bool = False,
+    ) -> ToolOutput:
+        result = search(
+            self.ws, _need(query, "query"), path=path, type=type, lane=lane, limit=limit, include_local=include_local
+        )
         return ToolOutput(result, search_text(result))
 
-    def build_context_pack(self, task: str, paths: Sequence[str] = (), budget: int | None = None,
-                           include_local: bool = False) -> ToolOutput:
-        pack: ContextPack = build_context(self.ws, _need(task, "task"), paths=tuple(paths), budget=budget,
-                                          include_local=include_local)
+    def build_context_pack(
+        self, task: str, paths: Sequence[str] = (), budget: int | None = None, include_local: bool = False
+    ) -> ToolOutput:
+        pack: ContextPack = build_context(
+            self.ws, _need(task, "task"), paths=tuple(paths), budget=budget, include_local=include_local
+        )
         return ToolOutput(pack, pack.text)
 
     def precheck_path(self, path: str) -> ToolOutput:
@@ -142,9 +160,12 @@ class MemoryTools:
 
     def record_resources(self) -> list[RecordResource]:
         """Every current, non-private repository record as a resource, by path."""
-        return [RecordResource(uri=RECORD_URI_PREFIX + concept, concept_id=concept, record_id=rid, title=title,
-                               description=description)
-                for concept, rid, title, description in shareable_records(self.ws)]
+        return [
+            RecordResource(
+                uri=RECORD_URI_PREFIX + concept, concept_id=concept, record_id=rid, title=title, description=description
+            )
+            for concept, rid, title, description in shareable_records(self.ws)
+        ]
 
     def read_record(self, concept_id: str) -> str:
         """A record resource's text: the record file, byte for byte."""

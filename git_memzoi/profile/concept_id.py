@@ -14,6 +14,7 @@ MAX_LENGTH = 200
 
 def check(concept_id: str) -> str:
     """Return `concept_id` when it follows the profile's rules, else raise FormatError(concept-id)."""
+
     def bad(why: str) -> FormatError:
         return FormatError("concept-id", f"concept ID {concept_id!r} {why}")
 
@@ -29,8 +30,10 @@ def check(concept_id: str) -> str:
         if segment in ("", ".", ".."):
             raise bad("has an empty, . or .. segment")
         if not _SEGMENT.fullmatch(segment):
-            raise bad("must use lowercase ASCII letters, digits and hyphens, each segment starting "
-                      "and ending with a letter or digit")
+            raise bad(
+                "must use lowercase ASCII letters, digits and hyphens, each segment starting "
+                "and ending with a letter or digit"
+            )
     if concept_id.rsplit("/", 1)[-1] in RESERVED_NAMES:
         raise bad("ends in a reserved name (index, log)")
     return concept_id

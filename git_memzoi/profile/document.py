@@ -48,8 +48,13 @@ class Problem:
         return f"{self.path}:{self.line}: {prefix}{self.code}: {self.message}"
 
     def as_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "code": self.code, "message": self.message,
-                "severity": self.severity}
+        return {
+            "path": self.path,
+            "line": self.line,
+            "code": self.code,
+            "message": self.message,
+            "severity": self.severity,
+        }
 
 
 class InvalidDocument(Exception):
@@ -118,8 +123,15 @@ def _problems(exc: ValidationError, doc: frontmatter.Document) -> list[Problem]:
     return _dedupe(out)
 
 
-_MODEL_LEVEL_CODES = {"proposal-target", "proposal-reason", "proposal-action", "resolution-invalid",
-                      "receipt-invalid", "retention-invalid", "legacy-format"}
+_MODEL_LEVEL_CODES = {
+    "proposal-target",
+    "proposal-reason",
+    "proposal-action",
+    "resolution-invalid",
+    "receipt-invalid",
+    "retention-invalid",
+    "legacy-format",
+}
 
 
 def _locate(code: str, data: dict[str, Any]) -> tuple[Any, ...]:
@@ -157,8 +169,14 @@ def _dedupe(problems: list[Problem]) -> list[Problem]:
 
 def _check_body(doc: frontmatter.Document) -> list[Problem]:
     if not doc.body.strip():
-        return [Problem(doc.path, doc.body_line, "body-empty",
-                        "the Markdown body is empty; it must hold the human-readable memory")]
+        return [
+            Problem(
+                doc.path,
+                doc.body_line,
+                "body-empty",
+                "the Markdown body is empty; it must hold the human-readable memory",
+            )
+        ]
     return []
 
 
@@ -172,8 +190,9 @@ def _load(raw: bytes, path: str) -> frontmatter.Document:
 M = TypeVar("M", Record, Packet)
 
 
-def _validated(raw: bytes, path: str, model: type[M], wrong_kind: str, code: str, message: str
-               ) -> tuple[M, frontmatter.Document]:
+def _validated(
+    raw: bytes, path: str, model: type[M], wrong_kind: str, code: str, message: str
+) -> tuple[M, frontmatter.Document]:
     """Parse `raw`, refuse the other kind of file, validate frontmatter and body together."""
     doc = _load(raw, path)
     if doc.data.get("kind") == wrong_kind:
@@ -190,15 +209,20 @@ def _validated(raw: bytes, path: str, model: type[M], wrong_kind: str, code: str
 
 def read_record(raw: bytes, path: str) -> ParsedRecord:
     """Parse and validate a canonical record file (raises InvalidDocument)."""
-    record, doc = _validated(raw, path, Record, "proposal", "record-kind",
-                             "a file under records/ must be kind: memory, not a proposal")
+    record, doc = _validated(
+        raw, path, Record, "proposal", "record-kind", "a file under records/ must be kind: memory, not a proposal"
+    )
     return ParsedRecord(record, doc)
 
 
 def read_packet(raw: bytes, path: str) -> ParsedPacket:
     """Parse and validate a proposal packet file (raises InvalidDocument)."""
-    packet, doc = _validated(raw, path, Packet, "memory", "packet-kind",
-                             "a file under proposals/ must be kind: proposal, not a memory record")
+    packet, doc = _validated(
+        raw,
+        path,
+        Packet,
+        "memory",
+        "packet-kind",
+        "a file under proposals/ must be kind: proposal, not a memory record",
+    )
     return ParsedPacket(packet, doc)
-
-

@@ -29,6 +29,7 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
             Parser.__init__(self)
             Composer.__init__(self)
 
+
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FRONTMATTER_BYTES = 64 * 1024
 FENCE = "---"
@@ -117,8 +118,10 @@ class _Constructor(yaml.constructor.SafeConstructor):
         return mapping
 
 
-_Constructor.add_constructor("tag:yaml.org,2002:timestamp",  # type: ignore[type-var]
-                             _Constructor.construct_yaml_str)
+_Constructor.add_constructor(
+    "tag:yaml.org,2002:timestamp",  # type: ignore[type-var]
+    _Constructor.construct_yaml_str,
+)
 
 
 def _short(text: str, limit: int = 40) -> str:
@@ -168,11 +171,13 @@ class Document:
 def split(raw: bytes, path: str = "<input>") -> tuple[str, str, int] | None:
     """Return (frontmatter text, body, body line), or None when the file has no frontmatter fence."""
     if len(raw) > MAX_FILE_BYTES:
-        raise FormatError("file-too-large", f"file is {len(raw)} bytes; the limit is {MAX_FILE_BYTES}",
-                          path=path, line=1)
+        raise FormatError(
+            "file-too-large", f"file is {len(raw)} bytes; the limit is {MAX_FILE_BYTES}", path=path, line=1
+        )
     if raw.startswith(b"\xef\xbb\xbf") or raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise FormatError("encoding-bom", "file starts with a byte order mark; save it as UTF-8 without BOM",
-                          path=path, line=1)
+        raise FormatError(
+            "encoding-bom", "file starts with a byte order mark; save it as UTF-8 without BOM", path=path, line=1
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -193,8 +198,9 @@ def split(raw: bytes, path: str = "<input>") -> tuple[str, str, int] | None:
             break
         end = text.find("\n" + FENCE, after)
     if end == -1:
-        raise FormatError("frontmatter-unclosed", "frontmatter opened with --- on line 1 is never closed",
-                          path=path, line=1)
+        raise FormatError(
+            "frontmatter-unclosed", "frontmatter opened with --- on line 1 is never closed", path=path, line=1
+        )
     front = text[len(FENCE) + 1 : end + 1]
     body_start = min(end + 1 + len(FENCE) + 1, len(text))
     body_line = front.count("\n") + 3
@@ -205,8 +211,7 @@ def parse(raw: bytes, path: str = "<input>") -> Document:
     """Parse a memory file that must carry frontmatter; every problem is a FormatError with a line."""
     parts = split(raw, path)
     if parts is None:
-        raise FormatError("frontmatter-missing", "file must start with a --- frontmatter fence",
-                          path=path, line=1)
+        raise FormatError("frontmatter-missing", "file must start with a --- frontmatter fence", path=path, line=1)
     front, body, body_line = parts
     return Document(load_frontmatter(front, path), body, front, body_line, path)
 
@@ -214,12 +219,17 @@ def parse(raw: bytes, path: str = "<input>") -> Document:
 def load_frontmatter(front: str, path: str = "<input>") -> dict[str, Any]:
     """Load frontmatter text (without fences) into a mapping of string keys."""
     if len(front.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
-        raise FormatError("frontmatter-too-large",
-                          f"frontmatter is larger than {MAX_FRONTMATTER_BYTES} bytes", path=path, line=2)
+        raise FormatError(
+            "frontmatter-too-large", f"frontmatter is larger than {MAX_FRONTMATTER_BYTES} bytes", path=path, line=2
+        )
     tab = _TAB_INDENT.search(front) if "\t" in front else None
     if tab:
-        raise FormatError("yaml-tab", "tab used for indentation; YAML indents with spaces",
-                          path=path, line=front[: tab.start()].count("\n") + (tab.group(0).startswith("\n")) + 2)
+        raise FormatError(
+            "yaml-tab",
+            "tab used for indentation; YAML indents with spaces",
+            path=path,
+            line=front[: tab.start()].count("\n") + (tab.group(0).startswith("\n")) + 2,
+        )
     if ("&" in front or "*" in front) and _MAYBE_ANCHOR.search(front):
         _refuse_anchors(front, path)
     loader = _Loader(front)
@@ -234,8 +244,9 @@ def load_frontmatter(front: str, path: str = "<input>") -> dict[str, Any]:
         raise FormatError("yaml-syntax", _one_line(f"YAML: {problem}"), path=path, line=line) from None
     except yaml.reader.ReaderError as exc:
         line = front[: exc.position].count("\n") + 2
-        raise FormatError("yaml-syntax", f"YAML: control character {exc.character!r} is not allowed",
-                          path=path, line=line) from None
+        raise FormatError(
+            "yaml-syntax", f"YAML: control character {exc.character!r} is not allowed", path=path, line=line
+        ) from None
     except yaml.YAMLError as exc:
         raise FormatError("yaml-syntax", _one_line(f"YAML: {exc}"), path=path, line=2) from None
     except RecursionError:
@@ -245,8 +256,7 @@ def load_frontmatter(front: str, path: str = "<input>") -> dict[str, Any]:
     if data is None:
         raise FormatError("frontmatter-empty", "frontmatter is empty", path=path, line=2)
     if not isinstance(data, dict):
-        raise FormatError("frontmatter-not-mapping", "frontmatter must be a YAML mapping of fields",
-                          path=path, line=2)
+        raise FormatError("frontmatter-not-mapping", "frontmatter must be a YAML mapping of fields", path=path, line=2)
     return data
 
 
@@ -259,8 +269,9 @@ def _refuse_anchors(front: str, path: str) -> None:
         for event in yaml.parse(front, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                 line = event.start_mark.line + 2 if event.start_mark is not None else 2
-                raise FormatError("yaml-alias", "YAML anchors and aliases are not allowed in memory files",
-                                  path=path, line=line)
+                raise FormatError(
+                    "yaml-alias", "YAML anchors and aliases are not allowed in memory files", path=path, line=line
+                )
     except yaml.YAMLError:
         return  # not YAML at all: the full load that follows reports where and why
 
@@ -308,8 +319,9 @@ _Dumper.add_representer(str, _represent_str)
 
 def render(data: dict[str, Any], body: str) -> str:
     """Render frontmatter and body as a memory file (LF, UTF-8 text, key order kept)."""
-    front = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False,
-                      width=1_000_000)
+    front = yaml.dump(
+        data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1_000_000
+    )
     if not body.startswith("\n"):
         body = "\n" + body
     if not body.endswith("\n"):
@@ -333,4 +345,4 @@ def set_top_level_scalar(text: str, key: str, value: str) -> str:
         raise FormatError("field-missing", f"expected one top-level {key!r} line, found {len(matches)}")
     match = matches[0]
     start = len(FENCE) + 1
-    return text[: start + match.start()] + f"{key}: {value}" + text[start + match.end():]
+    return text[: start + match.start()] + f"{key}: {value}" + text[start + match.end() :]

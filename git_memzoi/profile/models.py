@@ -27,8 +27,9 @@ def _rfc3339(value: str) -> str:
     except OutOfRange as exc:
         raise PydanticCustomError("invalid-timestamp", "{why}", {"why": str(exc)}) from None
     except ValueError:
-        raise PydanticCustomError("invalid-timestamp", "'{value}' is not an RFC 3339 date-time with a timezone",
-                                  {"value": value}) from None
+        raise PydanticCustomError(
+            "invalid-timestamp", "'{value}' is not an RFC 3339 date-time with a timezone", {"value": value}
+        ) from None
     return value
 
 
@@ -47,8 +48,10 @@ def _snake(value: str) -> str:
 def _identifier(value: str) -> str:
     if not _ID.fullmatch(value):
         raise PydanticCustomError(
-            "invalid-id", "'{value}' is not an ID (letters, digits, . _ : -, up to 200, no spaces or /)",
-            {"value": value})
+            "invalid-id",
+            "'{value}' is not an ID (letters, digits, . _ : -, up to 200, no spaces or /)",
+            {"value": value},
+        )
     return value
 
 
@@ -56,10 +59,13 @@ def _confidence(value: Any) -> Any:
     if isinstance(value, str):
         if value.strip().lower() in vocab.CONFIDENCE_LABELS:
             raise PydanticCustomError(
-                "confidence-label", "confidence label '{value}' is not allowed; use a number from 0.0 to 1.0",
-                {"value": value})
-        raise PydanticCustomError("invalid-confidence", "confidence must be a number from 0.0 to 1.0, not '{value}'",
-                                  {"value": value})
+                "confidence-label",
+                "confidence label '{value}' is not allowed; use a number from 0.0 to 1.0",
+                {"value": value},
+            )
+        raise PydanticCustomError(
+            "invalid-confidence", "confidence must be a number from 0.0 to 1.0, not '{value}'", {"value": value}
+        )
     if isinstance(value, bool):
         raise PydanticCustomError("invalid-confidence", "confidence must be a number from 0.0 to 1.0, not a boolean")
     return value
@@ -68,8 +74,10 @@ def _confidence(value: Any) -> Any:
 def _status_alias(value: Any) -> Any:
     if isinstance(value, str) and value in vocab.STATUS_ALIASES:
         raise PydanticCustomError(
-            "status-alias", "status '{value}' is an alias; the current value is '{current}'",
-            {"value": value, "current": vocab.STATUS_ALIASES[value]})
+            "status-alias",
+            "status '{value}' is an alias; the current value is '{current}'",
+            {"value": value, "current": vocab.STATUS_ALIASES[value]},
+        )
     return value
 
 
@@ -84,8 +92,10 @@ def _applies_to(value: str) -> str:
     # such an entry is a glob that would silently match nothing.
     if any(ch in path for ch in "*?"):
         raise PydanticCustomError(
-            "applies-to-glob", "'{value}' uses glob syntax; only exact paths, prefixes and a trailing /** scope",
-            {"value": value})
+            "applies-to-glob",
+            "'{value}' uses glob syntax; only exact paths, prefixes and a trailing /** scope",
+            {"value": value},
+        )
     return value
 
 
@@ -125,11 +135,13 @@ def check_lane_retention(lane: str, retention: Retention) -> None:
     required, allowed = _LANE_RETENTION[lane]
     present = {key for key, value in retention.model_dump().items() if value is not None}
     for key in sorted(required - present):
-        raise PydanticCustomError("retention-invalid", "{lane} records require retention.{key}",
-                                  {"lane": lane, "key": key})
+        raise PydanticCustomError(
+            "retention-invalid", "{lane} records require retention.{key}", {"lane": lane, "key": key}
+        )
     for key in sorted(present - allowed):
-        raise PydanticCustomError("retention-invalid", "retention.{key} does not apply to {lane} records",
-                                  {"lane": lane, "key": key})
+        raise PydanticCustomError(
+            "retention-invalid", "retention.{key} does not apply to {lane} records", {"lane": lane, "key": key}
+        )
 
 
 class Origin(BaseModel):
@@ -156,17 +168,21 @@ def _reject_legacy(data: Any) -> Any:
             raise PydanticCustomError(
                 "legacy-format",
                 "{key!r} marks an older artifact ({why}); upgrade the file by hand to the current profile",
-                {"key": key, "why": why})
+                {"key": key, "why": why},
+            )
     profile = data.get("profile")
     if isinstance(profile, str) and profile != "memzoi" and profile.startswith(("memzoi/", "okf/")):
         raise PydanticCustomError(
             "legacy-format",
             "profile '{value}' is an older format; the current profile is the unversioned 'memzoi'; "
-            "upgrade the file by hand", {"value": profile})
+            "upgrade the file by hand",
+            {"value": profile},
+        )
     if "kind" not in data and "profile" not in data:
         raise PydanticCustomError(
             "legacy-format",
-            "no kind/profile fields: an older artifact; upgrade it by hand to kind, profile, retention and origin")
+            "no kind/profile fields: an older artifact; upgrade it by hand to kind, profile, retention and origin",
+        )
     return data
 
 
@@ -195,7 +211,7 @@ class _Memory(BaseModel):
         return _reject_legacy(data)
 
     @model_validator(mode="after")
-    def _lane_retention(self) -> "_Memory":
+    def _lane_retention(self) -> _Memory:
         check_lane_retention(self.lane, self.retention)
         return self
 
@@ -245,7 +261,8 @@ class ProposalBlock(BaseModel):
     def _known_action(cls, data: Any) -> Any:
         if isinstance(data, dict) and data.get("action") == "update":
             raise PydanticCustomError(
-                "proposal-action", "action 'update' is not supported; propose a supersede instead")
+                "proposal-action", "action 'update' is not supported; propose a supersede instead"
+            )
         return data
 
 
@@ -284,22 +301,25 @@ class Packet(_Memory):
     visibility: vocab.Visibility | None = None
     confidence: Confidence | None = None
     resolution: Resolution | None = None
-    receipt: "ReceiptBlock | None" = None
+    receipt: ReceiptBlock | None = None
 
     @model_validator(mode="after")
-    def _action_rules(self) -> "Packet":
+    def _action_rules(self) -> Packet:
         action, block = self.proposal.action, self.proposal
         if action == "create":
             if block.target is not None or self.supersedes:
                 raise PydanticCustomError("proposal-target", "a create proposal cannot name a target")
             if block.target_blob is not None:
-                raise PydanticCustomError("proposal-target", "a create proposal has no target, so no "
-                                                             "proposal.target_blob")
+                raise PydanticCustomError(
+                    "proposal-target", "a create proposal has no target, so no proposal.target_blob"
+                )
         elif action == "supersede":
             if len(self.supersedes) != 1:
                 raise PydanticCustomError(
-                    "proposal-target", "a supersede proposal needs exactly one supersedes target, found {n}",
-                    {"n": len(self.supersedes)})
+                    "proposal-target",
+                    "a supersede proposal needs exactly one supersedes target, found {n}",
+                    {"n": len(self.supersedes)},
+                )
             if block.target is not None:
                 raise PydanticCustomError("proposal-target", "a supersede proposal cannot set proposal.target")
         elif action == "tombstone":
@@ -308,18 +328,24 @@ class Packet(_Memory):
             if self.supersedes:
                 raise PydanticCustomError("proposal-target", "a tombstone proposal cannot list supersedes")
         if action in ("supersede", "tombstone") and block.reason is None:
-            raise PydanticCustomError("proposal-reason", "a {action} proposal needs proposal.reason",
-                                      {"action": action})
+            raise PydanticCustomError(
+                "proposal-reason", "a {action} proposal needs proposal.reason", {"action": action}
+            )
         if self.status == "proposed" and self.resolution is not None:
             raise PydanticCustomError("resolution-invalid", "a pending packet (status: proposed) has no resolution")
         if self.status != "proposed":
             if self.resolution is None:
-                raise PydanticCustomError("resolution-invalid", "a resolved packet (status: {status}) needs a resolution",
-                                          {"status": self.status})
+                raise PydanticCustomError(
+                    "resolution-invalid",
+                    "a resolved packet (status: {status}) needs a resolution",
+                    {"status": self.status},
+                )
             if self.resolution.outcome != self.status:
                 raise PydanticCustomError(
-                    "resolution", "resolution.outcome '{outcome}' does not match status '{status}'",
-                    {"outcome": self.resolution.outcome, "status": self.status})
+                    "resolution",
+                    "resolution.outcome '{outcome}' does not match status '{status}'",
+                    {"outcome": self.resolution.outcome, "status": self.status},
+                )
         if self.receipt is not None and (self.status != "rejected" or action != "create"):
             raise PydanticCustomError("receipt-invalid", "a hash-only receipt is a rejected, create-shaped packet")
         return self

@@ -12,9 +12,11 @@ from git_memzoi.profile.document import ParsedPacket, Problem
 
 RECEIPT_TITLE = "Rejected proposal (hash-only receipt)"
 RECEIPT_DESCRIPTION = "A rejected proposal that was not repo-safe; only digests of it are kept."
-RECEIPT_BODY = ("# Rejected proposal (hash-only receipt)\n\n"
-                "A proposal that was not safe to keep in the repository was rejected. Its identity and\n"
-                "content are kept here only as sha256 digests.\n")
+RECEIPT_BODY = (
+    "# Rejected proposal (hash-only receipt)\n\n"
+    "A proposal that was not safe to keep in the repository was rejected. Its identity and\n"
+    "content are kept here only as sha256 digests.\n"
+)
 
 
 def receipt_id(proposal_id_sha256: str) -> str:
@@ -25,16 +27,28 @@ def receipt_id(proposal_id_sha256: str) -> str:
 def receipt_data(block: dict[str, str], *, sensitivity: str, reviewer: str, resolved_at: str) -> dict[str, Any]:
     """The receipt's whole frontmatter: fixed text, the digests, and who rejected it when."""
     return {
-        "id": receipt_id(block["proposal_id_sha256"]), "kind": "proposal", "profile": "memzoi", "retention": {},
+        "id": receipt_id(block["proposal_id_sha256"]),
+        "kind": "proposal",
+        "profile": "memzoi",
+        "retention": {},
         "origin": {"origin_key": f"rejected-receipt:{block['proposal_id_sha256'][:24]}", "route": "rejected_receipt"},
-        "type": "note", "lane": "semantic", "title": RECEIPT_TITLE, "description": RECEIPT_DESCRIPTION,
+        "type": "note",
+        "lane": "semantic",
+        "title": RECEIPT_TITLE,
+        "description": RECEIPT_DESCRIPTION,
         "status": "rejected",
         "proposal": {"action": "create", "proposed_by": "memzoi", "proposed_at": resolved_at},
-        "timestamp": resolved_at, "sensitivity": sensitivity, "content_class": "rejected_proposal_receipt",
+        "timestamp": resolved_at,
+        "sensitivity": sensitivity,
+        "content_class": "rejected_proposal_receipt",
         "receipt": dict(block),
-        "resolution": {"outcome": "rejected", "reviewer": reviewer, "resolved_at": resolved_at,
-                       "reason": f"not repo-safe (sensitivity: {sensitivity}); contents withheld",
-                       "affected_record_ids": []},
+        "resolution": {
+            "outcome": "rejected",
+            "reviewer": reviewer,
+            "resolved_at": resolved_at,
+            "reason": f"not repo-safe (sensitivity: {sensitivity}); contents withheld",
+            "affected_record_ids": [],
+        },
     }
 
 
@@ -47,24 +61,49 @@ def receipt_problems(parsed: ParsedPacket) -> list[Problem]:
     assert packet.receipt is not None and packet.resolution is not None  # the model requires both here
     path = doc.path
     if packet.repo_safe or not packet.sensitivity_declared:
-        return [Problem(path, doc.line_of(("sensitivity",)) if packet.sensitivity_declared else 1, "receipt-invalid",
-                        "a hash-only receipt stands for a packet that was not repo-safe and names that "
-                        "sensitivity")]
+        return [
+            Problem(
+                path,
+                doc.line_of(("sensitivity",)) if packet.sensitivity_declared else 1,
+                "receipt-invalid",
+                "a hash-only receipt stands for a packet that was not repo-safe and names that sensitivity",
+            )
+        ]
     raw_resolution = doc.data.get("resolution")
     assert isinstance(raw_resolution, dict)
-    expected = receipt_data(packet.receipt.model_dump(), sensitivity=packet.sensitivity,
-                            reviewer=str(raw_resolution["reviewer"]),
-                            resolved_at=str(raw_resolution["resolved_at"]))
+    expected = receipt_data(
+        packet.receipt.model_dump(),
+        sensitivity=packet.sensitivity,
+        reviewer=str(raw_resolution["reviewer"]),
+        resolved_at=str(raw_resolution["resolved_at"]),
+    )
     problems = []
     for key in sorted(set(expected) | set(doc.data)):
         if key not in expected:
-            problems.append(Problem(path, doc.line_of((key,)), "receipt-invalid",
-                                    f"a hash-only receipt has no {key!r} field: it keeps only digests"))
+            problems.append(
+                Problem(
+                    path,
+                    doc.line_of((key,)),
+                    "receipt-invalid",
+                    f"a hash-only receipt has no {key!r} field: it keeps only digests",
+                )
+            )
         elif doc.data.get(key) != expected[key]:
-            problems.append(Problem(path, doc.line_of((key,)) if key in doc.data else 1, "receipt-invalid",
-                                    f"field {key!r} differs from the hash-only receipt's (fixed text and "
-                                    "digests only)"))
+            problems.append(
+                Problem(
+                    path,
+                    doc.line_of((key,)) if key in doc.data else 1,
+                    "receipt-invalid",
+                    f"field {key!r} differs from the hash-only receipt's (fixed text and digests only)",
+                )
+            )
     if doc.body.strip() != RECEIPT_BODY.strip():  # render puts a blank line after the fence
-        problems.append(Problem(path, doc.body_line, "receipt-invalid",
-                                "the body of a hash-only receipt is fixed text; this one carries other content"))
+        problems.append(
+            Problem(
+                path,
+                doc.body_line,
+                "receipt-invalid",
+                "the body of a hash-only receipt is fixed text; this one carries other content",
+            )
+        )
     return problems

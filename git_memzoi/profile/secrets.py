@@ -24,17 +24,29 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b")),
     ("password-in-url", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:[^\s@/]+@[^\s/]+")),
-    ("assigned-secret", re.compile(
-        r"(?i)\b(?:password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)"
-        r"\s*[:=]\s*['\"]?(?=[A-Za-z0-9/+_.-]{12,})(?=[^\s'\"]*\d)[^\s'\"]{12,}")),
+    (
+        "assigned-secret",
+        re.compile(
+            r"(?i)\b(?:password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)"
+            r"\s*[:=]\s*['\"]?(?=[A-Za-z0-9/+_.-]{12,})(?=[^\s'\"]*\d)[^\s'\"]{12,}"
+        ),
+    ),
 )
 
 
 _LABELS = {
-    "aws-access-key": "AWS access key", "aws-secret-key": "AWS secret key", "github-token": "GitHub token",
-    "gitlab-token": "GitLab token", "slack-token": "Slack token", "slack-webhook": "Slack webhook URL",
-    "google-api-key": "Google API key", "stripe-key": "Stripe key", "openai-key": "API secret key",
-    "npm-token": "npm token", "jwt": "JSON web token", "password-in-url": "password in a URL",
+    "aws-access-key": "AWS access key",
+    "aws-secret-key": "AWS secret key",
+    "github-token": "GitHub token",
+    "gitlab-token": "GitLab token",
+    "slack-token": "Slack token",
+    "slack-webhook": "Slack webhook URL",
+    "google-api-key": "Google API key",
+    "stripe-key": "Stripe key",
+    "openai-key": "API secret key",
+    "npm-token": "npm token",
+    "jwt": "JSON web token",
+    "password-in-url": "password in a URL",
     "assigned-secret": "password or secret assignment",
 }
 

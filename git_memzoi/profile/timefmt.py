@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 # RFC 3339 puts no bound on the fraction digits; every digit is kept in the file's string and
 # instants are compared to the microsecond (the finest a datetime holds).
@@ -13,7 +13,7 @@ _RFC3339 = re.compile(
 )
 
 #: The latest instant a datetime can hold; retention arithmetic stops here instead of overflowing.
-LATEST = datetime.max.replace(tzinfo=timezone.utc)
+LATEST = datetime.max.replace(tzinfo=UTC)
 
 
 class OutOfRange(ValueError):
@@ -42,7 +42,7 @@ def parse_rfc3339(value: str) -> datetime:
         text = f"{head}.{tail[:digits][:6].ljust(6, '0')}{tail[digits:]}"
     try:
         moment = datetime.fromisoformat(text)
-        return moment.astimezone(timezone.utc)
+        return moment.astimezone(UTC)
     except OverflowError:
         # In range as written, but its UTC form is not (9999-12-31T23:59:59-23:59).
         raise OutOfRange(f"'{value}' falls outside the years 0001-9999 once converted to UTC") from None
@@ -60,10 +60,12 @@ def format_rfc3339(moment: datetime) -> str:
     """Render an aware datetime as RFC 3339 UTC with a `Z` (seconds precision unless sub-second)."""
     if moment.tzinfo is None:
         raise ValueError("naive datetime")
-    moment = moment.astimezone(timezone.utc)
+    moment = moment.astimezone(UTC)
     # By hand rather than strftime, whose %Y drops the leading zeros of years before 1000.
-    text = (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T"
-            f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}")
+    text = (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T"
+        f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}"
+    )
     if moment.microsecond:
         text += f".{moment.microsecond:06d}"
     return text + "Z"

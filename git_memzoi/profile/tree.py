@@ -12,11 +12,25 @@ from typing import Literal
 
 from git_memzoi.errors import FormatError
 from git_memzoi.layout import (
-    GITATTRIBUTES, INDEX_FILE, MEMZOI_DIR, PENDING, RECORDS, REPO_CONFIG, RESERVED_FILES, RESOLVED_BY_OUTCOME, SUFFIX,
+    GITATTRIBUTES,
+    INDEX_FILE,
+    MEMZOI_DIR,
+    PENDING,
+    RECORDS,
+    REPO_CONFIG,
+    RESERVED_FILES,
+    RESOLVED_BY_OUTCOME,
+    SUFFIX,
 )
 from git_memzoi.profile import concept_id, frontmatter, secrets
 from git_memzoi.profile.document import (
-    InvalidDocument, ParsedPacket, ParsedRecord, Problem, problem_from, read_packet, read_record,
+    InvalidDocument,
+    ParsedPacket,
+    ParsedRecord,
+    Problem,
+    problem_from,
+    read_packet,
+    read_record,
 )
 from git_memzoi.profile.receipt import receipt_problems
 
@@ -65,13 +79,19 @@ def check_reserved(path: str, raw: bytes) -> list[Problem]:
     if parts is None:
         return []
     if name == INDEX_FILE:
-        return [Problem(path, 1, "reserved-file", "index.md is for human navigation and must not have YAML frontmatter")]
+        return [
+            Problem(path, 1, "reserved-file", "index.md is for human navigation and must not have YAML frontmatter")
+        ]
     try:
         data = frontmatter.load_frontmatter(parts[0], path)
     except FormatError as exc:
         return [problem_from(exc, path)]
     if data.get("kind") in ("memory", "proposal") or "id" in data:
-        return [Problem(path, 1, "reserved-file", "log.md is for append-only notes and must not define a record or proposal")]
+        return [
+            Problem(
+                path, 1, "reserved-file", "log.md is for append-only notes and must not define a record or proposal"
+            )
+        ]
     return []
 
 
@@ -95,8 +115,11 @@ def check_file(report: TreeReport, source: SourceFile, mode: Mode = "worktree") 
         return
     report.files_checked += 1
     if path == MEMZOI_DIR:
-        report.problems.append(Problem(path, 1, "symlink", f"{MEMZOI_DIR} must be a real folder, not a symlink; "
-                                                           "git memzoi does not follow it"))
+        report.problems.append(
+            Problem(
+                path, 1, "symlink", f"{MEMZOI_DIR} must be a real folder, not a symlink; git memzoi does not follow it"
+            )
+        )
         return
     if source.is_symlink:
         report.problems.append(Problem(path, 1, "symlink", "memory files must be regular files, not symlinks"))
@@ -112,9 +135,11 @@ def check_file(report: TreeReport, source: SourceFile, mode: Mode = "worktree") 
     elif any(path.startswith(folder) for folder in PACKET_FOLDERS):
         _check_packet(report, source, mode)
     elif path.endswith(SUFFIX):
-        report.problems.append(Problem(path, 1, "stray-file",
-                                       "Markdown outside records/ and proposals/ is not part of the profile",
-                                       "warning"))
+        report.problems.append(
+            Problem(
+                path, 1, "stray-file", "Markdown outside records/ and proposals/ is not part of the profile", "warning"
+            )
+        )
 
 
 def secret_problems(path: str, text: str) -> list[Problem]:
@@ -134,7 +159,7 @@ def cross_check(report: TreeReport) -> None:
 
 def _check_record(report: TreeReport, source: SourceFile) -> None:
     path = source.path
-    rel = path[len(RECORDS) + 1:]
+    rel = path[len(RECORDS) + 1 :]
     if not rel.endswith(SUFFIX):
         report.problems.append(Problem(path, 1, "stray-file", "files under records/ must be .md records", "warning"))
         return
@@ -153,9 +178,11 @@ def _check_record(report: TreeReport, source: SourceFile) -> None:
 def _check_packet(report: TreeReport, source: SourceFile, mode: Mode) -> None:
     path = source.path
     folder = next(f for f in PACKET_FOLDERS if path.startswith(f))
-    rel = path[len(folder):]
+    rel = path[len(folder) :]
     if "/" in rel or not rel.endswith(SUFFIX):
-        report.problems.append(Problem(path, 1, "stray-file", f"only <proposal-id>.md files belong in {folder}", "warning"))
+        report.problems.append(
+            Problem(path, 1, "stray-file", f"only <proposal-id>.md files belong in {folder}", "warning")
+        )
         return
     raw = source.read()
     report.problems.extend(secret_problems(path, raw.decode("utf-8", "replace")))
@@ -167,8 +194,14 @@ def _check_packet(report: TreeReport, source: SourceFile, mode: Mode) -> None:
     packet = parsed.packet
     expected = PACKET_FOLDERS[folder]
     if packet.status != expected:
-        report.problems.append(Problem(path, parsed.doc.line_of(("status",)), "packet-status",
-                                       f"packets in {folder} must have status: {expected}, not {packet.status}"))
+        report.problems.append(
+            Problem(
+                path,
+                parsed.doc.line_of(("status",)),
+                "packet-status",
+                f"packets in {folder} must have status: {expected}, not {packet.status}",
+            )
+        )
     if packet.receipt is not None:
         # a receipt: block is no pass: the file must be exactly the hash-only receipt reject writes
         report.problems.extend(receipt_problems(parsed))
@@ -176,46 +209,73 @@ def _check_packet(report: TreeReport, source: SourceFile, mode: Mode) -> None:
         declared = packet.sensitivity if packet.sensitivity_declared else "unknown (not declared)"
         line = parsed.doc.line_of(("sensitivity",)) if packet.sensitivity_declared else 1
         if mode == "committed" or expected != "proposed":
-            report.problems.append(Problem(path, line, "sensitivity",
-                                           f"sensitivity {declared} must not be committed to repository memory"))
+            report.problems.append(
+                Problem(path, line, "sensitivity", f"sensitivity {declared} must not be committed to repository memory")
+            )
         else:
-            report.problems.append(Problem(path, line, "sensitivity",
-                                           f"sensitivity {declared} is not repo-safe: this packet can only be rejected",
-                                           "warning"))
+            report.problems.append(
+                Problem(
+                    path,
+                    line,
+                    "sensitivity",
+                    f"sensitivity {declared} is not repo-safe: this packet can only be rejected",
+                    "warning",
+                )
+            )
     report.packets[path] = parsed
 
 
-def _owners(report: TreeReport, items: dict[str, tuple[str, frontmatter.Document]], code: str,
-            noun: str) -> dict[str, str]:
+def _owners(
+    report: TreeReport, items: dict[str, tuple[str, frontmatter.Document]], code: str, noun: str
+) -> dict[str, str]:
     """Map each ID to the first path (in path order) that uses it; report every later user."""
     owners: dict[str, str] = {}
     for path, (ident, doc) in sorted(items.items()):
         if ident in owners:
-            report.problems.append(Problem(path, doc.line_of(("id",)), code,
-                                           f"{noun} ID {ident!r} is also used by {owners[ident]}"))
+            report.problems.append(
+                Problem(path, doc.line_of(("id",)), code, f"{noun} ID {ident!r} is also used by {owners[ident]}")
+            )
         else:
             owners[ident] = path
     return owners
 
 
 def _cross_checks(report: TreeReport) -> None:
-    ids = _owners(report, {path: (p.record.id, p.doc) for path, p in report.records.items()},
-                  "id-duplicate", "record")
+    ids = _owners(report, {path: (p.record.id, p.doc) for path, p in report.records.items()}, "id-duplicate", "record")
     for path, parsed in sorted(report.records.items()):
         target = parsed.record.supersedes
         if target is not None and target not in ids:
-            report.problems.append(Problem(path, parsed.doc.line_of(("supersedes",)), "supersedes-missing",
-                                           f"supersedes {target!r}, which is not a record in this tree", "warning"))
-    _owners(report, {path: (p.packet.id, p.doc) for path, p in report.packets.items()},
-            "packet-id-collision", "proposal")
+            report.problems.append(
+                Problem(
+                    path,
+                    parsed.doc.line_of(("supersedes",)),
+                    "supersedes-missing",
+                    f"supersedes {target!r}, which is not a record in this tree",
+                    "warning",
+                )
+            )
+    _owners(
+        report, {path: (p.packet.id, p.doc) for path, p in report.packets.items()}, "packet-id-collision", "proposal"
+    )
     for path, parsed_packet in sorted(report.packets.items()):
         packet = parsed_packet.packet
         if packet.status == "applied" and packet.resolution is not None:
             if not packet.resolution.affected_record_ids:
-                report.problems.append(Problem(path, parsed_packet.doc.line_of(("resolution",)), "resolution-orphan",
-                                               "an applied packet must name the records it affected"))
+                report.problems.append(
+                    Problem(
+                        path,
+                        parsed_packet.doc.line_of(("resolution",)),
+                        "resolution-orphan",
+                        "an applied packet must name the records it affected",
+                    )
+                )
             for rid in packet.resolution.affected_record_ids:
                 if rid not in ids:
-                    report.problems.append(Problem(path, parsed_packet.doc.line_of(("resolution", "affected_record_ids")),
-                                                   "resolution-orphan",
-                                                   f"applied packet names record {rid!r}, which is not in records/"))
+                    report.problems.append(
+                        Problem(
+                            path,
+                            parsed_packet.doc.line_of(("resolution", "affected_record_ids")),
+                            "resolution-orphan",
+                            f"applied packet names record {rid!r}, which is not in records/",
+                        )
+                    )

@@ -9,8 +9,14 @@ RecordStatus = Literal["active", "superseded", "expired", "tombstoned", "redacte
 PacketStatus = Literal["proposed", "applied", "rejected"]
 Visibility = Literal["public", "private", "repo", "team", "org"]
 Sensitivity = Literal[
-    "repo-safe", "local-only", "sensitive", "secret", "raw-transcript",
-    "private-personal-data", "temporary-state", "unknown",
+    "repo-safe",
+    "local-only",
+    "sensitive",
+    "secret",
+    "raw-transcript",
+    "private-personal-data",
+    "temporary-state",
+    "unknown",
 ]
 Action = Literal["create", "supersede", "tombstone"]
 RecordScope = Literal["repo", "local"]
@@ -21,9 +27,21 @@ ProposalConfidenceLabel = Literal["low", "medium", "high"]
 
 #: Current lowercase memory types. Types shape the content; lanes govern retention.
 MemoryType = Literal[
-    "fact", "decision", "constraint", "preference", "convention", "warning", "risk",
-    "failed_attempt", "procedure", "runbook", "incident", "summary", "handoff",
-    "checkpoint", "note",
+    "fact",
+    "decision",
+    "constraint",
+    "preference",
+    "convention",
+    "warning",
+    "risk",
+    "failed_attempt",
+    "procedure",
+    "runbook",
+    "incident",
+    "summary",
+    "handoff",
+    "checkpoint",
+    "note",
 ]
 
 LANES: tuple[str, ...] = get_args(Lane)

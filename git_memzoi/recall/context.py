@@ -3,8 +3,8 @@
 Candidates are current records that match the task's words (bm25) or whose `applies_to`
 covers (or lies inside) a path the task touches. Each gets a relevance from those two
 signals; risks, warnings, failed attempts and decisions come first (in that order), then the
-rest, each group by relevance. Duplicates are dropped, then records are packed best first while the budget lasts; a record
-too long for what is left goes in as its description when that fits. Everything left out is
+rest, each group by relevance. Duplicates are dropped, then records are packed best first while the
+budget lasts; a record too long for what is left goes in as its description when that fits. Everything left out is
 listed with the reason.
 """
 
@@ -78,8 +78,10 @@ def _label(kind: str) -> str:
 
 def block(row: RecordRow, text: str) -> str:
     """How one record appears in the pack: a heading, the text, one line of evidence (missing values as null)."""
-    cite = (f"Cite: {row.record_id} · source: {_show(row.source)} · source_ref: {_show(row.source_ref)} · "
-            f"proposal_id: {_show(row.proposal_id)}")
+    cite = (
+        f"Cite: {row.record_id} · source: {_show(row.source)} · source_ref: {_show(row.source_ref)} · "
+        f"proposal_id: {_show(row.proposal_id)}"
+    )
     return f"## {_label(row.type)}: {row.title}\n\n{text}\n\n{cite}\n"
 
 
@@ -99,8 +101,9 @@ def _by_paths(conn: sqlite3.Connection, paths: list[str], flt: Filter, found: di
 MAX_BUDGET = 100_000
 
 
-def build_context(ws: "Workspace", task: str, *, paths: Sequence[str] = (), budget: int | None = None,
-                  include_local: bool = False) -> ContextPack:
+def build_context(
+    ws: Workspace, task: str, *, paths: Sequence[str] = (), budget: int | None = None, include_local: bool = False
+) -> ContextPack:
     """A prompt-ready pack of current records for `task`, within `budget` words (default from config)."""
     words = budget if budget is not None else ws.config.recall.context_budget
     if not 1 <= words <= MAX_BUDGET:
@@ -155,22 +158,37 @@ def _pack(task: str, paths: list[str], budget: int, ordered: list[_Candidate]) -
         elif row.description and frame + words_in(row.description) <= left:
             text, note = row.description, " (description only: body over budget)"
         else:
-            omitted.append(Omission(record_id=rid, title=title,
-                                    reason=f"over budget ({frame + len(body_words)} words, {left} left)"))
+            omitted.append(
+                Omission(
+                    record_id=rid, title=title, reason=f"over budget ({frame + len(body_words)} words, {left} left)"
+                )
+            )
             continue
         rendered = block(row, text)
         count = words_in(rendered)
         used += count
         blocks.append(rendered)
         why = "; ".join(dict.fromkeys(cand.why)) + f"; {row.type}"
-        items.append(ContextItem(record_id=rid, store=row.store, type=row.type, lane=row.lane,
-                                 title=title, text=text, words=count, why=why + note, citation=citation(row)))
+        items.append(
+            ContextItem(
+                record_id=rid,
+                store=row.store,
+                type=row.type,
+                lane=row.lane,
+                title=title,
+                text=text,
+                words=count,
+                why=why + note,
+                citation=citation(row),
+            )
+        )
     text = header + "".join(f"\n{b}" for b in blocks)
     if not items:
         text += "\nNo current records match this task or these paths.\n"
     if omitted:
-        text += "\n## Omitted\n\n" + "".join(f"- {o.record_id}: {o.title} ({o.reason})\n"
-                                               for o in omitted[:OMITTED_SHOWN])
+        text += "\n## Omitted\n\n" + "".join(
+            f"- {o.record_id}: {o.title} ({o.reason})\n" for o in omitted[:OMITTED_SHOWN]
+        )
         if len(omitted) > OMITTED_SHOWN:
             text += f"- and {len(omitted) - OMITTED_SHOWN} more (all listed in `omitted`)\n"
     return ContextPack(task=task, paths=list(paths), budget=budget, used=used, items=items, omitted=omitted, text=text)

@@ -24,8 +24,10 @@ if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
 
 #: What a handoff without local memory says in place of a current session checkpoint.
-CHECKPOINT_LEFT_OUT = ("A current session checkpoint exists. It is session memory of this machine: "
-                       "call handoff with include_local set to true to include it.")
+CHECKPOINT_LEFT_OUT = (
+    "A current session checkpoint exists. It is session memory of this machine: "
+    "call handoff with include_local set to true to include it."
+)
 
 
 def _fields(data: dict[str, Any] | None) -> tuple[str, str, bool]:
@@ -35,22 +37,26 @@ def _fields(data: dict[str, Any] | None) -> tuple[str, str, bool]:
     block = data.get("proposal")
     action = block.get("action") if isinstance(block, dict) else None
     title = data.get("title")
-    return (str(action) if action else "unknown", str(title) if title else "(untitled)",
-            data.get("sensitivity") == "repo-safe")
+    return (
+        str(action) if action else "unknown",
+        str(title) if title else "(untitled)",
+        data.get("sensitivity") == "repo-safe",
+    )
 
 
-def open_inbox(ws: "Workspace") -> list[tuple[InboxItem, bool]]:
+def open_inbox(ws: Workspace) -> list[tuple[InboxItem, bool]]:
     """Open proposals, each with whether it is repo-safe: the DB inbox first (oldest first), then
     pending packet files it does not hold."""
     out = []
     for listed in inbox_store.listing(ws.layout.shared_db, ws.repo.workdir, open_only=True):
         action, title, safe = _fields(listed.data)
-        out.append((InboxItem(proposal_id=listed.id, state=listed.state, action=action, title=title,
-                              file=listed.file), safe))
+        out.append(
+            (InboxItem(proposal_id=listed.id, state=listed.state, action=action, title=title, file=listed.file), safe)
+        )
     return out
 
 
-def latest_checkpoint(ws: "Workspace") -> Checkpoint | None:
+def latest_checkpoint(ws: Workspace) -> Checkpoint | None:
     """The newest current session record in shared.db's runtime memory, or None."""
     moment, at = now()
     conn = open_index(ws)
@@ -68,12 +74,18 @@ def latest_checkpoint(ws: "Workspace") -> Checkpoint | None:
     newest = max(rows, key=recency)
     retention = json.loads(newest.retention)
     expiry = decision(newest, moment)
-    return Checkpoint(record_id=newest.record_id, task=newest.title, note=newest.body.strip(),
-                      started_at=retention.get("started_at", ""), last_active_at=retention.get("last_active_at"),
-                      current=expiry.current, expiry=expiry)
+    return Checkpoint(
+        record_id=newest.record_id,
+        task=newest.title,
+        note=newest.body.strip(),
+        started_at=retention.get("started_at", ""),
+        last_active_at=retention.get("last_active_at"),
+        current=expiry.current,
+        expiry=expiry,
+    )
 
 
-def build_handoff(ws: "Workspace", task: str, paths: Sequence[str] = (), *, include_local: bool = True) -> Handoff:
+def build_handoff(ws: Workspace, task: str, paths: Sequence[str] = (), *, include_local: bool = True) -> Handoff:
     """A context pack for `task` (and `paths`), the open inbox and the current session checkpoint, as one document.
 
     Without `include_local` (the MCP default), proposals that are not repo-safe are counted, never
@@ -89,8 +101,10 @@ def build_handoff(ws: "Workspace", task: str, paths: Sequence[str] = (), *, incl
         where = f" ({item.file})" if item.file else ""
         parts.append(f"- {item.proposal_id} [{item.state}] {item.action}: {item.title}{where}")
     if left_out:
-        parts.append(f"- {left_out} more open proposal(s) not repo-safe, left out: call handoff with "
-                     "include_local set to true to include them.")
+        parts.append(
+            f"- {left_out} more open proposal(s) not repo-safe, left out: call handoff with "
+            "include_local set to true to include them."
+        )
     if not listed:
         parts.append("Nothing open.")
     parts += ["", "## Session checkpoint", ""]
@@ -101,6 +115,9 @@ def build_handoff(ws: "Workspace", task: str, paths: Sequence[str] = (), *, incl
         checkpoint = None
     else:
         last = checkpoint.last_active_at or checkpoint.started_at
-        parts += [f"{checkpoint.task} ({checkpoint.record_id}, last active {last}; "
-                  f"{checkpoint.expiry.reason})", "", checkpoint.note]
+        parts += [
+            f"{checkpoint.task} ({checkpoint.record_id}, last active {last}; {checkpoint.expiry.reason})",
+            "",
+            checkpoint.note,
+        ]
     return Handoff(task=task, pack=pack, inbox=inbox, checkpoint=checkpoint, text="\n".join(parts) + "\n")

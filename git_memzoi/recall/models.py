@@ -37,8 +37,11 @@ class Model:
     _defaults: ClassVar[dict[str, Any]] = {}
 
     def __init_subclass__(cls) -> None:
-        names = tuple(name for name, kind in cls.__dict__.get("__annotations__", {}).items()
-                      if not str(kind).startswith("ClassVar"))
+        names = tuple(
+            name
+            for name, kind in cls.__dict__.get("__annotations__", {}).items()  # noqa: RUF063  (inspect costs start-up)
+            if not str(kind).startswith("ClassVar")
+        )
         cls.model_fields_order = names
         cls._defaults = {name: cls.__dict__[name] for name in names if name in cls.__dict__}
 
@@ -57,7 +60,8 @@ class Model:
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and all(
-            getattr(self, name) == getattr(other, name) for name in self.model_fields_order)
+            getattr(self, name) == getattr(other, name) for name in self.model_fields_order
+        )
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.model_fields_order)
@@ -94,19 +98,19 @@ class ExpiryDecision(Model):
     lane: str
     status: str
     current: bool
-    rule: str                  # e.g. "episodic: 30-day window from occurred_at"
-    boundary: str | None       # RFC 3339 instant where the record becomes query-only, if any
+    rule: str  # e.g. "episodic: 30-day window from occurred_at"
+    boundary: str | None  # RFC 3339 instant where the record becomes query-only, if any
     boundary_kind: str | None  # terminal | lease | cap | explicit | window | extension | status
-    reason: str                # one sentence for a person
-    evaluated_at: str          # RFC 3339 "now" the decision used
-    facts: list[dict[str, str]] = []  # authorised retention facts that were considered
+    reason: str  # one sentence for a person
+    evaluated_at: str  # RFC 3339 "now" the decision used
+    facts: list[dict[str, str]] = []  # noqa: RUF012  (__init__ copies list defaults) authorised retention facts considered
 
 
 class IndexedRecord(Model):
     """A record as the index holds it, with its raw file text for byte-exact exports."""
 
     record_id: str
-    concept_id: str | None     # None for runtime (shared.db) memory
+    concept_id: str | None  # None for runtime (shared.db) memory
     store: Store
     path: str
     type: str
@@ -120,7 +124,7 @@ class IndexedRecord(Model):
     tags: list[str]
     citation: Citation
     expiry: ExpiryDecision
-    document: str              # the full file text, frontmatter and body, as stored
+    document: str  # the full file text, frontmatter and body, as stored
 
 
 class Hit(Model):
@@ -155,9 +159,9 @@ class ContextItem(Model):
     type: str
     lane: str
     title: str
-    text: str                  # what the pack includes for this record
+    text: str  # what the pack includes for this record
     words: int
-    why: str                   # e.g. "applies to src/auth/**; risk"
+    why: str  # e.g. "applies to src/auth/**; risk"
     citation: Citation
 
 
@@ -166,7 +170,7 @@ class Omission(Model):
 
     record_id: str
     title: str
-    reason: str                # "over budget", "duplicate of <id>", ...
+    reason: str  # "over budget", "duplicate of <id>", ...
 
 
 class ContextPack(Model):
@@ -174,11 +178,11 @@ class ContextPack(Model):
 
     task: str
     paths: list[str]
-    budget: int                # words
-    used: int                  # words
+    budget: int  # words
+    used: int  # words
     items: list[ContextItem]
     omitted: list[Omission]
-    text: str                  # the prompt-ready Markdown pack
+    text: str  # the prompt-ready Markdown pack
 
 
 class InboxItem(Model):
@@ -188,7 +192,7 @@ class InboxItem(Model):
     state: str
     action: str
     title: str
-    file: str | None           # pending packet path, when there is one
+    file: str | None  # pending packet path, when there is one
 
 
 class Checkpoint(Model):
@@ -217,11 +221,11 @@ class PrecheckWarning(Model):
     """A risk, warning or failed attempt that applies, with what to do next."""
 
     record_id: str
-    type: str                  # risk | warning | failed_attempt
-    severity: int              # lower is more severe
+    type: str  # risk | warning | failed_attempt
+    severity: int  # lower is more severe
     title: str
     message: str
-    matched: str               # what matched: the applies_to scope, or the command/action words
+    matched: str  # what matched: the applies_to scope, or the command/action words
     next_step: str
     citation: Citation
 

@@ -74,15 +74,20 @@ def _by_words(conn: sqlite3.Connection, text: str, flt: Filter) -> list[Found]:
         for row in queries.matching(conn, fts.terms(word)[0], flt):
             rows[row.rowid] = row
             matched.setdefault(row.rowid, []).append(word)
-    return [(rows[rowid], "words: " + ", ".join(hits), (0, -len(hits)))
-            for rowid, hits in matched.items() if len(hits) >= needed]
+    return [
+        (rows[rowid], "words: " + ", ".join(hits), (0, -len(hits)))
+        for rowid, hits in matched.items()
+        if len(hits) >= needed
+    ]
 
 
-def precheck(ws: "Workspace", *, path: str | None = None, command: str | None = None,
-             action: str | None = None) -> PrecheckResult:
+def precheck(
+    ws: Workspace, *, path: str | None = None, command: str | None = None, action: str | None = None
+) -> PrecheckResult:
     """Warnings that apply to exactly one of a path, a command or an action, most severe first."""
-    given = [(name, value) for name, value in (("path", path), ("command", command), ("action", action))
-             if value is not None]
+    given = [
+        (name, value) for name, value in (("path", path), ("command", command), ("action", action)) if value is not None
+    ]
     if len(given) != 1:
         raise UsageError("give exactly one of path, command or action")
     subject: Literal["path", "command", "action"] = given[0][0]  # type: ignore[assignment]
@@ -101,9 +106,16 @@ def precheck(ws: "Workspace", *, path: str | None = None, command: str | None = 
         conn.close()
     found.sort(key=lambda f: (SEVERITY[f[0].type], f[2], -float(f[0].confidence), f[0].record_id))
     warnings = [
-        PrecheckWarning(record_id=row.record_id, type=row.type, severity=SEVERITY[row.type], title=row.title,
-                        message=_message(row), matched=matched,
-                        next_step=next_step(row.type, row.record_id, subject, value), citation=citation(row))
+        PrecheckWarning(
+            record_id=row.record_id,
+            type=row.type,
+            severity=SEVERITY[row.type],
+            title=row.title,
+            message=_message(row),
+            matched=matched,
+            next_step=next_step(row.type, row.record_id, subject, value),
+            citation=citation(row),
+        )
         for row, matched, _ in found
     ]
     return PrecheckResult(subject=subject, value=value, warnings=warnings)

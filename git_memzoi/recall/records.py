@@ -29,32 +29,54 @@ def now() -> tuple[datetime, float]:
 
 def citation(row: RecordRow) -> Citation:
     """Evidence for a row: source/source_ref exactly as stored, plus proposal lineage."""
-    return Citation(record_id=row.record_id, source=row.source, source_ref=row.source_ref,
-                    proposal_id=row.proposal_id, path=row.path)
+    return Citation(
+        record_id=row.record_id,
+        source=row.source,
+        source_ref=row.source_ref,
+        proposal_id=row.proposal_id,
+        path=row.path,
+    )
 
 
 def decision(row: RecordRow, moment: datetime) -> ExpiryDecision:
     """The retention decision the row's stored boundary gives at `moment`."""
     from git_memzoi.recall.retention import judge  # recall.retention imports this module
 
-    b = Boundary(rule=row.rule, at=parse_rfc3339(row.boundary_at) if row.boundary_at else None,
-                 kind=row.boundary_kind, basis=row.basis, active=row.status == "active", status=row.status,
-                 facts=tuple(json.loads(row.facts)))
+    b = Boundary(
+        rule=row.rule,
+        at=parse_rfc3339(row.boundary_at) if row.boundary_at else None,
+        kind=row.boundary_kind,
+        basis=row.basis,
+        active=row.status == "active",
+        status=row.status,
+        facts=tuple(json.loads(row.facts)),
+    )
     return judge(row.record_id, row.lane, b, moment)
 
 
 def indexed(row: RecordRow, moment: datetime) -> IndexedRecord:
     """The IndexedRecord of a row."""
     return IndexedRecord(
-        record_id=row.record_id, concept_id=row.concept_id, store=row.store, path=row.path, type=row.type,
-        lane=row.lane, status=row.status, visibility=row.visibility, title=row.title,
-        description=row.description, body=row.body, applies_to=json.loads(row.applies_json),
-        tags=json.loads(row.tags_json), citation=citation(row), expiry=decision(row, moment),
+        record_id=row.record_id,
+        concept_id=row.concept_id,
+        store=row.store,
+        path=row.path,
+        type=row.type,
+        lane=row.lane,
+        status=row.status,
+        visibility=row.visibility,
+        title=row.title,
+        description=row.description,
+        body=row.body,
+        applies_to=json.loads(row.applies_json),
+        tags=json.loads(row.tags_json),
+        citation=citation(row),
+        expiry=decision(row, moment),
         document=row.document,
     )
 
 
-def current_records(ws: "Workspace", *, include_private: bool = False) -> list[IndexedRecord]:
+def current_records(ws: Workspace, *, include_private: bool = False) -> list[IndexedRecord]:
     """Current records (active, before their retention boundary), repository first, then by path.
 
     Without `include_private`, only repository records whose visibility is not private: what
@@ -73,12 +95,14 @@ def row_by_id(conn: sqlite3.Connection, record_id: str) -> RecordRow:
     """The row of one record (a repository record before runtime memory of the same ID); NotFound otherwise."""
     rows = queries.records(conn, Filter(shared=False), record_id=record_id)
     if not rows:
-        raise NotFound(f"no record {record_id!r} in this worktree's index",
-                       hint="search for it with `git memzoi search --all TEXT`")
+        raise NotFound(
+            f"no record {record_id!r} in this worktree's index",
+            hint="search for it with `git memzoi search --all TEXT`",
+        )
     return rows[0]
 
 
-def get_record(ws: "Workspace", record_id: str) -> IndexedRecord:
+def get_record(ws: Workspace, record_id: str) -> IndexedRecord:
     """One record by ID (a repository record before runtime memory of the same ID); NotFound otherwise."""
     moment, _ = now()
     conn = open_index(ws)
@@ -89,7 +113,7 @@ def get_record(ws: "Workspace", record_id: str) -> IndexedRecord:
     return indexed(row, moment)
 
 
-def shareable_records(ws: "Workspace") -> list[tuple[str, str, str, str | None]]:
+def shareable_records(ws: Workspace) -> list[tuple[str, str, str, str | None]]:
     """(concept ID, record ID, title, description) of each current, non-private repository record, by path."""
     conn = open_index(ws)
     try:
@@ -98,7 +122,7 @@ def shareable_records(ws: "Workspace") -> list[tuple[str, str, str, str | None]]
         conn.close()
 
 
-def shareable_document(ws: "Workspace", concept_id: str) -> str:
+def shareable_document(ws: Workspace, concept_id: str) -> str:
     """The file text of the current, non-private repository record at `concept_id`; NotFound otherwise."""
     conn = open_index(ws)
     try:
@@ -106,6 +130,8 @@ def shareable_document(ws: "Workspace", concept_id: str) -> str:
     finally:
         conn.close()
     if text is None:
-        raise NotFound(f"no current shareable record at concept ID {concept_id!r}",
-                       hint="list them with resources/list; private and query-only records are not resources")
+        raise NotFound(
+            f"no current shareable record at concept ID {concept_id!r}",
+            hint="list them with resources/list; private and query-only records are not resources",
+        )
     return text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -13,7 +14,6 @@ from git_memzoi.profile.timefmt import format_rfc3339
 from git_memzoi.recall.models import ExpiryDecision
 from git_memzoi.recall.records import row_by_id
 from git_memzoi.runtime import clock
-import json
 
 if TYPE_CHECKING:
     from git_memzoi.profile.models import Record
@@ -36,8 +36,7 @@ def judge(record_id: str, lane: str, b: Boundary, now: datetime) -> ExpiryDecisi
     )
 
 
-def decide(record: "Record", now: datetime, facts: Iterable[Mapping[str, object]],
-           lease_hours: float) -> ExpiryDecision:
+def decide(record: Record, now: datetime, facts: Iterable[Mapping[str, object]], lease_hours: float) -> ExpiryDecision:
     """Decide whether `record` is current at `now` (pure: no clock, no I/O).
 
     session: earliest of ended_at, the inactivity lease, the 7-day cap and explicit_expires_at;
@@ -49,13 +48,12 @@ def decide(record: "Record", now: datetime, facts: Iterable[Mapping[str, object]
     return judge(record.id, record.lane, b, now)
 
 
-def explain(ws: "Workspace", record_id: str) -> ExpiryDecision:
+def explain(ws: Workspace, record_id: str) -> ExpiryDecision:
     """Explain the retention decision for one record of this worktree's index (raises NotFound).
 
     The rule is applied afresh to the record's retention fields as the index holds them
     (validated when indexed), its current facts and the configured lease: no file is parsed.
     """
-
 
     conn = open_index(ws)
     try:
@@ -63,6 +61,7 @@ def explain(ws: "Workspace", record_id: str) -> ExpiryDecision:
         facts = queries.facts(conn, row.record_id)
     finally:
         conn.close()
-    b = boundary(row.record_id, row.lane, row.status, json.loads(row.retention), facts,
-                 ws.config.retention.session_lease_hours)
+    b = boundary(
+        row.record_id, row.lane, row.status, json.loads(row.retention), facts, ws.config.retention.session_lease_hours
+    )
     return judge(row.record_id, row.lane, b, clock.now())

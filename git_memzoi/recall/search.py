@@ -41,7 +41,7 @@ def _one_line(text: str | None, limit: int = 240) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def snippet_pattern(words: list[str]) -> "re.Pattern[str] | None":
+def snippet_pattern(words: list[str]) -> re.Pattern[str] | None:
     """A pattern finding the first query word (or its stem: "rebuilds" finds "rebuild") in a text."""
     stems = sorted({w[: max(3, len(w) - 2)] for w in words if w}, key=len, reverse=True)
     if not stems:
@@ -49,7 +49,7 @@ def snippet_pattern(words: list[str]) -> "re.Pattern[str] | None":
     return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(s) for s in stems) + ")", re.IGNORECASE)
 
 
-def snippet(row: RecordRow, pattern: "re.Pattern[str] | None") -> str:
+def snippet(row: RecordRow, pattern: re.Pattern[str] | None) -> str:
     """About SNIPPET_WORDS words of the description or body around the first query word they hold."""
     from git_memzoi.recall.context import clean_body  # recall.context imports this module
 
@@ -61,9 +61,9 @@ def snippet(row: RecordRow, pattern: "re.Pattern[str] | None") -> str:
         if found is None:
             continue
         head = text[: found.start()].split()
-        before = head[len(head) - SNIPPET_WORDS // 3:] if len(head) > SNIPPET_WORDS // 3 else head
+        before = head[len(head) - SNIPPET_WORDS // 3 :] if len(head) > SNIPPET_WORDS // 3 else head
         room = SNIPPET_WORDS - len(before)
-        after = text[found.start():].split(None, room)
+        after = text[found.start() :].split(None, room)
         lead = "…" if len(head) > len(before) else ""
         return lead + " ".join(before + after[:room]) + ("…" if len(after) > room else "")
     text = row.description or body
@@ -72,21 +72,38 @@ def snippet(row: RecordRow, pattern: "re.Pattern[str] | None") -> str:
 
 
 def _hit(row: RecordRow, score: float, text: str, at: float) -> Hit:
-    return Hit(record_id=row.record_id, store=row.store, title=row.title, type=row.type, lane=row.lane,
-               status=row.status, current=row.is_current(at), score=round(score, 4), snippet=_one_line(text),
-               applies_to=json.loads(row.applies_json), citation=citation(row))
+    return Hit(
+        record_id=row.record_id,
+        store=row.store,
+        title=row.title,
+        type=row.type,
+        lane=row.lane,
+        status=row.status,
+        current=row.is_current(at),
+        score=round(score, 4),
+        snippet=_one_line(text),
+        applies_to=json.loads(row.applies_json),
+        citation=citation(row),
+    )
 
 
-def search(ws: "Workspace", query: str, *, path: str | None = None, type: str | None = None,
-           lane: str | None = None, limit: int | None = None, include_all: bool = False,
-           include_local: bool = False) -> SearchResult:
+def search(
+    ws: Workspace,
+    query: str,
+    *,
+    path: str | None = None,
+    type: str | None = None,
+    lane: str | None = None,
+    limit: int | None = None,
+    include_all: bool = False,
+    include_local: bool = False,
+) -> SearchResult:
     """Search current records (or, with include_all, every record); any query text is safe."""
     check_filters(type, lane, limit)
     norm_path = pathmatch.normalise(path, ws.repo.workdir) if path is not None else None
     count = limit if limit is not None else ws.config.recall.search_limit
     _, at = now()
-    flt = Filter(now=None if include_all else at, shared=not include_local, types=(type,) if type else (),
-                 lane=lane)
+    flt = Filter(now=None if include_all else at, shared=not include_local, types=(type,) if type else (), lane=lane)
     bases = pathmatch.ancestors(norm_path) if norm_path is not None else []
     query_terms = fts.terms(query)
     conn = open_index(ws)
@@ -99,5 +116,15 @@ def search(ws: "Workspace", query: str, *, path: str | None = None, type: str | 
         conn.close()
     pattern = snippet_pattern(fts.words(query))
     hits = [_hit(row, score, snippet(row, pattern), at) for row, score in found]
-    return SearchResult(query=query, hits=hits, filters={
-        "path": norm_path, "type": type, "lane": lane, "limit": count, "all": include_all, "local": include_local})
+    return SearchResult(
+        query=query,
+        hits=hits,
+        filters={
+            "path": norm_path,
+            "type": type,
+            "lane": lane,
+            "limit": count,
+            "all": include_all,
+            "local": include_local,
+        },
+    )

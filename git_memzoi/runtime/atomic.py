@@ -21,8 +21,9 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes, *, mode: int = 0o644,
-                 before_replace: Callable[[], None] | None = None) -> None:
+def write_atomic(
+    path: Path, data: bytes, *, mode: int = 0o644, before_replace: Callable[[], None] | None = None
+) -> None:
     """Replace `path` with `data` so that a reader sees the old bytes or the new, never a mix.
 
     `before_replace` runs once the temp file is durable and just before the rename (a fault

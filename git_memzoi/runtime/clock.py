@@ -7,7 +7,7 @@ and the demo move it; in-process tests call `set_now`.
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from git_memzoi.errors import UsageError
 from git_memzoi.profile.timefmt import parse_rfc3339
@@ -25,7 +25,7 @@ def now() -> datetime:
             return parse_rfc3339(env)
         except ValueError:
             raise UsageError(f"MEMZOI_NOW={env!r} is not an RFC 3339 date-time with a timezone") from None
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def set_now(moment: datetime | None) -> None:
@@ -33,4 +33,4 @@ def set_now(moment: datetime | None) -> None:
     global _pinned
     if moment is not None and moment.tzinfo is None:
         raise ValueError("the clock needs an aware datetime")
-    _pinned = moment.astimezone(timezone.utc) if moment is not None else None
+    _pinned = moment.astimezone(UTC) if moment is not None else None

@@ -79,6 +79,7 @@ def _literal(*allowed: str) -> Callable[[Any], Any]:
             quoted = [repr(a) for a in allowed]
             raise _Invalid(f"Input should be {', '.join(quoted[:-1])} or {quoted[-1]}")
         return value
+
     return check
 
 
@@ -98,6 +99,7 @@ def _number(*, gt: float, le: float) -> Callable[[Any], Any]:
             raise _Invalid("Input should be a valid number")
         _bounded(value, None, gt, le)
         return float(value)
+
     return check
 
 
@@ -107,6 +109,7 @@ def _integer(*, ge: int, le: int) -> Callable[[Any], Any]:
             raise _Invalid("Input should be a valid integer")
         _bounded(value, ge, None, le)
         return value
+
     return check
 
 
@@ -120,8 +123,7 @@ def _boolean(value: Any) -> Any:
 SCHEMA: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
     "workflow": (WorkflowConfig, {"proposal_approval": _literal("manual", "auto")}),
     "retention": (RetentionConfig, {"session_lease_hours": _number(gt=0, le=168)}),
-    "recall": (RecallConfig, {"search_limit": _integer(ge=1, le=1000),
-                              "context_budget": _integer(ge=50, le=100_000)}),
+    "recall": (RecallConfig, {"search_limit": _integer(ge=1, le=1000), "context_budget": _integer(ge=50, le=100_000)}),
     "hooks": (HooksConfig, {"allow_in_place_edits": _boolean, "require_proposals": _boolean}),
     "agents": (AgentsConfig, {"risk_decision": _literal("ask", "deny", "context")}),
 }
@@ -159,8 +161,9 @@ def _build(name: str, data: dict[str, Any]) -> Config:
             continue
         given = data[section]
         if not isinstance(given, dict):
-            raise ConfigError(f"{name}: {section}: Input should be a valid dictionary or instance of "
-                              f"{cls.__name__} (got {given!r})")
+            raise ConfigError(
+                f"{name}: {section}: Input should be a valid dictionary or instance of {cls.__name__} (got {given!r})"
+            )
         values: dict[str, Any] = {}
         for key, check in checks.items():
             if key in given:

@@ -10,8 +10,20 @@ import os
 from pathlib import Path
 
 from git_memzoi.layout import (
-    DEFAULT_HOME, EXPORTS, HOME_ENV, HOOK_TREES, INDEX_DB, JOURNAL, LIFECYCLE_LOCK, PARSE_CACHE_DB, PROJECT_CONFIG,
-    PROJECTS, REPO_CONFIG, SHARED_DB, USER_CONFIG, WORKTREES,
+    DEFAULT_HOME,
+    EXPORTS,
+    HOME_ENV,
+    HOOK_TREES,
+    INDEX_DB,
+    JOURNAL,
+    LIFECYCLE_LOCK,
+    PARSE_CACHE_DB,
+    PROJECT_CONFIG,
+    PROJECTS,
+    REPO_CONFIG,
+    SHARED_DB,
+    USER_CONFIG,
+    WORKTREES,
 )
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
@@ -47,7 +59,7 @@ class Layout:
         return f"Layout(home={self.home!r}, repository_key={self.repository_key!r}, worktree_key={self.worktree_key!r})"
 
     @classmethod
-    def for_repo(cls, repo: GitRepo) -> "Layout":
+    def for_repo(cls, repo: GitRepo) -> Layout:
         return cls(memzoi_home(), repo.repository_key, repo.worktree_key)
 
     @property
@@ -125,8 +137,11 @@ def stale_worktree_dirs(layout: Layout, repo: GitRepo) -> list[Path]:
     from git_memzoi.gitrepo.worktrees import live_worktree_hashes  # pygit2: doctor only (Command start-up: search)
 
     live = live_worktree_hashes(repo)
-    return sorted(p for p in layout.worktrees.iterdir()
-                  if p.name.rsplit("-", 1)[-1] not in live and p.is_dir() and not p.is_symlink())
+    return sorted(
+        p
+        for p in layout.worktrees.iterdir()
+        if p.name.rsplit("-", 1)[-1] not in live and p.is_dir() and not p.is_symlink()
+    )
 
 
 def remove_stale_worktree_dirs(layout: Layout, repo: GitRepo) -> list[str]:

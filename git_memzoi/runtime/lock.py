@@ -39,8 +39,10 @@ def lifecycle_lock(path: Path, timeout: float | None = None) -> Iterator[None]:
         # a short poll lets a waiting worktree in soon after a release, not 50 ms later
         lock.acquire(poll_interval=0.01)
     except filelock.Timeout:
-        raise LockTimeout(f"{path} is held by another memzoi process (waited {wait:g}s)",
-                          hint="wait for the other apply to finish, or raise MEMZOI_LOCK_TIMEOUT") from None
+        raise LockTimeout(
+            f"{path} is held by another memzoi process (waited {wait:g}s)",
+            hint="wait for the other apply to finish, or raise MEMZOI_LOCK_TIMEOUT",
+        ) from None
     try:
         yield
     finally:

@@ -12,7 +12,7 @@ from git_memzoi.layout import MEMZOI_DIR
 from git_memzoi.profile.tree import SourceFile
 
 
-def _reader(path: Path) -> "SourceReader":
+def _reader(path: Path) -> SourceReader:
     return SourceReader(path)
 
 

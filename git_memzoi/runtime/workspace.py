@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 from git_memzoi.gitrepo import GitRepo, open_repo
@@ -20,7 +20,7 @@ class Workspace:
     layout: Layout
 
     @classmethod
-    def open(cls, start: str | os.PathLike[str] | None = None) -> "Workspace":
+    def open(cls, start: str | os.PathLike[str] | None = None) -> Workspace:
         repo = open_repo(start)
         return cls(repo, Layout.for_repo(repo))
 
@@ -35,8 +35,11 @@ class Workspace:
                 data = self.repo.pygit[head.tree[REPO_CONFIG].id].read_raw()
             except KeyError:
                 data = None
-        return [configmod.file_source(self.layout.user_config), configmod.file_source(self.layout.project_config),
-                configmod.ConfigSource(f"HEAD:{REPO_CONFIG}", data)]
+        return [
+            configmod.file_source(self.layout.user_config),
+            configmod.file_source(self.layout.project_config),
+            configmod.ConfigSource(f"HEAD:{REPO_CONFIG}", data),
+        ]
 
     @cached_property
     def config(self) -> configmod.Config:

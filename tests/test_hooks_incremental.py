@@ -15,7 +15,7 @@ from conftest import Repo, make_repo
 from git_memzoi.gitrepo import open_repo
 from git_memzoi.hooks.fastcommit import accept_staged
 from git_memzoi.hooks.run import CheckReport, check_staged
-from git_memzoi.hooks.verdicts import remember_written
+from git_memzoi.hooks.verdicts import read_tree_ids, remember_written, write_tree_ids
 from git_memzoi.profile.tree import SourceFile, validate_tree
 from git_memzoi.runtime.home import Layout
 from test_hooks import packet, record
@@ -303,3 +303,18 @@ def test_pre_push_after_fast_commits_starts_from_the_nearest_kept_tree(repo: Rep
     report = check_client_push(open_repo(repo.path), [RefUpdate("refs/heads/main", base, tip)], {base})
     assert report.ok and report.commits_checked == 2
     assert report.files_parsed == 2  # beta and delta, not the twenty records again
+
+
+def test_kept_tree_ids_round_trip_and_refuse_what_does_not_fit(tmp_path: Path) -> None:
+    write_tree_ids(tmp_path, "t1", "sig", ["a", "b"], ["mem_1"])
+    assert read_tree_ids(tmp_path, "t1", "sig") == ({"a", "b"}, {"mem_1"})
+    assert read_tree_ids(tmp_path, "t1", "other-config") is None
+    write_tree_ids(tmp_path, "t2", "sig", [], ["mem_1", "mem_2"])
+    assert read_tree_ids(tmp_path, "t2", "sig") == (set(), {"mem_1", "mem_2"})
+    write_tree_ids(tmp_path, "t3", "sig", [], [])
+    assert read_tree_ids(tmp_path, "t3", "sig") == (set(), set())
+    write_tree_ids(tmp_path, "t4", "sig", ["a\nb"], [])
+    assert not (tmp_path / "t4.ids").exists()  # a newline cannot be kept as a line
+    kept = tmp_path / "t1.ids"
+    kept.write_text(kept.read_text(encoding="utf-8")[:-3], encoding="utf-8")  # torn
+    assert read_tree_ids(tmp_path, "t1", "sig") is None

@@ -13,11 +13,14 @@ length), commits them with pygit2 and measures, in one run and side by side:
 
 Figures are written to BENCHMARKS.md as ratios to the floor, with the targets beside them.
 Each scripts/bench_<topic>.py module (in name order) adds a section: its `section(workdir, quick)`
-returns Markdown that is appended to the report. `--only TOPIC,…` runs just those sections.
+returns Markdown that is appended to the report. `--sections TOPIC,…` runs just those sections.
+`--before REV` also takes the records figures for REV's code and for this code, alternately, and
+reports both side by side (a change that must keep the rebuild's speed shows it there).
 
     .venv/bin/python scripts/bench.py                 # 10k records
     .venv/bin/python scripts/bench.py --sizes 1000,10000,50000
     .venv/bin/python scripts/bench.py --quick --sizes 200 --output /tmp/B.md   # smoke run
+    .venv/bin/python scripts/bench.py --before main   # and the rebuild figures of main's code beside
 """
 
 from __future__ import annotations
@@ -155,7 +158,8 @@ NOTES = [
     "  only YAML-loads, while a build also validates every record against the profile (pydantic),",
     "  computes retention boundaries, and writes the index, its FTS5 tokens and the parse cache.",
     "- **No-op** is one stat per record file (and one per folder), compared with a digest of the",
-    "  stats the last check confirmed; nothing is read or parsed and nothing is written.",
+    "  stats the last check confirmed; nothing is read or parsed, and only the small check file",
+    "  beside the index is rewritten (it records when the last sweep ran).",
     "- **Fresh linked worktree** starts from the other worktree's index.db (copied), takes the blob",
     "  OID of each unchanged file from git's own index stat cache (no file is read or hashed), and",
     "  updates the stats it holds; nothing is parsed.",
@@ -531,9 +535,76 @@ def render(results: list[Result], quick: bool, repeats: int, nqueries: int) -> s
         ]
         if r.imports_ms:
             parts = ", ".join(f"{name} {ms:.0f} ms" for name, ms in r.imports_ms.items())
-            lines += ["", f"Of the end-to-end search, importing the dependencies alone takes: {parts}."]
+            lines += [
+                "",
+                f"For scale, each dependency's import alone, in a process of its own: {parts}. The search "
+                "above loads click; pydantic and pygit2 stay unloaded on the read path.",
+            ]
         lines += [f"- {note}" for note in r.notes]
     lines += ["", "## How to read these figures", "", *NOTES]
+    return "\n".join(lines) + "\n"
+
+
+#: The rows `--before` compares, and the column of each that holds the figure.
+COMPARED = {
+    "cold full rebuild": ("ratio", "cold rebuild (× floor)"),
+    "no-op rebuild": ("ratio", "no-op rebuild (× floor)"),
+    "fresh linked worktree rebuild": ("ratio", "fresh worktree rebuild (× floor)"),
+    "search in-process p50 / p95": ("p95", "search p95 (ms)"),
+    "context in-process p50 / p95": ("p95", "context p95 (ms)"),
+}
+
+
+def compared_rows(report: str) -> dict[str, float]:
+    """The COMPARED figures of a records-only report."""
+    found: dict[str, float] = {}
+    for line in report.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or cells[0] not in COMPARED:
+            continue
+        column, _ = COMPARED[cells[0]]
+        text = cells[2] if column == "ratio" else cells[1].split("/")[1]
+        found[cells[0]] = float(text.replace("×", "").replace("ms", "").replace(",", "").strip())
+    return found
+
+
+def before_after(rev: str, size: int, work: Path, rounds: int, extra: list[str]) -> str:
+    """The rebuild figures of REV's code and of this code, from records-only runs taken alternately."""
+    tree = work / "before-tree"
+    git = ["git", "-C", str(ROOT)]
+    label = subprocess.run([*git, "log", "-1", "--format=%h", rev], check=True, capture_output=True, text=True)
+    subprocess.run([*git, "worktree", "add", "--detach", str(tree), rev], check=True, capture_output=True)
+    runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
+    try:
+        compileall.compile_dir(str(tree / "git_memzoi"), quiet=1)
+        for attempt in range(rounds):
+            for side, root in (("before", tree), ("after", ROOT)):
+                out = work / f"{side}-{attempt}.md"
+                print(f"bench: {side} {attempt + 1}/{rounds}", file=sys.stderr)
+                args = ["--skip-sections", "--sizes", str(size), "--output", str(out), *extra]
+                subprocess.run([sys.executable, str(root / "scripts" / "bench.py"), *args], check=True)
+                runs[side].append(compared_rows(out.read_text(encoding="utf-8")))
+    finally:
+        subprocess.run([*git, "worktree", "remove", "--force", str(tree)], capture_output=True)
+    lines = [
+        f"## Rebuild before and after: `{label.stdout.strip()}` and this code, {size:,} records",
+        "",
+        f"The records figures above, taken {rounds} times for the code of `{label.stdout.strip()}` and "
+        f"{rounds} times for this code, alternately, each a whole `scripts/bench.py --skip-sections` run "
+        "(its own repository, floor and ratios). Medians, then every run's figure.",
+        "",
+        "| measure | before | after | before, each run | after, each run |",
+        "|---|---:|---:|---|---|",
+    ]
+    for name, (_, title) in COMPARED.items():
+        before = [r[name] for r in runs["before"] if name in r]
+        after = [r[name] for r in runs["after"] if name in r]
+        if not before or not after:
+            continue
+        lines.append(
+            f"| {title} | {statistics.median(before):.3f} | {statistics.median(after):.3f} | "
+            f"{', '.join(f'{v:.3f}' for v in before)} | {', '.join(f'{v:.3f}' for v in after)} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -547,6 +618,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sections", help="comma-separated bench_<topic>.py sections to run (default: all)")
     parser.add_argument("--skip-sections", action="store_true", help="leave out every bench_<topic>.py section")
     parser.add_argument("--skip-records", action="store_true", help="leave out the record-size figures")
+    parser.add_argument(
+        "--before",
+        metavar="REV",
+        help="also compare the rebuild figures of REV's code with this code's (records-only runs, alternately)",
+    )
+    parser.add_argument("--before-rounds", type=int, default=3, help="runs of each side for --before (default 3)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     nqueries = args.queries or (20 if args.quick else 200)
@@ -575,6 +652,9 @@ def main(argv: list[str] | None = None) -> int:
             spec.loader.exec_module(module)
             print(f"bench: section {topic}", file=sys.stderr)
             report += "\n" + module.section(work / topic, args.quick).rstrip("\n") + "\n"
+        if args.before:
+            extra = ["--queries", str(nqueries), *(["--quick"] if args.quick else [])]
+            report += "\n" + before_after(args.before, sizes[0], work, args.before_rounds, extra)
         Path(args.output).write_text(report, encoding="utf-8")
         print(f"wrote {args.output}", file=sys.stderr)
     finally:

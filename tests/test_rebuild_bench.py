@@ -29,3 +29,22 @@ def test_bench_cli_quick_smoke_run(tmp_path: Path) -> None:
     assert "## Command start-up" in text and "Quick mode" in text
     for label in ("`search`", "`precheck --path`", "no-op `rebuild`", "`--version`", "`-h`"):
         assert f"| {label} |" in text, label
+
+
+def test_bench_before_compares_the_rebuild_figures_of_two_revisions(tmp_path: Path) -> None:
+    """`--before REV` adds a side-by-side table of REV's code and this code, one row per compared figure."""
+    args = ("--sizes", "40", "--queries", "6", "--skip-sections", "--before", "HEAD", "--before-rounds", "1")
+    text = run_bench(tmp_path, *args, timeout=300)
+    section = text.split("## Rebuild before and after: ")[1]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| measure")]
+    titles = [row.split("|")[1].strip() for row in rows]
+    assert titles == [
+        "cold rebuild (× floor)",
+        "no-op rebuild (× floor)",
+        "fresh worktree rebuild (× floor)",
+        "search p95 (ms)",
+        "context p95 (ms)",
+    ]
+    for row in rows:
+        before, after = (float(cell) for cell in row.split("|")[2:4])
+        assert before > 0 and after > 0

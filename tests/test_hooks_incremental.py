@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import cast
 
 import pygit2
+import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
@@ -318,3 +320,27 @@ def test_kept_tree_ids_round_trip_and_refuse_what_does_not_fit(tmp_path: Path) -
     kept = tmp_path / "t1.ids"
     kept.write_text(kept.read_text(encoding="utf-8")[:-3], encoding="utf-8")  # torn
     assert read_tree_ids(tmp_path, "t1", "sig") is None
+
+
+def test_the_fast_path_finds_the_kept_trees_from_a_linked_worktree_and_under_git_dir(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The repository's hook-trees folder is found from a gitfile without git, and through git when GIT_DIR is set."""
+    commit_checked_alpha(repo)
+    where = tmp_path / "linked"
+    repo.git.add_worktree("linked", str(where), repo.git.branches.local.create("linked", repo.git.head.peel()))
+    linked = open_repo(where)
+    assert Layout.for_repo(linked).hook_trees == hook_trees(repo)  # one store for every worktree
+    text = record("beta")
+    (where / B).parent.mkdir(parents=True, exist_ok=True)
+    (where / B).write_text(text, encoding="utf-8")
+    remember_written(hook_trees(repo), [(B, text.encode())])
+    subprocess.run(["git", "add", B], cwd=where, check=True)
+    monkeypatch.chdir(where)
+    assert accept_staged()
+    monkeypatch.setenv("GIT_DIR", str(repo.path / ".git" / "worktrees" / "linked"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(where))
+    assert accept_staged()
+    (where / B).write_text(record("alpha"), encoding="utf-8")  # alpha's ID again, judged by hand: no verdict
+    subprocess.run(["git", "add", B], cwd=where, check=True)
+    assert not accept_staged()

@@ -30,7 +30,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from git_memzoi.gitrepo.discover import keys
+from git_memzoi.gitrepo.discover import find, keys
 from git_memzoi.hooks import verdicts
 from git_memzoi.layout import (
     DEFAULT_HOME,
@@ -75,12 +75,17 @@ def _repository() -> tuple[str, Path]:
     runtime.home's Layout names the same folder, and GitRepo the same key; neither is imported
     here: they load shutil (with bz2 and lzma) and dataclasses, a good part of this path's budget.
     """
-    lines = _git("rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel").splitlines()
-    if len(lines) != 3:
-        raise _Miss()
-    git_dir, common, top = lines
-    common_dir = os.path.realpath(common if os.path.isabs(common) else os.path.join(os.getcwd(), common))
-    key = keys(os.path.realpath(git_dir), common_dir, os.path.realpath(top))[0]
+    found = find()  # the plain layouts, without a git process (bench_client_hooks "adding one record")
+    if found is not None and found[2] is not None:
+        git_dir, common_dir, top = str(found[0]), str(found[1]), str(found[2])
+    else:
+        lines = _git("rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel").splitlines()
+        if len(lines) != 3:
+            raise _Miss()
+        git_dir, common, top = lines
+        common_dir = os.path.realpath(common if os.path.isabs(common) else os.path.join(os.getcwd(), common))
+        git_dir, top = os.path.realpath(git_dir), os.path.realpath(top)
+    key = keys(git_dir, common_dir, top)[0]
     return git_dir, _home() / PROJECTS / key / HOOK_TREES
 
 

@@ -15,8 +15,10 @@ decides such a commit with the standard library and a few git processes:
    and blob (hooks.verdicts: apply and reject keep those of the files they write);
 4. what the cross-file rules would find is nothing: no new record or packet ID is taken, and
    each applied packet names only records of the new tree;
-5. no file the change touches outside records/ and proposals/ holds anything secret-looking
-   (its whole text is scanned, which finds whatever a scan of its added lines would).
+5. no file the change touches holds anything secret-looking: each has a verdict, and a verdict
+   is kept only for a file whose whole text is free of secrets (check_file scans records and
+   packets; apply scans the others, such as log.md, before keeping theirs), which covers
+   whatever a scan of its added lines would find.
 
 Then the full check would find nothing either (the in-place edit rules only concern files that
 were already records or resolved packets), so the commit is accepted and the new tree's IDs
@@ -145,33 +147,6 @@ def _git_input(args: list[str], text: str) -> str:
     return done.stdout.decode("utf-8", "surrogateescape")
 
 
-def _blobs(oids: list[str]) -> list[bytes]:
-    """The contents of `oids`, through one `git cat-file --batch`."""
-    if not oids:
-        return []
-    try:
-        done = subprocess.run(
-            ["git", "cat-file", "--batch"],
-            input="".join(f"{o}\n" for o in oids).encode(),
-            capture_output=True,
-            check=False,
-        )
-    except OSError:
-        raise _Miss() from None
-    if done.returncode != 0:
-        raise _Miss()
-    data, at, blobs = done.stdout, 0, []
-    for oid in oids:
-        end = data.index(b"\n", at)
-        header = data[at:end].split(b" ")
-        if len(header) != 3 or header[0].decode() != oid or header[1] != b"blob":
-            raise _Miss()
-        size = int(header[2])
-        blobs.append(data[end + 1 : end + 1 + size])
-        at = end + 1 + size + 1
-    return blobs
-
-
 def accept_staged() -> bool:
     """True when the staged .memzoi/ is proven to pass pre-commit (its IDs are then kept); False: run the check."""
     try:
@@ -220,15 +195,10 @@ def _accept() -> bool:
         return False  # packet-id-collision
     if any(not named or not all_records.issuperset(named) for named in applied):
         return False  # resolution-orphan
-    # records and packets with a clean verdict hold nothing secret-looking (check_file scans them)
+    # a file with a verdict holds nothing secret-looking: check_file scans records and packets, and
+    # any other file has a verdict only when its whole text was scanned clean (hooks.verdicts)
     if any((path, oid) not in known for _, _, oid, path in against_head):
         return False  # back to the kept tree's version of a file HEAD changed: not judged here
-    scan = [oid for _, _, oid, path in against_head if known[(path, oid)][0] == "other"]
-    if scan:
-        from git_memzoi.profile import secrets
-
-        if any(secrets.scan(raw.decode("utf-8", "replace")) for raw in _blobs(scan)):
-            return False
     staged_tree = _git("write-tree", f"--prefix={MEMZOI}/").strip()
     verdicts.write_tree_ids(folder, staged_tree, signature, all_records, all_packets)
     return True

@@ -6,8 +6,10 @@ PyYAML or pygit2 load):
 
 - **verdicts**: one line per (path, blob OID) that `check_file` (committed mode) found free of
   errors, with what the cross-file rules need of it: its kind, its ID and, for an applied
-  packet with a resolution, the record IDs it names. `git memzoi apply` and `reject` add the
-  files they write (`remember_written`), so that the commit of those files needs no parse.
+  packet with a resolution, the record IDs it names. A file that is neither a record nor a
+  packet ("other", such as log.md) has a line only when its whole text is free of secrets.
+  `git memzoi apply` and `reject` add the files they write (`remember_written`), so that the
+  commit of those files needs no parse.
 - **tree IDs** (`<tree>.ids`): for a .memzoi/ tree a pre-commit accepted with no problem at all,
   the IDs of its records and of its packets, and a signature of the config files that judged it.
 
@@ -27,7 +29,7 @@ from git_memzoi import __version__
 from git_memzoi.layout import MEMZOI_DIR
 
 #: Bump when what check_file reports, or what a line holds, changes; the package version is part of it.
-VERSION = f"{__version__}+v2"
+VERSION = f"{__version__}+v3"
 #: Verdict lines kept; past this the oldest half is dropped (a dropped line costs one full check).
 MAX_VERDICTS = 4096
 #: Tree ID files kept (the most recently used), as many as tree summaries.
@@ -122,6 +124,7 @@ def remember_written(folder: Path, files: Iterable[tuple[str, bytes]]) -> None:
     Called after a step writes memory files (apply, reject), so that committing them is a lookup.
     Best effort: any failure only means the commit runs the full check.
     """
+    from git_memzoi.profile import secrets
     from git_memzoi.profile.tree import SourceFile, TreeReport, check_file
 
     items = []
@@ -132,8 +135,13 @@ def remember_written(folder: Path, files: Iterable[tuple[str, bytes]]) -> None:
             one = TreeReport()
             check_file(one, SourceFile(path, lambda data=raw: data), "committed")  # type: ignore[misc]
             verdict = verdict_of(path, one)
-            if verdict is not None:
-                items.append((path, blob_oid(raw), verdict))
+            if verdict is None:
+                continue
+            # check_file scans records and packets; any other file (log.md) is kept only when its
+            # whole text holds nothing secret-looking, so that the commit's fast path need not scan
+            if verdict[0] == "other" and secrets.scan(raw.decode("utf-8", "replace")):
+                continue
+            items.append((path, blob_oid(raw), verdict))
     except Exception:  # noqa: BLE001 - a cache: never fail the step that fills it
         return
     add_verdicts(folder, items)

@@ -129,7 +129,7 @@ def _commit_times(repo: Path, env: dict[str, str], runs: int, kind: str) -> tupl
 
 def commits(work: Path, quick: bool, env: dict[str, str]) -> dict[str, float | int]:
     records = 100 if quick else 10_000
-    runs = 2 if quick else 9
+    runs = 2 if quick else 15
     repo = work / "records"
     bench.generate(repo, records)
     _memzoi(["hook", "install", "--pre-commit"], repo, env)

@@ -14,19 +14,10 @@ from git_memzoi.layout import RECORDS
 from git_memzoi.recall.models import IndexedRecord
 from git_memzoi.runtime.workspace import Workspace
 
-#: The record types an instruction file carries, most severe first. Facts, incidents, summaries,
-#: handoffs, checkpoints and notes are context rather than rules: `git memzoi context` serves them.
-INSTRUCTION_TYPES: tuple[str, ...] = (
-    "risk",
-    "warning",
-    "failed_attempt",
-    "constraint",
-    "decision",
-    "convention",
-    "procedure",
-    "runbook",
-    "preference",
-)
+#: The record types an instruction file carries, most severe first: the export order up to
+#: preference. Facts, incidents, summaries, handoffs, checkpoints and notes are context rather
+#: than rules: `git memzoi context` serves them.
+INSTRUCTION_TYPES: tuple[str, ...] = common.TYPE_ORDER[: common.TYPE_ORDER.index("preference") + 1]
 
 _HEADING = re.compile(r"^(#{1,6})(\s)")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")

@@ -331,9 +331,9 @@ def section(workdir: Path, quick: bool = False) -> str:
         "A proposal made by `propose` carries the target's blob OID, so `apply` compares one blob "
         "with HEAD's instead of walking history. Record facts (IDs, statuses, origins, paths) come "
         "from the installed index while its folder signatures vouch for it, instead of parsing every "
-        "record. What still grows with the number of records is the index refresh `apply` runs after "
-        "installing its files (a stat sweep of every record file and a copy of the index's rows), "
-        "the cost every read pays after a change.",
+        "record. After installing its files, `apply` refreshes only the index rows of the paths it "
+        "wrote (no stat sweep of the other records, no copy of the index); the next read sweeps the "
+        "folders it wrote to, as every read does after a change.",
         "",
     ]
     return "\n".join(lines)

@@ -169,7 +169,8 @@ NOTES = [
     "- **CLI** runs are separate processes; each pays Python start-up and the imports of click and",
     "  our own modules (not pydantic, PyYAML or pygit2: the read path leaves them unloaded), which",
     "  dominate the figure. Back-to-back runs share the stat sweep the same way readers do.",
-    "- The machine is a small shared VM: the same run repeated moves these ratios by roughly ±15%.",
+    "- The machine is a small shared VM: the same run repeated moves these ratios by roughly ±15%,",
+    "  and a p95 or a single best-of-3 figure by up to ±40% (the before-and-after table shows the spread).",
 ]
 
 

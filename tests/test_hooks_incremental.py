@@ -17,7 +17,7 @@ from conftest import Repo, make_repo
 from git_memzoi.gitrepo import open_repo
 from git_memzoi.hooks.fastcommit import accept_staged
 from git_memzoi.hooks.run import CheckReport, check_staged
-from git_memzoi.hooks.verdicts import VERDICTS_FILE, read_tree_ids, remember_written, write_tree_ids
+from git_memzoi.hooks.verdicts import blob_oid, read_tree_ids, read_verdicts, remember_written, write_tree_ids
 from git_memzoi.profile.tree import SourceFile, validate_tree
 from git_memzoi.runtime.home import Layout
 from test_hooks import packet, record
@@ -109,12 +109,6 @@ def staged_differs(repo: Repo) -> bool:
 
 def hook_trees(repo: Repo) -> Path:
     return Layout.for_repo(open_repo(repo.path)).hook_trees
-
-
-def read_verdicts_all(repo: Repo) -> list[tuple[str, str]]:
-    """(path, blob OID) of every verdict kept for the repository."""
-    text = (hook_trees(repo) / VERDICTS_FILE).read_text(encoding="utf-8")
-    return [(line.split("\t")[1], line.split("\t")[0]) for line in text.splitlines()]
 
 
 def fast_accepts(repo: Repo) -> bool:
@@ -277,8 +271,9 @@ def test_the_fast_path_declines_what_it_has_no_verdict_for(repo: Repo) -> None:
     assert fast_accepts(repo)
     # a secret-looking line in log.md, which check_file does not scan: apply keeps no verdict for
     # it, so the fast path declines and the full check reports it
-    stage(repo, [("write", ".memzoi/log.md", "# Memory log\n\n- key AKIAABCDEFGHIJKLMNOP\n")], written=True)
-    assert not any(path == ".memzoi/log.md" for path, _ in read_verdicts_all(repo))
+    leaky = "# Memory log\n\n- key AKIAABCDEFGHIJKLMNOP\n"
+    stage(repo, [("write", ".memzoi/log.md", leaky)], written=True)
+    assert not read_verdicts(hook_trees(repo), [(".memzoi/log.md", blob_oid(leaky.encode()))])
     assert not fast_accepts(repo)
     assert [f.problem.code for f in check_staged(open_repo(repo.path)).findings] == ["secret"]
 

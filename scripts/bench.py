@@ -573,7 +573,9 @@ def before_after(rev: str, size: int, work: Path, rounds: int, extra: list[str])
     """The rebuild figures of REV's code and of this code, from records-only runs taken alternately."""
     tree = work / "before-tree"
     git = ["git", "-C", str(ROOT)]
-    label = subprocess.run([*git, "log", "-1", "--format=%h", rev], check=True, capture_output=True, text=True)
+    label = subprocess.run(
+        [*git, "log", "-1", "--format=%h", rev], check=True, capture_output=True, text=True
+    ).stdout.strip()
     subprocess.run([*git, "worktree", "add", "--detach", str(tree), rev], check=True, capture_output=True)
     runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
     try:
@@ -588,9 +590,9 @@ def before_after(rev: str, size: int, work: Path, rounds: int, extra: list[str])
     finally:
         subprocess.run([*git, "worktree", "remove", "--force", str(tree)], capture_output=True)
     lines = [
-        f"## Rebuild before and after: `{label.stdout.strip()}` and this code, {size:,} records",
+        f"## Rebuild before and after: `{label}` and this code, {size:,} records",
         "",
-        f"The records figures above, taken {rounds} times for the code of `{label.stdout.strip()}` and "
+        f"The records figures above, taken {rounds} times for the code of `{label}` and "
         f"{rounds} times for this code, alternately, each a whole `scripts/bench.py --skip-sections` run "
         "(its own repository, floor and ratios). Medians, then every run's figure.",
         "",

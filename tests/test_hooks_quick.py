@@ -185,7 +185,9 @@ def test_committing_what_apply_wrote_imports_none_of_the_checks(repo: Repo) -> N
     git("add", "-A", ".memzoi", cwd=repo.path)
     code, out, modules = imported(["hook", "pre-commit", "--json"], repo.path)
     assert code == 0 and json.loads(out)["commits_checked"] == 1
-    assert not {"pygit2", "pydantic", "yaml", "click", "git_memzoi.hooks.checks"} & modules
+    assert (
+        not {"pygit2", "pydantic", "yaml", "click", "git_memzoi.hooks.checks", "git_memzoi.profile.secrets"} & modules
+    )
     assert git("commit", "-q", "-m", "ruff", cwd=repo.path, check=False).returncode == 0
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from pathlib import Path
 
 from git_memzoi import __version__
@@ -118,11 +118,12 @@ def verdict_of(path: str, report: object) -> Verdict | None:
     return ("other", "", None)
 
 
-def remember_written(folder: Path, files: Iterable[tuple[str, bytes]]) -> None:
+def remember_written(folder: Path, files: Iterable[tuple[str, bytes]], scanned: Container[str] = frozenset()) -> None:
     """Judge files just written under .memzoi/ (path, bytes) with check_file and keep the clean verdicts.
 
     Called after a step writes memory files (apply, reject), so that committing them is a lookup.
-    Best effort: any failure only means the commit runs the full check.
+    `scanned`: paths whose whole text the caller already found free of secrets (not scanned
+    again). Best effort: any failure only means the commit runs the full check.
     """
     from git_memzoi.profile import secrets
     from git_memzoi.profile.tree import SourceFile, TreeReport, check_file
@@ -139,7 +140,7 @@ def remember_written(folder: Path, files: Iterable[tuple[str, bytes]]) -> None:
                 continue
             # check_file scans records and packets; any other file (log.md) is kept only when its
             # whole text holds nothing secret-looking, so that the commit's fast path need not scan
-            if verdict[0] == "other" and secrets.scan(raw.decode("utf-8", "replace")):
+            if verdict[0] == "other" and path not in scanned and secrets.scan(raw.decode("utf-8", "replace")):
                 continue
             items.append((path, blob_oid(raw), verdict))
     except Exception:  # noqa: BLE001 - a cache: never fail the step that fills it

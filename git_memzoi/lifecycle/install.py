@@ -123,12 +123,17 @@ class CommitRequest:
     when: datetime
 
 
-def refuse_secrets(plan: Plan) -> None:
+def refuse_secrets(plan: Plan) -> frozenset[str]:
     """Refuse (before anything is written) a step that would write a secret-looking span into any
-    field of any file under .memzoi/: a packet edited in review is scanned again here."""
+    field of any file under .memzoi/: a packet edited in review is scanned again here.
+
+    Returns the paths whose whole new text was scanned and found clean.
+    """
+    scanned: set[str] = set()
     for change in plan.files:
         if change.after is None or change.after == change.before or not change.path.endswith(SUFFIX):
             continue
+        scanned.add(change.path)
         text = change.after.decode("utf-8", "replace")
         found = secrets.scan(text)
         if found:
@@ -139,6 +144,7 @@ def refuse_secrets(plan: Plan) -> None:
                 hint="remove the secret-looking text from the packet and run the command again",
                 code="secret",
             )
+    return frozenset(scanned)
 
 
 def install(
@@ -150,7 +156,7 @@ def install(
     its files stay staged); None without `commit`.
     """
     fault("planned")
-    refuse_secrets(plan)
+    clean = refuse_secrets(plan)
     for change in plan.files:
         if read_or_none(safe_path(root, change.path)) != change.before:
             raise Refused(
@@ -182,7 +188,7 @@ def install(
         for number, change in enumerate(plan.files, 1):
             put(root / change.path, change.after, f"file-{number}")
         fault("files-installed")
-        _remember_verdicts(layout, plan)
+        _remember_verdicts(layout, plan, clean)
         if commit is not None and prepared is not None and journal.commit is not None:
             gitcommit.stage(commit.repo, plan.paths)
             fault("index-staged")
@@ -218,14 +224,15 @@ def install(
     return built
 
 
-def _remember_verdicts(layout: Layout, plan: Plan) -> None:
+def _remember_verdicts(layout: Layout, plan: Plan, clean: frozenset[str]) -> None:
     """Keep check_file's verdict of each file just written, so that committing them needs no parse.
 
-    pre-commit's fast path (hooks.fastcommit) reads them; best effort, a cache.
+    pre-commit's fast path (hooks.fastcommit) reads them; best effort, a cache. `clean`: the
+    paths refuse_secrets already scanned whole, which are not scanned again.
     """
     from git_memzoi.hooks.verdicts import remember_written
 
-    remember_written(layout.hook_trees, [(c.path, c.after) for c in plan.files if c.after is not None])
+    remember_written(layout.hook_trees, [(c.path, c.after) for c in plan.files if c.after is not None], clean)
 
 
 def settle(journal: journals.Journal, committed: bool) -> list[str]:

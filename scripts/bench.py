@@ -569,14 +569,22 @@ def compared_rows(report: str) -> dict[str, float]:
     return found
 
 
-def before_after(rev: str, size: int, work: Path, rounds: int, extra: list[str]) -> str:
-    """The rebuild figures of REV's code and of this code, from records-only runs taken alternately."""
+def resolve_commit(rev: str) -> str | None:
+    """The commit `rev` names in this repository, or None."""
+    done = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def before_after(commit: str, size: int, work: Path, rounds: int, extra: list[str]) -> str:
+    """The rebuild figures of `commit`'s code and of this code, from records-only runs taken alternately."""
     tree = work / "before-tree"
     git = ["git", "-C", str(ROOT)]
-    label = subprocess.run(
-        [*git, "log", "-1", "--format=%h", rev], check=True, capture_output=True, text=True
-    ).stdout.strip()
-    subprocess.run([*git, "worktree", "add", "--detach", str(tree), rev], check=True, capture_output=True)
+    label = commit[:7]
+    subprocess.run([*git, "worktree", "add", "--detach", str(tree), commit], check=True, capture_output=True)
     runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
     try:
         compileall.compile_dir(str(tree / "git_memzoi"), quiet=1)
@@ -628,6 +636,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--before-rounds", type=int, default=3, help="runs of each side for --before (default 3)")
     args = parser.parse_args(argv)
+    before = resolve_commit(args.before) if args.before else None
+    if args.before and before is None:
+        parser.error(f"--before {args.before}: not a commit of this repository")
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     nqueries = args.queries or (20 if args.quick else 200)
     repeats = 1 if args.quick else 3
@@ -655,9 +666,9 @@ def main(argv: list[str] | None = None) -> int:
             spec.loader.exec_module(module)
             print(f"bench: section {topic}", file=sys.stderr)
             report += "\n" + module.section(work / topic, args.quick).rstrip("\n") + "\n"
-        if args.before:
+        if before is not None:
             extra = ["--queries", str(nqueries), *(["--quick"] if args.quick else [])]
-            report += "\n" + before_after(args.before, sizes[0], work, args.before_rounds, extra)
+            report += "\n" + before_after(before, sizes[0], work, args.before_rounds, extra)
         Path(args.output).write_text(report, encoding="utf-8")
         print(f"wrote {args.output}", file=sys.stderr)
     finally:

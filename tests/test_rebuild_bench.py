@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
-from conftest import run_bench
+from conftest import ROOT, run_bench
 
 
 def test_bench_quick_smoke_run(tmp_path: Path) -> None:
@@ -48,3 +50,13 @@ def test_bench_before_compares_the_rebuild_figures_of_two_revisions(tmp_path: Pa
     for row in rows:
         before, after = (float(cell) for cell in row.split("|")[2:4])
         assert before > 0 and after > 0
+
+
+def test_bench_before_an_unknown_revision_is_refused_before_anything_is_measured(tmp_path: Path) -> None:
+    out = tmp_path / "BENCH.md"
+    command = [sys.executable, str(ROOT / "scripts" / "bench.py"), "--quick", "--before", "no-such-rev"]
+    command += ["--output", str(out), "--workdir", str(tmp_path / "work")]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == "bench.py: error: --before no-such-rev: not a commit of this repository"
+    assert not out.exists() and not (tmp_path / "work").exists()

@@ -52,6 +52,9 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     """Temp HOME and MEMZOI_HOME, no system git config, fixed identities; fail on writes to the real home."""
     home = tmp_path_factory.mktemp("home")
     real_home = Path(os.path.expanduser("~"))
+    # scripts/test.sh gives the run a home of its own: the guard watches that one, never the user's
+    run_home = os.environ.get("MEMZOI_TEST_HOME")
+    assert run_home is None or real_home == Path(run_home), f"HOME is {real_home}, not the run's own {run_home}"
     before = _snapshot(real_home / ".memzoi")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("MEMZOI_HOME", str(home / ".memzoi"))

@@ -28,6 +28,11 @@ CLAUDE_HOOK_ARGV = ["agent", "hook", "claude"]
 def main() -> None:
     """Run `git memzoi`: the client hooks' early exit (hooks.quick), the Claude Code hook, else the CLI."""
     args = sys.argv[1:]
+    if "_GIT_MEMZOI_COMPLETE" in os.environ:  # a shell asking click for completions (cli.main.COMPLETE_VAR)
+        from git_memzoi.cli.main import main as complete_main
+
+        complete_main()
+        return
     if args == ["--version"]:  # asked by every tool that checks for us: answered before click loads
         from git_memzoi import __version__
 

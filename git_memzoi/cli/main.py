@@ -42,7 +42,20 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("git_memzoi.cli.mcp:mcp", "The stdio MCP server and its client config."),
     "hook": ("git_memzoi.cli.hooks:hook", "Server-side and client-side git hook checks."),
     "agent": ("git_memzoi.cli.agent:agent", "Wire memory into Claude Code and Codex (hooks, MCP config)."),
+    "completion": ("git_memzoi.cli.completion:completion", "Shell completion for bash, zsh and fish."),
 }
+
+#: The headings `-h` lists the commands under, as git groups its own; every command is in one.
+GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Set up and check", ("init", "validate", "doctor", "rebuild")),
+    ("Change memory (reviewed)", ("propose", "proposals", "approve", "apply", "reject")),
+    ("Recall", ("search", "context", "handoff", "precheck", "expiry")),
+    ("Private memory", ("local", "checkpoint", "retention", "events")),
+    ("Integrate", ("export", "mcp", "hook", "agent", "completion")),
+)
+
+#: The environment variable click's shell completion answers to (`git memzoi completion` sets it).
+COMPLETE_VAR = "_GIT_MEMZOI_COMPLETE"
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -72,11 +85,32 @@ class LazyGroup(click.Group):
         command: click.Command = getattr(module, attr)
         return command
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """As click resolves it; an unknown name gets git's suggestion of the most similar commands."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            name = args[0] if args else ""
+            if name.startswith("-") or name in COMMANDS:
+                raise
+            import difflib  # only on a mistyped command
+
+            similar = difflib.get_close_matches(name, list(COMMANDS), n=3, cutoff=0.6)
+            if not similar:
+                raise
+            lead = "The most similar command is" if len(similar) == 1 else "The most similar commands are"
+            listed = "".join(f"\n\t{match}" for match in similar)
+            raise click.UsageError(f"{exc.message}\n\n{lead}{listed}", ctx) from None
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(rows)
+        available = set(self.list_commands(ctx))
+        for title, names in GROUPS:
+            rows = [(name, COMMANDS[name][1]) for name in names if name in available]
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
 
 
 @click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)
@@ -113,7 +147,7 @@ def run(args: list[str]) -> int:
     """Run one command; return its exit code (0, 1 documented no, 2 usage, 3 state, 70 internal)."""
     debug = "--debug" in args or os.environ.get("MEMZOI_DEBUG") not in (None, "", "0")
     try:
-        code: Any = cli.main(args=args, prog_name="git memzoi", standalone_mode=False)
+        code: Any = cli.main(args=args, prog_name="git memzoi", standalone_mode=False, complete_var=COMPLETE_VAR)
     except click.exceptions.Exit as exc:
         code = exc.exit_code
     except click.exceptions.Abort:

@@ -29,6 +29,15 @@ def init(as_json: bool) -> None:
         click.echo(f"created {path}")
     if not created:
         say("nothing to do: .memzoi/ is already initialised")
+    say("\n".join(("next steps:", *(f"  {step}" for step in NEXT_STEPS))))
+
+
+#: What `init` suggests next: wire the agents, guard commits and pushes, add a first memory.
+NEXT_STEPS = (
+    "git memzoi agent install claude      # or codex: memory at session start and before each edit",
+    "git memzoi hook install              # check .memzoi/ on every commit and push",
+    'git memzoi propose --type convention --title "..." --body "..."   # a first rule, for review',
+)
 
 
 @click.command()

@@ -248,7 +248,7 @@ def open_with_pygit2(start: str | os.PathLike[str] | None = None) -> GitRepo:
         if found is None:
             raise RepositoryNotFound(
                 f"not a git repository (or any parent up to /): {where}",
-                hint="run git memzoi inside a git repository, or pass --repo",
+                hint="run it inside a git repository, or name one: git -C DIR memzoi ...",
             )
         # opened from `where`, not from the git directory found: a gitfile's work tree is where the file is
         return GitRepo.opened(pygit2.Repository(where))

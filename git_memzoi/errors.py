@@ -102,6 +102,14 @@ class NotFound(MemzoiError, exit_code=EXIT_NO, code="not-found"):
     """A named record, proposal or checkpoint does not exist."""
 
 
+class IdentityUnknown(MemzoiError, exit_code=EXIT_USAGE, code="identity-unknown"):
+    """No MEMZOI_ACTOR and no git identity: nothing is proposed or reviewed anonymously."""
+
+
+class Ambiguous(MemzoiError, exit_code=EXIT_USAGE, code="ambiguous"):
+    """A shortened ID that begins more than one ID: nothing is done, the candidates are listed."""
+
+
 class LockTimeout(MemzoiError, exit_code=EXIT_NO, code="lock-timeout"):
     """repo-lifecycle.lock stayed held by another process past MEMZOI_LOCK_TIMEOUT."""
 

@@ -16,6 +16,7 @@ from git_memzoi.lifecycle.reject import reject as run_reject
 from git_memzoi.lifecycle.state import now_text
 from git_memzoi.profile import concept_id, vocab
 from git_memzoi.profile.timefmt import OutOfRange, parse_rfc3339
+from git_memzoi.recall import records
 
 CONFIDENCE_LABELS = ("low", "medium", "high")
 
@@ -63,15 +64,22 @@ def _warn(lines: list[str], prefix: str = "") -> None:
     show_default=True,
     help="create a record, supersede one, or tombstone one.",
 )
-@click.option("--target", metavar="RECORD_ID", callback=one_line, help="The record a supersede or tombstone acts on.")
+@click.option(
+    "--target",
+    metavar="RECORD_ID",
+    callback=one_line,
+    help="The record a supersede or tombstone acts on (a unique prefix of its ID will do).",
+)
 @click.option("--reason", callback=one_line, help="Why (required for supersede and tombstone).")
 @click.option(
     "--type",
     "type_",
     type=click.Choice(vocab.MEMORY_TYPES),
-    help="What shape of knowledge (default for a tombstone: the target's type).",
+    help="What shape of knowledge (a supersede or tombstone keeps the target's unless given).",
 )
-@click.option("--lane", type=click.Choice(vocab.LANES), help="How it is used and retained (default semantic).")
+@click.option(
+    "--lane", type=click.Choice(vocab.LANES), help="How it is used and retained (default semantic, or the target's)."
+)
 @click.option("--title", callback=one_line, help="A one-line title.")
 @click.option("--body", help="The memory itself (Markdown).")
 @click.option("--body-file", metavar="PATH", help="Read the body from PATH (- for stdin).")
@@ -82,7 +90,7 @@ def _warn(lines: list[str], prefix: str = "") -> None:
     multiple=True,
     metavar="PATH",
     callback=one_line,
-    help="A repository path, prefix or trailing /** it applies to (repeatable).",
+    help="A repository path, prefix or trailing /** it applies to (repeatable; default: the target's).",
 )
 @click.option("--tag", "tags", multiple=True, callback=one_line, help="A tag (repeatable).")
 @click.option(
@@ -93,7 +101,9 @@ def _warn(lines: list[str], prefix: str = "") -> None:
     help="Anything but repo-safe stays in the local inbox and can only be rejected.",
 )
 @click.option(
-    "--content-class", default="general_repo_knowledge", show_default=True, callback=one_line, help="snake_case class."
+    "--content-class",
+    callback=one_line,
+    help="snake_case class (default general_repo_knowledge; a supersede or tombstone keeps the target's).",
 )
 @click.option(
     "--visibility", type=click.Choice(vocab.VISIBILITIES), help="The record's sharing boundary (default repo)."
@@ -110,7 +120,11 @@ def _warn(lines: list[str], prefix: str = "") -> None:
 @click.option("--occurred-at", metavar="TIME", help="Episodic lane: when it happened (default now).")
 @click.option("--started-at", metavar="TIME", help="Session lane: when the session started (default now).")
 @click.option("--expires-at", metavar="TIME", help="An explicit expiry (RFC 3339).")
-@click.option("--proposed-by", callback=one_line, help="Who proposes it (default MEMZOI_ACTOR / git user.name).")
+@click.option(
+    "--proposed-by",
+    callback=one_line,
+    help="Who proposes it (default MEMZOI_ACTOR, else git's author name; refused with neither).",
+)
 @click.option(
     "--from-file", "from_file", metavar="PACKET", help="Propose a complete packet file as it is (nothing is filled in)."
 )
@@ -167,7 +181,10 @@ def _draft(ws: Any, o: dict[str, Any]) -> Any:
     if action != "create" and target is None:
         raise UsageError(f"--target: a {action} proposal needs the record ID it acts on")
     text = read_text_arg(o["body_file"], "--body-file") if o["body_file"] is not None else o["body"]
-    facts = inbox.record_facts(ws, target) if action == "tombstone" and target else {}
+    if target is not None:
+        target = records.expand_record_id(ws, target)
+    # a supersede or tombstone keeps what it does not say otherwise from its target (same scope, same kind)
+    facts = inbox.record_facts(ws, target) if target else {}
     title = o["title"]
     if title is None and action == "tombstone" and target:
         title = f"Tombstone {target}"
@@ -209,19 +226,33 @@ def _draft(ws: Any, o: dict[str, Any]) -> Any:
         target=target,
         reason=reason,
         description=o["description"],
-        applies_to=o["applies_to"],
-        tags=o["tags"],
+        applies_to=o["applies_to"] or _inherited(facts, "applies_to"),
+        tags=o["tags"] or _inherited(facts, "tags"),
         sensitivity=o["sensitivity"],
-        content_class=o["content_class"],
-        visibility=o["visibility"],
+        content_class=o["content_class"] or _text(facts.get("content_class")) or "general_repo_knowledge",
+        visibility=o["visibility"] or _text(facts.get("visibility")),
         source=o["source"],
         source_ref=o["source_ref"],
-        confidence=number,
+        confidence=number if number is not None or label is not None else _number(facts.get("confidence")),
         confidence_label=label,
         origin=origin,
         retention=retention,
         proposed_by=o["proposed_by"],
     )
+
+
+def _inherited(facts: dict[str, Any], key: str) -> tuple[str, ...]:
+    """A target's list field (applies_to, tags) as a supersede or tombstone keeps it; () when it has none."""
+    value = facts.get(key)
+    return tuple(item for item in value if isinstance(item, str)) if isinstance(value, list) else ()
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _confidence(given: str | None) -> tuple[float | None, str | None]:

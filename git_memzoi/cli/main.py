@@ -19,6 +19,8 @@ from git_memzoi.errors import EXIT_INTERNAL, EXIT_USAGE, MemzoiError, UsageError
 COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("git_memzoi.cli.setup:init", "Create the .memzoi/ tree in this repository."),
     "validate": ("git_memzoi.cli.validate:validate", "Check memory files against the profile."),
+    "status": ("git_memzoi.cli.inspect:status", "Where memory stands, and the command that mends what is off."),
+    "show": ("git_memzoi.cli.inspect:show", "Show a proposal, packet or record by ID or unique prefix."),
     "doctor": (
         "git_memzoi.cli.setup:doctor",
         "Show keys, paths and health; --repair settles crashed steps, stale worktree state.",
@@ -47,11 +49,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 #: The headings `-h` lists the commands under, as git groups its own; every command is in one.
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Set up and check", ("init", "validate", "doctor", "rebuild")),
+    ("Set up", ("init", "doctor", "rebuild", "completion")),
+    ("Examine", ("status", "show", "validate", "events")),
     ("Change memory (reviewed)", ("propose", "proposals", "approve", "apply", "reject")),
     ("Recall", ("search", "context", "handoff", "precheck", "expiry")),
-    ("Private memory", ("local", "checkpoint", "retention", "events")),
-    ("Integrate", ("export", "mcp", "hook", "agent", "completion")),
+    ("Private memory", ("local", "checkpoint", "retention")),
+    ("Integrate", ("export", "mcp", "hook", "agent")),
 )
 
 #: The environment variable click's shell completion answers to (`git memzoi completion` sets it).

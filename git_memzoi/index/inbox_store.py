@@ -112,6 +112,12 @@ def get(conn: sqlite3.Connection, proposal_id: str) -> ProposalRow | None:
     return _row(found) if found else None
 
 
+def names(conn: sqlite3.Connection) -> list[str]:
+    """Every inbox proposal ID and packet file ID, in any state (what a shortened ID may stand for)."""
+    rows = conn.execute("SELECT id, file_id FROM proposals").fetchall()
+    return [name for row in rows for name in row if name]
+
+
 def list_rows(conn: sqlite3.Connection, states: Iterable[str] | None = None) -> list[ProposalRow]:
     """Inbox rows, oldest first, optionally only those in `states`."""
     if states is None:

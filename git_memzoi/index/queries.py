@@ -251,3 +251,21 @@ def database_state(path: Path, table: str) -> str:
     except sqlite3.DatabaseError as exc:
         return f"unreadable: {exc}"
     return "ok" if result == "ok" else f"corrupt: {result}"
+
+
+def record_ids_with_prefix(conn: sqlite3.Connection, prefix: str, limit: int = 1000) -> list[str]:
+    """Distinct record IDs that begin with `prefix` (at most `limit`), in ID order: what a short ID may mean."""
+    sql = "SELECT DISTINCT record_id FROM records WHERE substr(record_id, 1, ?) = ? ORDER BY record_id LIMIT ?"
+    return [str(row[0]) for row in conn.execute(sql, (len(prefix), prefix, limit))]
+
+
+def counts(conn: sqlite3.Connection, flt: Filter) -> list[tuple[str, str, int]]:
+    """(type, lane, how many) of the rows `flt` keeps, by type then lane."""
+    params: dict[str, Any] = {}
+    sql = f"SELECT r.type, r.lane, count(*) FROM records r WHERE {flt.where(params)} GROUP BY r.type, r.lane"
+    return sorted((str(t), str(lane), int(n)) for t, lane, n in conn.execute(sql, params))
+
+
+def invalid_files(conn: sqlite3.Connection) -> int:
+    """How many record files the index could not take (invalid, or a duplicate ID)."""
+    return int(conn.execute("SELECT count(*) FROM invalid").fetchone()[0])

@@ -330,15 +330,18 @@ def approve(ws: Workspace, proposal_id: str) -> InboxEntry:
     """validated -> approved (already approved is nothing to do)."""
     with recovery.locked(ws) as session:
         root = session.root
+        proposal_id = targets.expand_id(root, session.conn, proposal_id)
         row = inbox_store.get(session.conn, proposal_id)
         if row is None:
             settled = targets.settled_by_name(root, session.conn, proposal_id)
             if settled is not None:
                 raise Refused(settled.message + "; there is nothing to approve", code=settled.outcome)
-            raise NotFound(
-                f"{proposal_id}: no inbox proposal has this ID",
-                hint="pending packet files are reviewed in pull requests and applied directly",
-            )
+            if (root / pending_path(proposal_id)).is_file():
+                raise NotFound(
+                    f"{proposal_id}: a pending packet file, not an inbox proposal",
+                    hint="pending packet files are reviewed in pull requests and applied directly",
+                )
+            raise NotFound(f"{proposal_id}: no inbox proposal has this ID", hint="git memzoi proposals lists them")
         if row.state == "approved":
             return _entry(row, root, [f"nothing to do: {row.id} is already approved", *session.repaired])
         try:

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from git_memzoi.errors import FormatError, MemzoiError, Refused
+from git_memzoi.errors import FormatError, IdentityUnknown, MemzoiError, Refused
 from git_memzoi.gitrepo import GitRepo
 from git_memzoi.gitrepo.commit import config_value
-from git_memzoi.gitrepo.identity import os_user
 from git_memzoi.index import lookup
 from git_memzoi.index.rebuild import open_index, rebuild
 from git_memzoi.layout import MEMZOI_DIR, RECORDS, SUFFIX
@@ -307,16 +306,19 @@ def _target(facts: RecordFacts, nodes: Nodes, root: Path, target_id: str) -> tup
 
 
 def who(repo: GitRepo) -> str:
-    """Who is acting: MEMZOI_ACTOR, else git config user.name, else the OS user."""
-    name = os.environ.get("MEMZOI_ACTOR")
-    if name and name.strip():
-        return name.strip()
-
-    configured = config_value(repo, "user.name")
-    if configured:
-        return configured.strip()
-
-    return os_user() or "unknown"
+    """Who proposes or reviews: MEMZOI_ACTOR, else git's author name; with neither, refused as git refuses a commit."""
+    for name in (
+        os.environ.get("MEMZOI_ACTOR"),
+        os.environ.get("GIT_AUTHOR_NAME"),
+        config_value(repo, "author.name"),
+        config_value(repo, "user.name"),
+    ):
+        if name and name.strip():
+            return name.strip()
+    raise IdentityUnknown(
+        "author identity unknown: a proposal or review names who made it",
+        hint='set it as for git commits: git config user.name "Your Name" (or MEMZOI_ACTOR=NAME)',
+    )
 
 
 def now_text() -> str:

@@ -11,6 +11,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_memzoi import shortids
 from git_memzoi.errors import FormatError, NotFound, Refused
 from git_memzoi.gitrepo import GitRepo
 from git_memzoi.index import inbox_store
@@ -131,6 +132,19 @@ def _receipt(receipt_id: str, path: str) -> Settled:
     )
 
 
+def expand_id(root: Path, conn: sqlite3.Connection, name: str) -> str:
+    """The whole proposal or file ID a unique prefix stands for (inbox, pending and resolved packets)."""
+    if inbox_store.get(conn, name) is not None:
+        return name
+    files: list[str] = []
+    for folder in (PENDING, *RESOLVED_BY_OUTCOME.values()):
+        try:
+            files += [entry[: -len(SUFFIX)] for entry in os.listdir(root / folder) if entry.endswith(SUFFIX)]
+        except OSError:
+            continue  # no such folder yet
+    return shortids.expand(name, [*inbox_store.names(conn), *files], "proposal")
+
+
 def resolve(repo: GitRepo, conn: sqlite3.Connection, target: str) -> Source | Settled:
     """The proposal TARGET names, or how it was already resolved; NotFound when it names nothing."""
     root = repo.require_workdir()
@@ -143,6 +157,7 @@ def resolve(repo: GitRepo, conn: sqlite3.Connection, target: str) -> Source | Se
         if settled is not None:
             return settled
         raise NotFound(f"{target}: no such pending packet file")
+    target = expand_id(root, conn, target)
     row = inbox_store.get(conn, target)
     if row is not None:
         return _from_row(root, row)

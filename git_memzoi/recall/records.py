@@ -7,6 +7,7 @@ import sqlite3
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from git_memzoi import shortids
 from git_memzoi.errors import NotFound
 from git_memzoi.index import queries
 from git_memzoi.index.index_db import RecordRow, instant
@@ -91,9 +92,25 @@ def current_records(ws: Workspace, *, include_private: bool = False) -> list[Ind
     return [indexed(row, moment) for row in rows]
 
 
+def expand_id(conn: sqlite3.Connection, name: str) -> str:
+    """The whole record ID a unique prefix stands for; `name` itself when it is an ID or begins none."""
+    if queries.records(conn, Filter(shared=False), record_id=name):
+        return name
+    return shortids.expand(name, queries.record_ids_with_prefix(conn, name), "record")
+
+
+def expand_record_id(ws: Workspace, name: str) -> str:
+    """`expand_id` over this worktree's index."""
+    conn = open_index(ws)
+    try:
+        return expand_id(conn, name)
+    finally:
+        conn.close()
+
+
 def row_by_id(conn: sqlite3.Connection, record_id: str) -> RecordRow:
     """The row of one record (a repository record before runtime memory of the same ID); NotFound otherwise."""
-    rows = queries.records(conn, Filter(shared=False), record_id=record_id)
+    rows = queries.records(conn, Filter(shared=False), record_id=expand_id(conn, record_id))
     if not rows:
         raise NotFound(
             f"no record {record_id!r} in this worktree's index",

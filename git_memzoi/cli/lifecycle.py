@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from git_memzoi.cli.common import emit_json, json_option, non_blank_line, one_line, read_text_arg, say, workspace
-from git_memzoi.errors import FormatError, UsageError
+from git_memzoi.errors import EXIT_NO, FormatError, MemzoiError, UsageError
 from git_memzoi.lifecycle import inbox, packets, targets
 from git_memzoi.lifecycle.apply import apply as run_apply
 from git_memzoi.lifecycle.draft import DEFAULT_ROUTE, PacketDraft
@@ -351,18 +351,57 @@ def show(target: str, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("proposal_id")
+@click.argument("proposal_ids", metavar="PROPOSAL_ID...", nargs=-1)
+@click.option("--all", "every", is_flag=True, help="Approve every validated inbox proposal.")
 @json_option
-def approve(proposal_id: str, as_json: bool) -> None:
-    """Approve a validated inbox proposal so it can be applied."""
-    entry = inbox.approve(workspace(), proposal_id)
+def approve(proposal_ids: tuple[str, ...], every: bool, as_json: bool) -> None:
+    """Approve validated inbox proposals so they can be applied (each ID may be a unique prefix).
+
+    With several IDs (or --all) each is approved on its own; one that is refused is reported
+    and the others go on (exit 1 when any was refused). --json then prints {"results": [...]}.
+    """
+    ws = workspace()
+    names = _names(ws, proposal_ids, every, "validated")
+    if len(names) == 1 and not every:
+        entry = inbox.approve(ws, names[0])
+        if as_json:
+            emit_json(entry.summary() | {"messages": entry.messages})
+        _warn(entry.messages)
+        return
+    results, failed = [], 0
+    for name in names:
+        try:
+            entry = inbox.approve(ws, name)
+        except MemzoiError as exc:
+            failed += 1
+            results.append({"id": name, "error": str(exc)})
+            say(f"git memzoi: {exc}")
+            continue
+        results.append(entry.summary() | {"messages": entry.messages})
+        _warn(entry.messages)
     if as_json:
-        emit_json(entry.summary() | {"messages": entry.messages})
-    _warn(entry.messages)
+        emit_json({"results": results})
+    if failed:
+        raise click.exceptions.Exit(EXIT_NO)
+
+
+def _names(ws: Any, given: tuple[str, ...], every: bool, state: str) -> list[str]:
+    """The IDs a batch acts on: those given, or with --all every inbox proposal in `state`."""
+    if every and given:
+        raise UsageError("give proposal IDs or --all, not both")
+    if every:
+        names = [entry.id for entry in inbox.list_entries(ws, state) if entry.source != "file"]
+        if not names:
+            say(f"nothing to do: no {state} proposals")
+        return names
+    if not given:
+        raise UsageError("name at least one proposal (or --all)")
+    return list(given)
 
 
 @click.command()
-@click.argument("target")
+@click.argument("targets_", metavar="TARGET...", nargs=-1)
+@click.option("--all", "every", is_flag=True, help="Apply every approved inbox proposal.")
 @click.option(
     "--reviewer",
     metavar="NAME",
@@ -379,16 +418,47 @@ def approve(proposal_id: str, as_json: bool) -> None:
 @click.option("--commit", "commit", is_flag=True, help="Record exactly the touched files in one git commit.")
 @json_option
 def apply(
-    target: str, reviewer: str | None, concept_id: str | None, reason: str | None, commit: bool, as_json: bool
+    targets_: tuple[str, ...],
+    every: bool,
+    reviewer: str | None,
+    concept_id: str | None,
+    reason: str | None,
+    commit: bool,
+    as_json: bool,
 ) -> None:
-    """Apply an approved inbox proposal or a pending packet file (path or file ID).
+    """Apply approved inbox proposals or pending packet files (path, file ID, or a unique prefix).
 
     create adds a record, supersede replaces one (the old one keeps its body, status
     superseded), tombstone retires one (only its status changes). Everything happens under
     repo-lifecycle.lock and all or nothing. Applying something already applied does nothing.
+    With several TARGETs (or --all), each is applied on its own (and committed on its own, with
+    --commit); one that is refused is reported and the others go on (exit 1 when any was
+    refused). --json then prints {"results": [...]}.
     """
-    result = run_apply(workspace(), target, reviewer=reviewer, concept_id=concept_id, reason=reason, commit=commit)
-    _report_resolution(result, as_json)
+    ws = workspace()
+    names = _names(ws, targets_, every, "approved")
+    if len(names) == 1 and not every:
+        result = run_apply(ws, names[0], reviewer=reviewer, concept_id=concept_id, reason=reason, commit=commit)
+        _report_resolution(result, as_json)
+        return
+    if concept_id is not None and names:
+        raise UsageError("--concept-id names one record: apply one proposal with it")
+    results: list[dict[str, Any]] = []
+    failed = 0
+    for name in names:
+        try:
+            result = run_apply(ws, name, reviewer=reviewer, reason=reason, commit=commit)
+        except MemzoiError as exc:
+            failed += 1
+            results.append({"target": name, "error": str(exc)})
+            say(f"git memzoi: {exc}")
+            continue
+        results.append(result.as_json())
+        _report_resolution(result, False)
+    if as_json:
+        emit_json({"results": results})
+    if failed:
+        raise click.exceptions.Exit(EXIT_NO)
 
 
 def _report_resolution(result: Any, as_json: bool) -> None:

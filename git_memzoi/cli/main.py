@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "expiry": ("git_memzoi.cli.recall:expiry", "Explain why a record is current or query-only."),
     "propose": ("git_memzoi.cli.lifecycle:propose", "Add a proposal to the inbox."),
     "proposals": ("git_memzoi.cli.lifecycle:proposals", "List the inbox and pending packet files."),
+    "review": ("git_memzoi.cli.review:review", "Walk the inbox and pending packets: approve, skip, reject, edit."),
     "approve": ("git_memzoi.cli.lifecycle:approve", "Approve a validated inbox proposal."),
     "apply": ("git_memzoi.cli.lifecycle:apply", "Apply an approved proposal or pending packet."),
     "reject": ("git_memzoi.cli.lifecycle:reject", "Reject a proposal or pending packet."),
@@ -51,7 +52,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Set up", ("init", "doctor", "rebuild", "completion")),
     ("Examine", ("status", "show", "validate", "events")),
-    ("Change memory (reviewed)", ("propose", "proposals", "approve", "apply", "reject")),
+    ("Change memory (reviewed)", ("propose", "proposals", "review", "approve", "apply", "reject")),
     ("Recall", ("search", "context", "handoff", "precheck", "expiry")),
     ("Private memory", ("local", "checkpoint", "retention")),
     ("Integrate", ("export", "mcp", "hook", "agent")),

@@ -326,6 +326,51 @@ def submit_draft(ws: Workspace, draft: PacketDraft, *, packet_file: bool = False
     return submit(ws, dict(draft.fields), draft.body, packet_file=packet_file)
 
 
+def revise(ws: Workspace, proposal_id: str, raw: bytes) -> InboxEntry:
+    """An open proposal's packet replaced by an edited one, validated as a new proposal is (same ID).
+
+    The proposal goes back to `validated` (or `pending` when not repo-safe): an approval was of
+    the old text. Its pending packet file, when it has one, gets the same bytes.
+    """
+    now = state.now_text()
+    with recovery.locked(ws) as session:
+        root = session.root
+        row = inbox_store.get(session.conn, proposal_id)
+        if row is None or row.state not in inbox_store.OPEN_STATES:
+            raise Refused(f"{proposal_id}: only an open inbox proposal can be edited", code="not-open")
+        where = f"inbox:{proposal_id}"
+        data = frontmatter.parse(raw, where).data
+        if data.get("id") != proposal_id:
+            raise Refused(f"{where}: id: an edit keeps the proposal's ID {proposal_id}", code="packet-id")
+        target_id = _target_id(data)
+        proposal = data.get("proposal")
+        snap = state.gather(ws, target_id=target_id, read=[pending_path(row.file_id)] if row.file_id else [])
+        twin = _twin(snap, session.conn, packets.body_digest(packets.load_packet(raw, where).doc.body), proposal_id)
+        ctx = ProposeContext(now, ws.config.workflow.proposal_approval, False, None, twin)
+        planned = plan_propose(snap, raw, ctx, proposal_id)
+        assert planned.db.upsert is not None
+        upsert = planned.db.upsert._replace(
+            file_id=row.file_id,
+            created_at=row.created_at,
+            target_blob=(proposal.get("target_blob") if isinstance(proposal, dict) else None) or row.target_blob,
+        )
+        files: tuple[FileChange, ...] = ()
+        if row.file_id:
+            path = pending_path(row.file_id)
+            files = (FileChange(path, snap.read(path), raw),)
+        db = DbChange(
+            EventSpec("revise", (proposal_id,), {"state": upsert.state, "was": row.state}),
+            expect=((proposal_id, row.state),),
+            upsert=upsert,
+        )
+        message = f"edited {proposal_id}: {upsert.state}"
+        plan = Plan("propose", proposal_id, planned.action, upsert.state, files, db, messages=(message,))
+        install.install(root, ws.layout, session.conn, plan)
+        after = inbox_store.get(session.conn, proposal_id)
+    assert after is not None
+    return _entry(after, root, [message, *session.repaired])
+
+
 def approve(ws: Workspace, proposal_id: str) -> InboxEntry:
     """validated -> approved (already approved is nothing to do)."""
     with recovery.locked(ws) as session:

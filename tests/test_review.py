@@ -1,0 +1,179 @@
+"""`git memzoi review` driven through a real pseudo-terminal, and batch approve/apply."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import Repo, memzoi_exe, run_cli
+from git_memzoi.index import shared_db
+from git_memzoi.profile import frontmatter
+from git_memzoi.runtime.workspace import Workspace
+from test_lifecycle_support import PROPOSED_AT, add_record, at
+
+PROMPT = b"[y,n,r,e,q,?]"
+
+
+@pytest.fixture
+def ready(repo: Repo) -> Repo:
+    shared_db.connect(Workspace.open(repo.path).layout.shared_db).close()
+    at(PROPOSED_AT)
+    return repo
+
+
+def propose(title: str, *extra: str) -> str:
+    body = f"The body of {title}."
+    return str(run_cli("propose", "--type", "decision", "--title", title, "--body", body, *extra).stdout.strip())
+
+
+class Terminal:
+    """`git memzoi ARGS` on a pseudo-terminal: read until a prompt, answer it."""
+
+    def __init__(self, cwd: Path, *args: str, env: dict[str, str] | None = None) -> None:
+        self.master, slave = pty.openpty()
+        self.proc = subprocess.Popen(
+            [memzoi_exe(), *args], cwd=cwd, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True
+        )
+        os.close(slave)
+        self.seen = b""
+
+    def until(self, marker: bytes, timeout: float = 60) -> bytes:
+        start = len(self.seen)
+        deadline = time.monotonic() + timeout
+        while marker not in self.seen[start:]:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {marker!r} in:\n{self.seen.decode(errors='replace')}"
+            ready, _, _ = select.select([self.master], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self.master, 4096)
+                except OSError:
+                    chunk = b""
+                assert chunk, f"the program ended before {marker!r}:\n{self.seen.decode(errors='replace')}"
+                self.seen += chunk
+        return self.seen[start:]
+
+    def answer(self, text: str) -> None:
+        os.write(self.master, text.encode() + b"\r")
+
+    def finish(self) -> str:
+        self.proc.wait(timeout=60)
+        while True:
+            try:
+                chunk = os.read(self.master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            self.seen += chunk
+        os.close(self.master)
+        return self.seen.decode(errors="replace").replace("\r\n", "\n")
+
+
+def test_review_approves_rejects_skips_and_edits_through_a_terminal(ready: Repo, tmp_path: Path) -> None:
+    approve_me = propose("Use postgres for persistent state")
+    reject_me = propose("Store sessions in cookies")
+    skip_me = propose("Maybe adopt GraphQL")
+    edit_me = propose("Pin node to 20")
+    editor = tmp_path / "editor.py"
+    editor.write_text(
+        "import pathlib, sys\n"
+        "p = pathlib.Path(sys.argv[1])\n"
+        "p.write_text(p.read_text().replace('Pin node to 20', 'Pin node to 22'))\n"
+    )
+    env = {**os.environ, "EDITOR": f"{sys.executable} {editor}", "TERM": "dumb"}
+    term = Terminal(ready.path, "review", env=env)
+    for number in range(1, 5):  # the inbox's order: oldest first, then by ID
+        screen = term.until(PROMPT)
+        assert f"({number}/4)".encode() in screen
+        shown = screen.rsplit(b"\x1b[1mmem_", 1)[-1]
+        if approve_me.encode()[4:] in shown:
+            assert b"title: Use postgres for persistent state" in shown
+            term.answer("y")
+        elif reject_me.encode()[4:] in shown:
+            term.answer("r")
+            term.until(b"Why is it rejected")
+            term.answer("client state is not trusted")
+        elif skip_me.encode()[4:] in shown:
+            term.answer("n")
+        else:
+            assert edit_me.encode()[4:] in shown
+            term.answer("?")
+            assert b"e - edit it in $EDITOR" in term.until(PROMPT)
+            term.answer("e")
+            assert b"title: Pin node to 22" in term.until(PROMPT)
+            term.answer("n")
+    out = term.finish()
+    assert term.proc.returncode == 0, out
+    assert "review: 1 approved, 1 rejected, 1 edited, 2 skipped" in out
+
+    def state(pid: str) -> dict:  # type: ignore[type-arg]
+        return dict(run_cli("proposals", "show", pid, "--json").json())
+
+    assert state(approve_me)["state"] == "approved"
+    rejected = state(reject_me)
+    assert rejected["state"] == "rejected" and rejected["reason"] == "client state is not trusted"
+    assert state(skip_me)["state"] == "validated"
+    edited = state(edit_me)
+    assert edited["state"] == "validated" and edited["title"] == "Pin node to 22"
+    assert frontmatter.parse(edited["packet"].encode()).data["id"] == edit_me
+
+
+def test_review_with_apply_applies_and_shows_a_supersedes_diff(ready: Repo) -> None:
+    add_record(ready, "semantic/decisions/use-postgres", "use-postgres")
+    pid = run_cli(
+        "propose", "--action", "supersede", "--target", "use-postgres", "--title", "Use postgres 17",
+        "--body", "# Use postgres 17\n\nThe body of use-postgres, on version 17.\n", "--reason", "upgrade",
+    ).stdout.strip()  # fmt: skip
+    term = Terminal(ready.path, "review", "--apply")
+    screen = term.until(PROMPT).decode()
+    assert "target: use-postgres" in screen and "-The body of use-postgres." in screen
+    assert "+The body of use-postgres, on version 17." in screen
+    term.answer("y")
+    out = term.finish()
+    assert term.proc.returncode == 0, out
+    assert "1 approved, 1 applied" in out
+    assert run_cli("proposals", "show", pid, "--json").json()["state"] == "applied"
+
+
+def test_review_quits_on_q_and_an_edit_that_breaks_the_packet_is_refused(ready: Repo, tmp_path: Path) -> None:
+    first = propose("First thing")
+    editor = tmp_path / "editor.py"
+    editor.write_text("import pathlib, sys\npathlib.Path(sys.argv[1]).write_text('---\\nid: [\\n---\\n')\n")
+    env = {**os.environ, "EDITOR": f"{sys.executable} {editor}", "TERM": "dumb"}
+    propose("Second thing")
+    term = Terminal(ready.path, "review", env=env)
+    term.until(PROMPT)
+    term.answer("e")
+    again = term.until(PROMPT)
+    assert b"git memzoi:" in again and first.encode() in again
+    term.answer("q")
+    out = term.finish()
+    assert term.proc.returncode == 0 and "nothing done" in out
+    assert run_cli("proposals", "show", first, "--json").json()["title"] == "First thing"
+
+
+def test_review_without_a_terminal_is_a_usage_error(ready: Repo) -> None:
+    propose("Something")
+    refused = run_cli("review", expect=2)
+    assert "needs a terminal" in refused.stderr and "proposals --json" in refused.stderr
+
+
+def test_approve_and_apply_take_several_ids_and_all(ready: Repo) -> None:
+    one, two, three = propose("One rule"), propose("Two rule"), propose("Three rule")
+    out = run_cli("approve", one, two[:-2], "--json").json()
+    assert [r["state"] for r in out["results"]] == ["approved", "approved"]
+    mixed = run_cli("approve", three, "mem_missing", expect=1)
+    assert "mem_missing" in mixed.stderr
+    assert run_cli("proposals", "show", three, "--json").json()["state"] == "approved"
+    applied = run_cli("apply", "--all", "--json").json()
+    assert sorted(r["proposal_id"] for r in applied["results"]) == sorted([one, two, three])
+    assert run_cli("apply", "--all").stderr.startswith("nothing to do")
+    assert "not both" in run_cli("apply", one, "--all", expect=2).stderr

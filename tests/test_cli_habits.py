@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -93,3 +94,24 @@ def test_zsh_and_fish_scripts_name_the_program(shell: str) -> None:
 def test_git_runs_completion_through_the_console_script(repo: Repo) -> None:
     done = git("memzoi", "completion", "bash", cwd=repo.path)
     assert "_git_memzoi()" in done.stdout
+
+
+def test_events_table_is_aligned_on_real_names_and_times_are_to_the_second(repo: Repo) -> None:
+    run_cli("local", "add", "--title", "short", "--body", "b", env={"MEMZOI_ACTOR": "a"})
+    run_cli("local", "add", "--title", "long", "--body", "b", env={"MEMZOI_ACTOR": "Ada Lovelace <ada@example.com>"})
+    lines = run_cli("events").stdout.splitlines()
+    assert lines[0].split() == ["SEQ", "AT", "ACTOR", "ACTION", "IDS"]
+    starts = {line.index("local.add") for line in lines[1:]}
+    assert len(lines) == 3 and len(starts) == 1 and lines[0].index("ACTION") == starts.pop()
+    stamps = [line.split()[1] for line in lines[1:]]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)", stamp) for stamp in stamps), stamps
+    assert all("." in event["at"] for event in run_cli("events", "--json").json()["events"])
+
+
+def test_human_time_drops_the_fraction_and_keeps_the_zone() -> None:
+    from git_memzoi.cli.common import human_time
+
+    assert human_time("2026-12-06T01:22:11.123456Z") == "2026-12-06T01:22:11Z"
+    assert human_time("2026-12-06T01:22:11.5+02:00") == "2026-12-06T01:22:11+02:00"
+    assert human_time("2026-12-06T01:22:11Z") == "2026-12-06T01:22:11Z"
+    assert human_time(None) == ""

@@ -148,7 +148,7 @@ def test_citations_keep_null_and_lineage(corpus: Repo) -> None:
     risk = hits["token-risk"]["citation"]
     assert risk["source"] is None and risk["source_ref"] is None and risk["proposal_id"] is None
     text = run_cli("search", "parallel").stdout
-    assert "source: null  source_ref: null  proposal_id: null" in text
+    assert "source: (none)  source_ref: (none)  proposal_id: (none)" in text and "null" not in text
     assert "source: issue  source_ref: issue://12  proposal_id: prop-1" in run_cli("search", "trust").stdout
 
 

@@ -90,3 +90,14 @@ def emit_json(data: Any) -> None:
 def say(message: str) -> None:
     """A message for the person: stderr, so stdout stays data."""
     click.echo(message, err=True)
+
+
+def human_time(text: str | None) -> str:
+    """An RFC 3339 timestamp as people read it: to the second (`--json` keeps every digit); '' for none."""
+    if not text:
+        return ""
+    head, dot, rest = text.partition(".")
+    if not dot:
+        return text
+    zone = rest.lstrip("0123456789")  # Z or +hh:mm after the fraction
+    return head + zone

@@ -6,7 +6,16 @@ from typing import Any
 
 import click
 
-from git_memzoi.cli.common import emit_json, json_option, non_blank_line, one_line, read_text_arg, say, workspace
+from git_memzoi.cli.common import (
+    emit_json,
+    human_time,
+    json_option,
+    non_blank_line,
+    one_line,
+    read_text_arg,
+    say,
+    workspace,
+)
 from git_memzoi.errors import EXIT_NO, FormatError, MemzoiError, UsageError
 from git_memzoi.lifecycle import inbox, packets, targets
 from git_memzoi.lifecycle.apply import apply as run_apply
@@ -340,7 +349,7 @@ def show(target: str, as_json: bool) -> None:
     ):
         value = getattr(found, key)
         if value:
-            click.echo(f"{key + ':':<13} {value}")
+            click.echo(f"{key + ':':<13} {human_time(value) if key.endswith('_at') else value}")
     if found.affected_ids:
         click.echo(f"{'affected:':<13} {', '.join(found.affected_ids)}")
     click.echo("")

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from git_memzoi.cli.common import UnitInterval, emit_json, json_option, read_text_arg, say, workspace
+from git_memzoi.cli.common import UnitInterval, emit_json, human_time, json_option, read_text_arg, say, workspace
 from git_memzoi.errors import UsageError
 from git_memzoi.local import events as events_mod
 from git_memzoi.local import extension, memory, promote, sessions
@@ -245,7 +245,7 @@ def local_promote(record_id: str, sensitivity: str, content_class: str, packet: 
 
 def _checkpoint_line(cp: Any) -> str:
     state = "current" if cp.current else "query-only"
-    return f"{cp.record_id}  {state:<10} {cp.started_at}  {cp.task}"
+    return f"{cp.record_id}  {state:<10} {human_time(cp.started_at)}  {cp.task}"
 
 
 @click.group()
@@ -390,19 +390,51 @@ def events(jsonl: bool, since: int, limit: int | None, as_json: bool) -> None:
         raise UsageError("--jsonl and --json are exclusive")
     out = sys.stdout
     first = True
+    stream = events_mod.stream(workspace(), since=since, limit=limit)
+    if not (as_json or jsonl):
+        _event_table(stream, out)
+        return
     if as_json:  # one JSON document, still written row by row
         out.write('{"events": [')
-    elif not jsonl:
-        out.write(f"{'SEQ':>6}  {'AT':<27}  {'ACTOR':<16}  {'ACTION':<20}  IDS\n")
-    for event in events_mod.stream(workspace(), since=since, limit=limit):
+    for event in stream:
         if as_json:
             out.write(("\n  " if first else ",\n  ") + json.dumps(event.as_dict(), ensure_ascii=False))
-        elif jsonl:
-            out.write(json.dumps(event.as_dict(), ensure_ascii=False) + "\n")
         else:
-            out.write(f"{event.seq:>6}  {event.at:<27}  {event.actor:<16}  {event.action:<20}  {' '.join(event.ids)}\n")
+            out.write(json.dumps(event.as_dict(), ensure_ascii=False) + "\n")
         out.flush()
         first = False
     if as_json:
         out.write("\n]}\n" if not first else "]}\n")
         out.flush()
+
+
+#: Rows a text table aligns at a time: the log may be long, and it still streams.
+TABLE_ROWS = 500
+
+
+def _event_table(stream: Any, out: Any) -> None:
+    """The events as a table whose columns fit their values, a block of TABLE_ROWS rows at a time.
+
+    The header goes with the first block; each later block is aligned on its own values.
+    """
+    header: tuple[str, ...] | None = ("SEQ", "AT", "ACTOR", "ACTION", "IDS")
+    block: list[tuple[str, ...]] = []
+    for event in stream:
+        block.append((str(event.seq), human_time(event.at), event.actor, event.action, " ".join(event.ids)))
+        if len(block) == TABLE_ROWS:
+            _write_block(out, [header, *block] if header else block)
+            header, block = None, []
+    if block or header:
+        _write_block(out, [header, *block] if header else block)
+
+
+def _write_block(out: Any, rows: list[Any]) -> None:
+    """Rows of cells, the first right-aligned (a number), the last left ragged."""
+    widths = [max(len(cell) for cell in column) for column in zip(*rows, strict=True)]
+    for row in rows:
+        cells = [
+            row[0].rjust(widths[0]),
+            *(cell.ljust(width) for cell, width in zip(row[1:-1], widths[1:-1], strict=True)),
+        ]
+        out.write("  ".join([*cells, row[-1]]).rstrip() + "\n")
+    out.flush()

@@ -16,8 +16,8 @@ PROGRESS_MIN = 200
 
 
 def _none(value: str | None) -> str:
-    """How text output shows a missing value: `null`, exactly as JSON does."""
-    return "null" if value is None else value
+    """How text output shows a missing value: `(none)` for people; --json keeps it null."""
+    return "(none)" if value is None else value
 
 
 def _cite(c: Any) -> str:
@@ -118,7 +118,7 @@ def search(
     """Full-text recall over current records (bm25 over title, description, body, tags).
 
     Any text is a safe query: punctuation and FTS operators are treated as words. Every hit
-    cites its evidence (source, source_ref; null stays null) and its proposal_id.
+    cites its evidence (source, source_ref: "(none)" when missing, null in --json) and its proposal_id.
     """
     from git_memzoi.recall.search import search as run_search  # one command's core per run (Command start-up: search)
 

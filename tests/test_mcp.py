@@ -459,3 +459,18 @@ def test_output_schemas_come_from_the_recall_models() -> None:
         "Omission",
     }
     assert handoff["properties"]["checkpoint"]["anyOf"][1] == {"type": "null"}
+
+
+def test_instructions_tell_the_agent_how_to_propose_and_keep_a_private_note(memory_repo: Repo, tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    async def main() -> None:
+        with open(tmp_path / "err", "a", encoding="utf-8") as err:
+            params = server_params(memory_repo.path)
+            async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as client:
+                seen["init"] = await client.initialize()
+
+    run_async(main)
+    instructions = seen["init"].instructions
+    assert "git memzoi propose" in instructions and "--source agent --packet" in instructions
+    assert "git memzoi local add" in instructions

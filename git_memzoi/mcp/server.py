@@ -32,9 +32,11 @@ INSTRUCTIONS = """\
 Reviewed project memory of this git repository (git memzoi), read-only.
 Search it before changing code you do not know, build a context pack at the start of a task,
 and precheck a path, command or action before risky work: warnings cite the record that
-raised them. Memory changes only through reviewed proposals (`git memzoi propose` in a
-terminal); no tool here can propose, approve, apply, reject or edit memory. Private local
-memory is left out unless a tool's include_local argument asks for it. Each current,
+raised them. No tool here can propose, approve, apply, reject or edit memory. To add what you
+learned for a person to review, run in a terminal:
+  git memzoi propose --type convention --title "..." --body "..." --source agent --packet
+To keep a private note for yourself (never in the repository): git memzoi local add --title "..." --body "...".
+Private local memory is left out unless a tool's include_local argument asks for it. Each current,
 non-private record is also a resource, memzoi://records/<concept-id>, holding its file."""
 
 MAX_LIMIT = 200

@@ -292,3 +292,21 @@ def test_apply_next_to_published_interop_records_changes_none_of_them(repo) -> N
         == "rust-msrv-is-1-96-1"
     )
     run_cli("validate")
+
+
+def test_apply_commit_refuses_to_carry_an_earlier_steps_uncommitted_log_line(repo) -> None:
+    other = "mem_2026_03_01_other_abc123"
+    committed = [write_packet(repo, packet(PID)), write_packet(repo, packet(other, title="Another rule"))]
+    repo.commit("add packets", paths=committed)
+    run_cli("reject", other, "--reason", "duplicate")  # no --commit: its log line and resolved packet stay uncommitted
+    log_before = (repo.path / ".memzoi/log.md").read_bytes()
+    head_before = repo.git.head.target
+    at(APPLIED_AT)
+    refused = run_cli("apply", PID, "--commit", expect=1)
+    assert ".memzoi/log.md has changes that are not committed" in refused.stderr
+    assert repo.git.head.target == head_before and (repo.path / ".memzoi/log.md").read_bytes() == log_before
+    assert (repo.path / committed[0]).exists() and not (repo.path / RECORD).exists()
+    repo.commit("the reject", paths=[".memzoi/log.md", f".memzoi/proposals/resolved/rejected/{other}.md", committed[1]])
+    result = run_cli("apply", PID, "--commit", "--json").json()
+    head = pygit2.Repository(str(repo.path)).head.peel(pygit2.Commit)
+    assert str(head.id) == result["commit"]

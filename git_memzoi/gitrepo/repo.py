@@ -193,6 +193,15 @@ class GitRepo:
             return None
         return str(entry.id)
 
+    def matches_head(self, relpath: str, data: bytes | None) -> bool:
+        """True when HEAD holds exactly `data` at `relpath` as a regular file (None: HEAD has no such file)."""
+        import pygit2  # pygit2 on first use (Command start-up: search)
+
+        held = self.head_blob(relpath)
+        if data is None:
+            return held is None
+        return held == str(pygit2.hash(data))
+
     def change_after(self, relpath: str, since: datetime) -> tuple[str, datetime] | None:
         """A commit on HEAD's simplified history of `relpath` that changed it and is dated after `since`.
 

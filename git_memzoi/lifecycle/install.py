@@ -312,6 +312,8 @@ def install_and_commit(
     ws: Workspace, root: Path, conn: sqlite3.Connection, plan: Plan, *, verb: str, commit: bool
 ) -> tuple[list[str], str | None]:
     """Install `plan`, update the index, and with `commit` record exactly its paths in one git commit."""
+    if commit:
+        refuse_uncommitted(ws, plan, verb)
     request = CommitRequest(ws.repo, f"memzoi: {verb} {plan.proposal_id}", clock.now()) if commit else None
     built = install(root, ws.layout, conn, plan, request)
     warnings = refresh_index(ws, plan.paths)
@@ -325,6 +327,26 @@ def install_and_commit(
             code="commit-failed",
         )
     return warnings, built.oid
+
+
+def refuse_uncommitted(ws: Workspace, plan: Plan, verb: str) -> None:
+    """With --commit, a tracked file the step edits must be as HEAD has it, or the commit would carry another change.
+
+    An earlier step left uncommitted (a reject's log.md line, an edited record) would otherwise ride
+    along in this commit while that step's other files stay behind. Refused before anything is written.
+    A file the step creates or removes carries nothing else, and neither does one HEAD does not track
+    yet (the first commit after `init` takes init's files whole).
+    """
+    for change in plan.files:
+        if change.before is None or change.after is None or ws.repo.head_blob(change.path) is None:
+            continue
+        if not ws.repo.matches_head(change.path, change.before):
+            raise Refused(
+                f"{change.path} has changes that are not committed (an earlier step's, or yours); "
+                f"--commit would carry them in the commit of this {verb}",
+                hint="commit or restore them first (git status shows them), or run it without --commit",
+                code="uncommitted",
+            )
 
 
 def refresh_index(ws: Workspace, paths: Iterable[str]) -> list[str]:

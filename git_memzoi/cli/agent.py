@@ -61,8 +61,8 @@ def install(client: str, dry_run: bool, as_json: bool) -> None:
     already there stays; a second run changes nothing; an entry named memzoi that this command
     did not write is refused (exit 1).
     """
-    workdir = workspace().repo.require_workdir() if client == "claude" else None
-    changes = installer.plan(client, workdir or Path.cwd(), runtime_env())
+    workdir = workspace().repo.require_workdir() if client == "claude" else work_tree()
+    changes = installer.plan(client, workdir, runtime_env())
     if not dry_run:
         installer.install(changes)
     if as_json:
@@ -82,3 +82,13 @@ def install(client: str, dry_run: bool, as_json: bool) -> None:
             "Claude Code asks once to approve the project's MCP server memzoi (or set "
             "enableAllProjectMcpServers in .claude/settings.local.json)"
         )
+
+
+def work_tree() -> Path | None:
+    """The work tree the command runs in, or None outside one (codex needs no repository)."""
+    from git_memzoi.errors import NoWorkTree, RepositoryNotFound
+
+    try:
+        return workspace().repo.require_workdir()
+    except (RepositoryNotFound, NoWorkTree):
+        return None

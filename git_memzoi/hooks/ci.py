@@ -10,12 +10,14 @@ from typing import Literal
 from git_memzoi import __version__
 from git_memzoi.errors import Refused
 from git_memzoi.gitrepo import GitRepo
-from git_memzoi.runtime.atomic import write_atomic
+from git_memzoi.runtime.atomic import read_inside, write_inside
 
 CiName = Literal["github"]
 #: The line that marks a workflow file as ours: install replaces such a file and nothing else.
 MARKER = "# git-memzoi-ci:"
 WORKFLOW_PATH = ".github/workflows/memzoi.yml"
+#: What a refused symlink's message adds.
+REAL_FILES = "hook install writes only real files inside the repository, never through a link"
 
 
 def default_pip_spec() -> str:
@@ -69,16 +71,20 @@ class WrittenWorkflow:
 
 
 def install_ci(repo: GitRepo, name: CiName, pip_spec: str | None = None) -> WrittenWorkflow:
-    """Write the CI workflow into the work tree; refuse, changing nothing, over a file git memzoi did not write."""
+    """Write the CI workflow into the work tree; refuse, changing nothing, over a file git memzoi did not write.
+
+    A symlink anywhere on the way from the work tree root is refused, and nothing behind it is read.
+    """
     root = repo.require_workdir()
     path = root / WORKFLOW_PATH
     text = github_workflow(pip_spec or default_pip_spec())
     action: Literal["created", "updated", "unchanged"] = "created"
-    if path.is_symlink() or path.exists():
-        try:
-            current = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
-        except OSError:
-            current = ""
+    try:
+        found = read_inside(root, WORKFLOW_PATH, REAL_FILES)
+    except OSError:
+        found = b""  # unreadable: not ours, so left alone below
+    if found is not None:
+        current = found.decode("utf-8", errors="replace")
         if not current.startswith(MARKER):
             raise Refused(
                 f"{path} exists and was not written by git memzoi; leaving it alone",
@@ -88,6 +94,5 @@ def install_ci(repo: GitRepo, name: CiName, pip_spec: str | None = None) -> Writ
             )
         action = "unchanged" if current == text else "updated"
     if action != "unchanged":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, text.encode("utf-8"))
+        write_inside(root, WORKFLOW_PATH, text.encode("utf-8"), REAL_FILES)
     return WrittenWorkflow(name, path, action)

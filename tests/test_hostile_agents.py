@@ -1,0 +1,228 @@
+"""Client set-up never leaves the repository, and agent input never crashes: tried as a hostile clone would.
+
+A cloned repository can commit symlinks where `agent install`, `hook install` and `init` write
+(`.mcp.json`, `.claude`, `.github`, a hooks folder, `.gitattributes`, `.memzoi`): each is refused
+with one line naming the link, and the file behind it is neither read (its secret never shows)
+nor written (its bytes and mtime stay). Every command runs for real, through `git memzoi`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import Repo, git, make_repo
+from git_memzoi.errors import Refused
+from git_memzoi.runtime import atomic
+
+SECRET = "c2VjcmV0LXRva2VuLWZyb20tZG9ja2Vy"
+
+
+def memzoi(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`git memzoi ARGS` as a user runs it: a real process through git."""
+    return subprocess.run(
+        ["git", "memzoi", *args], cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
+
+
+def outside(home: Path) -> dict[Path, tuple[bytes, int]]:
+    """The user's own files a hostile clone points at, with a secret in one of them."""
+    files = {
+        home / ".docker" / "config.json": json.dumps({"auths": {"ghcr.io": {"auth": SECRET}}}).encode(),
+        home / ".claude" / "settings.json": json.dumps({"model": "opus", "env": {"TOKEN": SECRET}}).encode(),
+        home / ".codex" / "config.toml": f'# {SECRET}\nmodel = "o3"\n'.encode(),
+        home / ".bashrc": f"export TOKEN={SECRET}\n".encode(),
+    }
+    for path, data in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return snapshot(home)
+
+
+def snapshot(home: Path) -> dict[Path, tuple[bytes, int]]:
+    """Every file under `home` (but the runtime home), with its bytes and mtime."""
+    return {
+        p: (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(home.rglob("*"))
+        if p.is_file() and not p.is_symlink() and ".memzoi" not in p.parts
+    }
+
+
+def refused_one_line(result: subprocess.CompletedProcess[str], link: str) -> None:
+    """Exit 1, one line naming the symlink, and the secret nowhere in the output."""
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert f"{link} is a symlink" in result.stderr
+    assert SECRET not in result.stdout + result.stderr
+
+
+def repository_holds_no_secret(repo: Repo) -> None:
+    for path in repo.path.rglob("*"):
+        if ".git" in path.relative_to(repo.path).parts or path.is_symlink() or not path.is_file():
+            continue
+        assert SECRET.encode() not in path.read_bytes(), path
+
+
+@pytest.fixture
+def home(hermetic: Path) -> Path:
+    return hermetic
+
+
+@pytest.mark.parametrize("dry_run", [True, False], ids=["dry-run", "write"])
+def test_a_committed_mcp_json_link_is_neither_read_nor_written(repo: Repo, home: Path, dry_run: bool) -> None:
+    before = outside(home)
+    (repo.path / ".mcp.json").symlink_to(os.path.relpath(home / ".docker" / "config.json", repo.path))
+    git("add", ".mcp.json", cwd=repo.path)
+    git("commit", "-qm", "tooling", cwd=repo.path)
+    result = memzoi("agent", "install", "claude", *(["--dry-run"] if dry_run else []), cwd=repo.path)
+    refused_one_line(result, ".mcp.json")
+    assert result.stdout == ""
+    assert snapshot(home) == before
+    assert (repo.path / ".mcp.json").is_symlink() and not (repo.path / ".claude").exists()
+    repository_holds_no_secret(repo)
+
+
+@pytest.mark.parametrize(
+    ("link", "target"),
+    [(".claude", ".claude"), (".claude/settings.json", ".claude/settings.json")],
+    ids=["folder", "file"],
+)
+def test_a_claude_settings_link_is_refused_and_the_users_settings_stay(
+    repo: Repo, home: Path, link: str, target: str
+) -> None:
+    before = outside(home)
+    (repo.path / link).parent.mkdir(parents=True, exist_ok=True)
+    (repo.path / link).symlink_to(home / target)
+    for args in (["--dry-run"], ["--json"], []):
+        result = memzoi("agent", "install", "claude", *args, cwd=repo.path)
+        refused_one_line(result, link)
+    assert snapshot(home) == before
+    assert not (repo.path / ".mcp.json").exists(), "nothing is written when one file is refused"
+    repository_holds_no_secret(repo)
+
+
+def test_a_codex_home_inside_the_repository_is_held_to_the_same_rule(repo: Repo, home: Path) -> None:
+    before = outside(home)
+    (repo.path / ".codex").symlink_to(home / ".codex")
+    result = memzoi("agent", "install", "codex", "--dry-run", cwd=repo.path, env={"CODEX_HOME": ".codex"})
+    refused_one_line(result, ".codex")
+    result = memzoi(
+        "agent", "install", "codex", cwd=repo.path / ".memzoi", env={"CODEX_HOME": str(repo.path / ".codex")}
+    )
+    refused_one_line(result, ".codex")
+    assert snapshot(home) == before
+    # a real per-project Codex home is written as before
+    (repo.path / ".codex").unlink()
+    done = memzoi("agent", "install", "codex", cwd=repo.path, env={"CODEX_HOME": ".codex"})
+    assert done.returncode == 0, done.stderr
+    assert "[mcp_servers.memzoi]" in (repo.path / ".codex" / "config.toml").read_text()
+
+
+def test_the_ci_workflow_is_never_written_through_a_link(repo: Repo, home: Path) -> None:
+    before = outside(home)
+    workflows = home / "elsewhere" / "workflows"
+    workflows.mkdir(parents=True)
+    (repo.path / ".github").symlink_to(home / "elsewhere")
+    result = memzoi("hook", "install", "--ci", "github", cwd=repo.path)
+    refused_one_line(result, ".github")
+    assert list(workflows.iterdir()) == [] and snapshot(home) == before
+    (repo.path / ".github").unlink()
+    (repo.path / ".github" / "workflows").mkdir(parents=True)
+    (repo.path / ".github" / "workflows" / "memzoi.yml").symlink_to(home / ".bashrc")
+    result = memzoi("hook", "install", "--ci", "github", cwd=repo.path)
+    refused_one_line(result, ".github/workflows/memzoi.yml")
+    assert snapshot(home) == before
+
+
+def test_hook_scripts_are_never_written_through_a_link_in_the_work_tree(repo: Repo, home: Path) -> None:
+    before = outside(home)
+    target = home / "shared-hooks"
+    target.mkdir()
+    (repo.path / ".githooks").symlink_to(target)
+    git("config", "core.hooksPath", ".githooks", cwd=repo.path)
+    result = memzoi("hook", "install", cwd=repo.path)
+    refused_one_line(result, ".githooks")
+    assert list(target.iterdir()) == [] and snapshot(home) == before
+    # a hook file that links out is refused too, and what it points at is not read
+    (repo.path / ".githooks").unlink()
+    (repo.path / ".githooks").mkdir()
+    (repo.path / ".githooks" / "pre-commit").symlink_to(home / ".bashrc")
+    result = memzoi("hook", "install", cwd=repo.path)
+    refused_one_line(result, ".githooks/pre-commit")
+    assert snapshot(home) == before and not (repo.path / ".githooks" / "pre-push").exists()
+    # a real hooks folder in the work tree is written as before
+    (repo.path / ".githooks" / "pre-commit").unlink()
+    done = memzoi("hook", "install", cwd=repo.path)
+    assert done.returncode == 0, done.stderr
+    assert os.access(repo.path / ".githooks" / "pre-commit", os.X_OK)
+
+
+@pytest.mark.parametrize(
+    ("link", "target"),
+    [(".gitattributes", ".bashrc"), (".memzoi", "elsewhere"), (".memzoi/log.md", ".bashrc")],
+    ids=["gitattributes", "memzoi-folder", "log-file"],
+)
+def test_init_writes_nothing_through_a_link(tmp_path: Path, home: Path, link: str, target: str) -> None:
+    repo = make_repo(tmp_path / "clone", init_memzoi=False)
+    (home / "elsewhere").mkdir()
+    before = outside(home)
+    (repo.path / link).parent.mkdir(parents=True, exist_ok=True)
+    (repo.path / link).symlink_to(home / target)
+    result = memzoi("init", cwd=repo.path)
+    refused_one_line(result, link)
+    assert snapshot(home) == before and list((home / "elsewhere").iterdir()) == []
+
+
+def test_a_folder_swapped_for_a_link_after_the_check_is_still_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lstat walk and the write are two steps; the write opens each folder with O_NOFOLLOW itself."""
+    root, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    (root / ".claude").symlink_to(elsewhere)
+    # the link appears just after refuse_symlinks looked: let the lstat walk see nothing wrong
+    monkeypatch.setattr(atomic, "refuse_symlinks", lambda root, rel, why: root / rel)
+    with pytest.raises(Refused, match=r"^\.claude is a symlink or not a folder"):
+        atomic.write_inside(root, ".claude/settings.json", b"{}", "why")
+    with pytest.raises(Refused, match=r"^\.claude is a symlink or not a folder"):
+        atomic.read_inside(root, ".claude/settings.json", "why")
+    (elsewhere / "settings.json").write_text(SECRET)
+    (root / "settings.json").symlink_to(elsewhere / "settings.json")
+    with pytest.raises(Refused, match=r"^settings\.json is a symlink"):
+        atomic.read_inside(root, "settings.json", "why")
+    with pytest.raises(Refused, match=r"^settings\.json is a symlink"):
+        atomic.write_inside(root, "settings.json", b"{}", "why")
+    assert list(elsewhere.iterdir()) == [elsewhere / "settings.json"]
+    assert (elsewhere / "settings.json").read_text() == SECRET
+
+
+DEEP = 100_000
+
+
+@pytest.mark.parametrize(
+    ("rel", "text"),
+    [
+        (".mcp.json", '{"mcpServers": ' + "[" * DEEP + "]" * DEEP + "}"),
+        (".claude/settings.json", '{"hooks": {"PreToolUse": [' + "[" * DEEP + "]" * DEEP + "]}}"),
+    ],
+    ids=["mcp-json", "settings-json"],
+)
+def test_deeply_nested_client_config_is_a_usage_error(repo: Repo, rel: str, text: str) -> None:
+    repo.write(rel, text)
+    result = memzoi("agent", "install", "claude", "--dry-run", cwd=repo.path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and f"{repo.path / rel}" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_deeply_nested_codex_config_is_a_usage_error(repo: Repo, tmp_path: Path) -> None:
+    codex = tmp_path / "codex-home"
+    codex.mkdir()
+    (codex / "config.toml").write_text("x = " + "[" * DEEP + "]" * DEEP + "\n")
+    result = memzoi("agent", "install", "codex", cwd=repo.path, env={"CODEX_HOME": str(codex)})
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and "config.toml" in result.stderr

@@ -11,13 +11,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import Repo, git, make_repo
+from conftest import FIXTURES, Repo, git, make_repo
+from git_memzoi.agents.claude_hook import MAX_EVENT_BYTES
 from git_memzoi.errors import Refused
 from git_memzoi.runtime import atomic
+from test_agent_hook import add_migrations_risk
 
 SECRET = "c2VjcmV0LXRva2VuLWZyb20tZG9ja2Vy"
 
@@ -226,3 +229,103 @@ def test_deeply_nested_codex_config_is_a_usage_error(repo: Repo, tmp_path: Path)
     result = memzoi("agent", "install", "codex", cwd=repo.path, env={"CODEX_HOME": str(codex)})
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and "config.toml" in result.stderr
+
+
+def hook_process(stdin: bytes | Path, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """`git memzoi agent hook claude` as Claude Code runs it: a real process, the event on stdin."""
+    command = ["git", "memzoi", "agent", "hook", "claude"]
+    if isinstance(stdin, Path):
+        with stdin.open("rb") as handle:
+            return subprocess.run(command, stdin=handle, capture_output=True, cwd=cwd)
+    return subprocess.run(command, input=stdin, capture_output=True, cwd=cwd)
+
+
+def failed_open(result: subprocess.CompletedProcess[bytes], message: str) -> None:
+    """The hook's answer to an event it cannot use: exit 0, nothing on stdout, one stderr line."""
+    err = result.stderr.decode()
+    assert result.returncode == 0, err
+    assert result.stdout == b""
+    assert err.count("\n") == 1 and err.startswith("git memzoi: agent hook claude: "), err
+    assert message in err and "internal error" not in err
+
+
+def write_event(cwd: Path, file_path: str, content: str = "x\n", **override: object) -> dict[str, object]:
+    data: dict[str, object] = json.loads(
+        (FIXTURES / "claude-hooks" / "pretooluse-write.json").read_text().replace("{CWD}", str(cwd))
+    )
+    data["tool_input"] = {"file_path": file_path, "content": content}
+    data.update(override)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("file_path", "db/migrations/0001\x00.sql", "tool_input.file_path holds a NUL character"),
+        ("cwd", "{CWD}\x00/sub", "cwd holds a NUL character"),
+        ("file_path", "db/migrations/\ud800.sql", "tool_input.file_path holds an unpaired surrogate"),
+        ("cwd", "{CWD}/\udfff", "cwd holds an unpaired surrogate"),
+        ("command", "rm -rf \ud800", "tool_input.command holds an unpaired surrogate"),
+        ("hook_event_name", "Pre\x00ToolUse", "hook_event_name holds a NUL character"),
+    ],
+)
+def test_a_nul_or_a_lone_surrogate_never_crashes_the_hook(repo: Repo, field: str, value: str, message: str) -> None:
+    add_migrations_risk(repo)
+    value = value.replace("{CWD}", str(repo.path))
+    data = write_event(repo.path, "db/migrations/0001.sql")
+    if field == "command":
+        data.update(tool_name="Bash", tool_input={"command": value})
+    elif field == "file_path":
+        data["tool_input"] = {"file_path": value, "content": "x"}
+    else:
+        data[field] = value
+    text = json.dumps(data)  # ensure_ascii: \u0000 and \ud800 as Claude Code's JSON carries them
+    assert "\\u0000" in text or "\\ud" in text
+    failed_open(hook_process(text.encode(), repo.path), message)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "[" * DEEP + "]" * DEEP,
+        "[" * DEEP,
+        "[[]" * DEEP + "]" * DEEP,
+        '{"a":' * DEEP + "1" + "}" * DEEP,
+    ],
+    ids=["arrays", "unclosed", "stairs", "objects"],
+)
+def test_a_deeply_nested_event_is_refused_before_it_is_parsed(repo: Repo, shape: str) -> None:
+    failed_open(hook_process(shape.encode(), repo.path), "nests arrays and objects more than 64 deep")
+    inside = json.dumps(write_event(repo.path, "README.md")).replace('"content": "x\\n"', f'"content": {shape}')
+    failed_open(hook_process(inside.encode(), repo.path), "nests arrays and objects more than 64 deep")
+
+
+def test_brackets_inside_strings_and_a_large_write_are_still_answered(repo: Repo) -> None:
+    """What the bound must not refuse: a 3 MB Write of a file full of brackets and escaped quotes."""
+    add_migrations_risk(repo)
+    content = ('[[[{{"\\' * 100_000 + "\n") * 4
+    text = json.dumps(write_event(repo.path, str(repo.path / "db/migrations/0002.sql"), content))
+    assert MAX_EVENT_BYTES // 2 < len(text) < MAX_EVENT_BYTES
+    result = hook_process(text.encode(), repo.path)
+    assert result.returncode == 0 and result.stderr == b""
+    answer = json.loads(result.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "ask" and "migrations-are-append-only" in answer["additionalContext"]
+
+
+def test_an_oversized_event_is_not_read_whole(repo: Repo, tmp_path: Path) -> None:
+    big = tmp_path / "event.json"
+    big.write_text(json.dumps(write_event(repo.path, "README.md", "a" * 24_000_000)))
+    # peak memory of the hook alone: measured by a parent that runs nothing else
+    probe = (
+        "import resource, subprocess, sys\n"
+        "with open(sys.argv[1], 'rb') as f:\n"
+        "    p = subprocess.run(['git', 'memzoi', 'agent', 'hook', 'claude'], stdin=f, capture_output=True)\n"
+        "sys.stdout.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) + '\\n')\n"
+        "sys.stdout.write(str(p.returncode) + '\\n' + p.stderr.decode())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, str(big)], capture_output=True, text=True, cwd=repo.path)
+    peak_kib, code, err = done.stdout.split("\n", 2)
+    assert code == "0" and err.count("\n") == 1
+    assert f"hook input is larger than {MAX_EVENT_BYTES} bytes; not read further" in err
+    assert int(peak_kib) < 100 * 1024, f"peak {int(peak_kib) // 1024} MiB: the event was read whole"
+    failed_open(hook_process(big, repo.path), "larger than")

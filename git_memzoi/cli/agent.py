@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from git_memzoi.agents import install as installer
-from git_memzoi.cli.agent_hook import answer_text
+from git_memzoi.agents.claude_hook import MAX_EVENT_BYTES
+from git_memzoi.cli.agent_hook import answer_text, read_event
 from git_memzoi.cli.common import emit_json, say, workspace
 from git_memzoi.mcp.clientconfig import runtime_env
 
@@ -39,7 +40,11 @@ def hook_claude() -> None:
     line on stderr.
     """
     stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None
-    data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8")
+    data = (
+        read_event(stdin)
+        if stdin is not None
+        else sys.stdin.read(MAX_EVENT_BYTES + 1).encode("utf-8", "surrogateescape")
+    )
     out, err = answer_text(data)
     if err is not None:
         click.echo(err, err=True)

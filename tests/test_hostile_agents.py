@@ -21,6 +21,7 @@ from git_memzoi.agents.claude_hook import MAX_EVENT_BYTES
 from git_memzoi.errors import Refused
 from git_memzoi.runtime import atomic
 from test_agent_hook import add_migrations_risk
+from test_lifecycle_support import packet, write_packet
 
 SECRET = "c2VjcmV0LXRva2VuLWZyb20tZG9ja2Vy"
 
@@ -329,3 +330,37 @@ def test_an_oversized_event_is_not_read_whole(repo: Repo, tmp_path: Path) -> Non
     assert f"hook input is larger than {MAX_EVENT_BYTES} bytes; not read further" in err
     assert int(peak_kib) < 100 * 1024, f"peak {int(peak_kib) // 1024} MiB: the event was read whole"
     failed_open(hook_process(big, repo.path), "larger than")
+
+
+@pytest.mark.parametrize(
+    ("rel", "kind"),
+    [
+        (".memzoi/log.md", "symlink"),
+        (".memzoi/index.md", "symlink"),
+        (".memzoi/config.toml", "symlink"),
+        (".gitattributes", "symlink"),
+        (".memzoi/log.md", "folder"),
+    ],
+)
+@pytest.mark.parametrize("verb", ["apply", "reject"])
+def test_apply_refuses_a_fixed_memory_file_that_is_a_link(
+    repo: Repo, home: Path, rel: str, kind: str, verb: str
+) -> None:
+    """apply and reject read and append log.md: a link there (or a folder) is one line naming it, exit 1."""
+    before = outside(home)
+    write_packet(repo, packet("mem_2026_03_01_auth_abc123"))
+    target = repo.path / rel
+    target.unlink(missing_ok=True)
+    if kind == "symlink":
+        target.symlink_to(home / ".bashrc")
+    else:
+        target.mkdir()
+    extra = ["--reason", "not needed"] if verb == "reject" else []
+    result = memzoi(verb, "mem_2026_03_01_auth_abc123", *extra, cwd=repo.path)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.count("\n") == 1 and rel in result.stderr and "internal error" not in result.stderr
+    assert ("is a symlink" if kind == "symlink" else "is a folder where a memory file belongs") in result.stderr
+    assert SECRET not in result.stdout + result.stderr
+    assert snapshot(home) == before
+    assert (repo.path / ".memzoi/proposals/pending/mem_2026_03_01_auth_abc123.md").is_file()
+    assert not (repo.path / ".memzoi/records").joinpath("semantic").exists()

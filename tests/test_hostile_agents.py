@@ -207,6 +207,9 @@ def test_a_folder_swapped_for_a_link_after_the_check_is_still_refused(
         atomic.read_inside(root, "settings.json", "why")
     with pytest.raises(Refused, match=r"^settings\.json is a symlink"):
         atomic.write_inside(root, "settings.json", b"{}", "why")
+    os.mkfifo(root / "fifo.json")  # nothing writes to it: an open that waited for a writer would hang
+    with pytest.raises(Refused, match=r"^fifo\.json is not a regular file"):
+        atomic.read_inside(root, "fifo.json", "why")
     assert list(elsewhere.iterdir()) == [elsewhere / "settings.json"]
     assert (elsewhere / "settings.json").read_text() == SECRET
 

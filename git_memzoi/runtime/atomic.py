@@ -22,6 +22,7 @@ from git_memzoi.layout import TEMP_PREFIX
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def fsync_dir(folder: Path) -> None:
@@ -127,7 +128,8 @@ def read_inside(root: Path, rel: str, why: str) -> bytes | None:
         if fd is None:
             return None
         try:
-            handle = os.open(name, os.O_RDONLY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
+            # O_NONBLOCK: a FIFO put where a file belongs must not hang the open (refused below)
+            handle = os.open(name, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK, dir_fd=fd)
         except FileNotFoundError:
             return None
         except OSError as exc:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +33,20 @@ EVENTS = ("PreToolUse", "SessionStart")
 CONTEXT_LIMIT = 10_000
 #: At most this many top-level folders seed a session pack (a huge monorepo root stays cheap).
 SESSION_PATHS = 64
+#: The largest event read. A Write event carries the whole file the model wrote, which its output
+#: limit keeps far below this; anything larger is not read, let alone parsed.
+MAX_EVENT_BYTES = 4 * 1024 * 1024
+#: The deepest nesting of arrays and objects parsed. Claude Code's events nest 4 deep at most.
+MAX_EVENT_DEPTH = 64
+
+#: A JSON string once its escaped backslashes and quotes are gone (or an unterminated one, to the end).
+_STRING = re.compile(rb'"[^"]*(?:"|\Z)')
+#: Every byte but the brackets, dropped; `{` and `}` counted as `[` and `]`.
+_BRACKETS = bytes.maketrans(b"{}", b"[]")
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = [0] * 256
+_STEP[ord("[")], _STEP[ord("]")] = 1, -1
+_ROUNDS = 2
 
 
 @dataclass(frozen=True)
@@ -44,6 +60,54 @@ class HookEvent:
     source: str | None = None
 
 
+def event_text(data: bytes) -> str:
+    """The event's text once its size and nesting are within bounds, checked before any parsing.
+
+    A UsageError (the hook's one-line, fail-open answer) for an event over MAX_EVENT_BYTES (the
+    reader stops one byte past it), nested deeper than MAX_EVENT_DEPTH, or not UTF-8.
+    """
+    if len(data) > MAX_EVENT_BYTES:
+        raise UsageError(f"hook input is larger than {MAX_EVENT_BYTES} bytes; not read further")
+    if too_deep(data):
+        raise UsageError(f"hook input nests arrays and objects more than {MAX_EVENT_DEPTH} deep")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError("hook input is not UTF-8 text") from None
+
+
+def too_deep(data: bytes, limit: int = MAX_EVENT_DEPTH) -> bool:
+    """Does JSON `data` nest arrays and objects more than `limit` deep (brackets in strings not counted)?
+
+    Linear in the size, and most of it in C: strings are dropped, a long run of openers answers
+    at once, two rounds of removing innermost pairs shrink wide shallow shapes (each round lowers
+    the depth by one), and the depth of what is left is its deepest running count.
+    """
+    # Escapes go first, pairs of backslashes before escaped quotes, so that what is left of each
+    # string is a plain run between two quotes that one simple pattern removes.
+    unescaped = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    brackets = _STRING.sub(b"", unescaped).translate(_BRACKETS, _NOT_BRACKETS)
+    if b"[" * (limit + 1) in brackets:  # the usual shape of a deep one
+        return True
+    for removed in range(_ROUNDS):
+        if not brackets:
+            return removed > limit
+        brackets = brackets.replace(b"[]", b"")
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) + _ROUNDS > limit
+
+
+def _plain(value: str, where: str) -> str:
+    """`value`, or a UsageError when it holds a NUL or an unpaired surrogate: neither names a file nor prints."""
+    if "\x00" in value:
+        raise UsageError(f"{where} holds a NUL character")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError(f"{where} holds an unpaired surrogate") from None
+    return value
+
+
 def parse_event(text: str) -> HookEvent:
     """A hook event from Claude Code's stdin JSON; a UsageError naming the field when it is malformed."""
     try:
@@ -55,17 +119,22 @@ def parse_event(text: str) -> HookEvent:
     name = data.get("hook_event_name")
     if not isinstance(name, str) or not name:
         raise UsageError("hook input has no hook_event_name")
+    _plain(name, "hook_event_name")
     cwd = data.get("cwd")
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
         raise UsageError(f"{name} event: cwd must be an absolute path, not {cwd!r}")
+    _plain(cwd, f"{name} event: cwd")
     tool_name = data.get("tool_name")
     tool_input = data.get("tool_input")
     if name == "PreToolUse":
         if not isinstance(tool_name, str) or not tool_name:
             raise UsageError("PreToolUse event has no tool_name")
+        _plain(tool_name, "PreToolUse event: tool_name")
         if not isinstance(tool_input, dict):
             raise UsageError(f"PreToolUse event for {tool_name}: tool_input is not an object")
     source = data.get("source")
+    if isinstance(source, str):
+        _plain(source, f"{name} event: source")
     return HookEvent(
         name,
         Path(cwd),
@@ -83,6 +152,7 @@ def subject(event: HookEvent, workdir: Path) -> tuple[str, str] | None:
         command = event.tool_input.get(COMMAND_TOOLS[event.tool_name])
         if not isinstance(command, str):
             raise UsageError(f"PreToolUse event for {event.tool_name}: tool_input.command is not a string")
+        _plain(command, f"PreToolUse event for {event.tool_name}: tool_input.command")
         return ("command", command) if command.strip() else None
     field = FILE_TOOLS.get(event.tool_name)
     if field is None:
@@ -90,6 +160,7 @@ def subject(event: HookEvent, workdir: Path) -> tuple[str, str] | None:
     given = event.tool_input.get(field)
     if not isinstance(given, str) or not given.strip():
         raise UsageError(f"PreToolUse event for {event.tool_name}: tool_input.{field} is not a path")
+    _plain(given, f"PreToolUse event for {event.tool_name}: tool_input.{field}")
     rel = repository_path(given, event.cwd, workdir)
     return ("path", rel) if rel is not None else None
 

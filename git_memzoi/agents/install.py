@@ -5,6 +5,10 @@ SessionStart and PreToolUse hooks). Codex: `[mcp_servers.memzoi]` in `$CODEX_HOM
 (default `~/.codex/config.toml`), added as text so comments and layout stay, and read back
 with tomllib to prove the result. Every plan is computed first; nothing is written when an
 entry named `memzoi` that we did not write is in the way, and a second run changes no byte.
+
+A file inside the repository is read and written only when no component of its path, from the
+work tree root, is a symlink: a clone can commit `.mcp.json` or `.claude` as a link to a file of
+the user's, and install must neither read it (nor show it in a diff) nor write through it.
 """
 
 from __future__ import annotations
@@ -13,12 +17,13 @@ import difflib
 import json
 import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from git_memzoi.errors import ConfigError, Refused, UsageError
-from git_memzoi.runtime.atomic import write_atomic
+from git_memzoi.runtime.atomic import read_inside, write_atomic, write_inside
 
 SERVER_NAME = "memzoi"
 #: Portable: found through git on PATH in every checkout, so `.mcp.json` can be committed.
@@ -27,6 +32,8 @@ SERVER_ARGS = ["memzoi", "mcp", "serve"]
 HOOK_COMMAND = "git memzoi agent hook claude"
 PRETOOLUSE_MATCHER = "Edit|Write|MultiEdit|NotebookEdit|Bash"
 CLIENTS = ("claude", "codex")
+#: What a refused symlink's message adds.
+REAL_FILES = "agent install reads and writes only real files inside the repository, never through a link"
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,9 @@ class FileChange:
     label: str  # how to show it: repository-relative, or the Codex path as given
     before: bytes | None
     after: bytes
+    #: The work tree `path` lies in and its path there, or None for a file outside any work tree.
+    root: Path | None = None
+    rel: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -59,8 +69,10 @@ class FileChange:
         return {"path": str(self.path), "created": self.before is None, "changed": self.changed, "diff": self.diff()}
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: Path, root: Path | None, rel: str) -> bytes | None:
     try:
+        if root is not None:
+            return read_inside(root, rel, REAL_FILES)
         return path.read_bytes()
     except FileNotFoundError:
         return None
@@ -82,6 +94,8 @@ def _json_object(path: Path, data: bytes | None) -> dict[str, Any]:
         value = json.loads(_text(path, data))
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to read") from None
     if not isinstance(value, dict):
         raise ConfigError(f"{path}: not a JSON object")
     return value
@@ -103,9 +117,9 @@ def claude_server() -> dict[str, Any]:
     return {"type": "stdio", "command": SERVER_COMMAND, "args": list(SERVER_ARGS)}
 
 
-def plan_mcp_json(path: Path, label: str) -> FileChange:
+def plan_mcp_json(path: Path, label: str, root: Path | None = None) -> FileChange:
     """`.mcp.json` with server `memzoi` added (other servers and keys kept)."""
-    before = _read(path)
+    before = _read(path, root, label)
     data = _json_object(path, before)
     servers = _section(path, data, "mcpServers")
     existing = servers.get(SERVER_NAME)
@@ -116,9 +130,9 @@ def plan_mcp_json(path: Path, label: str) -> FileChange:
             hint=f"remove or rename that entry, then rerun; ours is {json.dumps(claude_server())}",
         )
     if existing is not None:
-        return FileChange(path, label, before, before or b"")
+        return FileChange(path, label, before, before or b"", root, label if root else None)
     servers[SERVER_NAME] = claude_server()
-    return FileChange(path, label, before, _dump(data))
+    return FileChange(path, label, before, _dump(data), root, label if root else None)
 
 
 def _has_our_hook(path: Path, groups: list[Any], event: str) -> bool:
@@ -133,9 +147,9 @@ def _has_our_hook(path: Path, groups: list[Any], event: str) -> bool:
     return False
 
 
-def plan_settings_json(path: Path, label: str) -> FileChange:
+def plan_settings_json(path: Path, label: str, root: Path | None = None) -> FileChange:
     """`.claude/settings.json` with the SessionStart and PreToolUse hooks added (everything else kept)."""
-    before = _read(path)
+    before = _read(path, root, label)
     data = _json_object(path, before)
     hooks = _section(path, data, "hooks")
     ours = {"type": "command", "command": HOOK_COMMAND}
@@ -149,15 +163,24 @@ def plan_settings_json(path: Path, label: str) -> FileChange:
             groups.append(group)
             changed = True
     if not changed:
-        return FileChange(path, label, before, before or b"")
-    return FileChange(path, label, before, _dump(data))
+        return FileChange(path, label, before, before or b"", root, label if root else None)
+    return FileChange(path, label, before, _dump(data), root, label if root else None)
+
+
+def _deep(path: Path, make: Callable[[], FileChange]) -> FileChange:
+    """`make()`, with a value nested past Python's recursion limit reported as a bad file, not a crash."""
+    try:
+        return make()
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to read") from None
 
 
 def plan_claude(workdir: Path) -> list[FileChange]:
     """The Claude Code project files: `.mcp.json` and `.claude/settings.json`."""
+    mcp, settings = workdir / ".mcp.json", workdir / ".claude" / "settings.json"
     return [
-        plan_mcp_json(workdir / ".mcp.json", ".mcp.json"),
-        plan_settings_json(workdir / ".claude" / "settings.json", ".claude/settings.json"),
+        _deep(mcp, lambda: plan_mcp_json(mcp, ".mcp.json", workdir)),
+        _deep(settings, lambda: plan_settings_json(settings, ".claude/settings.json", workdir)),
     ]
 
 
@@ -198,11 +221,34 @@ def _toml(path: Path, text: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to read") from None
 
 
-def plan_codex(config: Path, env: dict[str, str]) -> list[FileChange]:
-    """Codex's config.toml with `[mcp_servers.memzoi]` appended as text (comments and layout kept)."""
-    before = _read(config)
+def inside(path: Path, workdir: Path | None) -> str | None:
+    """`path` relative to the work tree `workdir` (both taken as written, not resolved), or None outside it."""
+    if workdir is None:
+        return None
+    try:
+        rel = Path(os.path.normpath(os.path.abspath(path))).relative_to(os.path.normpath(os.path.abspath(workdir)))
+    except ValueError:
+        return None
+    return rel.as_posix() if rel.parts else None
+
+
+def plan_codex(config: Path, env: dict[str, str], workdir: Path | None = None) -> list[FileChange]:
+    """Codex's config.toml with `[mcp_servers.memzoi]` appended as text (comments and layout kept).
+
+    A `$CODEX_HOME` inside the repository `workdir` (a per-project Codex home) is held to the
+    repository's rule: no symlink on the way from the work tree root.
+    """
+    return [_deep(config, lambda: _plan_codex(config, env, workdir))]
+
+
+def _plan_codex(config: Path, env: dict[str, str], workdir: Path | None) -> FileChange:
+    rel = inside(config, workdir)
+    root = Path(os.path.normpath(os.path.abspath(workdir))) if rel is not None and workdir is not None else None
+    before = _read(config, root, rel or "")
     text = _text(config, before) if before is not None else ""
     data = _toml(config, text)
     servers = data.get("mcp_servers", {})
@@ -216,7 +262,7 @@ def plan_codex(config: Path, env: dict[str, str]) -> list[FileChange]:
                 f"it: {json.dumps(existing, ensure_ascii=False)}",
                 hint="remove or rename that table, then rerun",
             )
-        return [FileChange(config, str(config), before, before or b"")]
+        return FileChange(config, str(config), before, before or b"", root, rel if root else None)
     head = text if not text or text.endswith("\n") else text + "\n"
     after = head + ("\n" if head.strip() else "") + codex_table(env)
     expected = dict(data)
@@ -231,15 +277,20 @@ def plan_codex(config: Path, env: dict[str, str]) -> list[FileChange]:
             f"{config}: cannot add [mcp_servers.{SERVER_NAME}] without rewriting the file's own layout",
             hint="add this table by hand:\n" + codex_table(env).rstrip("\n"),
         )
-    return [FileChange(config, str(config), before, after.encode("utf-8"))]
+    return FileChange(config, str(config), before, after.encode("utf-8"), root, rel if root else None)
 
 
-def plan(client: str, workdir: Path, env: dict[str, str]) -> list[FileChange]:
-    """Every file change `agent install CLIENT` makes, planned before anything is written."""
+def plan(client: str, workdir: Path | None, env: dict[str, str]) -> list[FileChange]:
+    """Every file change `agent install CLIENT` makes, planned before anything is written.
+
+    `workdir` is the work tree the command runs in (required for claude; None outside one).
+    """
     if client == "claude":
+        if workdir is None:
+            raise UsageError("agent install claude writes project files: run it inside a work tree")
         return plan_claude(workdir)
     if client == "codex":
-        return plan_codex(codex_home() / "config.toml", env)
+        return plan_codex(codex_home() / "config.toml", env, workdir)
     raise UsageError(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}")
 
 
@@ -248,8 +299,11 @@ def install(changes: list[FileChange]) -> None:
     for change in changes:
         if not change.changed:
             continue
-        mode = change.path.stat().st_mode & 0o777 if change.before is not None else 0o644
         try:
+            if change.root is not None and change.rel is not None:
+                write_inside(change.root, change.rel, change.after, REAL_FILES)
+                continue
+            mode = change.path.stat().st_mode & 0o777 if change.before is not None else 0o644
             write_atomic(change.path, change.after, mode=mode)
         except OSError as exc:
             raise ConfigError(f"{change.path}: cannot write: {exc.strerror}") from None

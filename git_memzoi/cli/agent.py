@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from git_memzoi.agents import install as installer
-from git_memzoi.cli.agent_hook import answer_text
+from git_memzoi.agents.claude_hook import MAX_EVENT_BYTES
+from git_memzoi.cli.agent_hook import answer_text, read_event
 from git_memzoi.cli.common import emit_json, say, workspace
 from git_memzoi.mcp.clientconfig import runtime_env
 
@@ -39,7 +40,11 @@ def hook_claude() -> None:
     line on stderr.
     """
     stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None
-    data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8")
+    data = (
+        read_event(stdin)
+        if stdin is not None
+        else sys.stdin.read(MAX_EVENT_BYTES + 1).encode("utf-8", "surrogateescape")
+    )
     out, err = answer_text(data)
     if err is not None:
         click.echo(err, err=True)
@@ -61,8 +66,8 @@ def install(client: str, dry_run: bool, as_json: bool) -> None:
     already there stays; a second run changes nothing; an entry named memzoi that this command
     did not write is refused (exit 1).
     """
-    workdir = workspace().repo.require_workdir() if client == "claude" else None
-    changes = installer.plan(client, workdir or Path.cwd(), runtime_env())
+    workdir = workspace().repo.require_workdir() if client == "claude" else work_tree()
+    changes = installer.plan(client, workdir, runtime_env())
     if not dry_run:
         installer.install(changes)
     if as_json:
@@ -82,3 +87,13 @@ def install(client: str, dry_run: bool, as_json: bool) -> None:
             "Claude Code asks once to approve the project's MCP server memzoi (or set "
             "enableAllProjectMcpServers in .claude/settings.local.json)"
         )
+
+
+def work_tree() -> Path | None:
+    """The work tree the command runs in, or None outside one (codex needs no repository)."""
+    from git_memzoi.errors import NoWorkTree, RepositoryNotFound
+
+    try:
+        return workspace().repo.require_workdir()
+    except (RepositoryNotFound, NoWorkTree):
+        return None

@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from git_memzoi.agents import claude_hook
-from git_memzoi.errors import EXIT_INTERNAL, MemzoiError, UsageError
+from git_memzoi.errors import EXIT_INTERNAL, MemzoiError
 from git_memzoi.layout import MEMZOI_DIR
 from git_memzoi.runtime.workspace import Workspace
 
@@ -19,14 +19,15 @@ if TYPE_CHECKING:
 PREFIX = "git memzoi: agent hook claude: "
 
 
+def read_event(stdin: BinaryIO) -> bytes:
+    """The event's bytes, read no further than one byte past the largest event the hook takes."""
+    return stdin.read(claude_hook.MAX_EVENT_BYTES + 1)
+
+
 def answer_text(data: bytes) -> tuple[str | None, str | None]:
     """(stdout JSON line or None, one stderr line or None) for one hook event's bytes; MemzoiErrors become a line."""
     try:
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise UsageError("hook input is not UTF-8 text") from None
-        event = claude_hook.parse_event(text)
+        event = claude_hook.parse_event(claude_hook.event_text(data))
 
         ws = Workspace.open(event.cwd)
         if not ws.repo.memzoi_dir.is_dir():
@@ -40,7 +41,7 @@ def answer_text(data: bytes) -> tuple[str | None, str | None]:
 def run(stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> int:
     """Answer one event; exit 0 whatever memory says (Claude Code blocks only on exit 2), 70 if we crash."""
     try:
-        out, err = answer_text(stdin.read())
+        out, err = answer_text(read_event(stdin))
     except Exception as exc:  # noqa: BLE001 - the one place an unexpected failure becomes a line
         if os.environ.get("MEMZOI_DEBUG") not in (None, "", "0"):
             import traceback  # only with --debug (Agent hook: Claude Code PreToolUse)

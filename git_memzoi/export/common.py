@@ -13,7 +13,7 @@ from git_memzoi.errors import Refused, UsageError
 from git_memzoi.layout import TEMP_PREFIX
 from git_memzoi.recall.models import IndexedRecord
 from git_memzoi.recall.records import current_records as recall_current
-from git_memzoi.runtime.atomic import fsync_dir, write_atomic
+from git_memzoi.runtime.atomic import fsync_dir, refuse_symlinks, write_atomic
 from git_memzoi.runtime.workspace import Workspace
 
 Target = Literal["okf", "agents-md", "claude-md"]
@@ -124,14 +124,26 @@ class ExportReport:
         }
 
 
-def destination(default: Path, output: str | os.PathLike[str] | None) -> Path:
-    """The folder an export writes into: `output`, else this worktree's runtime exports/."""
+def destination(default: Path, output: str | os.PathLike[str] | None, name: str, workdir: Path | None = None) -> Path:
+    """Where an export named `name` goes: into `output`, else this worktree's runtime exports/.
+
+    An `output` inside the work tree `workdir` must have no symlink on the way from its root,
+    `name` included: a clone chooses what is there, and an export never writes through a link.
+    """
     if output is None:
-        return default
+        return default / name
     folder = Path(output).expanduser()
+    if workdir is not None:
+        root = Path(os.path.abspath(workdir))
+        try:
+            rel = Path(os.path.abspath(folder) + os.sep + name).relative_to(root).as_posix()
+        except ValueError:
+            rel = None
+        if rel is not None:
+            refuse_symlinks(root, rel, "export writes into the repository only through real folders, never a link")
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{output}: not a folder", field="output")
-    return folder.resolve()
+    return folder.resolve() / name
 
 
 def write_file(path: Path, data: bytes) -> None:

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from git_memzoi import __version__
-from git_memzoi.errors import Refused
+from git_memzoi.errors import Refused, UsageError
 from git_memzoi.gitrepo import GitRepo
-from git_memzoi.runtime.atomic import write_atomic
+from git_memzoi.runtime.atomic import read_inside, write_inside
 
 CiName = Literal["github"]
 #: The line that marks a workflow file as ours: install replaces such a file and nothing else.
 MARKER = "# git-memzoi-ci:"
 WORKFLOW_PATH = ".github/workflows/memzoi.yml"
+#: What a refused symlink's message adds.
+REAL_FILES = "hook install writes only real files inside the repository, never through a link"
 
 
 def default_pip_spec() -> str:
@@ -23,10 +26,30 @@ def default_pip_spec() -> str:
     return f"git-memzoi=={__version__}"
 
 
+def check_pip_spec(pip_spec: str) -> str:
+    """`pip_spec`, refused (a usage error) when empty or holding a character that is not printable text."""
+    if not pip_spec.strip():
+        raise UsageError("must name what to install, not be empty", field="pip_spec")
+    odd = next((ch for ch in pip_spec if not ch.isprintable()), None)
+    if odd is not None:
+        raise UsageError(f"must not hold control or other unprintable characters, such as {odd!r}", field="pip_spec")
+    return pip_spec
+
+
+def install_command(pip_spec: str) -> str:
+    """The install step's `run:` value as a YAML double-quoted scalar: the shell command, quoted for both.
+
+    A plain scalar would end at ` #` or break at `: `; a JSON string of printable text is a
+    valid YAML double-quoted scalar (only `\\` and `\"` are escaped).
+    """
+    return json.dumps(f"python -m pip install {shlex.quote(check_pip_spec(pip_spec))}", ensure_ascii=False)
+
+
 def github_workflow(pip_spec: str) -> str:
     """The GitHub Actions workflow: on each pull request, `hook check BASE..HEAD` and `validate --rev HEAD`."""
     # The base SHA reaches the shell through env, never spliced into the script, as GitHub advises
     # for event data.
+    install = install_command(pip_spec)
     return f"""{MARKER} github
 # Written by `git memzoi hook install --ci github`; run it again to update this file, delete it to
 # remove the check. Edits here are overwritten.
@@ -49,7 +72,7 @@ jobs:
         with:
           python-version: "3.12"
       - name: Install git memzoi
-        run: python -m pip install {shlex.quote(pip_spec)}
+        run: {install}
       - name: Check the commits the pull request adds, as the server hook would
         env:
           BASE_SHA: ${{{{ github.event.pull_request.base.sha }}}}
@@ -69,16 +92,20 @@ class WrittenWorkflow:
 
 
 def install_ci(repo: GitRepo, name: CiName, pip_spec: str | None = None) -> WrittenWorkflow:
-    """Write the CI workflow into the work tree; refuse, changing nothing, over a file git memzoi did not write."""
+    """Write the CI workflow into the work tree; refuse, changing nothing, over a file git memzoi did not write.
+
+    A symlink anywhere on the way from the work tree root is refused, and nothing behind it is read.
+    """
     root = repo.require_workdir()
     path = root / WORKFLOW_PATH
-    text = github_workflow(pip_spec or default_pip_spec())
+    text = github_workflow(pip_spec if pip_spec is not None else default_pip_spec())
     action: Literal["created", "updated", "unchanged"] = "created"
-    if path.is_symlink() or path.exists():
-        try:
-            current = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
-        except OSError:
-            current = ""
+    try:
+        found = read_inside(root, WORKFLOW_PATH, REAL_FILES)
+    except OSError:
+        found = b""  # unreadable: not ours, so left alone below
+    if found is not None:
+        current = found.decode("utf-8", errors="replace")
         if not current.startswith(MARKER):
             raise Refused(
                 f"{path} exists and was not written by git memzoi; leaving it alone",
@@ -88,6 +115,5 @@ def install_ci(repo: GitRepo, name: CiName, pip_spec: str | None = None) -> Writ
             )
         action = "unchanged" if current == text else "updated"
     if action != "unchanged":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, text.encode("utf-8"))
+        write_inside(root, WORKFLOW_PATH, text.encode("utf-8"), REAL_FILES)
     return WrittenWorkflow(name, path, action)

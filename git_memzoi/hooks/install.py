@@ -13,12 +13,14 @@ from typing import Literal
 from git_memzoi.errors import Refused
 from git_memzoi.gitrepo import GitRepo
 from git_memzoi.gitrepo.hookdir import hooks_dir
-from git_memzoi.runtime.atomic import write_atomic
+from git_memzoi.runtime.atomic import read_inside, refuse_symlinks, write_inside
 
 HookName = Literal["pre-commit", "pre-push", "pre-receive"]
 HOOK_NAMES: tuple[HookName, ...] = ("pre-commit", "pre-push", "pre-receive")
 #: The line that marks a hook file as ours: install replaces such a file and nothing else.
 MARKER = "# git-memzoi-hook:"
+#: What a refused symlink's message adds.
+REAL_FILES = "hook install writes only real files inside the repository, never through a link"
 
 
 @dataclass(frozen=True)
@@ -118,44 +120,69 @@ def chain_line(name: HookName) -> str:
     )
 
 
-def is_ours(path: Path) -> bool:
-    """True when `path` is a hook file git memzoi wrote."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(4096)
-    except OSError:
-        return False
-    return MARKER.encode() in head
-
-
 def default_hooks(repo: GitRepo) -> tuple[HookName, ...]:
     """pre-receive in a bare repository (a server); pre-commit and pre-push in a checkout."""
     return ("pre-receive",) if repo.is_bare else ("pre-commit", "pre-push")
 
 
+def hook_root(repo: GitRepo, folder: Path) -> tuple[Path, str]:
+    """(root, path of the hooks folder below it) to check for symlinks from.
+
+    A hooks folder inside the work tree (core.hooksPath = .githooks) is checked from the work
+    tree root, since a clone chooses what is there; one elsewhere (the git directory's hooks/,
+    a folder of the user's) is the user's own, and only the hook files in it are checked.
+    """
+    if repo.workdir is not None:
+        try:
+            rel = folder.relative_to(os.path.normpath(repo.workdir)).as_posix()
+        except ValueError:
+            pass
+        else:
+            return (folder, "") if rel == "." else (Path(os.path.normpath(repo.workdir)), rel)
+    return folder, ""
+
+
 def install(repo: GitRepo, names: tuple[HookName, ...], program: str | None = None) -> list[Installed]:
-    """Write each hook into the hooks folder git uses; refuse, changing nothing, if one is foreign."""
+    """Write each hook into the hooks folder git uses; refuse, changing nothing, if one is foreign.
+
+    A symlink on the way (see hook_root), the hook file included, is refused and never read.
+    """
     folder = hooks_dir(repo)
+    root, below = hook_root(repo, folder)
     program = program or executable()
-    planned: list[tuple[HookName, Path, str, Literal["created", "updated", "unchanged"]]] = []
+    planned: list[tuple[HookName, Path, str, str, Literal["created", "updated", "unchanged"]]] = []
     for name in names:
         path = folder / name
+        rel = f"{below}/{name}" if below else name
         text = script(name, program)
-        if path.is_symlink() or path.exists():
-            if not is_ours(path):
+        if below:
+            refuse_symlinks(root, below, REAL_FILES)
+        if path.is_symlink():  # a link to a hook of the user's (or the clone's): never replaced, never read
+            raise Refused(
+                f"{path} is a symlink, not a hook git memzoi wrote; leaving it alone",
+                hint=f"to run both, add this line to the hook it points to: {chain_line(name)}",
+                code="foreign-hook",
+            )
+        try:
+            found = read_inside(root, rel, REAL_FILES) if root.is_dir() else None
+        except OSError:
+            found = b""  # unreadable: not ours, so left alone below
+        if found is not None:
+            if MARKER.encode() not in found[:4096]:
                 raise Refused(
                     f"{path} exists and was not written by git memzoi; leaving it alone",
                     hint=f"to run both, add this line to that hook: {chain_line(name)}",
                     code="foreign-hook",
                 )
-            current = path.read_text(encoding="utf-8", errors="replace")
+            current = found.decode("utf-8", errors="replace")
             action: Literal["created", "updated", "unchanged"] = "unchanged" if current == text else "updated"
         else:
             action = "created"
-        planned.append((name, path, text, action))
+        planned.append((name, path, rel, text, action))
     done = []
-    for name, path, text, action in planned:
+    for name, path, rel, text, action in planned:
         if action != "unchanged" or not os.access(path, os.X_OK):
-            write_atomic(path, text.encode("utf-8"), mode=0o755)
+            root.mkdir(parents=True, exist_ok=True)
+            write_inside(root, rel, text.encode("utf-8"), REAL_FILES, mode=0o755)
         done.append(Installed(name, path, action))
     return done

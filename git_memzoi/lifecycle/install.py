@@ -33,7 +33,7 @@ from git_memzoi.lifecycle import journal as journals
 from git_memzoi.lifecycle.plan import Plan
 from git_memzoi.profile import secrets
 from git_memzoi.runtime import clock
-from git_memzoi.runtime.atomic import fsync_dir, write_atomic
+from git_memzoi.runtime.atomic import fsync_dir, refuse_symlinks, write_atomic
 from git_memzoi.runtime.home import Layout
 
 if TYPE_CHECKING:
@@ -75,12 +75,7 @@ def safe_path(root: Path, rel: str) -> Path:
         or os.path.isabs(rel)
     ):
         raise Refused(f"{rel}: outside {MEMZOI_DIR}/; lifecycle steps only write memory files")
-    node = root
-    for part in parts:
-        node = node / part
-        if node.is_symlink():
-            raise Refused(f"{node.relative_to(root).as_posix()} is a symlink; memory files and folders must be real")
-    return root / rel
+    return refuse_symlinks(root, rel, "memory files and folders must be real")
 
 
 def read_or_none(path: Path) -> bytes | None:

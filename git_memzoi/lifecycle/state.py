@@ -20,11 +20,14 @@ from git_memzoi.gitrepo import GitRepo
 from git_memzoi.gitrepo.commit import config_value
 from git_memzoi.index import lookup
 from git_memzoi.index.rebuild import open_index, rebuild
-from git_memzoi.layout import MEMZOI_DIR, RECORDS, SUFFIX
+from git_memzoi.layout import INDEX_FILE, LOG, MEMZOI_DIR, RECORDS, REPO_CONFIG, SUFFIX
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.timefmt import format_rfc3339
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.workspace import Workspace
+
+#: The files directly under .memzoi/ that every step may read: each must be a regular file or missing.
+FIXED_FILES = (LOG, f"{MEMZOI_DIR}/{INDEX_FILE}", REPO_CONFIG)
 
 
 @dataclass(frozen=True)
@@ -243,7 +246,19 @@ def require_initialised(repo: GitRepo) -> Path:
         raise Refused(f"{MEMZOI_DIR} is a symlink; memory must live in a real folder of the work tree")
     if not top.is_dir():
         raise Refused(f"{MEMZOI_DIR}/ does not exist in {root}", hint="run git memzoi init first")
+    nodes = Nodes(root)
+    for rel in FIXED_FILES:
+        _require_file(nodes, rel)
     return root
+
+
+def _require_file(nodes: Nodes, rel: str) -> None:
+    """Refuse (exit 1, naming it) a symlink or folder where the memory file `rel` belongs; a missing one is fine."""
+    kind = nodes.kind(rel)
+    if kind == "symlink":
+        raise Refused(f"{rel} is a symlink; memory files and folders must be real", code="symlink")
+    if kind == "dir":
+        raise Refused(f"{rel} is a folder where a memory file belongs", code="not-a-file")
 
 
 def gather(
@@ -263,6 +278,7 @@ def gather(
     facts = RecordFacts(ws, root) if records or target_id is not None else None
     contents: dict[str, bytes] = {}
     for rel in set(read):
+        _require_file(nodes, rel)
         if nodes.kind(rel) == "file":
             contents[rel] = (root / rel).read_bytes()
     target = None

@@ -1,11 +1,17 @@
-"""Create the .memzoi/ tree: index.md, log.md, records/, proposals/pending/, and union merges for log.md."""
+"""Create the .memzoi/ tree: index.md, log.md, records/, proposals/pending/, and union merges for log.md.
+
+Every path is written with `write_inside`: a symlink committed where one of these files or
+folders belongs (a clone's `.memzoi` or `.gitattributes` pointing out of the work tree) is
+refused, and nothing behind it is read or written.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from git_memzoi.layout import GITATTRIBUTES, INDEX_FILE, LOG, LOG_FILE, MEMZOI_DIR, PENDING, RECORDS
-from git_memzoi.runtime.atomic import write_atomic
+from git_memzoi.runtime.atomic import read_inside, refuse_symlinks, write_inside
 
 INDEX_MD = """# Memory index
 
@@ -26,34 +32,33 @@ Append-only receipts of proposals applied and rejected in this repository.
 """
 
 UNION_LINE = f"{LOG} merge=union"
+#: What a refused symlink's message adds.
+REAL_FILES = "init writes only real files and folders inside the work tree, never through a link"
 
 
 def ensure_union_merge(workdir: Path) -> bool:
     """Make sure .gitattributes marks .memzoi/log.md merge=union; True when it was changed."""
-    path = workdir / GITATTRIBUTES
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    data = read_inside(workdir, GITATTRIBUTES, REAL_FILES)
+    text = data.decode("utf-8", errors="surrogateescape") if data is not None else ""
     if any(line.split() == UNION_LINE.split() for line in text.splitlines()):
         return False
     if text and not text.endswith("\n"):
         text += "\n"
-    write_atomic(path, (text + UNION_LINE + "\n").encode("utf-8"))
+    write_inside(
+        workdir, GITATTRIBUTES, (text + UNION_LINE + "\n").encode("utf-8", errors="surrogateescape"), REAL_FILES
+    )
     return True
 
 
 def init_tree(workdir: Path) -> list[str]:
     """Create whatever is missing; return the repository paths it created. Idempotent."""
     created: list[str] = []
-    for folder in (RECORDS, PENDING):
-        keep = workdir / folder / ".gitkeep"
-        if not keep.exists():
-            keep.parent.mkdir(parents=True, exist_ok=True)
-            keep.touch()
-            created.append(f"{folder}/.gitkeep")
-    for name, text in ((INDEX_FILE, INDEX_MD), (LOG_FILE, LOG_MD)):
-        path = workdir / MEMZOI_DIR / name
-        if not path.exists():
-            write_atomic(path, text.encode("utf-8"))
-            created.append(f"{MEMZOI_DIR}/{name}")
+    wanted = [(f"{RECORDS}/.gitkeep", ""), (f"{PENDING}/.gitkeep", "")]
+    wanted += [(f"{MEMZOI_DIR}/{INDEX_FILE}", INDEX_MD), (f"{MEMZOI_DIR}/{LOG_FILE}", LOG_MD)]
+    for rel, text in wanted:
+        if not os.path.lexists(refuse_symlinks(workdir, rel, REAL_FILES)):
+            write_inside(workdir, rel, text.encode("utf-8"), REAL_FILES)
+            created.append(rel)
     if ensure_union_merge(workdir):
         created.append(GITATTRIBUTES)
     return created

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,6 +119,20 @@ def chain_line(name: HookName) -> str:
         f'refs=$(cat); printf \'%s\\n\' "$refs" | git-memzoi hook {name} "$@" || exit $? '
         '(then read the ref lines from "$refs")'
     )
+
+
+def is_ours(path: Path) -> bool:
+    """True when `path` is a regular hook file git memzoi wrote (a symlink is never followed, so never ours)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        return MARKER.encode() in os.read(fd, 4096)
+    finally:
+        os.close(fd)
 
 
 def default_hooks(repo: GitRepo) -> tuple[HookName, ...]:

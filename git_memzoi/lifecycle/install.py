@@ -7,7 +7,9 @@ the work tree ends exactly as it was before the step or exactly as the step leav
 With a git commit (`--commit`) the commit is part of the same unit: the paths are staged and
 the commit object is made (hooks, signature) before the commit point, and its ID is journaled;
 after the commit point HEAD moves to it. Recovery before the commit point restores the index
-entries too; after it, it stages the paths and moves HEAD, so HEAD, index and work tree agree.
+entries too; after it, it stages the paths and moves HEAD, so HEAD, index and work tree agree (when HEAD moved
+meanwhile, the commit is not placed and the index is left as it was, as git leaves it when its ref
+update fails).
 
 Test hook: `MEMZOI_FAULT=<step>` (read only here) makes the process kill itself with SIGKILL at
 that step, so tests can prove the claim above at every step (see `fault_steps`).
@@ -213,7 +215,13 @@ def install(
         try:
             gitcommit.advance(commit.repo, prepared, built.oid, commit.message)
         except Refused as exc:
-            built = gitcommit.Built(None, exc.message)
+            # as git does when its ref update fails: no commit, and the index as it was, so that the
+            # files cannot ride along in the user's next, unrelated commit
+            try:
+                gitcommit.withdraw(commit.repo, prepared)
+                built = gitcommit.Built(None, exc.message, staged=False)
+            except Refused as busy:
+                built = gitcommit.Built(None, f"{exc.message}; the index could not be restored ({busy.message})")
         fault("head-moved")
     put(jpath, replace(journal, committed=True).to_bytes(), "journal-commit")
     jpath.unlink()
@@ -319,9 +327,16 @@ def install_and_commit(
         return warnings, None
     if built.oid is None:
         done, files = _COMMITTED[verb]
+        where = (
+            f"the {files} files are staged"
+            if built.staged
+            else f"the {files} files are in the work tree, not staged (the index is as it was)"
+        )
         raise Refused(
-            f"{done} {plan.proposal_id}, but no commit was made: {built.refusal}; the {files} files are staged",
-            hint="fix what stopped the commit, then git commit",
+            f"{done} {plan.proposal_id}, but no commit was made: {built.refusal}; {where}",
+            hint="fix what stopped the commit, then git commit"
+            if built.staged
+            else f"commit them yourself if you want them committed: git add -A -- {' '.join(plan.paths)}",
             code="commit-failed",
         )
     return warnings, built.oid

@@ -1,4 +1,4 @@
-"""apply in every git state and layout: stopped operations, a HEAD that moves."""
+"""apply in every git state and layout: stopped operations, a HEAD that moves, separate git dirs."""
 
 from __future__ import annotations
 
@@ -185,3 +185,70 @@ def test_staging_leaves_stat_data_git_accepts(ready: Repo) -> None:
     # plumbing that does not refresh the index: an entry without stat data would show as modified
     assert git("diff-files", "--name-only", cwd=ready.path).stdout.split() == []
     assert not list((ready.path / ".git").glob("*.lock"))
+
+
+# layouts ---------
+
+
+def _separate(tmp_path: Path) -> tuple[Path, Path]:
+    from git_memzoi.runtime.init import init_tree
+
+    gitdir, work = tmp_path / "store.git", tmp_path / "work"
+    git("init", "-q", "-b", "main", "--separate-git-dir", str(gitdir), str(work), cwd=tmp_path)
+    (work / "README.md").write_text("# project\n")
+    init_tree(work)
+    git("add", "-A", cwd=work)
+    git("commit", "-q", "-m", "initial", cwd=work)
+    return gitdir, work
+
+
+def _lifecycle(cwd: Path, env: dict[str, str] | None = None) -> None:
+    """propose, approve, apply --commit a create, then tombstone it the same way; validate."""
+
+    def memzoi(*args: str, expect: int = 0) -> str:
+        result = run_cli(*args, cwd=cwd, env=env, expect=expect)
+        assert "Traceback" not in result.stderr
+        return result.stdout
+
+    created = run_cli(
+        "propose",
+        "--type",
+        "decision",
+        "--title",
+        "Use Redis",
+        "--body",
+        "Sessions live in Redis.",
+        "--json",
+        cwd=cwd,
+        env=env,
+    ).json()["id"]
+    memzoi("approve", created)
+    memzoi("apply", created, "--commit")
+    gone = run_cli(
+        "propose", "--action", "tombstone", "--target", "use-redis", "--reason", "moved", "--json", cwd=cwd, env=env
+    ).json()["id"]
+    memzoi("approve", gone)
+    memzoi("apply", gone, "--commit")
+    memzoi("validate")
+
+
+def test_separate_git_dir_layout(tmp_path: Path) -> None:
+    _, work = _separate(tmp_path)
+    assert (work / ".git").is_file()
+    _lifecycle(work)
+    shown = git("show", "HEAD:.memzoi/records/semantic/decisions/use-redis.md", cwd=work).stdout
+    assert "\nstatus: tombstoned\n" in shown
+    assert git("status", "--porcelain", cwd=work).stdout == ""
+    assert not (tmp_path / ".memzoi").exists()  # nothing written beside the git directory
+
+
+def test_git_dir_and_git_work_tree_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gitdir, work = _separate(tmp_path)
+    (work / ".git").unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.setenv("GIT_DIR", str(gitdir))
+    monkeypatch.setenv("GIT_WORK_TREE", str(work))
+    _lifecycle(elsewhere)
+    assert git("status", "--porcelain", cwd=elsewhere).stdout == ""
+    assert "use-redis" in git("log", "-1", "--name-only", "--format=", cwd=elsewhere).stdout

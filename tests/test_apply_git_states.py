@@ -1,4 +1,4 @@
-"""apply in every git state and layout: stopped operations, a HEAD that moves, separate git dirs."""
+"""apply in every git state and layout: stopped operations, a HEAD that moves, separate git dirs, sparse checkouts."""
 
 from __future__ import annotations
 
@@ -252,3 +252,66 @@ def test_git_dir_and_git_work_tree_variables(tmp_path: Path, monkeypatch: pytest
     _lifecycle(elsewhere)
     assert git("status", "--porcelain", cwd=elsewhere).stdout == ""
     assert "use-redis" in git("log", "-1", "--name-only", "--format=", cwd=elsewhere).stdout
+
+
+# sparse checkouts ---------
+
+HIDDEN = ".memzoi/records/semantic/decisions/use-redis.md"
+
+
+@pytest.fixture
+def sparse(ready: Repo) -> Repo:
+    """A sparse checkout that leaves .memzoi/records/semantic/decisions/ (record use-redis) out."""
+    from test_lifecycle_support import add_record
+
+    git("stash", "-q", cwd=ready.path)
+    add_record(ready, "semantic/decisions/use-redis", "use-redis")
+    add_record(ready, "semantic/risks/kept", "kept")
+    git("sparse-checkout", "set", "--no-cone", "/*", "!/.memzoi/records/semantic/decisions/", cwd=ready.path)
+    assert not (ready.path / HIDDEN).exists() and (ready.path / ".memzoi/records/semantic/risks/kept.md").is_file()
+    return ready
+
+
+def _unchanged(root: Path, head: str) -> None:
+    assert _head(root) == head
+    assert git("status", "--porcelain", cwd=root).stdout == ""
+    assert not (root / HIDDEN).exists()
+
+
+def test_create_at_the_path_of_a_left_out_record_is_refused(sparse: Repo) -> None:
+    head = _head(sparse.path)
+    result = run_cli("apply", PID, "--concept-id", "semantic/decisions/use-redis", "--commit", expect=1)
+    line = one_line_error(result.stderr)
+    assert "already exists" in line and HIDDEN in line and "sparse checkout" in line, line
+    _unchanged(sparse.path, head)
+
+
+def test_create_with_the_record_id_of_a_left_out_record_is_refused(sparse: Repo) -> None:
+    head = _head(sparse.path)
+    result = run_cli("apply", PID, "--concept-id", "semantic/risks/use-redis", "--commit", expect=1)
+    line = one_line_error(result.stderr)
+    assert "record ID 'use-redis'" in line and HIDDEN in line and "sparse checkout" in line, line
+    _unchanged(sparse.path, head)
+
+
+def test_tombstone_of_a_left_out_record_says_it_is_not_checked_out(sparse: Repo) -> None:
+    result = run_cli("propose", "--action", "tombstone", "--target", "use-redis", "--reason", "gone", expect=1)
+    line = one_line_error(result.stderr)
+    assert "'use-redis'" in line and HIDDEN in line and "not checked out" in line, line
+    assert "sparse-checkout add .memzoi/records/semantic/decisions" in result.stderr
+    from test_lifecycle_support import tombstone_packet
+
+    pending = write_packet(sparse, tombstone_packet("use-redis"))
+    git("add", pending, cwd=sparse.path)
+    git("commit", "-q", "-m", "tombstone packet", cwd=sparse.path)
+    head = _head(sparse.path)
+    line = one_line_error(run_cli("apply", pending, "--commit", expect=1).stderr)
+    assert "not checked out" in line and HIDDEN in line, line
+    _unchanged(sparse.path, head)
+
+
+def test_a_create_in_a_sparse_checkout_still_applies(sparse: Repo) -> None:
+    sha = run_cli("apply", PID, "--commit", "--json").json()["commit"]
+    assert sha == _head(sparse.path)
+    assert HIDDEN in git("ls-tree", "-r", "--name-only", "HEAD", cwd=sparse.path).stdout  # still in git
+    assert git("status", "--porcelain", cwd=sparse.path).stdout == ""

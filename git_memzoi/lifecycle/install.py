@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from git_memzoi.errors import Refused, StateError
 from git_memzoi.gitrepo import commit as gitcommit
+from git_memzoi.gitrepo import sparse
 from git_memzoi.gitrepo.repo import GitRepo, open_repo
 from git_memzoi.index import inbox_store, rebuild
 from git_memzoi.layout import GITATTRIBUTES, MEMZOI_DIR, SUFFIX, TEMP_PREFIX
@@ -320,6 +321,7 @@ def install_and_commit(
     ws: Workspace, root: Path, conn: sqlite3.Connection, plan: Plan, *, verb: str, commit: bool
 ) -> tuple[list[str], str | None]:
     """Install `plan`, update the index, and with `commit` record exactly its paths in one git commit."""
+    _refuse_left_out(ws.repo, plan)
     request = CommitRequest(ws.repo, f"memzoi: {verb} {plan.proposal_id}", clock.now()) if commit else None
     built = install(root, ws.layout, conn, plan, request)
     warnings = refresh_index(ws, plan.paths)
@@ -340,6 +342,19 @@ def install_and_commit(
             code="commit-failed",
         )
     return warnings, built.oid
+
+
+def _refuse_left_out(repo: GitRepo, plan: Plan) -> None:
+    """Refuse to create a file git tracks but the work tree lacks (a sparse checkout left it out): it would
+    replace the committed file."""
+    hidden = sparse.tracked(repo, [c.path for c in plan.files if c.before is None and c.after is not None])
+    if hidden:
+        raise Refused(
+            f"{hidden[0]} is tracked by git but not in the work tree (a sparse checkout leaves it out, or it was "
+            f"deleted); the {plan.operation} would replace it; nothing was changed",
+            hint=f"git sparse-checkout add {hidden[0].rsplit('/', 1)[0]} (or git restore {hidden[0]})",
+            code="not-checked-out",
+        )
 
 
 def refresh_index(ws: Workspace, paths: Iterable[str]) -> list[str]:

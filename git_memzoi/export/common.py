@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from git_memzoi.errors import Refused, UsageError
-from git_memzoi.layout import TEMP_PREFIX
+from git_memzoi.layout import MEMZOI_DIR, TEMP_PREFIX
 from git_memzoi.recall.models import IndexedRecord
 from git_memzoi.recall.records import current_records as recall_current
 from git_memzoi.runtime.atomic import fsync_dir, write_atomic
@@ -124,14 +124,32 @@ class ExportReport:
         }
 
 
-def destination(default: Path, output: str | os.PathLike[str] | None) -> Path:
-    """The folder an export writes into: `output`, else this worktree's runtime exports/."""
+def memory_dir(ws: Workspace) -> Path | None:
+    """This work tree's .memzoi/ folder (None in a bare repository)."""
+    return ws.repo.workdir / MEMZOI_DIR if ws.repo.workdir is not None else None
+
+
+def destination(default: Path, output: str | os.PathLike[str] | None, memory: Path | None = None) -> Path:
+    """The folder an export writes into: `output`, else this worktree's runtime exports/.
+
+    `output` may not lie inside `memory` (the work tree's .memzoi/, symlinks and `..` resolved): an
+    export there would become part of the memory it was made from.
+    """
     if output is None:
         return default
     folder = Path(output).expanduser()
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{output}: not a folder", field="output")
-    return folder.resolve()
+    resolved = folder.resolve()
+    if memory is not None:
+        inside = memory.resolve()
+        if resolved == inside or inside in resolved.parents:
+            raise UsageError(
+                f"{output}: inside {MEMZOI_DIR}/ ({resolved}); an export there would become memory itself",
+                field="output",
+                hint="export to the work tree root (--output .) or anywhere outside .memzoi/",
+            )
+    return resolved
 
 
 def write_file(path: Path, data: bytes) -> None:

@@ -152,7 +152,7 @@ def export_instructions(
 ) -> ExportReport:
     """Write AGENTS.memory.md or CLAUDE.memory.md into the destination and report its size."""
     rendered = render(target, common.current_records(ws), max_bytes)
-    path = common.destination(ws.layout.exports, output) / FILE_NAMES[target]
+    path = common.destination(ws.layout.exports, output, common.memory_dir(ws)) / FILE_NAMES[target]
     common.write_file(path, rendered.data)
     return ExportReport(
         target=target,  # type: ignore[arg-type]

@@ -75,7 +75,7 @@ def build_bundle(records: list[IndexedRecord], workdir: Path | None) -> dict[str
 def export_okf(ws: Workspace, output: str | os.PathLike[str] | None = None) -> ExportReport:
     """Write the bundle to `<destination>/okf/`, replacing the previous bundle as a whole."""
     records = sorted(common.current_records(ws), key=common.order_key)
-    folder = common.destination(ws.layout.exports, output) / common.OKF_DIR
+    folder = common.destination(ws.layout.exports, output, common.memory_dir(ws)) / common.OKF_DIR
     files = build_bundle(records, ws.repo.workdir)
     common.write_bundle(folder, files)
     total = sum(len(data) for data in files.values())

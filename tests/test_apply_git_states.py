@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import resource
+import signal
 import stat
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
 import pytest
 
-from conftest import Repo, git, run_cli
+from conftest import Repo, git, memzoi_exe, run_cli
 from git_memzoi.index import shared_db
+from git_memzoi.layout import INDEX_TEMP_PREFIX
 from git_memzoi.runtime.workspace import Workspace
 from test_lifecycle_support import APPLIED_AT, at, kill_at, one_line_error, packet, snapshot, write_packet
 
@@ -315,3 +322,55 @@ def test_a_create_in_a_sparse_checkout_still_applies(sparse: Repo) -> None:
     assert sha == _head(sparse.path)
     assert HIDDEN in git("ls-tree", "-r", "--name-only", "HEAD", cwd=sparse.path).stdout  # still in git
     assert git("status", "--porcelain", cwd=sparse.path).stdout == ""
+
+
+# the file-size limit ---------
+
+
+def _file_size_limit(limit: int) -> Callable[[], None]:
+    def limited() -> None:
+        # ignored, SIGXFSZ would kill the process; so a write past the limit fails with EFBIG instead
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return limited
+
+
+def test_file_size_limit_is_exit_3_and_drops_the_derived_caches(repo: Repo) -> None:
+    from test_lifecycle_support import add_record
+
+    for k in range(120):
+        add_record(repo, f"semantic/decisions/rule-{k}", f"rule-{k}", commit=False, description=f"Rule {k}. " * 40)
+    layout = Workspace.open(repo.path).layout
+    limited = subprocess.run(
+        [memzoi_exe(), "rebuild", "--full"],
+        cwd=repo.path,
+        preexec_fn=_file_size_limit(48 * 1024),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert limited.returncode == 3, limited.stderr
+    line = one_line_error(limited.stderr)
+    assert "ulimit -f" in line or "File too large" in line, line
+    assert "free some space" in limited.stderr
+    left = [p for p in (layout.parse_cache, Path(f"{layout.parse_cache}-wal")) if p.exists()]
+    left += [layout.worktree / n for n in os.listdir(layout.worktree) if n.startswith(INDEX_TEMP_PREFIX)]
+    assert left == []
+    # with the limit gone, everything works again from the files
+    run_cli("rebuild", "--full")
+    assert "rule-7" in run_cli("search", "Rule 7", "--json").stdout
+
+
+def test_sqlite_write_errors_under_a_file_size_limit_are_no_space() -> None:
+    import sqlite3
+
+    from git_memzoi.errors import NoSpace, from_environment
+
+    error = sqlite3.OperationalError("disk I/O error")
+    error.sqlite_errorname = "SQLITE_IOERR_WRITE"  # type: ignore[attr-defined]
+    found = from_environment(error)
+    assert isinstance(found, NoSpace) and found.exit_code == 3
+    efbig = from_environment(OSError(errno.EFBIG, "File too large", "/x/index.db"))
+    edquot = from_environment(OSError(errno.EDQUOT, "Disk quota exceeded", "/x/index.db"))
+    assert isinstance(efbig, NoSpace) and isinstance(edquot, NoSpace)

@@ -55,6 +55,7 @@ def locked_index(repo: GitRepo) -> Iterator[HeldIndex]:
         raise index_locked_refusal(lock) from None
     os.close(fd)
     copy = repo.git_dir / f"{TEMP_PREFIX}index-locked-{os.getpid()}"
+    held_lock = True
     try:
         try:
             data: bytes | None = index_path.read_bytes()
@@ -82,10 +83,12 @@ def locked_index(repo: GitRepo) -> Iterator[HeldIndex]:
                 os.fsync(handle.fileno())
             os.replace(copy, lock)  # the lock file now holds the new index; it was never absent
             os.replace(lock, index_path)
+            held_lock = False  # from here on an index.lock is another process's
             fsync_dir(repo.git_dir)
     finally:
         copy.unlink(missing_ok=True)
-        lock.unlink(missing_ok=True)
+        if held_lock:
+            lock.unlink(missing_ok=True)
 
 
 def _file_mode(repo: GitRepo, index: pygit2.Index, rel: str, st: os.stat_result) -> FileMode:

@@ -118,10 +118,16 @@ class StateError(MemzoiError, exit_code=EXIT_STATE, code="state"):
     """Runtime state (shared.db, index.db, a journal) is unreadable or corrupt."""
 
 
+class NoSpace(StateError, code="no-space"):
+    """A write failed for want of space: a full disk, a disk quota, or the file-size limit (`ulimit -f`)."""
+
+
 #: errno names of failures caused by the machine (space, permissions), not by memzoi or its input.
 _NO_SPACE = ("ENOSPC", "EDQUOT", "EFBIG")
 _NOT_WRITABLE = ("EROFS", "EACCES", "EPERM")
-_NO_SPACE_HINT = "free some space where MEMZOI_HOME (or the work tree) lives, then retry"
+_NO_SPACE_HINT = (
+    "free some space (or raise the quota or `ulimit -f`) where MEMZOI_HOME or the work tree lives, then retry"
+)
 _NOT_WRITABLE_HINT = (
     "make MEMZOI_HOME writable, or point MEMZOI_HOME at a writable folder; the files under .memzoi/ are unaffected"
 )
@@ -141,7 +147,7 @@ def from_environment(exc: BaseException, folder: str | None = None) -> MemzoiErr
         if name == "ENAMETOOLONG":
             return UsageError(f"{what} (longer than the file system allows a name to be)")
         if name in _NO_SPACE:
-            return StateError(what, hint=_NO_SPACE_HINT)
+            return NoSpace(what, hint=_NO_SPACE_HINT)
         if name in _NOT_WRITABLE:
             return StateError(what, hint=_NOT_WRITABLE_HINT)
         return None
@@ -149,7 +155,14 @@ def from_environment(exc: BaseException, folder: str | None = None) -> MemzoiErr
     if code in ("SQLITE_FULL",) or (
         isinstance(code, str) and code.startswith("SQLITE_IOERR") and "disk is full" in str(exc)
     ):
-        return StateError(f"SQLite: {exc}", hint=_NO_SPACE_HINT)
+        return NoSpace(f"SQLite: {exc}", hint=_NO_SPACE_HINT)
+    if code in _SQLITE_WRITE_FAILED:
+        # SQLite reports a write that failed with EDQUOT or EFBIG (any errno but ENOSPC) only as an I/O error
+        limit = _file_size_limit()
+        reason = (
+            f"the file-size limit (ulimit -f) is {limit} bytes" if limit is not None else "a disk quota or a full disk"
+        )
+        return NoSpace(f"SQLite: {exc} while writing ({reason})", hint=_NO_SPACE_HINT)
     if isinstance(code, str) and (code.startswith("SQLITE_CORRUPT") or code == "SQLITE_NOTADB"):
         return StateError(
             f"SQLite: {exc}",
@@ -158,10 +171,24 @@ def from_environment(exc: BaseException, folder: str | None = None) -> MemzoiErr
             "restore it from a backup or move it aside deliberately",
         )
     if isinstance(code, str) and code.startswith("SQLITE_IOERR") and _full(folder):
-        return StateError(f"SQLite: {exc} (no space left)", hint=_NO_SPACE_HINT)
+        return NoSpace(f"SQLite: {exc} (no space left)", hint=_NO_SPACE_HINT)
     if isinstance(code, str) and (code.startswith("SQLITE_READONLY") or code.startswith("SQLITE_CANTOPEN")):
         return StateError(f"SQLite: {exc}", hint=_NOT_WRITABLE_HINT)
     return None
+
+
+#: SQLite's extended codes for a write, truncate, sync or grow that the operating system refused.
+_SQLITE_WRITE_FAILED = ("SQLITE_IOERR_WRITE", "SQLITE_IOERR_TRUNCATE", "SQLITE_IOERR_SHMSIZE", "SQLITE_IOERR_FSYNC")
+
+
+def _file_size_limit() -> int | None:
+    """RLIMIT_FSIZE when it is set (`ulimit -f`), else None."""
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
 
 
 def _full(folder: str | None) -> bool:

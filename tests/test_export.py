@@ -392,3 +392,24 @@ def test_bad_output_and_max_bytes_are_usage_errors(repo: Repo, tmp_path: Path) -
     result = run_cli("export", "agents-md", "--max-bytes", "50", expect=2)
     assert "--max-bytes 50 is too small" in result.stderr
     assert afile.read_text() == "x"
+
+
+@pytest.mark.parametrize("target", ["okf", "agents-md", "claude-md"])
+def test_output_inside_memzoi_is_refused_through_symlinks_and_dotdot(repo: Repo, tmp_path: Path, target: str) -> None:
+    (repo.path / "sub").mkdir()
+    outside_link = tmp_path / "link"
+    outside_link.symlink_to(repo.path / ".memzoi" / "records")
+    before = sorted(
+        (p.relative_to(repo.path).as_posix(), p.read_bytes()) for p in (repo.path / ".memzoi").rglob("*") if p.is_file()
+    )
+    for output in (".memzoi", ".memzoi/records/semantic", "sub/../.memzoi/new", str(outside_link)):
+        result = run_cli("export", target, "--output", output, expect=2)
+        lines = [line for line in result.stderr.splitlines() if line.startswith("git memzoi: ")]
+        assert len(lines) == 1 and "--output" in lines[0] and ".memzoi/" in lines[0], result.stderr
+        assert "Traceback" not in result.stderr
+    after = sorted(
+        (p.relative_to(repo.path).as_posix(), p.read_bytes()) for p in (repo.path / ".memzoi").rglob("*") if p.is_file()
+    )
+    assert after == before
+    run_cli("export", target, "--output", ".")  # the work tree root is the documented place
+    run_cli("validate")

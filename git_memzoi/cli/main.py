@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from git_memzoi import __version__
-from git_memzoi.errors import EXIT_INTERNAL, EXIT_USAGE, MemzoiError, UsageError, from_environment
+from git_memzoi.errors import EXIT_INTERNAL, EXIT_USAGE, MemzoiError, NoSpace, UsageError, from_environment
 
 #: name -> ("module:attribute", short help). Modules load only when their command runs,
 #: so `git memzoi search` never imports what export, mcp or lifecycle need.
@@ -147,6 +147,20 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(run(sys.argv[1:] if argv is None else argv))
 
 
+def _give_space_back() -> None:
+    """After a write failed for want of space, drop the derived caches of the repository here, so that the
+    next command (a `local add`, a smaller rebuild) is not refused by space a cache holds."""
+    try:
+        from git_memzoi.gitrepo.repo import open_repo
+        from git_memzoi.runtime.home import Layout, drop_derived
+
+        removed = drop_derived(Layout.for_repo(open_repo()))
+    except Exception:  # noqa: BLE001 - best effort: the failure itself is already reported
+        return
+    if removed:
+        click.echo(f"note: dropped {len(removed)} derived cache file(s) to give space back", err=True)
+
+
 def run(args: list[str]) -> int:
     """Run one command; return its exit code (0, 1 documented no, 2 usage, 3 state, 70 internal)."""
     debug = "--debug" in args or os.environ.get("MEMZOI_DEBUG") not in (None, "", "0")
@@ -167,6 +181,8 @@ def run(args: list[str]) -> int:
             traceback.print_exc()
         _report(exc)
         code = exc.exit_code
+        if isinstance(exc, NoSpace):
+            _give_space_back()
     except KeyboardInterrupt:
         code = 130
     except BrokenPipeError:
@@ -179,6 +195,8 @@ def run(args: list[str]) -> int:
         known = from_environment(exc)
         if known is not None:  # no space, read-only, a name too long: the machine's answer, not a bug
             _report(known)
+            if isinstance(known, NoSpace):
+                _give_space_back()
             sys.stdout.flush()
             return known.exit_code
         click.echo(f"git memzoi: internal error: {type(exc).__name__}: {exc}", err=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from git_memzoi.errors import Refused, UsageError
-from git_memzoi.layout import TEMP_PREFIX
+from git_memzoi.layout import MEMZOI_DIR, TEMP_PREFIX
 from git_memzoi.recall.models import IndexedRecord
 from git_memzoi.recall.records import current_records as recall_current
 from git_memzoi.runtime.atomic import fsync_dir, refuse_symlinks, write_atomic
@@ -127,8 +127,10 @@ class ExportReport:
 def destination(default: Path, output: str | os.PathLike[str] | None, name: str, workdir: Path | None = None) -> Path:
     """Where an export named `name` goes: into `output`, else this worktree's runtime exports/.
 
-    An `output` inside the work tree `workdir` must have no symlink on the way from its root,
-    `name` included: a clone chooses what is there, and an export never writes through a link.
+    `output` may not lie inside the work tree's .memzoi/ (symlinks and `..` resolved): an export
+    there would become part of the memory it was made from. An `output` inside the work tree
+    `workdir` must have no symlink on the way from its root, `name` included: a clone chooses
+    what is there, and an export never writes through a link.
     """
     if output is None:
         return default / name
@@ -143,7 +145,16 @@ def destination(default: Path, output: str | os.PathLike[str] | None, name: str,
             refuse_symlinks(root, rel, "export writes into the repository only through real folders, never a link")
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{output}: not a folder", field="output")
-    return folder.resolve() / name
+    resolved = folder.resolve()
+    if workdir is not None:
+        inside = (Path(workdir) / MEMZOI_DIR).resolve()
+        if resolved == inside or inside in resolved.parents:
+            raise UsageError(
+                f"{output}: inside {MEMZOI_DIR}/ ({resolved}); an export there would become memory itself",
+                field="output",
+                hint="export to the work tree root (--output .) or anywhere outside .memzoi/",
+            )
+    return resolved / name
 
 
 def write_file(path: Path, data: bytes) -> None:

@@ -1,9 +1,11 @@
 """Commit exactly the given paths on HEAD as the user's `git commit --only` would, in steps a journal can replay.
 
-The steps are: `prepare` (refuse before anything changes: unreadable index, no identity, a merge
-in progress), `stage` (the paths' work-tree state into the index), `build` (hooks, message,
-signature, the commit object; HEAD is not moved yet), `advance` (move HEAD by compare-and-swap),
-`run_post_commit`. `unstage` and `settle_staged` undo or redo the index side for recovery.
+The steps are: `prepare` (refuse before anything changes: unreadable index, no identity, a merge,
+rebase, bisect, cherry-pick or revert in progress), `stage` (the paths' work-tree state into the
+index, under `index.lock` as git takes it), `build` (hooks, message, signature, the commit object;
+HEAD is not moved yet), `advance` (move HEAD by compare-and-swap), `run_post_commit`. `withdraw`
+leaves the index as it was when HEAD moved meanwhile; `unstage` and `settle_staged` undo or redo
+the index side for recovery.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from git_memzoi.errors import Refused
 from git_memzoi.gitrepo import signing
 from git_memzoi.gitrepo.commit_hooks import run_hook
 from git_memzoi.gitrepo.config import config_value
+from git_memzoi.gitrepo.indexlock import add_from_workdir, index_locked_refusal, locked_index
 from git_memzoi.gitrepo.repo import GitRepo
-from git_memzoi.layout import TEMP_PREFIX
+from git_memzoi.layout import INDEX_LOCK, TEMP_PREFIX
 
 __all__ = [
     "TEMP_INDEX_PREFIX",
@@ -38,11 +41,36 @@ __all__ = [
     "settle_staged",
     "stage",
     "unstage",
+    "withdraw",
 ]
 
 #: The temporary index the hooks see (git commit --only does the same); recovery removes leftovers.
 TEMP_INDEX_PREFIX = f"{TEMP_PREFIX}index-"
-_IN_PROGRESS = {"MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick", "REVERT_HEAD": "a revert"}
+#: What each of libgit2's repository states is, in the words git's own messages use.
+_IN_PROGRESS = {
+    "MERGE": "a merge",
+    "REVERT": "a revert",
+    "REVERT_SEQUENCE": "a revert",
+    "CHERRYPICK": "a cherry-pick",
+    "CHERRYPICK_SEQUENCE": "a cherry-pick",
+    "BISECT": "a bisect",
+    "REBASE": "a rebase",
+    "REBASE_INTERACTIVE": "a rebase",
+    "REBASE_MERGE": "a rebase",
+    "APPLY_MAILBOX": "a git am",
+    "APPLY_MAILBOX_OR_REBASE": "a rebase or git am",
+}
+#: The files git leaves while each operation is stopped, to name in the refusal (and `sequencer/`, which
+#: libgit2's state reports only together with CHERRY_PICK_HEAD or REVERT_HEAD).
+_MARKERS = (
+    "rebase-merge",
+    "rebase-apply",
+    "MERGE_HEAD",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "BISECT_LOG",
+    "sequencer",
+)
 
 #: (path, blob ID or None when absent, file mode) of one index entry.
 IndexState = tuple[str, str | None, int]
@@ -59,10 +87,12 @@ class Prepared:
 
 @dataclass(frozen=True)
 class Built:
-    """The commit object made (not yet on HEAD), or why none was: a hook refused, signing failed."""
+    """The commit object made (not yet on HEAD), or why none was: a hook refused, signing failed (the paths
+    stay `staged`), HEAD moved (the index is left as it was)."""
 
     oid: str | None
     refusal: str | None = None
+    staged: bool = True
 
 
 def _identity(repo: GitRepo, role: str) -> tuple[str, str]:
@@ -121,7 +151,7 @@ def _read_index(repo: GitRepo) -> pygit2.Index:
     index_path = repo.git_dir / "index"
     try:
         index: pygit2.Index = repo.pygit.index
-        index.read(False)
+        index.read(True)  # libgit2's "unchanged" test is by stat, which an index rewritten meanwhile can pass
     except pygit2.GitError as exc:
         hint = (
             "git update-index --no-split-index (and git config core.splitIndex false)"
@@ -132,21 +162,31 @@ def _read_index(repo: GitRepo) -> pygit2.Index:
     return index
 
 
+def _refuse_in_progress(repo: GitRepo) -> None:
+    """Refuse while git is stopped in a merge, rebase, bisect, cherry-pick, revert or am: HEAD is transient then,
+    and a commit on it would be dropped by the abort or reset that ends the operation."""
+    state = pygit2.enums.RepositoryState(repo.pygit.state())
+    marker = next((repo.git_dir / name for name in _MARKERS if (repo.git_dir / name).exists()), None)
+    if state == pygit2.enums.RepositoryState.NONE:
+        if marker is None:
+            return
+        what = "a cherry-pick or revert" if marker.name == "sequencer" else "a git operation"
+    else:
+        what = _IN_PROGRESS.get(state.name, "a git operation")
+    raise Refused(
+        f"cannot commit: {what} is in progress" + (f" ({marker} exists)" if marker is not None else ""),
+        hint="finish or abort it (or git bisect reset), or apply without --commit",
+        code="git-in-progress",
+    )
+
+
 def prepare(repo: GitRepo, paths: Sequence[str]) -> Prepared:
     """Check that a commit can be made here, before anything changes; note where HEAD and the index are."""
     repo.require_workdir()
-    for name, what in _IN_PROGRESS.items():
-        if (repo.git_dir / name).exists():
-            raise Refused(
-                f"cannot commit: {what} is in progress ({repo.git_dir / name} exists)",
-                hint="finish or abort it, or apply without --commit",
-            )
-    lock = repo.git_dir / "index.lock"
+    _refuse_in_progress(repo)
+    lock = repo.git_dir / INDEX_LOCK
     if lock.exists():
-        raise Refused(
-            f"cannot commit: {lock} exists, another git process is using the index",
-            hint="wait for it; remove the file only if no git process is running",
-        )
+        raise index_locked_refusal(lock)
     index = _read_index(repo)
     for role in ("AUTHOR", "COMMITTER"):
         _identity(repo, role)
@@ -176,16 +216,16 @@ def _file_state(root: Path, rel: str) -> Path | None:
 def stage(repo: GitRepo, paths: Sequence[str]) -> None:
     """Put the work-tree state of `paths` (present or deleted) into the index, as `git add -A -- paths`."""
     root = repo.require_workdir()
-    index = _read_index(repo)
-    try:
-        for rel in paths:
-            if _file_state(root, rel) is not None:
-                index.add(rel)
-            elif rel in index:
-                index.remove(rel)
-        index.write()
-    except pygit2.GitError as exc:
-        raise Refused(f"{repo.git_dir / 'index'}: cannot stage {', '.join(paths)}: {exc}") from None
+    with locked_index(repo) as held:
+        try:
+            for rel in paths:
+                if _file_state(root, rel) is not None:
+                    add_from_workdir(repo, held, rel)
+                elif rel in held.index:
+                    held.index.remove(rel)
+                    held.changed = True
+        except pygit2.GitError as exc:
+            raise Refused(f"{repo.git_dir / 'index'}: cannot stage {', '.join(paths)}: {exc}") from None
 
 
 def _clean_message(text: str) -> str:
@@ -284,25 +324,51 @@ def head_state(repo: GitRepo, prepared: Prepared) -> str | None:
 
 def unstage(repo: GitRepo, prepared: Prepared) -> None:
     """Give the paths back the index entries they had before `stage` (the roll back of an interrupted step)."""
+    _restore(repo, prepared)
+
+
+def withdraw(repo: GitRepo, prepared: Prepared) -> None:
+    """Leave the index as it was before `stage`, when HEAD moved and the commit was not placed.
+
+    A path HEAD now holds exactly as staged (a commit made meanwhile took it) is left as it is:
+    restoring it would stage its removal from that commit.
+    """
+    head = repo.head_commit()
+    _restore(repo, prepared, keep_committed=True, head_tree=head.tree if head is not None else None)
+
+
+def _restore(
+    repo: GitRepo, prepared: Prepared, *, keep_committed: bool = False, head_tree: pygit2.Tree | None = None
+) -> None:
     root = repo.require_workdir()
-    index = _read_index(repo)
-    changed = False
-    for rel, oid, mode in prepared.index_before:
-        current = str(index[rel].id) if rel in index else None
-        if current == oid:
-            continue
-        changed = True
-        if oid is None:
-            index.remove(rel)
-        elif (root / rel).is_file() and str(git_hash(root / rel)) == oid:
-            index.add(rel)  # from the work tree, so the entry keeps its stat data
-        else:
-            index.add(pygit2.IndexEntry(rel, pygit2.Oid(hex=oid), FileMode(mode)))
-    if changed:
-        try:
-            index.write()
-        except pygit2.GitError as exc:
-            raise Refused(f"{repo.git_dir / 'index'}: cannot restore the index entries: {exc}") from None
+    try:
+        with locked_index(repo) as held:
+            index = held.index
+            for rel, oid, mode in prepared.index_before:
+                current = str(index[rel].id) if rel in index else None
+                if current == oid:
+                    continue
+                if keep_committed and _tree_blob(head_tree, rel) == current:
+                    continue
+                if oid is None:
+                    index.remove(rel)
+                    held.changed = True
+                elif (root / rel).is_file() and str(git_hash(root / rel)) == oid:
+                    add_from_workdir(repo, held, rel)  # from the work tree, so the entry keeps its stat data
+                else:
+                    index.add(pygit2.IndexEntry(rel, pygit2.Oid(hex=oid), FileMode(mode)))
+                    held.changed = True
+    except pygit2.GitError as exc:
+        raise Refused(f"{repo.git_dir / 'index'}: cannot restore the index entries: {exc}") from None
+
+
+def _tree_blob(tree: pygit2.Tree | None, rel: str) -> str | None:
+    if tree is None:
+        return None
+    try:
+        return str(tree[rel].id)
+    except KeyError:
+        return None
 
 
 def git_hash(path: Path) -> pygit2.Oid:
@@ -311,18 +377,26 @@ def git_hash(path: Path) -> pygit2.Oid:
 
 
 def settle_staged(repo: GitRepo, prepared: Prepared, oid: str | None, message: str, paths: Sequence[str]) -> list[str]:
-    """Finish a commit interrupted after its commit point: `paths` staged, and HEAD on `oid` if it still can be."""
+    """Finish a commit interrupted after its commit point: `paths` staged and HEAD on `oid` if it still can be;
+    when HEAD moved meanwhile, the commit is not placed and the index is left as it was."""
     notes: list[str] = []
-    stage(repo, paths)
     if oid is None:
+        stage(repo, paths)
         notes.append(f"the commit was not made; {', '.join(paths)} are staged")
         return notes
     current = head_state(repo, prepared)
     if current == prepared.head:
+        stage(repo, paths)
         advance(repo, prepared, oid, message)
         notes.append(f"placed commit {oid[:12]} on {prepared.ref}")
-    elif current != oid:
-        notes.append(f"{prepared.ref} moved since the interrupted commit; it was not placed, the files are staged")
+    elif current == oid:
+        stage(repo, paths)
+    else:
+        withdraw(repo, prepared)
+        notes.append(
+            f"{prepared.ref} moved since the interrupted commit; it was not placed, the files are in the work tree "
+            f"and the index is as it was"
+        )
     return notes
 
 

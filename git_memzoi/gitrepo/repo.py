@@ -72,9 +72,14 @@ class GitRepo:
             import pygit2  # pygit2 on first use (Command start-up: search)
 
             try:
-                self._pygit = pygit2.Repository(str(self.git_dir))
+                repo = pygit2.Repository(str(self.git_dir))
+                # opened on the git directory, libgit2 guesses the work tree is its parent, which is wrong
+                # for a `.git` file (`--separate-git-dir`) and for GIT_WORK_TREE: tell it the one found
+                if self.workdir is not None and os.path.realpath(repo.workdir or "") != str(self.workdir):
+                    repo.workdir = str(self.workdir)
             except pygit2.GitError as exc:
                 raise MemzoiError(f"cannot open the git repository: {exc}") from None
+            self._pygit = repo
         return self._pygit
 
     # identity -----------------------------------------------------------------

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from git_memzoi.errors import StateError, from_environment
+from git_memzoi.errors import NoSpace, StateError, from_environment
 from git_memzoi.index import index_db, staleness
 from git_memzoi.index.build import InvalidRecords, Progress, RebuildReport, connect_installed, noop, refresh_paths, sync
 from git_memzoi.index.index_db import current_filter, instant
@@ -127,7 +127,8 @@ def _one_writer(ws: Workspace) -> Iterator[None]:
         known = from_environment(exc)
         if known is None:
             raise
-        raise StateError(f"cannot refresh {ws.layout.index_db}: {known}", hint=known.hint) from None
+        kind = NoSpace if isinstance(known, NoSpace) else StateError
+        raise kind(f"cannot refresh {ws.layout.index_db}: {known}", hint=known.hint) from None
     except filelock.Timeout:
         raise StateError(
             f"{ws.layout.worktree / INDEX_LOCK} stayed held for {WRITER_WAIT_SECONDS:g}s by another index build",

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from git_memzoi.errors import StateError, from_environment
+from git_memzoi.errors import NoSpace, StateError, from_environment
 from git_memzoi.index.sweep import file_stat_signature, load_cache, store_cache
 from git_memzoi.profile.timefmt import format_rfc3339
 from git_memzoi.runtime import clock
@@ -169,7 +169,7 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False, actor: s
         code = exc.sqlite_errorname or ""
         known = None if "CORRUPT" in code or "NOTADB" in code else from_environment(exc, str(path.parent))
         if known is not None:  # no space, read-only: the file itself may be fine
-            raise StateError(f"{path}: {known}", hint=known.hint) from None
+            raise (NoSpace if isinstance(known, NoSpace) else StateError)(f"{path}: {known}", hint=known.hint) from None
         raise _fail(path, str(exc)) from None
     except StateError:
         if conn is not None:

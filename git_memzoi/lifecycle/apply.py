@@ -145,14 +145,24 @@ def _new_record_path(
         path = record_path(cid)
         rid = packets.record_id_for(cid)
         checks.no_symlinked_parent(snap, path)
-        if snap.exists(path):
+        if snap.exists(path) or (snap.left_out is not None and snap.left_out.holds(path)):
+            out = "" if snap.exists(path) else "; git tracks it, but this sparse checkout leaves it out"
             last_error = Refused(
-                f"concept ID {cid!r} already exists ({path})", hint="give another concept ID", code="concept-id-exists"
+                f"concept ID {cid!r} already exists ({path}{out})",
+                hint="give another concept ID",
+                code="concept-id-exists",
             )
             continue
         holder = snap.record(rid)
-        if holder is not None or rid == exclude_id:
-            where_used = holder.path if holder is not None else "the superseded record"
+        hidden = snap.left_out.path_with_id(rid) if holder is None and snap.left_out is not None else None
+        if holder is not None or hidden is not None or rid == exclude_id:
+            where_used = (
+                holder.path
+                if holder is not None
+                else f"{hidden}, which this sparse checkout leaves out"
+                if hidden is not None
+                else "the superseded record"
+            )
             last_error = Refused(
                 f"record ID {rid!r} (the last segment of concept ID {cid!r}) is already used by {where_used}",
                 hint="give another concept ID",

@@ -55,6 +55,7 @@ def target(snap: Snapshot, parsed: ParsedPacket, where: str, base: str | None) -
             code="target-ambiguous",
         )
     if snap.target is None:
+        not_checked_out(snap, tid, f"{where}: {field}: ")
         raise Refused(f"{where}: {field}: target record {tid!r} does not exist in {RECORDS}/", code="target-missing")
     facts = snap.target
     try:
@@ -119,6 +120,17 @@ def target(snap: Snapshot, parsed: ParsedPacket, where: str, base: str | None) -
             code="target-changed",
         )
     return parsed_target
+
+
+def not_checked_out(snap: Snapshot, record_id: str, where: str = "") -> None:
+    """Refuse to act on a record that git tracks but this sparse checkout leaves out of the work tree."""
+    hidden = snap.left_out.path_with_id(record_id) if snap.left_out is not None else None
+    if hidden is not None and hidden not in snap.files:
+        raise Refused(
+            f"{where}record {record_id!r} ({hidden}) is not checked out: this sparse checkout leaves it out",
+            hint=f"git sparse-checkout add {hidden.rsplit('/', 1)[0]}",
+            code="not-checked-out",
+        )
 
 
 def resolved_collision(snap: Snapshot, parsed: ParsedPacket, *, intent: str) -> str | None:

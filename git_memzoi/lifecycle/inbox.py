@@ -409,6 +409,7 @@ def record_facts(ws: Workspace, record_id: str) -> dict[str, Any]:
     snap = state.gather(ws, records=True)
     info = snap.record(record_id)
     if info is None:
+        checks.not_checked_out(snap, record_id)
         return {}
     try:
         return frontmatter.parse((snap.workdir / info.path).read_bytes(), info.path).data

@@ -7,7 +7,9 @@ the work tree ends exactly as it was before the step or exactly as the step leav
 With a git commit (`--commit`) the commit is part of the same unit: the paths are staged and
 the commit object is made (hooks, signature) before the commit point, and its ID is journaled;
 after the commit point HEAD moves to it. Recovery before the commit point restores the index
-entries too; after it, it stages the paths and moves HEAD, so HEAD, index and work tree agree.
+entries too; after it, it stages the paths and moves HEAD, so HEAD, index and work tree agree (when HEAD moved
+meanwhile, the commit is not placed and the index is left as it was, as git leaves it when its ref
+update fails).
 
 Test hook: `MEMZOI_FAULT=<step>` (read only here) makes the process kill itself with SIGKILL at
 that step, so tests can prove the claim above at every step (see `fault_steps`).
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from git_memzoi.errors import Refused, StateError
 from git_memzoi.gitrepo import commit as gitcommit
+from git_memzoi.gitrepo import sparse
 from git_memzoi.gitrepo.repo import GitRepo, open_repo
 from git_memzoi.index import inbox_store, rebuild
 from git_memzoi.layout import GITATTRIBUTES, MEMZOI_DIR, SUFFIX, TEMP_PREFIX
@@ -208,7 +211,13 @@ def install(
         try:
             gitcommit.advance(commit.repo, prepared, built.oid, commit.message)
         except Refused as exc:
-            built = gitcommit.Built(None, exc.message)
+            # as git does when its ref update fails: no commit, and the index as it was, so that the
+            # files cannot ride along in the user's next, unrelated commit
+            try:
+                gitcommit.withdraw(commit.repo, prepared)
+                built = gitcommit.Built(None, exc.message, staged=False)
+            except Refused as busy:
+                built = gitcommit.Built(None, f"{exc.message}; the index could not be restored ({busy.message})")
         fault("head-moved")
     put(jpath, replace(journal, committed=True).to_bytes(), "journal-commit")
     jpath.unlink()
@@ -307,6 +316,7 @@ def install_and_commit(
     ws: Workspace, root: Path, conn: sqlite3.Connection, plan: Plan, *, verb: str, commit: bool
 ) -> tuple[list[str], str | None]:
     """Install `plan`, update the index, and with `commit` record exactly its paths in one git commit."""
+    _refuse_left_out(ws.repo, plan)
     if commit:
         refuse_uncommitted(ws, plan, verb)
     request = CommitRequest(ws.repo, f"memzoi: {verb} {plan.proposal_id}", clock.now()) if commit else None
@@ -316,9 +326,16 @@ def install_and_commit(
         return warnings, None
     if built.oid is None:
         done, files = _COMMITTED[verb]
+        where = (
+            f"the {files} files are staged"
+            if built.staged
+            else f"the {files} files are in the work tree, not staged (the index is as it was)"
+        )
         raise Refused(
-            f"{done} {plan.proposal_id}, but no commit was made: {built.refusal}; the {files} files are staged",
-            hint="fix what stopped the commit, then git commit",
+            f"{done} {plan.proposal_id}, but no commit was made: {built.refusal}; {where}",
+            hint="fix what stopped the commit, then git commit"
+            if built.staged
+            else f"commit them yourself if you want them committed: git add -A -- {' '.join(plan.paths)}",
             code="commit-failed",
         )
     return warnings, built.oid
@@ -342,6 +359,19 @@ def refuse_uncommitted(ws: Workspace, plan: Plan, verb: str) -> None:
                 hint="commit or restore them first (git status shows them), or run it without --commit",
                 code="uncommitted",
             )
+
+
+def _refuse_left_out(repo: GitRepo, plan: Plan) -> None:
+    """Refuse to create a file git tracks but the work tree lacks (a sparse checkout left it out): it would
+    replace the committed file."""
+    hidden = sparse.tracked(repo, [c.path for c in plan.files if c.before is None and c.after is not None])
+    if hidden:
+        raise Refused(
+            f"{hidden[0]} is tracked by git but not in the work tree (a sparse checkout leaves it out, or it was "
+            f"deleted); the {plan.operation} would replace it; nothing was changed",
+            hint=f"git sparse-checkout add {hidden[0].rsplit('/', 1)[0]} (or git restore {hidden[0]})",
+            code="not-checked-out",
+        )
 
 
 def refresh_index(ws: Workspace, paths: Iterable[str]) -> list[str]:

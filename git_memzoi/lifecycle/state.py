@@ -16,8 +16,9 @@ from datetime import datetime
 from pathlib import Path
 
 from git_memzoi.errors import FormatError, IdentityUnknown, MemzoiError, Refused
-from git_memzoi.gitrepo import GitRepo
+from git_memzoi.gitrepo import GitRepo, sparse
 from git_memzoi.gitrepo.commit import config_value
+from git_memzoi.gitrepo.repo import TreeFile
 from git_memzoi.index import lookup
 from git_memzoi.index.rebuild import open_index, rebuild
 from git_memzoi.layout import INDEX_FILE, LOG, MEMZOI_DIR, RECORDS, REPO_CONFIG, SUFFIX
@@ -161,6 +162,38 @@ class RecordFacts:
         return min(found, key=lambda info: info.path) if found else None
 
 
+class LeftOut:
+    """Files under .memzoi/ that git tracks but a sparse checkout leaves out of the work tree (read on first use).
+
+    A plan that sees only the work tree would overwrite them, or reuse their record IDs.
+    """
+
+    def __init__(self, repo: GitRepo) -> None:
+        self._repo = repo
+        self._paths: dict[str, str] | None = None
+        self._ids: dict[str, str] | None = None
+
+    def paths(self) -> dict[str, str]:
+        """{path: blob ID} of every left-out file under .memzoi/."""
+        if self._paths is None:
+            self._paths = sparse.skipped(self._repo, MEMZOI_DIR)
+        return self._paths
+
+    def holds(self, rel: str) -> bool:
+        return rel in self.paths()
+
+    def path_with_id(self, record_id: str) -> str | None:
+        """The left-out record file whose frontmatter carries this ID (the first by path), or None."""
+        if self._ids is None:
+            self._ids = {}
+            for path, oid in sorted(self.paths().items()):
+                if path.startswith(RECORDS + "/") and path.endswith(SUFFIX):
+                    found = _facts(path, TreeFile(path, oid, self._repo.pygit).read()).id
+                    if found is not None:
+                        self._ids.setdefault(found, path)
+        return self._ids.get(record_id)
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """The state one plan is made from; install checks the files again before it writes."""
@@ -175,6 +208,7 @@ class Snapshot:
     repository_name: str
     target: TargetFacts | None = None
     target_paths: tuple[str, ...] = ()  # every record file carrying the target's ID
+    left_out: LeftOut | None = None  # tracked files a sparse checkout leaves out
 
     def exists(self, path: str) -> bool:
         return path in self.files or path in self.dirs or path in self.symlinks
@@ -310,6 +344,7 @@ def gather(
         repo.name,
         target,
         target_paths,
+        LeftOut(repo) if facts is not None else None,
     )
 
 

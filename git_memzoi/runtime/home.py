@@ -15,6 +15,7 @@ from git_memzoi.layout import (
     HOME_ENV,
     HOOK_TREES,
     INDEX_DB,
+    INDEX_TEMP_PREFIX,
     JOURNAL,
     LIFECYCLE_LOCK,
     PARSE_CACHE_DB,
@@ -128,6 +129,27 @@ class Layout:
             "exports": str(self.exports),
             "lock": str(self.lock),
         }
+
+
+def drop_derived(layout: Layout) -> list[Path]:
+    """Remove what a rebuild makes again, to give space back after a write failed for want of it: the parse
+    cache (with its WAL) and temp indexes. index.db and shared.db stay; a reader that has the parse cache
+    open keeps its own copy until it closes it. Returns the files removed."""
+    removed: list[Path] = []
+    candidates = [Path(f"{layout.parse_cache}{suffix}") for suffix in ("", "-wal", "-shm", "-journal")]
+    try:
+        candidates += [
+            layout.worktree / name for name in os.listdir(layout.worktree) if name.startswith(INDEX_TEMP_PREFIX)
+        ]
+    except OSError:
+        pass
+    for path in candidates:
+        try:
+            path.unlink()
+        except OSError:
+            continue
+        removed.append(path)
+    return removed
 
 
 def stale_worktree_dirs(layout: Layout, repo: GitRepo) -> list[Path]:

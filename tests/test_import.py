@@ -296,3 +296,48 @@ def test_make_repo_without_memzoi_plans_all_creates(tmp_path: Path, monkeypatch:
     copy_fixture(BASIC, fresh)
     monkeypatch.chdir(fresh.path)
     assert plan()["changes"] == 17
+
+
+# --- public files ---------------------------------------------------------------------------------------------
+
+
+PUBLIC = FIXTURES / "import" / "public"
+
+
+def test_public_agents_md_and_madr_decisions(repo: Repo) -> None:
+    """openai/codex's AGENTS.md and adr/madr's decisions (fixtures/import/public/NOTICE.md names their licences)."""
+    copy_fixture(PUBLIC / "codex", repo)
+    copy_fixture(PUBLIC / "madr", repo)
+    result = plan()
+    agents = by_where(result, "AGENTS.md:")
+    assert [e["title"] for e in agents] == [
+        "Rust/codex-rs",
+        "TUI style conventions",
+        "TUI code conventions",
+        "Tests",
+        "App-server API Development Best Practices",
+    ]
+    assert {e["action"] for e in agents} == {"create"}
+    assert next(e for e in agents if e["title"] == "Tests")["type"] == "procedure"
+    madr = {e["where"].split(":")[0].rsplit("/", 1)[-1]: e for e in entries(result) if "decisions" in e["where"]}
+    assert madr["0003-provide-own-madr-tools.md"]["reason"] == "ADR status: on hold"
+    # no status, and `status: accepted` inside the fenced example of 0013 is not its status
+    assert madr["0013-use-yaml-front-matter-for-meta-data.md"]["reason"] == "ADR status: unknown"
+    assert "adr-template.md" not in madr and "index.md" not in madr
+    assert len(madr) == 19 and all(e["action"] == "skipped" for e in madr.values())
+    asked = plan("--adr-status", "unknown")
+    imported = [e for e in entries(asked, "create") if "decisions" in e["where"]]
+    assert len(imported) == 18 and {e["type"] for e in imported} == {"decision"}
+    run_cli("import", "--apply", "--commit", "--adr-status", "unknown")
+    run_cli("validate")
+    assert plan("--adr-status", "unknown")["changes"] == 0
+    hits = run_cli("search", "snapshot insta", "--json").json()["hits"]
+    assert hits and hits[0]["title"] == "Tests"
+
+
+def test_a_big_section_splits_once_more(repo: Repo) -> None:
+    parts = "".join(f"### Part {n}\n\n" + ("Keep the payload small. " * 40) + "\n\n" for n in range(12))
+    repo.write("AGENTS.md", f"# Big\n\n## Guide\n\nIntro.\n\n{parts}## Small\n\nShort.\n")
+    repo.commit("big")
+    titles = [e["title"] for e in entries(plan(), "create")]
+    assert titles == ["Guide", *(f"Guide: Part {n}" for n in range(12)), "Small"]

@@ -13,7 +13,7 @@ from git_memzoi.importer import formats, identity, markdown
 from git_memzoi.importer.existing import Existing, Records
 from git_memzoi.importer.formats import Item
 from git_memzoi.importer.plan import Entry, ImportPlan, Policy, build
-from git_memzoi.importer.sources import Loaded, Tree, scope_folder
+from git_memzoi.importer.sources import CURSOR_DIR, Loaded, Tree, scope_folder
 from git_memzoi.layout import MEMZOI_DIR, pending_path
 from git_memzoi.profile import secrets
 from git_memzoi.runtime.workspace import Workspace
@@ -80,6 +80,9 @@ def _read(tree: Tree, req: ImportRequest) -> tuple[list[Loaded], list[Item], lis
             reported.append(Entry("duplicate", path, name, reason=f"same file as {src.real} (imported once)"))
             continue
         loaded[src.real] = src
+        if path.startswith(CURSOR_DIR + "/"):
+            reported.append(Entry("generated", f"{path}:1", name, reason="written by git memzoi export cursor-rules"))
+            continue
         if src.text.lstrip().startswith(OWN_EXPORT):
             reported.append(Entry("generated", f"{path}:1", name, reason="written by git memzoi export"))
             continue

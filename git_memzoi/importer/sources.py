@@ -18,6 +18,8 @@ MAX_SOURCE_BYTES = 1024 * 1024
 #: How many symlinks a source may pass through before it counts as a loop.
 MAX_LINKS = 8
 
+#: The folder `export cursor-rules` owns: what it holds is generated, never imported.
+CURSOR_DIR = ".cursor/rules/memzoi"
 ADR_DIRS = ("doc/adr", "docs/adr", "docs/decisions", "doc/decisions")
 #: Folders whose files configure a tool: a file there applies to the whole repository, not to its folder.
 TOOL_DIRS = (".cursor", ".github", ".claude", ".windsurf", ".clinerules", ".ruler")

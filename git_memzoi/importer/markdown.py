@@ -93,6 +93,8 @@ def strip_blocks(path: str, lines: list[str]) -> tuple[list[str], list[tuple[int
     """
     out = list(lines)
     spans: list[tuple[int, int]] = []
+    if not any("memzoi:" in line for line in lines):
+        return out, spans
     outside = unfenced(lines)
     start: int | None = None
     for index, line in enumerate(lines):
@@ -119,6 +121,8 @@ def strip_blocks(path: str, lines: list[str]) -> tuple[list[str], list[tuple[int
 
 def ruler_sources(lines: list[str]) -> list[tuple[int, str]]:
     """Ruler's `<!-- Source: path -->` markers outside fences: (line, the source path it names)."""
+    if not any("Source:" in line for line in lines):
+        return []
     outside = unfenced(lines)
     out: list[tuple[int, str]] = []
     for index, line in enumerate(lines):

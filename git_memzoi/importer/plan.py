@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -202,13 +203,16 @@ def _name(entry: Entry, taken: Callable[[str], bool], used: set[str]) -> None:
     """Choose the new record's concept ID (what apply would choose), retitling when its record ID is taken."""
     item = entry.item
     assert item is not None and entry.type is not None
-    titles = [entry.title, f"{entry.title} ({item.source.named})"]
-    titles += [f"{entry.title} ({item.source.named} {n})" for n in range(2, MAX_SUFFIX)]
+    base = entry.title
+    titles = itertools.chain(
+        (base, f"{base} ({item.source.named})"), (f"{base} ({item.source.named} {n})" for n in range(2, MAX_SUFFIX))
+    )
     folder = f"{entry.lane}/{entry.type.replace('_', '-')}s"
+    target = entry.target.id if entry.target else None
     for title in titles:
+        slug = concept.slug(title)
         for suffix in range(1, (MAX_SUFFIX if entry.action == "supersede" else 1) + 1):
-            rid = concept.slug(title) + (f"-{suffix}" if suffix > 1 else "")
-            target = entry.target.id if entry.target else None
+            rid = slug + (f"-{suffix}" if suffix > 1 else "")
             if rid in used or rid == target or taken(rid):
                 continue
             used.add(rid)

@@ -13,7 +13,7 @@ from git_memzoi.importer import formats, identity, markdown
 from git_memzoi.importer.existing import Existing, Records
 from git_memzoi.importer.formats import Item
 from git_memzoi.importer.plan import Entry, ImportPlan, Policy, build
-from git_memzoi.importer.sources import CURSOR_DIR, Loaded, Tree, scope_folder
+from git_memzoi.importer.sources import CURSOR_DIR, RULE_FORMATS, Loaded, Tree, scope_folder
 from git_memzoi.layout import MEMZOI_DIR, pending_path
 from git_memzoi.profile import secrets
 from git_memzoi.runtime.workspace import Workspace
@@ -102,17 +102,29 @@ def _read(tree: Tree, req: ImportRequest) -> tuple[list[Loaded], list[Item], lis
 
 
 def _refuse_secrets(items: list[Item]) -> None:
-    """Refuse a run whose sources hold secret-looking text, naming the source line (nothing is written)."""
+    """Refuse a run whose changes hold secret-looking text, naming the source line (nothing is written).
+
+    Each source is scanned once, whole; a finding counts when it falls in an item that would be written.
+    """
+    spans: dict[str, list[Item]] = {}
     for item in items:
-        for finding in secrets.scan(item.title + "\n" + item.body):
-            line = item.first + max(finding.line - 2, 0)
-            raise FormatError(
-                "secret",
-                f"{finding.looks_like}; secrets must not enter repository memory; nothing was written",
-                path=item.source.real,
-                line=line,
-                hint="remove it from the source (or leave the file out) and import again",
-            )
+        spans.setdefault(item.source.real, []).append(item)
+    for real, held in spans.items():
+        text = held[0].source.text
+        for finding in secrets.scan(text):
+            if any(_first(item) <= finding.line <= item.last for item in held):
+                raise FormatError(
+                    "secret",
+                    f"{finding.looks_like}; secrets must not enter repository memory; nothing was written",
+                    path=real,
+                    line=finding.line,
+                    hint="remove it from the source (or leave the file out) and import again",
+                )
+
+
+def _first(item: Item) -> int:
+    """Where an item's text starts for the secret scan: a rule file's or ADR's front matter is written too."""
+    return 1 if item.fmt in (*RULE_FORMATS, "adr") else item.first
 
 
 def plan_import(ws: Workspace, req: ImportRequest) -> ImportPlan:

@@ -388,3 +388,26 @@ def test_export_into_keeps_text_around_an_existing_block(repo: Repo) -> None:
     repo.write("CLAUDE.md", "# Mine\n\n<!-- memzoi:start -->\nold\n")
     out = run_cli("export", "claude-md", "--into", "CLAUDE.md", expect=1)
     assert "CLAUDE.md:3: import-marker:" in out.stderr
+
+
+def test_other_formats(repo: Repo) -> None:
+    repo.write(".claude/rules/frontend.md", "---\npaths:\n  - apps/web/**\n---\n# Frontend\n\nUse the design tokens.\n")
+    repo.write(".windsurf/rules/style.md", "---\ntrigger: glob\nglobs: lib/*.rb\n---\nTwo-space indents in Ruby.\n")
+    repo.write(".clinerules/deploy.md", "---\npaths: infra/**\n---\n# Deploy\n\nDeploy with terraform only.\n")
+    repo.write(".cursorrules", "Prefer small pull requests.\n")
+    repo.write("GEMINI.md", "## Gemini\n\nAnswer briefly.\n")
+    repo.write("svc/AGENTS.override.md", "## Override\n\nThis service pins Node 18.\n")
+    repo.commit("formats")
+    result = plan()
+    got = {e["where"].split(":")[0]: (e["title"], e["applies_to"]) for e in entries(result, "create")}
+    assert got == {
+        ".claude/rules/frontend.md": ("Frontend", ["apps/web/**"]),
+        ".windsurf/rules/style.md": ("style", ["lib/**"]),
+        ".clinerules/deploy.md": ("Deploy", ["infra/**"]),
+        ".cursorrules": (".cursorrules", []),
+        "GEMINI.md": ("Gemini", []),
+        "svc/AGENTS.override.md": ("svc: Override", ["svc/**"]),
+    }
+    deploy = by_where(result, ".clinerules/deploy.md")[0]
+    assert (deploy["type"], deploy["lane"]) == ("procedure", "procedural")
+    assert by_where(plan("--type", "preference"), "GEMINI.md")[0]["type"] == "preference"

@@ -411,3 +411,9 @@ def test_other_formats(repo: Repo) -> None:
     deploy = by_where(result, ".clinerules/deploy.md")[0]
     assert (deploy["type"], deploy["lane"]) == ("procedure", "procedural")
     assert by_where(plan("--type", "preference"), "GEMINI.md")[0]["type"] == "preference"
+
+
+def test_a_tracked_file_missing_from_the_work_tree_is_left_out(basic: Repo) -> None:
+    (basic.path / "worker/AGENTS.md").unlink()
+    assert not by_where(plan(), "worker/AGENTS.md")
+    assert "missing from the work tree" in run_cli("import", "worker/AGENTS.md", expect=2).stderr

@@ -125,7 +125,7 @@ class Tree:
         """(path, format) of every tracked file in a known location, personal files included, by path."""
         dirs = self.adr_dirs()
         found = [(path, classify(path, dirs)) for path in sorted(self.entries)]
-        return [(path, fmt) for path, fmt in found if fmt is not None]
+        return [(path, fmt) for path, fmt in found if fmt is not None and self.exists(path)]
 
     def _is_link(self, path: str) -> bool:
         if self.root is None:
@@ -169,9 +169,12 @@ class Tree:
     def load(self, named: str, fmt: str) -> Loaded:
         """The text of source `named`: at most MAX_SOURCE_BYTES of UTF-8 (a BOM is dropped)."""
         real = self.resolve(named)
-        if self.root is not None and (self.root / real).stat().st_size > MAX_SOURCE_BYTES:
-            raise FormatError("import-too-large", f"larger than {MAX_SOURCE_BYTES} bytes", path=named)
-        raw = self._raw(real)
+        try:
+            if self.root is not None and (self.root / real).stat().st_size > MAX_SOURCE_BYTES:
+                raise FormatError("import-too-large", f"larger than {MAX_SOURCE_BYTES} bytes", path=named)
+            raw = self._raw(real)
+        except OSError as exc:
+            raise FormatError("import-unreadable", f"cannot read: {exc.strerror or exc}", path=real) from None
         if len(raw) > MAX_SOURCE_BYTES:
             raise FormatError("import-too-large", f"larger than {MAX_SOURCE_BYTES} bytes", path=named)
         try:
@@ -190,11 +193,13 @@ class Tree:
         out: list[tuple[str, str]] = []
         for source in given:
             rel = self._relative(source, cwd)
+            if rel in self.entries and not self.exists(rel):
+                raise UsageError(f"{source}: tracked, but missing from the work tree")
             if rel not in self.entries:
                 under = [p for p in sorted(self.entries) if p.startswith(rel.rstrip("/") + "/")]
                 if not under:
                     raise UsageError(f"{source}: not a file git tracks")
-                out.extend((p, f) for p in under if (f := forced or classify(p, dirs)) is not None)
+                out.extend((p, f) for p in under if (f := forced or classify(p, dirs)) is not None and self.exists(p))
                 continue
             fmt = forced or classify(rel, dirs)
             if fmt is None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from git_memzoi.errors import FormatError
@@ -13,8 +15,10 @@ from git_memzoi.layout import RECORDS, SUFFIX
 from git_memzoi.profile import frontmatter
 from git_memzoi.runtime.workspace import Workspace
 
+_LINE = re.compile(r"^(id|status|source_ref|  origin_key|  route):[ ]?(.*)$", re.MULTILINE)
 
-@dataclass(frozen=True)
+
+@dataclass
 class Existing:
     """An imported record: its ID, file, status, origin and provenance, and what a tombstone packet repeats."""
 
@@ -24,18 +28,64 @@ class Existing:
     origin_key: str
     key_digest: str
     source_ref: identity.SourceRef | None
-    title: str
-    type: str
-    lane: str
     blob: str
-    applies_to: tuple[str, ...]
+    raw: bytes
+
+    @cached_property
+    def _data(self) -> dict[str, Any]:
+        try:
+            return frontmatter.parse(self.raw, self.path).data
+        except FormatError:
+            return {}
+
+    @property
+    def title(self) -> str:
+        return str(self._data.get("title") or self.id)
+
+    @property
+    def type(self) -> str:
+        return str(self._data.get("type") or "convention")
+
+    @property
+    def lane(self) -> str:
+        return str(self._data.get("lane") or "semantic")
+
+    @property
+    def applies_to(self) -> tuple[str, ...]:
+        applies = self._data.get("applies_to")
+        return tuple(str(a) for a in applies) if isinstance(applies, list) else ()
+
+
+def _scalar(value: str) -> str | None:
+    """A plain one-line YAML scalar as the file spells it, or None when it needs the YAML parser (quoted, folded)."""
+    value = value.strip()
+    if not value or value[0] in "'\"&*!|>{[%@`" or " #" in value:
+        return None
+    return value
+
+
+def _fields(path: str, raw: bytes) -> dict[str, Any]:
+    """id, status, source_ref and origin of a record: read off its lines when they are plain, else parsed."""
+    text = raw.decode("utf-8", "replace")
+    end = text.find("\n---", 3)
+    found: dict[str, Any] = {}
+    for key, value in _LINE.findall(text[: end if end > 0 else len(text)]):
+        plain = _scalar(value)
+        if plain is None:
+            break
+        found[key.strip()] = plain
+    else:
+        if {"id", "status", "origin_key", "route"} <= found.keys():
+            origin = {"origin_key": found.pop("origin_key"), "route": found.pop("route")}
+            return found | {"origin": origin}
+    try:
+        return frontmatter.parse(raw, path).data
+    except FormatError:
+        return {}
 
 
 def _existing(path: str, raw: bytes) -> Existing | None:
-    try:
-        data: dict[str, Any] = frontmatter.parse(raw, path).data
-    except FormatError:
-        return None
+    data = _fields(path, raw)
     origin = data.get("origin")
     if not isinstance(origin, dict) or origin.get("route") != identity.ROUTE:
         return None
@@ -44,7 +94,6 @@ def _existing(path: str, raw: bytes) -> Existing | None:
     if digest is None or not isinstance(data.get("id"), str):
         return None
     ref = data.get("source_ref")
-    applies = data.get("applies_to")
     return Existing(
         id=data["id"],
         path=path,
@@ -52,11 +101,8 @@ def _existing(path: str, raw: bytes) -> Existing | None:
         origin_key=str(okey),
         key_digest=digest,
         source_ref=identity.parse_source_ref(ref if isinstance(ref, str) else None),
-        title=str(data.get("title") or data["id"]),
-        type=str(data.get("type") or "convention"),
-        lane=str(data.get("lane") or "semantic"),
         blob=gitfiles.blob_oid(raw),
-        applies_to=tuple(str(a) for a in applies) if isinstance(applies, list) else (),
+        raw=raw,
     )
 
 

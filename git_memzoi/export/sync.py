@@ -99,10 +99,7 @@ def render_rule(record: IndexedRecord) -> bytes:
     given = dict(ref.activation) if ref is not None else {}
     description = given.get("description") or record.description or record.title
     source_globs = given.get("globs") or given.get("applyTo") or given.get("paths")
-    if source_globs:
-        globs = source_globs
-    else:
-        globs = ",".join(a if a.endswith("/**") else a + "/**" for a in record.applies_to)
+    globs = source_globs or ",".join(a if a.endswith("/**") else a + "/**" for a in record.applies_to)
     always = given.get("alwaysApply", "false" if globs else "true")
     head = f"---\ndescription: {_value(description)}\nglobs: {globs}\nalwaysApply: {always}\n---\n"
     return (head + record.body.strip("\n") + "\n").encode("utf-8")

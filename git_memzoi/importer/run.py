@@ -281,7 +281,7 @@ def apply(ws: Workspace, plan: ImportPlan, expected: str | None = None, *, commi
         pending = root / pending_path(entry.proposal_id)
         raw = pending.read_bytes() if pending.is_file() else packet_bytes(entry, now, actor)
         cid = entry.concept_id if entry.action != "tombstone" else None
-        batch.append(BatchPacket(raw, cid, pending=pending.is_file()))
+        batch.append(BatchPacket(entry.proposal_id, raw, cid, pending=pending.is_file()))
     done = apply_batch(ws, f"import-{plan.plan_id}", batch, receipt_line(plan, now), commit=commit)
     result.written = done.files
     result.records = [{"id": r.record_id, "path": r.path, "status": r.status} for r in done.records]

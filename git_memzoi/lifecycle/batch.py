@@ -23,6 +23,7 @@ from git_memzoi.runtime.workspace import Workspace
 class BatchPacket:
     """One packet of a batch: its bytes, and the concept ID its new record takes (None: apply's default)."""
 
+    proposal_id: str
     raw: bytes
     concept_id: str | None = None
     pending: bool = False  # the packet is the pending file of its ID (written earlier, reviewed): apply removes it
@@ -42,11 +43,11 @@ class BatchResult:
 
 
 def _source(item: BatchPacket) -> Source:
-    parsed = packets.load_packet(item.raw, "<batch>")
-    pid = parsed.packet.id
-    where = pending_path(pid)
+    where = pending_path(item.proposal_id)
     parsed = packets.load_packet(item.raw, where)
-    return Source(pid, "file", None, where, item.raw if item.pending else None, item.raw, parsed, None)
+    if parsed.packet.id != item.proposal_id:
+        raise Refused(f"{where}: id: {parsed.packet.id!r} is not the file's ID {item.proposal_id!r}", code="packet-id")
+    return Source(item.proposal_id, "file", None, where, item.raw if item.pending else None, item.raw, parsed, None)
 
 
 def merge(name: str, plans: list[Plan], log_before: bytes | None, receipt: str) -> Plan:

@@ -417,3 +417,13 @@ def test_a_tracked_file_missing_from_the_work_tree_is_left_out(basic: Repo) -> N
     (basic.path / "worker/AGENTS.md").unlink()
     assert not by_where(plan(), "worker/AGENTS.md")
     assert "missing from the work tree" in run_cli("import", "worker/AGENTS.md", expect=2).stderr
+
+
+def test_claude_md_imports_are_followed_with_the_importing_files_scope(repo: Repo) -> None:
+    repo.write("app/CLAUDE.md", "## App\n\nSee @docs/style.md and `@not/this.md`; mail me at a@b.\n")
+    repo.write("app/docs/style.md", "## Style\n\nTabs, not spaces.\n")
+    repo.write("docs/outside.md", "## Outside\n\nNot imported.\n")
+    repo.write("CLAUDE.md", "## Root\n\nAlso @~/personal.md and @../escape.md.\n")
+    repo.commit("imports")
+    created = {e["title"]: e["applies_to"] for e in entries(plan(), "create")}
+    assert created == {"app: App": ["app/**"], "app: Style": ["app/**"], "Root": []}

@@ -6,6 +6,7 @@ file as read (front matter included), so `path:line-line` points at the source.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 
@@ -20,6 +21,8 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 #: The Rust Memzoi's managed block (also what `export --into` writes), and Ruler's segment marker.
 BLOCK_START = "<!-- memzoi:start -->"
 BLOCK_END = "<!-- memzoi:end -->"
+_CLAUDE_IMPORT = re.compile(r"(?:^|(?<=\s))@([A-Za-z0-9_./-]+)")
+_CODE_SPAN = re.compile(r"`[^`]*`")
 _RULER_SOURCE = re.compile(r"^\s*<!--\s*Source:\s*(.+?)\s*-->\s*$")
 
 
@@ -215,4 +218,26 @@ def _split_big(lines: list[str], base: int, section: Section, level: int) -> lis
         first, last = _span(lines, mark.line, stop, base)
         title = f"{section.title}: {mark.text}" if mark.text else section.title
         out.append(Section((*section.path, mark.text), title, _text(lines, first, last, base), first, last))
+    return out
+
+
+def claude_imports(lines: list[str], folder: str) -> list[str]:
+    """Claude Code's `@path` imports outside code, as repository paths (relative to `folder`, the file's own).
+
+    Home-relative and absolute paths (`@~/…`, `@/…`) and paths leaving the repository are left out:
+    personal files never become repository memory.
+    """
+    outside = unfenced(lines)
+    out: list[str] = []
+    for index, line in enumerate(lines):
+        if not outside[index] or "@" not in line:
+            continue
+        for name in _CLAUDE_IMPORT.findall(_CODE_SPAN.sub("", line)):
+            name = name.rstrip(".")
+            if name.startswith("/") or "." not in posixpath.basename(name):
+                continue
+            path = posixpath.normpath(posixpath.join(folder, name))
+            if path.startswith("../") or path == ".." or path in out:
+                continue
+            out.append(path)
     return out

@@ -61,13 +61,14 @@ def _read(tree: Tree, req: ImportRequest) -> tuple[list[Loaded], list[Item], lis
     given = tree.named(list(req.sources), req.cwd, req.fmt) if req.sources else tree.discover()
     # A file is read under its own name before any symlink that leads to it, so the twin is the link.
     links = {path for path, fmt in given if fmt != "personal" and tree.resolve(path) != path}
-    queue = deque(sorted(given, key=lambda pair: (pair[0] in links, pair[0])))
+    ordered = sorted(given, key=lambda pair: (pair[0] in links, pair[0]))
+    queue: deque[tuple[str, str, str | None]] = deque((path, fmt, None) for path, fmt in ordered)
     loaded: dict[str, Loaded] = {}
     items: list[Item] = []
     reported: list[Entry] = []
     named_once: set[str] = set()
     while queue:
-        path, fmt = queue.popleft()
+        path, fmt, folder = queue.popleft()
         if path in named_once:
             continue
         named_once.add(path)
@@ -94,9 +95,14 @@ def _read(tree: Tree, req: ImportRequest) -> tuple[list[Loaded], list[Item], lis
             )
             for origin in origins:
                 if tree.exists(origin):
-                    queue.append((origin, fmt if fmt not in ("adr",) else "agents-md"))
+                    queue.append((origin, fmt if fmt not in ("adr",) else "agents-md", None))
             continue
-        folder = scope_folder(path, fmt)
+        folder = scope_folder(path, fmt) if folder is None else folder
+        if fmt == "claude-md":
+            for imported in markdown.claude_imports(src.text.split("\n"), posixpath.dirname(src.real)):
+                if tree.exists(imported) and imported not in named_once:
+                    # read before anything queued after it, with the importing file's scope
+                    queue.appendleft((imported, "claude-md", folder))
         items.extend(formats.items(src, folder=folder))
     return list(loaded.values()), items, reported
 

@@ -427,3 +427,29 @@ def test_claude_md_imports_are_followed_with_the_importing_files_scope(repo: Rep
     repo.commit("imports")
     created = {e["title"]: e["applies_to"] for e in entries(plan(), "create")}
     assert created == {"app: App": ["app/**"], "app: Style": ["app/**"], "Root": []}
+
+
+def test_superseded_by_link_becomes_a_supersede_of_the_old_adrs_record(repo: Repo) -> None:
+    old = "# 2. Use PostgreSQL\n\n## Status\n\nAccepted\n\n## Decision\n\nUse PostgreSQL.\n"
+    repo.write("doc/adr/0002-use-postgres.md", old)
+    repo.commit("adr 2")
+    run_cli("import", "--apply", "--commit")
+    repo.write(
+        "doc/adr/0002-use-postgres.md",
+        old.replace("Accepted", "Superseded by [3. Use PostgreSQL 16](0003-use-postgres-16.md)"),
+    )
+    repo.write("doc/adr/0003-use-postgres-16.md", "# 3. Use PostgreSQL 16\n\n## Status\n\nAccepted\n\nUse 16.\n")
+    repo.commit("adr 3")
+    result = plan("--prune")
+    assert [(e["action"], e["target"]) for e in entries(result) if e["action"] in ("supersede", "tombstone")] == [
+        ("supersede", "2-use-postgresql")
+    ]
+    assert (
+        by_where(result, "doc/adr/0003")[0]["reason"]
+        == "doc/adr/0003-use-postgres-16.md supersedes doc/adr/0002-use-postgres.md"
+    )
+    run_cli("import", "--prune", "--apply", "--commit")
+    run_cli("validate")
+    new = (repo.path / ".memzoi/records/semantic/decisions/3-use-postgresql-16.md").read_text()
+    assert "supersedes: 2-use-postgresql" in new
+    assert plan("--prune")["changes"] == 0

@@ -47,6 +47,7 @@ class Item:
     generated: str | None = None  # what generated it, when it is generated content
     adr_status: str | None = None
     superseded_by: tuple[str, ...] = ()  # repository paths of ADRs that replace this one
+    supersedes: tuple[str, ...] = ()  # repository paths of ADRs this one replaces
 
     @property
     def where(self) -> str:
@@ -252,11 +253,17 @@ def _adr(src: Loaded) -> Item:
     raw_status, _ = _adr_status(lines, data)
     status = _normal_status(raw_status) if raw_status else "unknown"
     superseded_by: list[str] = []
+    supersedes: list[str] = []
     outside = markdown.unfenced(lines)
     for index, line in enumerate(lines):
-        if outside[index] and re.search(r"superseded\s+by", line, re.I):
+        if not outside[index]:
+            continue
+        links: list[str] | None = superseded_by if re.search(r"superseded\s+by", line, re.I) else None
+        if links is None and re.search(r"\bsupersedes\b", line, re.I):
+            links = supersedes
+        if links is not None:
             for link in _LINK.findall(line):
-                superseded_by.append(posixpath.normpath(posixpath.join(posixpath.dirname(src.real), link)))
+                links.append(posixpath.normpath(posixpath.join(posixpath.dirname(src.real), link)))
     if superseded_by and status != "superseded":
         status = "superseded" if status in ("accepted", "unknown") else status
     body_lines, _ = markdown.strip_blocks(src.real, lines)
@@ -267,6 +274,7 @@ def _adr(src: Loaded) -> Item:
     item = Item("adr", src, (), title, text, first, last, "decision", "semantic", ())
     item.adr_status = status
     item.superseded_by = tuple(superseded_by)
+    item.supersedes = tuple(supersedes)
     if raw_status is None:
         item.warnings.append("no status found: treated as unknown")
     return item

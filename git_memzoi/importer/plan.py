@@ -118,18 +118,18 @@ def build(
     ordinals: dict[str, int] = {}
     used_ids: set[str] = set()
     claimed: set[str] = set()
-    replaced_by: dict[str, str] = {}  # an ADR's path -> the path of the ADR that supersedes it
+    replaces: dict[str, list[str]] = {}  # an ADR's path -> the paths of the ADRs it supersedes
     for item in items:
-        for old in item.superseded_by:
-            replaced_by[old] = item.source.real
-    keys_by_path: dict[str, str] = {}
+        for new in item.superseded_by:
+            replaces.setdefault(new, []).append(item.source.real)
+        for old in item.supersedes:
+            replaces.setdefault(item.source.real, []).append(old)
     for item in items:
         base = identity.key(item)
         ordinals[base] = ordinals.get(base, 0) + 1
         item_key = identity.key(item, ordinals[base])
         digest = identity.key_digest(item_key)
         seen_keys.add(digest)
-        keys_by_path.setdefault(item.source.real, digest)
         if policy.type_override is not None and item.fmt != "adr":
             item.type = policy.type_override
             item.lane = _lane_for(item.type)
@@ -165,17 +165,16 @@ def build(
             entry.action = "skipped"
             entry.reason = "tombstoned on purpose: " + next(r.id for r in records if r.status == "tombstoned")
             continue
-        if not active and not records:
-            for old_path, new_path in replaced_by.items():
-                if new_path != item.source.real:
-                    continue
-                old_digest = keys_by_path.get(old_path)
-                olds = [r for r in by_key.get(old_digest or "", []) if r.status == "active"]
-                if olds:
-                    active = olds
+        reason = f"{item.source.named} changed since {active[0].id} was imported" if active else ""
+        if not active and not records and item.fmt == "adr":
+            for old_path in replaces.get(item.source.real, []):
+                old_key = identity.key_digest("\0".join(["adr", old_path]))
+                active = [r for r in by_key.get(old_key, []) if r.status == "active" and r.id not in claimed]
+                if active:
+                    reason = f"{item.source.named} supersedes {old_path}"
+                    break
         if active and active[0].id not in claimed:
-            entry.action, entry.target = "supersede", active[0]
-            entry.reason = f"{item.source.named} changed since {active[0].id} was imported"
+            entry.action, entry.target, entry.reason = "supersede", active[0], reason
             claimed.add(active[0].id)
         _name(entry, taken, used_ids)
     for record in imported:

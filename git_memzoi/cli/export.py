@@ -1,4 +1,4 @@
-"""`git memzoi export okf|agents-md|claude-md`: generated projections into this worktree's exports/."""
+"""`git memzoi export okf|agents-md|claude-md|cursor-rules`: generated projections (and sync back into files)."""
 
 from __future__ import annotations
 
@@ -69,23 +69,61 @@ def okf(output: str | None, as_json: bool) -> None:
     _report(export_okf(workspace(), output), as_json)
 
 
-def _instructions(target: str, output: str | None, max_bytes: int | None, as_json: bool) -> None:
+into_option = click.option(
+    "--into",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Rewrite only the <!-- memzoi:start --> block of FILE in the work tree (appended when missing).",
+)
+
+
+def _instructions(target: str, output: str | None, into: str | None, max_bytes: int | None, as_json: bool) -> None:
+    if into is not None:
+        from git_memzoi.errors import UsageError
+        from git_memzoi.export.sync import export_into
+
+        if output is not None:
+            raise UsageError("--into and --output exclude each other")
+        _report(export_into(workspace(), target, into, max_bytes), as_json)
+        return
     _report(export_instructions(workspace(), target, output, max_bytes), as_json)
 
 
 @export.command("agents-md")
 @output_option
+@into_option
 @max_bytes_option
 @json_option
-def agents_md(output: str | None, max_bytes: int | None, as_json: bool) -> None:
+def agents_md(output: str | None, into: str | None, max_bytes: int | None, as_json: bool) -> None:
     """AGENTS.memory.md: the rules to follow, for Codex and other AGENTS.md readers (32 KiB budget)."""
-    _instructions("agents-md", output, max_bytes, as_json)
+    _instructions("agents-md", output, into, max_bytes, as_json)
 
 
 @export.command("claude-md")
 @output_option
+@into_option
 @max_bytes_option
 @json_option
-def claude_md(output: str | None, max_bytes: int | None, as_json: bool) -> None:
+def claude_md(output: str | None, into: str | None, max_bytes: int | None, as_json: bool) -> None:
     """CLAUDE.memory.md: the rules to follow, for Claude Code (40,000-character budget)."""
-    _instructions("claude-md", output, max_bytes, as_json)
+    _instructions("claude-md", output, into, max_bytes, as_json)
+
+
+@export.command("cursor-rules")
+@click.option(
+    "--output",
+    "-o",
+    "output",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Write DIR/.cursor/rules/memzoi/ instead of the work tree's.",
+)
+@json_option
+def cursor_rules(output: str | None, as_json: bool) -> None:
+    """.cursor/rules/memzoi/<record-id>.mdc: one Cursor rule per rule record, globs and activation restored.
+
+    The folder is owned by the export: it is replaced as a whole, and import skips it.
+    """
+    from git_memzoi.export.sync import export_cursor_rules
+
+    _report(export_cursor_rules(workspace(), output), as_json)

@@ -41,6 +41,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "checkpoint": ("git_memzoi.cli.local:checkpoint", "Session memory checkpoints."),
     "retention": ("git_memzoi.cli.local:retention", "Authorised retention facts (episodic extension)."),
     "events": ("git_memzoi.cli.local:events", "The audit event log of shared.db."),
+    "import": (
+        "git_memzoi.cli.importcmd:import_",
+        "Plan an import of AGENTS.md, CLAUDE.md, Cursor, Copilot rules and ADRs as proposals.",
+    ),
     "export": ("git_memzoi.cli.export:export", "Generate OKF and agent instruction exports."),
     "mcp": ("git_memzoi.cli.mcp:mcp", "The stdio MCP server and its client config."),
     "hook": ("git_memzoi.cli.hooks:hook", "Server-side and client-side git hook checks."),
@@ -52,7 +56,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Set up", ("init", "doctor", "rebuild", "completion")),
     ("Examine", ("status", "show", "validate", "events")),
-    ("Change memory (reviewed)", ("propose", "proposals", "review", "approve", "apply", "reject")),
+    ("Change memory (reviewed)", ("propose", "import", "proposals", "review", "approve", "apply", "reject")),
     ("Recall", ("search", "context", "handoff", "precheck", "expiry")),
     ("Private memory", ("local", "checkpoint", "retention")),
     ("Integrate", ("export", "mcp", "hook", "agent")),

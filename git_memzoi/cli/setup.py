@@ -34,6 +34,7 @@ def init(as_json: bool) -> None:
 
 #: What `init` suggests next: wire the agents, guard commits and pushes, add a first memory.
 NEXT_STEPS = (
+    "git memzoi import                    # plan bringing in CLAUDE.md, AGENTS.md, rule files and ADRs",
     "git memzoi agent install claude      # or codex: memory at session start and before each edit",
     "git memzoi hook install              # check .memzoi/ on every commit and push",
     'git memzoi propose --type convention --title "..." --body "..."   # a first rule, for review',

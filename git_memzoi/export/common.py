@@ -16,7 +16,7 @@ from git_memzoi.recall.records import current_records as recall_current
 from git_memzoi.runtime.atomic import fsync_dir, refuse_symlinks, write_atomic
 from git_memzoi.runtime.workspace import Workspace
 
-Target = Literal["okf", "agents-md", "claude-md"]
+Target = Literal["okf", "agents-md", "claude-md", "cursor-rules"]
 Unit = Literal["bytes", "characters"]
 
 #: The exact file names the instruction exports produce.

@@ -94,6 +94,7 @@ class DbChange(NamedTuple):
     delete_ids: tuple[str, ...] = ()
     upsert: ProposalRow | None = None
     rejections: tuple[RejectionRow, ...] = ()
+    more: tuple[ProposalRow, ...] = ()  # further rows a batch step upserts with `upsert`
 
 
 class Conflict(Exception):
@@ -248,10 +249,10 @@ def execute(
                 raise Conflict(f"proposal {proposal_id} is {current or 'absent'}, expected {state or 'absent'}")
         for proposal_id in change.delete_ids:
             conn.execute("DELETE FROM proposals WHERE id = ?", (proposal_id,))
-        if change.upsert is not None:
+        for upsert in (change.upsert, *change.more) if change.upsert is not None else ():
             conn.execute(
                 f"INSERT OR REPLACE INTO proposals ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                change.upsert.params(),
+                upsert.params(),
             )
         for rejection in change.rejections:
             conn.execute(

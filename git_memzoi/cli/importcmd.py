@@ -1,0 +1,110 @@
+"""`git memzoi import`: bring AGENTS.md, CLAUDE.md, Cursor and Copilot rules and ADRs in as reviewable proposals."""
+
+from __future__ import annotations
+
+import click
+
+from git_memzoi.cli.common import emit_json, json_option, say, workspace
+from git_memzoi.errors import UsageError
+from git_memzoi.importer import formats
+from git_memzoi.importer.plan import Entry, ImportPlan
+from git_memzoi.importer.run import ImportRequest, apply, plan_import, write
+from git_memzoi.importer.sources import FORMATS
+from git_memzoi.profile import vocab
+
+
+def _line(entry: Entry) -> str:
+    """One plan line: action, `path:line-line`, concept ID, type, lane, applies_to, then the reason."""
+    parts = [f"{entry.action:<10}", entry.where]
+    if entry.concept_id:
+        parts.append(entry.concept_id)
+    if entry.type and entry.action not in ("duplicate", "generated"):
+        parts.append(f"{entry.type}/{entry.lane}")
+        parts.append("applies to " + (", ".join(entry.applies_to) if entry.applies_to else "the whole repository"))
+    if entry.target is not None and entry.action in ("supersede", "tombstone", "unchanged"):
+        parts.append(f"record {entry.target.id}")
+    if entry.reason:
+        parts.append(f"({entry.reason})")
+    return "  ".join(parts)
+
+
+def _show(plan: ImportPlan) -> None:
+    for entry in plan.entries:
+        click.echo(_line(entry))
+        for warning in entry.warnings:
+            click.echo(f"  warning: {warning}")
+    counts = plan.counts()
+    summary = ", ".join(f"{n} {action}" for action, n in sorted(counts.items())) or "nothing found"
+    click.echo(f"plan {plan.plan_id}: {len(plan.changes)} change(s); {summary}")
+
+
+@click.command(name="import")
+@click.argument("sources", nargs=-1)
+@click.option("--from", "fmt", type=click.Choice(FORMATS), help="Read every SOURCE as this format.")
+@click.option("--rev", metavar="REV", help="Read the sources from this commit (also in a bare repository).")
+@click.option("--type", "type_", type=click.Choice(vocab.MEMORY_TYPES), help="Give every non-ADR item this type.")
+@click.option(
+    "--adr-status",
+    "adr_statuses",
+    multiple=True,
+    type=click.Choice((*formats.ADR_STATUSES, "unknown")),
+    help="Import ADRs with this status too (repeatable; default: accepted only).",
+)
+@click.option("--prune", is_flag=True, help="Tombstone records whose source item is gone.")
+@click.option("--write", "do_write", is_flag=True, help="Write one packet per change into proposals/pending/.")
+@click.option("--apply", "do_apply", is_flag=True, help="Write and apply every change in one all-or-nothing batch.")
+@click.option("--commit", is_flag=True, help="With --apply: record exactly the touched files in one git commit.")
+@click.option("--plan-id", metavar="ID", help="With --write or --apply: refuse unless the plan still has this ID.")
+@json_option
+def import_(
+    sources: tuple[str, ...],
+    fmt: str | None,
+    rev: str | None,
+    type_: str | None,
+    adr_statuses: tuple[str, ...],
+    prune: bool,
+    do_write: bool,
+    do_apply: bool,
+    commit: bool,
+    plan_id: str | None,
+    as_json: bool,
+) -> None:
+    """Plan an import of the memory files the repository already has; write or apply it on request.
+
+    With no SOURCE, the known locations in the tracked tree are read: AGENTS.md, CLAUDE.md,
+    GEMINI.md (nested too), .claude/rules/, .cursor/rules/*.mdc, .cursorrules, Copilot's
+    instruction files, .windsurf/rules/, .clinerules and ADR folders. The default prints the
+    plan and writes nothing; records are only ever made by apply.
+    """
+    if do_write and do_apply:
+        raise UsageError("--write and --apply exclude each other (--apply writes too)")
+    if commit and not do_apply:
+        raise UsageError("--commit goes with --apply")
+    if plan_id is not None and not (do_write or do_apply):
+        raise UsageError("--plan-id goes with --write or --apply")
+    if rev is not None and (do_write or do_apply):
+        raise UsageError("--rev only plans: write or apply from the work tree")
+    statuses = tuple(dict.fromkeys(formats.IMPORTED_STATUSES + adr_statuses))
+    ws = workspace()
+    plan = plan_import(ws, ImportRequest(sources, rev, fmt, type_, prune, statuses))
+    if not (do_write or do_apply):
+        if as_json:
+            emit_json(plan.as_json())
+        else:
+            _show(plan)
+        return
+    result = apply(ws, plan, plan_id, commit=commit) if do_apply else write(ws, plan, plan_id)
+    if as_json:
+        emit_json(result.as_json())
+    else:
+        _show(plan)
+    if do_apply:
+        say(f"applied plan {plan.plan_id}: {len(result.records)} record change(s)")
+        if result.commit:
+            say(f"committed {result.commit[:12]}")
+    else:
+        say(f"wrote {len(result.written)} packet(s) into .memzoi/proposals/pending/")
+        for path in result.kept:
+            say(f"kept {path} (already pending)")
+    for warning in result.warnings:
+        say(f"warning: {warning}")

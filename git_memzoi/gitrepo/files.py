@@ -1,0 +1,60 @@
+"""Tracked files of the work tree (git's index) or of a commit's tree, as paths, modes and blob OIDs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from git_memzoi.gitrepo.repo import GitRepo
+
+
+@dataclass(frozen=True)
+class Tracked:
+    """One tracked path: whether git stores it as a symlink, and its blob OID (None for a submodule)."""
+
+    path: str
+    link: bool
+    oid: str | None
+
+
+def tracked(repo: GitRepo, rev: str | None = None) -> dict[str, Tracked]:
+    """Every file git tracks: the index of the work tree, or the tree of commit `rev`."""
+    import pygit2  # pygit2 on first use (Command start-up: search)
+
+    link_mode = int(pygit2.enums.FileMode.LINK)
+    out: dict[str, Tracked] = {}
+    if rev is None:
+        for entry in repo.pygit.index:
+            if entry.mode == int(pygit2.enums.FileMode.COMMIT):
+                continue
+            out[entry.path] = Tracked(entry.path, entry.mode == link_mode, str(entry.id))
+        return out
+    stack: list[tuple[str, pygit2.Tree]] = [("", repo.resolve(rev).tree)]
+    while stack:
+        base, node = stack.pop()
+        for item in node:
+            path = f"{base}{item.name}"
+            if item.type == pygit2.enums.ObjectType.TREE:
+                sub = repo.pygit[item.id]
+                assert isinstance(sub, pygit2.Tree)
+                stack.append((path + "/", sub))
+            elif item.type == pygit2.enums.ObjectType.BLOB:
+                out[path] = Tracked(path, item.filemode == pygit2.enums.FileMode.LINK, str(item.id))
+    return out
+
+
+def blob_bytes(repo: GitRepo, oid: str) -> bytes:
+    """The bytes of blob `oid`."""
+    import pygit2  # pygit2 on first use (Command start-up: search)
+
+    blob = repo.pygit[oid]
+    assert isinstance(blob, pygit2.Blob)
+    return bytes(blob.data)
+
+
+def blob_oid(data: bytes) -> str:
+    """The OID git gives a blob holding `data` (as `git hash-object` does)."""
+    import pygit2  # pygit2 on first use (Command start-up: search)
+
+    return str(pygit2.hash(data))

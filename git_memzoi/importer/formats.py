@@ -1,0 +1,280 @@
+"""Each source format into items: the Markdown sections, rule files and ADRs that become records (pure)."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from git_memzoi.errors import FormatError
+from git_memzoi.importer import markdown
+from git_memzoi.importer.sources import RULE_FORMATS, Loaded, scope_folder
+
+#: ADR statuses imported by default; the others are reported and skipped unless asked for.
+IMPORTED_STATUSES = ("accepted",)
+ADR_STATUSES = ("accepted", "proposed", "draft", "on hold", "deprecated", "rejected", "superseded")
+
+_WARNING = re.compile(
+    r"\b(never|don'?t|do not|must not|mustn'?t|security|secrets?|warnings?|danger|dangerous|forbidden|avoid)\b", re.I
+)
+_PROCEDURE = re.compile(
+    r"\b(setup|set up|install(ation|ing)?|build(ing)?|tests?|testing|release|releasing|deploy(ment|ing)?|"
+    r"getting started|commands?|workflows?|ci)\b",
+    re.I,
+)
+_STATUS_LINE = re.compile(r"^\s*(?:[*-]\s*)?\**status\**\s*:\s*\**(.+?)\**\s*$", re.I)
+_LINK = re.compile(r"\[[^\]]*\]\(([^)\s#]+)[^)]*\)")
+_GLOB_CHARS = "*?[{"
+
+
+@dataclass
+class Item:
+    """One piece of a source that may become a record, with everything its packet needs."""
+
+    fmt: str
+    source: Loaded
+    heading: tuple[str, ...]
+    title: str
+    body: str
+    first: int
+    last: int
+    type: str
+    lane: str
+    applies_to: tuple[str, ...]
+    activation: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    skip: str | None = None  # why it is reported but not imported
+    generated: str | None = None  # what generated it, when it is generated content
+    adr_status: str | None = None
+    superseded_by: tuple[str, ...] = ()  # repository paths of ADRs that replace this one
+    supersedes: tuple[str, ...] = ()  # repository paths of ADRs this one replaces
+
+    @property
+    def where(self) -> str:
+        return f"{self.source.named}:{self.first}-{self.last}"
+
+
+def classify_text(title: str) -> tuple[str, str]:
+    """(type, lane) of a section by its title: warning words, then procedure words, else a convention."""
+    if _WARNING.search(title):
+        return "warning", "semantic"
+    if _PROCEDURE.search(title):
+        return "procedure", "procedural"
+    return "convention", "semantic"
+
+
+def front_matter(src: Loaded) -> tuple[dict[str, object], list[str], int]:
+    """A rule file's front matter as simple `key: value` and `- item` lines, its body lines, and the body's first line.
+
+    Deliberately not YAML: Cursor writes `globs: *.ts`, which YAML reads as an alias. Anything
+    that is neither a pair, a list item, a comment nor blank is an error naming the line.
+    """
+    lines = src.text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return {}, lines, 1
+    data: dict[str, object] = {}
+    key: str | None = None
+    for index in range(1, len(lines)):
+        line = lines[index]
+        if line.strip() == "---":
+            return data, lines[index + 1 :], index + 2
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("- ") and key is not None:
+            current = data.get(key)
+            values = current if isinstance(current, list) else []
+            values.append(_unquote(stripped[2:].strip()))
+            data[key] = values
+            continue
+        if ":" in line and not line[0].isspace():
+            name, _, value = line.partition(":")
+            key = name.strip()
+            if not key or " " in key:
+                raise FormatError(
+                    "import-front-matter", f"{line.strip()!r} is not `key: value`", path=src.real, line=index + 1
+                )
+            data[key] = _unquote(value.strip()) if value.strip() else []
+            continue
+        raise FormatError("import-front-matter", f"{stripped!r} is not `key: value`", path=src.real, line=index + 1)
+    raise FormatError("import-front-matter", "front matter opened by --- is never closed", path=src.real, line=1)
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def _as_list(value: object) -> list[str]:
+    """A globs-like value: a list, or a comma-separated string (Cursor and Copilot write both)."""
+    if isinstance(value, list):
+        parts = [str(v) for v in value]
+    elif isinstance(value, str):
+        inner = value.strip()
+        if inner.startswith("[") and inner.endswith("]"):
+            inner = inner[1:-1]
+        parts = inner.split(",")
+    else:
+        return []
+    return [_unquote(p.strip()) for p in parts if p.strip()]
+
+
+def glob_scope(globs: list[str], folder: str) -> tuple[tuple[str, ...], list[str]]:
+    """`applies_to` for globs: each glob's literal directory prefix plus `/**`; each broadening is a warning.
+
+    A glob with no literal folder (`*.ts`, `**/*.py`) matches anywhere: the record then applies
+    to the whole repository (or the file's folder).
+    """
+    out: list[str] = []
+    warnings: list[str] = []
+    anywhere = False
+    for glob in globs:
+        pattern = glob.strip().removeprefix("./").lstrip("/")
+        if pattern.startswith("!"):
+            warnings.append(f"glob {glob!r} excludes files; the record's scope cannot: ignored")
+            continue
+        cut = min((pattern.index(c) for c in _GLOB_CHARS if c in pattern), default=len(pattern))
+        literal = pattern[:cut]
+        base = literal.rsplit("/", 1)[0] if "/" in literal else ""
+        if cut == len(pattern):
+            base = pattern.rstrip("/")
+        if folder:
+            base = f"{folder}/{base}" if base else folder
+        if not base:
+            anywhere = True
+            where = f"{folder}/**" if folder else "the whole repository"
+            warnings.append(f"glob {glob!r} is broadened to {where}")
+            continue
+        scope = f"{base}/**"
+        if pattern.rstrip("/") != scope.removeprefix(folder + "/" if folder else "") and cut != len(pattern):
+            warnings.append(f"glob {glob!r} is broadened to {scope}")
+        if scope not in out:
+            out.append(scope)
+    if anywhere:
+        return ((f"{folder}/**",) if folder else ()), warnings
+    return tuple(out), warnings
+
+
+def items(src: Loaded, *, folder: str | None = None) -> list[Item]:
+    """The items of one source (`folder`: the scope folder, by default the named file's)."""
+    scope_dir = scope_folder(src.named, src.fmt) if folder is None else folder
+    if src.fmt == "adr":
+        return [_adr(src)]
+    if src.fmt in RULE_FORMATS:
+        return [_rule(src, scope_dir)]
+    lines = src.text.split("\n")
+    lines, _ = markdown.strip_blocks(src.real, lines)
+    applies = (f"{scope_dir}/**",) if scope_dir else ()
+    base_title = posixpath.basename(src.named)
+    out: list[Item] = []
+    for section in markdown.split(lines, 1, base_title):
+        if not section.body.strip():
+            continue
+        title = section.title
+        if scope_dir and section.title:
+            title = f"{scope_dir}: {section.title}"
+        kind, lane = classify_text(section.title)
+        out.append(
+            Item(src.fmt, src, section.path, title, section.body, section.first, section.last, kind, lane, applies)
+        )
+    return out
+
+
+def _rule(src: Loaded, folder: str) -> Item:
+    """A rule file (Cursor .mdc, Copilot .instructions.md, Claude/Cline/Windsurf rules): one record."""
+    data, body_lines, first = front_matter(src)
+    activation: dict[str, str] = {}
+    globs: list[str] = []
+    for key in ("globs", "applyTo", "paths"):
+        if key in data:
+            globs = _as_list(data[key])
+            activation[key] = ",".join(globs)
+    for key in ("alwaysApply", "trigger", "description"):
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            activation[key] = value
+    applies, warnings = glob_scope(globs, folder) if globs else (((f"{folder}/**",) if folder else ()), [])
+    body_lines, _ = markdown.strip_blocks(src.real, body_lines)
+    text = "\n".join(body_lines).strip("\n")
+    stem = posixpath.basename(src.named)
+    for suffix in (".instructions.md", ".mdc", ".md"):
+        stem = stem.removesuffix(suffix)
+    found = markdown.headings(body_lines)
+    h1 = next((h for h in found if h.level == 1 and h.text), None)
+    description = activation.get("description")
+    title = h1.text if h1 is not None else description if description else stem.replace("-", " ").replace("_", " ")
+    kind, lane = classify_text(f"{title} {description or ''} {stem}")
+    last = first + len(body_lines) - 1
+    while last > first and not body_lines[last - first].strip():
+        last -= 1
+    item = Item(src.fmt, src, (), title, text, first, last, kind, lane, applies, activation, warnings)
+    if not text.strip():
+        item.skip = "empty rule"
+    return item
+
+
+def _adr_status(lines: list[str], data: dict[str, object]) -> tuple[str | None, int | None]:
+    """The ADR's status and its line: front matter, a `Status:` line, or the first line under `## Status`."""
+    value = data.get("status")
+    if isinstance(value, str) and value.strip():
+        return value.strip(), None
+    outside = markdown.unfenced(lines)
+    in_status = False
+    for index, line in enumerate(lines):
+        if not outside[index]:
+            continue
+        found = _STATUS_LINE.match(line)
+        if found is not None:
+            return found.group(1).strip(), index
+        heading = re.match(r"^#{2,6}\s+(.*?)\s*#*\s*$", line)
+        if heading is not None:
+            in_status = heading.group(1).strip().lower() == "status"
+            continue
+        if in_status and line.strip():
+            return line.strip().lstrip("*- ").strip(), index
+    return None, None
+
+
+def _normal_status(text: str) -> str:
+    low = text.lower().strip().strip("*_").strip()
+    for status in ADR_STATUSES:
+        if low.startswith(status):
+            return status
+    return low.split()[0] if low.split() else low
+
+
+def _adr(src: Loaded) -> Item:
+    """An ADR (Nygard or MADR, with or without front matter): one decision record, gated by its status."""
+    data, lines, first = front_matter(src)
+    found = markdown.headings(lines)
+    h1 = next((h for h in found if h.level == 1 and h.text), None)
+    title = h1.text if h1 is not None else str(data.get("title") or posixpath.basename(src.named)[:-3])
+    raw_status, _ = _adr_status(lines, data)
+    status = _normal_status(raw_status) if raw_status else "unknown"
+    superseded_by: list[str] = []
+    supersedes: list[str] = []
+    outside = markdown.unfenced(lines)
+    for index, line in enumerate(lines):
+        if not outside[index]:
+            continue
+        links: list[str] | None = superseded_by if re.search(r"superseded\s+by", line, re.I) else None
+        if links is None and re.search(r"\bsupersedes\b", line, re.I):
+            links = supersedes
+        if links is not None:
+            for link in _LINK.findall(line):
+                links.append(posixpath.normpath(posixpath.join(posixpath.dirname(src.real), link)))
+    if superseded_by and status != "superseded":
+        status = "superseded" if status in ("accepted", "unknown") else status
+    body_lines, _ = markdown.strip_blocks(src.real, lines)
+    text = "\n".join(body_lines).strip("\n")
+    last = first + len(lines) - 1
+    while last > first and not lines[last - first].strip():
+        last -= 1
+    item = Item("adr", src, (), title, text, first, last, "decision", "semantic", ())
+    item.adr_status = status
+    item.superseded_by = tuple(superseded_by)
+    item.supersedes = tuple(supersedes)
+    if raw_status is None:
+        item.warnings.append("no status found: treated as unknown")
+    return item

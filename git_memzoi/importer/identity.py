@@ -1,0 +1,97 @@
+"""Who an imported item is: its stable key, its origin (key plus normalised content) and its source_ref (pure)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, quote, urlencode
+
+from git_memzoi.importer.formats import Item
+
+#: The origin route of every imported record.
+ROUTE = "import"
+#: origin_key = `import:<16 hex of the key>:<16 hex of the content>`.
+ORIGIN_PREFIX = "import:"
+
+
+def _hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def key(item: Item, ordinal: int = 1) -> str:
+    """(format, source path, heading path): stable while the item's place in its source stays."""
+    parts = [item.fmt, item.source.real, *item.heading]
+    if ordinal > 1:
+        parts.append(f"#{ordinal}")
+    return "\0".join(parts)
+
+
+def normalised(item: Item) -> str:
+    """What decides whether an item changed: its text with whitespace collapsed, its fields and activation."""
+    return "\0".join(
+        [
+            " ".join(item.body.split()),
+            item.title,
+            item.type,
+            item.lane,
+            " ".join(item.applies_to),
+            urlencode(sorted(item.activation.items())),
+        ]
+    )
+
+
+def text_digest(item: Item) -> str:
+    """The digest duplicates are found by: the body alone, whitespace collapsed."""
+    return _hex(" ".join(item.body.split()))
+
+
+def origin_key(item_key: str, item: Item) -> str:
+    return f"{ORIGIN_PREFIX}{_hex(item_key)}:{_hex(normalised(item))}"
+
+
+def key_part(origin: str) -> str | None:
+    """The key digest of an imported record's origin_key, or None for any other origin."""
+    if not origin.startswith(ORIGIN_PREFIX):
+        return None
+    parts = origin.split(":")
+    return parts[1] if len(parts) == 3 and len(parts[1]) == 16 else None
+
+
+def key_digest(item_key: str) -> str:
+    return _hex(item_key)
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """What source_ref holds: the source path, its blob, the line span and the activation the source gave."""
+
+    path: str
+    blob: str
+    first: int
+    last: int
+    fmt: str
+    activation: tuple[tuple[str, str], ...] = ()
+
+
+def source_ref(item: Item) -> str:
+    """`import:<path>?format=F&blob=OID&lines=A-B[&globs=…&alwaysApply=…]`: provenance an export can read back."""
+    query = [("format", item.fmt), ("blob", item.source.oid), ("lines", f"{item.first}-{item.last}")]
+    query += sorted(item.activation.items())
+    return f"import:{quote(item.source.real, safe='/')}?{urlencode(query, safe='/*,')}"
+
+
+def parse_source_ref(ref: str | None) -> SourceRef | None:
+    """A source_ref written by `source_ref`, or None."""
+    if not ref or not ref.startswith("import:") or "?" not in ref:
+        return None
+    from urllib.parse import unquote
+
+    path, _, query = ref[len("import:") :].partition("?")
+    values = dict(parse_qsl(query, keep_blank_values=True))
+    try:
+        first, last = (int(n) for n in values.pop("lines", "0-0").split("-", 1))
+    except ValueError:
+        return None
+    fmt = values.pop("format", "")
+    blob = values.pop("blob", "")
+    return SourceRef(unquote(path), blob, first, last, fmt, tuple(sorted(values.items())))

@@ -1,0 +1,218 @@
+"""Which files hold agent memory, and their text: discovery in the tracked tree, symlinks, limits, encodings."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+
+from git_memzoi.errors import FormatError, UsageError
+from git_memzoi.gitrepo import files as gitfiles
+from git_memzoi.gitrepo.files import Tracked
+from git_memzoi.gitrepo.repo import GitRepo
+from git_memzoi.layout import MEMZOI_DIR
+
+#: A source larger than this is refused (the profile's own file limit).
+MAX_SOURCE_BYTES = 1024 * 1024
+#: How many symlinks a source may pass through before it counts as a loop.
+MAX_LINKS = 8
+
+#: The folder `export cursor-rules` owns: what it holds is generated, never imported.
+CURSOR_DIR = ".cursor/rules/memzoi"
+ADR_DIRS = ("doc/adr", "docs/adr", "docs/decisions", "doc/decisions")
+#: Folders whose files configure a tool: a file there applies to the whole repository, not to its folder.
+TOOL_DIRS = (".cursor", ".github", ".claude", ".windsurf", ".clinerules", ".ruler")
+FORMATS = (
+    "agents-md",
+    "claude-md",
+    "claude-rule",
+    "gemini-md",
+    "cursor-rule",
+    "cursorrules",
+    "copilot",
+    "copilot-rule",
+    "windsurf-rule",
+    "cline",
+    "cline-rule",
+    "adr",
+)
+#: Formats whose file is one record (a rule), not split by heading.
+RULE_FORMATS = ("claude-rule", "cursor-rule", "copilot-rule", "windsurf-rule", "cline-rule")
+_NOT_ADRS = ("readme.md", "index.md", "template.md", "adr-template.md")
+
+
+def classify(path: str, adr_dirs: tuple[str, ...] = ADR_DIRS) -> str | None:
+    """The format a tracked path is read as, `personal` for files never imported, or None."""
+    name = posixpath.basename(path)
+    folder = posixpath.dirname(path)
+    if path.startswith(MEMZOI_DIR + "/"):
+        return None
+    if name == "CLAUDE.local.md":
+        return "personal"
+    if name in ("AGENTS.md", "AGENTS.override.md"):
+        return "agents-md"
+    if name == "CLAUDE.md":
+        return "claude-md"
+    if name == "GEMINI.md":
+        return "gemini-md"
+    if path.startswith(".claude/rules/") and name.endswith(".md"):
+        return "claude-rule"
+    if path.startswith(".cursor/rules/") and name.endswith(".mdc"):
+        return "cursor-rule"
+    if path == ".cursorrules":
+        return "cursorrules"
+    if path == ".github/copilot-instructions.md":
+        return "copilot"
+    if path.startswith(".github/instructions/") and name.endswith(".instructions.md"):
+        return "copilot-rule"
+    if path.startswith(".windsurf/rules/") and name.endswith(".md"):
+        return "windsurf-rule"
+    if path == ".clinerules":
+        return "cline"
+    if path.startswith(".clinerules/") and name.endswith(".md"):
+        return "cline-rule"
+    if folder in adr_dirs and name.endswith(".md") and name.lower() not in _NOT_ADRS:
+        return "adr"
+    return None
+
+
+def scope_folder(named: str, fmt: str) -> str:
+    """The folder a file's memory applies to: its own, except for tool configuration folders (the root)."""
+    folder = posixpath.dirname(named)
+    if fmt == "adr" or any(folder == d or folder.startswith(d + "/") for d in TOOL_DIRS):
+        return ""
+    return folder
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """One source as read: the path it was named by, the file its bytes came from, its text and blob OID."""
+
+    named: str
+    real: str
+    fmt: str
+    text: str
+    oid: str
+
+    @property
+    def via_link(self) -> bool:
+        return self.named != self.real
+
+
+class Tree:
+    """The tracked files a run reads: the work tree (through git's index) or a commit's tree (`rev`)."""
+
+    def __init__(self, repo: GitRepo, rev: str | None) -> None:
+        self.repo = repo
+        self.rev = rev
+        self.root: Path | None = None if rev is not None else repo.require_workdir()
+        self.entries: dict[str, Tracked] = gitfiles.tracked(repo, rev)
+
+    def adr_dirs(self) -> tuple[str, ...]:
+        """The ADR folders: the usual ones plus the one `.adr-dir` names (adr-tools)."""
+        extra: tuple[str, ...] = ()
+        if ".adr-dir" in self.entries:
+            try:
+                named = self._raw(".adr-dir").decode("utf-8").strip().strip("/")
+            except (UnicodeDecodeError, OSError):
+                named = ""
+            if named and not named.startswith("..") and not os.path.isabs(named):
+                extra = (posixpath.normpath(named),)
+        return ADR_DIRS + extra
+
+    def discover(self) -> list[tuple[str, str]]:
+        """(path, format) of every tracked file in a known location, personal files included, by path."""
+        dirs = self.adr_dirs()
+        found = [(path, classify(path, dirs)) for path in sorted(self.entries)]
+        return [(path, fmt) for path, fmt in found if fmt is not None and self.exists(path)]
+
+    def _is_link(self, path: str) -> bool:
+        if self.root is None:
+            return self.entries[path].link
+        return (self.root / path).is_symlink()
+
+    def _raw(self, path: str) -> bytes:
+        if self.root is None:
+            oid = self.entries[path].oid
+            assert oid is not None
+            return gitfiles.blob_bytes(self.repo, oid)
+        full = self.root / path
+        if full.is_symlink():
+            return os.readlink(full).encode("utf-8", "surrogateescape")
+        return full.read_bytes()
+
+    def exists(self, path: str) -> bool:
+        if path not in self.entries:
+            return False
+        return self.root is None or os.path.lexists(self.root / path)
+
+    def resolve(self, named: str) -> str:
+        """The tracked regular file `named` leads to through its symlinks, refusing escapes and loops."""
+        seen = [named]
+        path = named
+        while self._is_link(path):
+            target = self._raw(path).decode("utf-8", "replace")
+            if os.path.isabs(target):
+                raise FormatError("import-symlink", f"symlink to {target} leaves the repository", path=named)
+            joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+            if joined == ".." or joined.startswith("../"):
+                raise FormatError("import-symlink", f"symlink to {target} leaves the repository", path=named)
+            if joined in seen or len(seen) > MAX_LINKS:
+                raise FormatError("import-symlink", "symlinks loop: " + " -> ".join([*seen, joined]), path=named)
+            if not self.exists(joined):
+                raise FormatError("import-symlink", f"symlink to {joined}, which git does not track", path=named)
+            seen.append(joined)
+            path = joined
+        return path
+
+    def load(self, named: str, fmt: str) -> Loaded:
+        """The text of source `named`: at most MAX_SOURCE_BYTES of UTF-8 (a BOM is dropped)."""
+        real = self.resolve(named)
+        try:
+            if self.root is not None and (self.root / real).stat().st_size > MAX_SOURCE_BYTES:
+                raise FormatError("import-too-large", f"larger than {MAX_SOURCE_BYTES} bytes", path=named)
+            raw = self._raw(real)
+        except OSError as exc:
+            raise FormatError("import-unreadable", f"cannot read: {exc.strerror or exc}", path=real) from None
+        if len(raw) > MAX_SOURCE_BYTES:
+            raise FormatError("import-too-large", f"larger than {MAX_SOURCE_BYTES} bytes", path=named)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw.count(b"\n", 0, exc.start) + 1
+            raise FormatError("import-encoding", "not UTF-8 text", path=real, line=line) from None
+        if "\x00" in text:
+            raise FormatError("import-encoding", "holds NUL bytes: not a text file", path=real)
+        oid = gitfiles.blob_oid(raw)
+        return Loaded(named, real, fmt, text.removeprefix("\ufeff"), oid)
+
+    def named(self, given: list[str], cwd: Path, forced: str | None) -> list[tuple[str, str]]:
+        """(path, format) of the SOURCEs given on the command line, as repository paths."""
+        dirs = self.adr_dirs()
+        out: list[tuple[str, str]] = []
+        for source in given:
+            rel = self._relative(source, cwd)
+            if rel in self.entries and not self.exists(rel):
+                raise UsageError(f"{source}: tracked, but missing from the work tree")
+            if rel not in self.entries:
+                under = [p for p in sorted(self.entries) if p.startswith(rel.rstrip("/") + "/")]
+                if not under:
+                    raise UsageError(f"{source}: not a file git tracks")
+                out.extend((p, f) for p in under if (f := forced or classify(p, dirs)) is not None and self.exists(p))
+                continue
+            fmt = forced or classify(rel, dirs)
+            if fmt is None:
+                raise UsageError(f"{source}: not a known memory file; name its format with --from", field="from")
+            out.append((rel, fmt))
+        return out
+
+    def _relative(self, source: str, cwd: Path) -> str:
+        if self.root is None:
+            return posixpath.normpath(source).lstrip("/")
+        full = Path(os.path.abspath(cwd / source))
+        try:
+            rel = full.relative_to(self.root).as_posix()
+        except ValueError:
+            raise UsageError(f"{source}: outside the repository") from None
+        return rel

@@ -205,7 +205,9 @@ def _rule(src: Loaded, folder: str) -> Item:
     description = activation.get("description")
     title = h1.text if h1 is not None else description if description else stem.replace("-", " ").replace("_", " ")
     kind, lane = classify_text(f"{title} {description or ''} {stem}")
-    last = first + len(body_lines) - 1
+    if not body_lines:  # front matter alone: the item is its closing line
+        first = max(1, first - 1)
+    last = first + max(len(body_lines), 1) - 1
     while last > first and not body_lines[last - first].strip():
         last -= 1
     item = Item(src.fmt, src, (), title, text, first, last, kind, lane, applies, activation, warnings)

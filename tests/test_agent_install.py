@@ -189,7 +189,7 @@ def test_codex_appends_the_table_keeping_comments(repo: Repo, tmp_path: Path, mo
     config = codex / "config.toml"
     config.write_text(CODEX_CONFIG)
     config.chmod(0o600)
-    run_cli("agent", "install", "codex")
+    run_cli("agent", "install", "codex", "--global")
     text = config.read_text()
     assert text.startswith(CODEX_CONFIG), "everything that was there stays byte for byte"
     data = tomllib.loads(text)
@@ -202,7 +202,7 @@ def test_codex_appends_the_table_keeping_comments(repo: Repo, tmp_path: Path, mo
     assert data["profiles"] == {"fast": {"model": "o4-mini"}}
     assert config.stat().st_mode & 0o777 == 0o600
     before = snapshot(config)
-    assert "already set up, unchanged" in run_cli("agent", "install", "codex").stderr
+    assert "already set up, unchanged" in run_cli("agent", "install", "codex", "--global").stderr
     assert snapshot(config) == before
 
 
@@ -211,7 +211,7 @@ def test_codex_default_home_and_no_file_yet(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.delenv("MEMZOI_HOME", raising=False)
     outside = tmp_path / "anywhere"
     outside.mkdir()
-    run_cli("agent", "install", "codex", cwd=outside)  # Codex's config is per user: no repository needed
+    run_cli("agent", "install", "codex", "--global", cwd=outside)  # the user's config: no repository needed
     config = Path(os.environ["HOME"]) / ".codex" / "config.toml"
     assert tomllib.loads(config.read_text()) == {
         "mcp_servers": {"memzoi": {"command": "git", "args": ["memzoi", "mcp", "serve"]}}
@@ -222,11 +222,11 @@ def test_codex_dry_run_and_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("CODEX_HOME", str(tmp_path))
     config = tmp_path / "config.toml"
     config.write_text(CODEX_CONFIG)
-    result = run_cli("agent", "install", "codex", "--dry-run", cwd=tmp_path)
+    result = run_cli("agent", "install", "codex", "--global", "--dry-run", cwd=tmp_path)
     assert result.stdout.startswith(f"--- {config}\n+++ {config}\n")
     assert "+[mcp_servers.memzoi]\n" in result.stdout
     assert config.read_text() == CODEX_CONFIG
-    data = run_cli("agent", "install", "codex", "--json", cwd=tmp_path).json()
+    data = run_cli("agent", "install", "codex", "--global", "--json", cwd=tmp_path).json()
     assert data["files"][0]["changed"] is True and data["files"][0]["path"] == str(config)
     assert "[mcp_servers.memzoi]" in config.read_text()
 
@@ -246,7 +246,7 @@ def test_codex_refuses_and_leaves_the_file(
     monkeypatch.setenv("CODEX_HOME", str(tmp_path))
     config = tmp_path / "config.toml"
     config.write_text(text)
-    result = run_cli("agent", "install", "codex", expect=code, cwd=tmp_path)
+    result = run_cli("agent", "install", "codex", "--global", expect=code, cwd=tmp_path)
     assert message in result.stderr and str(config) in result.stderr
     assert config.read_text() == text
 
@@ -255,7 +255,7 @@ def test_codex_file_without_final_newline(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("CODEX_HOME", str(tmp_path))
     config = tmp_path / "config.toml"
     config.write_text('model = "o3" # no newline')
-    run_cli("agent", "install", "codex", cwd=tmp_path)
+    run_cli("agent", "install", "codex", "--global", cwd=tmp_path)
     text = config.read_text()
     assert text.startswith('model = "o3" # no newline\n\n')
     assert tomllib.loads(text)["model"] == "o3"
@@ -263,3 +263,24 @@ def test_codex_file_without_final_newline(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_install_needs_a_known_client(repo: Repo) -> None:
     assert "Invalid value for '{claude|codex}'" in run_cli("agent", "install", "cursor", expect=2).stderr
+
+
+def test_codex_gets_the_projects_own_config_by_default(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    codex = tmp_path / "codex-home"
+    codex.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    result = run_cli("agent", "install", "codex", cwd=repo.path)
+    project = repo.path / ".codex" / "config.toml"
+    assert tomllib.loads(project.read_text()) == {
+        "mcp_servers": {"memzoi": {"command": "git", "args": ["memzoi", "mcp", "serve"]}}
+    }, "portable: no MEMZOI_HOME of this machine in a file the project may commit"
+    assert not (codex / "config.toml").exists(), "the user's own Codex config is left alone"
+    assert "trust" in result.stderr
+    assert "already set up, unchanged" in run_cli("agent", "install", "codex", cwd=repo.path).stderr
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    refused = run_cli("agent", "install", "codex", cwd=outside, expect=2)
+    assert "inside a work tree" in refused.stderr and "--global" in refused.stderr
+    assert "--global is for codex" in run_cli("agent", "install", "claude", "--global", expect=2, cwd=repo.path).stderr

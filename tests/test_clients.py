@@ -105,6 +105,13 @@ def test_codex_lists_the_installed_server(clients: Path, project: Repo, hermetic
     codex_home.mkdir()
     run_cli("agent", "install", "codex", env={"CODEX_HOME": str(codex_home)})
     env = env_for(hermetic, CODEX_HOME=str(codex_home))
+    # the project's .codex/config.toml counts once Codex trusts the project, as it asks on first start
+    untrusted = subprocess.run(
+        [str(clients / "codex"), "mcp", "list"], capture_output=True, text=True, timeout=120, cwd=project.path, env=env
+    )
+    assert "memzoi" not in untrusted.stdout, untrusted.stdout
+    trusted = f'[projects.{json.dumps(str(project.path.resolve()))}]\ntrust_level = "trusted"\n'
+    (codex_home / "config.toml").write_text(trusted)
     listed = subprocess.run(
         [str(clients / "codex"), "mcp", "list"], capture_output=True, text=True, timeout=120, cwd=project.path, env=env
     )

@@ -115,16 +115,22 @@ def test_a_claude_settings_link_is_refused_and_the_users_settings_stay(
 def test_a_codex_home_inside_the_repository_is_held_to_the_same_rule(repo: Repo, home: Path) -> None:
     before = outside(home)
     (repo.path / ".codex").symlink_to(home / ".codex")
-    result = memzoi("agent", "install", "codex", "--dry-run", cwd=repo.path, env={"CODEX_HOME": ".codex"})
+    result = memzoi("agent", "install", "codex", "--global", "--dry-run", cwd=repo.path, env={"CODEX_HOME": ".codex"})
     refused_one_line(result, ".codex")
     result = memzoi(
-        "agent", "install", "codex", cwd=repo.path / ".memzoi", env={"CODEX_HOME": str(repo.path / ".codex")}
+        "agent",
+        "install",
+        "codex",
+        "--global",
+        cwd=repo.path / ".memzoi",
+        env={"CODEX_HOME": str(repo.path / ".codex")},
     )
     refused_one_line(result, ".codex")
+    refused_one_line(memzoi("agent", "install", "codex", cwd=repo.path), ".codex")  # the project's own config
     assert snapshot(home) == before
     # a real per-project Codex home is written as before
     (repo.path / ".codex").unlink()
-    done = memzoi("agent", "install", "codex", cwd=repo.path, env={"CODEX_HOME": ".codex"})
+    done = memzoi("agent", "install", "codex", "--global", cwd=repo.path, env={"CODEX_HOME": ".codex"})
     assert done.returncode == 0, done.stderr
     assert "[mcp_servers.memzoi]" in (repo.path / ".codex" / "config.toml").read_text()
 
@@ -236,7 +242,7 @@ def test_deeply_nested_codex_config_is_a_usage_error(repo: Repo, tmp_path: Path)
     codex = tmp_path / "codex-home"
     codex.mkdir()
     (codex / "config.toml").write_text("x = " + "[" * DEEP + "]" * DEEP + "\n")
-    result = memzoi("agent", "install", "codex", cwd=repo.path, env={"CODEX_HOME": str(codex)})
+    result = memzoi("agent", "install", "codex", "--global", cwd=repo.path, env={"CODEX_HOME": str(codex)})
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and "config.toml" in result.stderr
 

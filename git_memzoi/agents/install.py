@@ -280,18 +280,29 @@ def _plan_codex(config: Path, env: dict[str, str], workdir: Path | None) -> File
     return FileChange(config, str(config), before, after.encode("utf-8"), root, rel if root else None)
 
 
-def plan(client: str, workdir: Path | None, env: dict[str, str]) -> list[FileChange]:
+#: Codex's project-scoped configuration, read for a project Codex trusts (as `codex mcp list` shows).
+CODEX_PROJECT_CONFIG = ".codex/config.toml"
+
+
+def plan(client: str, workdir: Path | None, env: dict[str, str], *, user_wide: bool = False) -> list[FileChange]:
     """Every file change `agent install CLIENT` makes, planned before anything is written.
 
-    `workdir` is the work tree the command runs in (required for claude; None outside one).
+    `workdir` is the work tree the command runs in (None outside one). Codex gets the project's
+    own `.codex/config.toml`, portable like Claude's files (no machine's MEMZOI_HOME in it);
+    `user_wide` writes `$CODEX_HOME/config.toml` instead, for every directory Codex runs in.
     """
-    if client == "claude":
-        if workdir is None:
-            raise UsageError("agent install claude writes project files: run it inside a work tree")
-        return plan_claude(workdir)
-    if client == "codex":
+    if client not in CLIENTS:
+        raise UsageError(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}")
+    if client == "codex" and user_wide:
         return plan_codex(codex_home() / "config.toml", env, workdir)
-    raise UsageError(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}")
+    if workdir is None:
+        raise UsageError(
+            f"agent install {client} writes project files: run it inside a work tree"
+            + (" (or --global for Codex's own config.toml)" if client == "codex" else "")
+        )
+    if client == "claude":
+        return plan_claude(workdir)
+    return plan_codex(workdir / CODEX_PROJECT_CONFIG, {}, workdir)
 
 
 def install(changes: list[FileChange]) -> None:

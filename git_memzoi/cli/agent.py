@@ -11,6 +11,7 @@ from git_memzoi.agents import install as installer
 from git_memzoi.agents.claude_hook import MAX_EVENT_BYTES
 from git_memzoi.cli.agent_hook import answer_text, read_event
 from git_memzoi.cli.common import emit_json, say, workspace
+from git_memzoi.errors import UsageError
 from git_memzoi.mcp.clientconfig import runtime_env
 
 
@@ -55,19 +56,29 @@ def hook_claude() -> None:
 @agent.command("install")
 @click.argument("client", type=click.Choice(["claude", "codex"]))
 @click.option("--dry-run", "dry_run", is_flag=True, help="Print the change as a unified diff; write nothing.")
+@click.option(
+    "--global",
+    "user_wide",
+    is_flag=True,
+    help="codex: write $CODEX_HOME/config.toml (every directory) instead of the project's .codex/config.toml.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
-def install(client: str, dry_run: bool, as_json: bool) -> None:
+def install(client: str, dry_run: bool, user_wide: bool, as_json: bool) -> None:
     """Configure a coding agent to use this repository's memory.
 
     claude: writes the project's .mcp.json (server memzoi, run as `git memzoi mcp serve`) and
     the SessionStart and PreToolUse hooks in .claude/settings.json (both run `git memzoi agent
     hook claude`); both files are portable and can be committed. codex: adds
-    [mcp_servers.memzoi] to $CODEX_HOME/config.toml (default ~/.codex/config.toml). What is
-    already there stays; a second run changes nothing; an entry named memzoi that this command
-    did not write is refused (exit 1).
+    [mcp_servers.memzoi] to the project's .codex/config.toml, which Codex reads once you trust
+    the project (it asks on first start); with --global, to $CODEX_HOME/config.toml (default
+    ~/.codex/config.toml), where the server starts in every directory. What is already there
+    stays; a second run changes nothing; an entry named memzoi that this command did not write
+    is refused (exit 1).
     """
+    if user_wide and client != "codex":
+        raise UsageError("--global is for codex: Claude Code's files belong to the project")
     workdir = workspace().repo.require_workdir() if client == "claude" else work_tree()
-    changes = installer.plan(client, workdir, runtime_env())
+    changes = installer.plan(client, workdir, runtime_env(), user_wide=user_wide)
     if not dry_run:
         installer.install(changes)
     if as_json:
@@ -82,6 +93,11 @@ def install(client: str, dry_run: bool, as_json: bool) -> None:
             say(f"{shown}: would {'create' if change.before is None else 'change'} (dry run, nothing written)")
         else:
             say(f"{shown}: {'created' if change.before is None else 'updated'}")
+    if client == "codex" and not user_wide and not dry_run and changes[0].changed:
+        say(
+            "Codex reads .codex/config.toml of a project it trusts: it asks on first start "
+            '(or set [projects."<this path>"] trust_level = "trusted" in ~/.codex/config.toml)'
+        )
     if client == "claude" and not dry_run and changes[0].changed:
         say(
             "Claude Code asks once to approve the project's MCP server memzoi (or set "

@@ -106,7 +106,7 @@ def noop_rebuild(*, strict: bool) -> int | None:
         return None
     from git_memzoi.index.staleness import unchanged
 
-    verified = unchanged(layout.index_db, layout.shared_db, str(workdir), lease, started)
+    verified = unchanged(layout.index_db, layout.shared_db, str(workdir), lease)
     if verified is None:
         return None
     problems = sorted(((path, *entry) for path, entry in verified.problems), key=lambda p: p[:3])

@@ -25,6 +25,7 @@ from git_memzoi.index.parse import blob_oid, parse_payload
 from git_memzoi.index.parse_cache import ParseCache
 from git_memzoi.index.retention_rules import Boundary
 from git_memzoi.index.retention_rules import boundary as lane_boundary
+from git_memzoi.index.scan import FileStat
 from git_memzoi.layout import RECORDS
 from git_memzoi.profile import concept_id
 from git_memzoi.profile.timefmt import format_rfc3339
@@ -46,8 +47,7 @@ class Todo(NamedTuple):
     path: str  # repository path, or shared.db:<store>/<id>
     store: str  # repo | local | session
     full: str | None  # the file to read; None when `raw` holds the bytes
-    size: int | None
-    mtime_ns: int | None
+    stat: FileStat | None  # None for a runtime document
     raw: bytes | None
 
 
@@ -57,8 +57,7 @@ class Made(NamedTuple):
     path: str
     store: str
     oid: str  # "" when the file could not be read
-    size: int | None
-    mtime_ns: int | None
+    stat: FileStat | None
     origin: Origin | None  # None when the file could not be read
     parsed: str | None  # the payload as JSON text when parsed now (for the parse cache)
     row: tuple[Any, ...] | None  # the records row in index_db.RECORD_COLUMNS order
@@ -102,8 +101,7 @@ def make(chunk: list[Todo], job: Job) -> list[Made]:
                         item.path,
                         item.store,
                         "",
-                        item.size,
-                        item.mtime_ns,
+                        item.stat,
                         None,
                         None,
                         None,
@@ -143,15 +141,14 @@ def _made(item: Todo, raw: bytes, oid: str, payload: dict[str, Any] | None, job:
         except FormatError as exc:
             problems = [[1, exc.code, exc.message, "error"]]
     if problems is not None:
-        return Made(item.path, item.store, oid, item.size, item.mtime_ns, origin, parsed, None, problems, None, 1, [])
+        return Made(item.path, item.store, oid, item.stat, origin, parsed, None, problems, None, 1, [])
     fields = payload["ok"]
     row = build_row(item.path, item.store, oid, raw.decode("utf-8"), concept, fields, job)
     return Made(
         item.path,
         item.store,
         oid,
-        item.size,
-        item.mtime_ns,
+        item.stat,
         origin,
         parsed,
         row,

@@ -14,10 +14,12 @@ import signal
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from git_memzoi.errors import FormatError
 from git_memzoi.index.index_db import instant
@@ -30,10 +32,17 @@ from git_memzoi.layout import RECORDS
 from git_memzoi.profile import concept_id
 from git_memzoi.profile.timefmt import format_rfc3339
 
+if TYPE_CHECKING:
+    from multiprocessing.pool import AsyncResult
+
 #: Below this many rows, making them in worker processes costs more than it saves.
 PARALLEL_MIN = 800
 #: Rows per batch handed to a worker (and written by the caller in one go).
 CHUNK = 200
+#: Batches in flight per worker: made rows wait in the caller's memory only this far ahead of the writer.
+AHEAD = 2
+#: The pool's threads in the caller (task, result and worker handlers) need little stack.
+_POOL_STACK = 512 * 1024
 
 #: Where a row's payload comes from: the parse cache, or a parse now.
 Origin = Literal["cache", "parse"]
@@ -234,8 +243,44 @@ def batches(todo: list[Todo], job: Job) -> Iterator[list[Made]]:
         for chunk in chunks:
             yield make(chunk, job)
         return
-    with context.Pool(min(count, len(chunks)), _start_worker, (os.getpid(), job)) as pool:
-        yield from pool.imap_unordered(_make_in_worker, chunks)
+    few_arenas()
+    size = min(count, len(chunks))
+    previous = threading.stack_size(_POOL_STACK)
+    try:
+        pool = context.Pool(size, _start_worker, (os.getpid(), job))
+    finally:
+        threading.stack_size(previous)
+    with pool:
+        # a bounded window, not imap: rows made faster than they are written would otherwise pile up
+        pending: deque[AsyncResult[list[Made]]] = deque()
+        rest = iter(chunks)
+        for chunk in islice(rest, size * AHEAD):
+            pending.append(pool.apply_async(_make_in_worker, (chunk,)))
+        while pending:
+            made = pending.popleft().get()
+            for chunk in islice(rest, 1):
+                pending.append(pool.apply_async(_make_in_worker, (chunk,)))
+            yield made
+
+
+def few_arenas() -> None:
+    """Let glibc's malloc use at most two arenas in this process and the workers it forks.
+
+    Each thread that allocates otherwise gets an arena of its own, and each arena reserves 64 MB
+    of address space: with the pool's threads, a build under `ulimit -v` ran out of address space
+    long before it ran out of memory. Elsewhere (no glibc), nothing happens.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes  # only where glibc may be
+
+        ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 2)
+    except (OSError, AttributeError):
+        pass
+
+
+_M_ARENA_MAX = -8  # glibc's malloc.h
 
 
 #: The job of this worker process (set by the pool's initializer; None in the calling process).

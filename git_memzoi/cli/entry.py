@@ -27,7 +27,17 @@ CLAUDE_HOOK_ARGV = ["agent", "hook", "claude"]
 
 def main() -> None:
     """Run `git memzoi`: the client hooks' early exit (hooks.quick), the Claude Code hook, else the CLI."""
-    args = sys.argv[1:]
+    try:
+        _main(sys.argv[1:])
+    except MemoryError:
+        # before cli.main's mapping is loaded (an import that needed memory): the same one line
+        from git_memzoi.errors import EXIT_STATE, OUT_OF_MEMORY, OUT_OF_MEMORY_HINT
+
+        sys.stderr.write(f"git memzoi: {OUT_OF_MEMORY}\nhint: {OUT_OF_MEMORY_HINT}\n")
+        sys.exit(EXIT_STATE)
+
+
+def _main(args: list[str]) -> None:
     if args == ["--version"]:  # asked by every tool that checks for us: answered before click loads
         from git_memzoi import __version__
 

@@ -215,3 +215,8 @@ def _short(name: str, keep: int = 120) -> str:
     if len(name) <= keep:
         return name
     return f"{name[: keep // 2]}…{name[-keep // 2 :]}"
+
+
+#: What a MemoryError says (cli.main and cli.entry print it): the machine's limit, not a bug.
+OUT_OF_MEMORY = "out of memory: the command reached the memory limit of its process (ulimit -v, or the container's)"
+OUT_OF_MEMORY_HINT = "raise the limit, or run the command where more memory is free"

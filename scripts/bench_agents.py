@@ -31,7 +31,7 @@ from bench import generate  # noqa: E402
 RECORDS = 10_000
 TARGET = 4.0
 RUNS, QUICK_RUNS = 15, 9
-#: Longer than recall's sweep interval (index/staleness.py), as between two edits of a session.
+#: A pause between two runs, as between two edits of a session.
 IDLE = 1.5
 
 
@@ -139,9 +139,8 @@ def section(workdir: Path, quick: bool = False) -> str:
                 "",
                 "The hook answers without loading click, pydantic, PyYAML, pygit2, filelock or the MCP SDK "
                 "(tests/test_agent_hook.py pins that); its work on the 10,000 records is recall's staleness "
-                "check (stats, no parsing) and the precheck queries on index.db. Back-to-back runs reuse a "
-                "sweep younger than the sweep interval; the idle row shows a run that stats every record file "
-                "again, as most edits of a real session do.",
+                "check (stats, no parsing) and the precheck queries on index.db. Every run stats every record "
+                "file; the idle row shows a run after a pause, as between two edits of a real session.",
             ]
         )
         + "\n"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from conftest import Repo, git
 from git_memzoi.index.git_index import tracked_stats
 from git_memzoi.index.parse import blob_oid
@@ -31,7 +33,29 @@ def test_tracked_stats_match_git_ls_files(repo: Repo) -> None:
         oid = meta.split()[1]
         assert stats[path][0] == oid == blob_oid((repo.path / path).read_bytes())
         st = os.stat(repo.path / path)
-        assert stats[path][1:] == (st.st_size, st.st_mtime_ns, st.st_ino & 0xFFFFFFFF)
+        assert stats[path][1:] == (
+            st.st_size,
+            st.st_mtime_ns,
+            st.st_ctime_ns,
+            st.st_ino & 0xFFFFFFFF,
+            st.st_dev & 0xFFFFFFFF,
+        )
+
+
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
+def test_entries_whose_stat_git_does_not_check_are_left_out(repo: Repo, flag: str) -> None:
+    """git trusts an assume-unchanged entry whatever the file holds, and a skip-worktree one is not in
+    the work tree it describes: neither vouches for a file's blob."""
+    for n in range(3):
+        add_record(repo, f"g/{n}", f"g-{n}")
+    git("add", "-A", cwd=repo.path)
+    past = 1_600_000_000_000_000_000
+    for path in (repo.path / ".memzoi/records/g").iterdir():
+        os.utime(path, ns=(past, past))
+    git("update-index", "--refresh", cwd=repo.path, check=False)
+    git("update-index", flag, ".memzoi/records/g/1.md", cwd=repo.path)
+    stats = tracked_stats(repo.path / ".git", ".memzoi/records/g/")
+    assert stats is not None and sorted(stats) == [".memzoi/records/g/0.md", ".memzoi/records/g/2.md"]
 
 
 def test_racily_clean_entries_are_left_out_and_bad_indexes_give_nothing(repo: Repo, tmp_path: Path) -> None:

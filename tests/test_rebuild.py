@@ -15,7 +15,7 @@ import pytest
 
 from conftest import ROOT, Repo, interop_dir, run_cli
 from git_memzoi.errors import StateError
-from git_memzoi.index import shared_db
+from git_memzoi.index import index_db, shared_db
 from git_memzoi.index.rebuild import InvalidRecords, open_index, rebuild
 from git_memzoi.runtime.workspace import Workspace
 from test_recall_support import add_record, add_runtime_record, record_text, tree_snapshot
@@ -333,35 +333,24 @@ def test_parallel_parse_gives_the_same_index(repo: Repo, monkeypatch: pytest.Mon
     assert len(sequential[0]) == 24
 
 
-def test_large_trees_share_sweeps_but_see_folder_changes_at_once(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
-    from git_memzoi.index import staleness
-
-    monkeypatch.setattr(staleness, "SWEEP_ALWAYS_MAX", 20)
-    monkeypatch.setattr(staleness, "SWEEP_INTERVAL", 3600.0)
-    for n in range(25):
-        add_record(repo, f"big/{n:02d}", f"big-{n:02d}", body=f"Record {n} about herons.")
-    rebuild(ws())
-    # the folders are "racy" (just written) until a sweep sees them settled; make them old
+def test_every_read_sees_an_in_place_edit_of_a_large_tree_at_once(repo: Repo) -> None:
+    """No read trusts an earlier sweep: an edit that changes no folder, keeps the size and puts the
+    mtime back is in the answer of the very next read, right after a rebuild of a large tree."""
+    for n in range(520):
+        add_record(repo, f"big/{n:03d}", f"big-{n:03d}", body=f"Record {n:03d} about herons.")
+    # the files and folders are "racy" (just written) until a sweep sees them settled; make them old
     past = 1_600_000_000_000_000_000
-    for folder in (repo.path / ".memzoi", repo.path / ".memzoi/records", repo.path / ".memzoi/records/big"):
-        os.utime(folder, ns=(past, past))
     for path in (repo.path / ".memzoi/records/big").iterdir():
         os.utime(path, ns=(past, past))
+    for folder in (repo.path / ".memzoi", repo.path / ".memzoi/records", repo.path / ".memzoi/records/big"):
+        os.utime(folder, ns=(past, past))
     rebuild(ws())
-    assert len(run_cli("search", "--json", "herons", "--limit", "50").json()["hits"]) == 25
-    # a new file changes its folder: seen by the very next read, with no sweep due
-    add_record(repo, "big/new", "big-new", body="An egret arrives.")
-    assert [h["record_id"] for h in run_cli("search", "--json", "egret").json()["hits"]] == ["big-new"]
-    # an in-place edit changes no folder: a large tree sees it at the next sweep
-    os.utime(repo.path / ".memzoi/records/big", ns=(past, past))
-    rebuild(ws())
-    target = repo.path / ".memzoi/records/big/00.md"
-    target.write_text(target.read_text().replace("herons", "pelicans"))
-    os.utime(target, ns=(past + 10**9, past + 10**9))
-    assert run_cli("search", "--json", "pelicans").json()["hits"] == []
-    monkeypatch.setattr(staleness, "SWEEP_INTERVAL", 0.0)
-    monkeypatch.setattr(staleness, "SWEEP_SHARE", 0)
-    assert [h["record_id"] for h in run_cli("search", "--json", "pelicans").json()["hits"]] == ["big-00"]
+    assert len(run_cli("search", "--json", "herons", "--limit", "600").json()["hits"]) == 520
+    target = repo.path / ".memzoi/records/big/000.md"
+    text = target.read_text()
+    target.write_text(text.replace("herons", "egrets"))  # same size
+    os.utime(target, ns=(past, past))
+    assert [h["record_id"] for h in run_cli("search", "--json", "egrets").json()["hits"]] == ["big-000"]
 
 
 def test_progress_bar_on_a_terminal(repo: Repo) -> None:
@@ -413,3 +402,19 @@ def test_record_row_names_every_column_of_the_records_table(interop: Repo) -> No
     for values in stored:
         row = RecordRow._make(values[:-1])
         assert row.body == values[-1] and row.rowid == values[0] and row.document.startswith("---\n")
+
+
+def test_an_index_of_an_older_schema_is_built_again_by_the_next_read(repo: Repo) -> None:
+    """index.db is disposable: one written by a version that stored fewer stat fields is replaced, not read."""
+    add_record(repo, "old/one", "old-one", body="Kept about kingfishers.")
+    rebuild(ws())
+    path = ws().layout.index_db
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {index_db.SCHEMA_VERSION - 1}")
+    conn.execute("DROP TABLE files")
+    conn.close()
+    assert [h["record_id"] for h in run_cli("search", "--json", "kingfishers").json()["hits"]] == ["old-one"]
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == index_db.SCHEMA_VERSION
+    assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 1
+    conn.close()

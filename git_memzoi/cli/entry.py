@@ -27,7 +27,17 @@ CLAUDE_HOOK_ARGV = ["agent", "hook", "claude"]
 
 def main() -> None:
     """Run `git memzoi`: the client hooks' early exit (hooks.quick), the Claude Code hook, else the CLI."""
-    args = sys.argv[1:]
+    try:
+        _main(sys.argv[1:])
+    except MemoryError:
+        # before cli.main's mapping is loaded (an import that needed memory): the same one line
+        from git_memzoi.errors import EXIT_STATE, OUT_OF_MEMORY, OUT_OF_MEMORY_HINT
+
+        sys.stderr.write(f"git memzoi: {OUT_OF_MEMORY}\nhint: {OUT_OF_MEMORY_HINT}\n")
+        sys.exit(EXIT_STATE)
+
+
+def _main(args: list[str]) -> None:
     if "_GIT_MEMZOI_COMPLETE" in os.environ:  # a shell asking click for completions (cli.main.COMPLETE_VAR)
         from git_memzoi.cli.main import main as complete_main
 
@@ -111,7 +121,7 @@ def noop_rebuild(*, strict: bool) -> int | None:
         return None
     from git_memzoi.index.staleness import unchanged
 
-    verified = unchanged(layout.index_db, layout.shared_db, str(workdir), lease, started)
+    verified = unchanged(layout.index_db, layout.shared_db, str(workdir), lease)
     if verified is None:
         return None
     problems = sorted(((path, *entry) for path, entry in verified.problems), key=lambda p: p[:3])

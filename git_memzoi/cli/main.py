@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
 import os
@@ -12,7 +13,17 @@ from typing import Any
 import click
 
 from git_memzoi import __version__
-from git_memzoi.errors import EXIT_INTERNAL, EXIT_USAGE, MemzoiError, NoSpace, UsageError, from_environment
+from git_memzoi.errors import (
+    EXIT_INTERNAL,
+    EXIT_USAGE,
+    OUT_OF_MEMORY,
+    OUT_OF_MEMORY_HINT,
+    MemzoiError,
+    NoSpace,
+    StateError,
+    UsageError,
+    from_environment,
+)
 
 #: name -> ("module:attribute", short help). Modules load only when their command runs,
 #: so `git memzoi search` never imports what export, mcp or lifecycle need.
@@ -135,6 +146,16 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj["debug"] = debug
 
 
+_OUT_OF_MEMORY = StateError(OUT_OF_MEMORY, hint=OUT_OF_MEMORY_HINT)
+
+
+def _out_of_memory(exc: Exception) -> bool:
+    """Memory ran out where Python reports it otherwise: ENOMEM, or a shared library that could not be mapped."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
+        return True
+    return isinstance(exc, ImportError) and "failed to map segment" in str(exc)
+
+
 def _report(error: MemzoiError) -> None:
     if isinstance(error, UsageError) and error.field:  # the core names the field; here it is an option
         error = UsageError(error.detail, error.hint, field="--" + error.field.replace("_", "-"))
@@ -191,12 +212,17 @@ def run(args: list[str]) -> int:
         code = 130
     except BrokenPipeError:
         code = 0
+    except MemoryError:
+        # the machine's limit (ulimit -v, a container's memory), not a bug: say so, as for a full disk;
+        # the message is built from constants, nothing that needs memory of its own
+        _report(_OUT_OF_MEMORY)
+        code = _OUT_OF_MEMORY.exit_code
     except Exception as exc:  # noqa: BLE001 - the one place unexpected failures become a line
         if debug:
             import traceback  # only with --debug (Command start-up: search)
 
             traceback.print_exc()
-        known = from_environment(exc)
+        known = _OUT_OF_MEMORY if _out_of_memory(exc) else from_environment(exc)
         if known is not None:  # no space, read-only, a name too long: the machine's answer, not a bug
             _report(known)
             if isinstance(known, NoSpace):

@@ -1,6 +1,7 @@
 """The build behind `rebuild` and `open_index`: scan, a change set, one writer.
 
-1. A stat sweep proves the installed index true: nothing is read, parsed or written (`noop`).
+1. A stat sweep proves the installed index true: nothing is read, parsed or written (`noop`;
+   see `index.staleness`).
 2. Otherwise `index.changes` compares the work tree and shared.db with a base index: this
    worktree's own, or else a sibling worktree's (a fresh linked worktree of the same commit
    reuses nearly every row), or nothing (a first build, or `--full`: every file is added). Only
@@ -111,17 +112,25 @@ def connect_installed(path: Path) -> sqlite3.Connection | None:
 
 
 def _verified(
-    ws: Workspace, scan: Scan, shared_sig: list[int] | None, report: RebuildReport, started: float
+    ws: Workspace, scan: Scan | None, shared_sig: list[int] | None, report: RebuildReport, started: float
 ) -> RebuildReport | None:
-    """The no-op fast path: a stat sweep proves the installed index true; no reads, no parsing."""
+    """The no-op fast path: a stat sweep proves the installed index true; no reads, no parsing.
+
+    Without `scan`, the sweep is `staleness.current`'s (the digest alone); with it, `verify`
+    also compares each file's stat with its row."""
     path = ws.layout.index_db
     conn = connect_installed(path)
     if conn is None:
         return None
     try:
         meta = index_db.read_meta(conn)
-        current = file_stat_signature(str(ws.layout.shared_db)) if shared_sig is not None else None
-        found = staleness.verify(ws, conn, meta, scan, current)
+        if scan is None:
+            workdir = str(ws.repo.require_workdir())
+            lease = ws.config.retention.session_lease_hours
+            found = staleness.current(path, conn, meta, ws.layout.shared_db, workdir, lease)
+        else:
+            current = file_stat_signature(str(ws.layout.shared_db)) if shared_sig is not None else None
+            found = staleness.verify(ws, conn, meta, scan, current)
     finally:
         conn.close()
     if found is None:
@@ -139,7 +148,7 @@ def _verified(
 
 
 def _noop(
-    ws: Workspace, scan: Scan, shared_sig: list[int] | None, report: RebuildReport, started: float, strict: bool
+    ws: Workspace, scan: Scan | None, shared_sig: list[int] | None, report: RebuildReport, started: float, strict: bool
 ) -> RebuildReport | None:
     verified = _verified(ws, scan, shared_sig, report, started)
     if verified is not None:
@@ -149,17 +158,23 @@ def _noop(
     return verified
 
 
-def noop(ws: Workspace, *, strict: bool) -> RebuildReport | None:
+def noop(ws: Workspace, *, strict: bool, digest: bool = True) -> RebuildReport | None:
     """The report of a rebuild with nothing to do, or None when there is something to do.
 
     Only reads (a stat sweep against the installed index), so it needs no writer lock: the
-    index it vouches for stays true whether or not a writer replaces it meanwhile.
+    index it vouches for stays true whether or not a writer replaces it meanwhile. The sweep's
+    digest is tried first (unless `digest` is False: the caller just did); when it differs, each
+    file's stat is compared with its row.
     """
     started = time.perf_counter()
+    report = RebuildReport(index_path=str(ws.layout.index_db), full=False)
+    if digest:
+        found = _noop(ws, None, None, report, started, strict)
+        if found is not None:
+            return found
     workdir = str(ws.repo.require_workdir())
     now_ns = time.time_ns()
     shared_sig = file_stat_signature(str(ws.layout.shared_db), now_ns)
-    report = RebuildReport(index_path=str(ws.layout.index_db), full=False)
     return _noop(ws, scan_records(workdir, now_ns), shared_sig, report, started, strict)
 
 

@@ -5,8 +5,9 @@ starts from a sibling's, which holds nearly every row it needs), or nothing (a c
 build: every file is added). Each record file and runtime document lands in one bucket:
 
 - unchanged: the base's row stays, its content vouched for by the file's stat (the base is this
-  worktree's and the stat is what it was when its content was confirmed), by the blob OID git's
-  index stat cache names (`index.git_index`), or by hashing the file;
+  worktree's, the stat - size, mtime, ctime, inode, device - is what it was when its content was
+  confirmed, and the file is not racy), by the blob OID git's index stat cache names
+  (`index.git_index`), or by hashing the file;
 - added (the base has no row for the path) or changed (its blob OID differs): the row is made
   again by `index.make`, from the parse cache or a parse;
 - removed: the base holds a row whose file or runtime document is gone.
@@ -22,7 +23,7 @@ import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from git_memzoi.errors import StateError
 from git_memzoi.index import index_db, staleness
@@ -39,14 +40,20 @@ if TYPE_CHECKING:
 
 #: How an unchanged row's content was vouched for.
 Vouch = Literal["stat", "git-index", "hash"]
-#: A row the base holds: (path, oid, size, mtime_ns, record_id); size and mtime are None for runtime rows.
-BaseRow = tuple[str, str, int | None, int | None, str]
-#: A file the base holds as invalid: (path, oid, size, mtime_ns, record_id, problems JSON); record_id
-#: is set when the file is valid on its own but lost its ID to another file.
-BaseInvalid = tuple[str, str, int | None, int | None, str | None, str]
+#: The stat columns of `files` and `invalid`, in FileStat's order.
+STAT_COLUMNS = "size, mtime_ns, ctime_ns, ino, dev"
+#: A row the base holds: (path, oid, size, mtime_ns, ctime_ns, ino, dev, record_id); the stat is None
+#: for runtime rows.
+BaseRow = tuple[str, str, int | None, int | None, int | None, int | None, int | None, str]
+#: A file the base holds as invalid: (path, oid, size, mtime_ns, ctime_ns, ino, dev, record_id, problems
+#: JSON); record_id is set when the file is valid on its own but lost its ID to another file.
+BaseInvalid = tuple[str, str, int | None, int | None, int | None, int | None, int | None, str | None, str]
+#: Where a base row or invalid file holds its record ID, and an invalid file its problems.
+ID_AT: Final = 7
+PROBLEMS_AT: Final = 8
 
 #: Runtime rows, by a range over the path index: every path from `shared.db:` up to `shared.db;`.
-_RUNTIME_ROWS = "SELECT path, oid, NULL, NULL, record_id FROM records WHERE path >= ? AND path < ?"
+_RUNTIME_ROWS = "SELECT path, oid, NULL, NULL, NULL, NULL, NULL, record_id FROM records WHERE path >= ? AND path < ?"
 _RUNTIME_RANGE = (RUNTIME_PATH_PREFIX, RUNTIME_PATH_PREFIX[:-1] + chr(ord(RUNTIME_PATH_PREFIX[-1]) + 1))
 
 
@@ -82,16 +89,13 @@ def load_base(path: Path, *, own: bool, paths: list[str] | None = None) -> Base 
         if base.meta.get("parser") != staleness.parser_version():
             return None
         if paths is None:
-            base.rows = {row[0]: row for row in conn.execute("SELECT path, oid, size, mtime_ns, record_id FROM files")}
+            base.rows = {row[0]: row for row in conn.execute(f"SELECT path, oid, {STAT_COLUMNS}, record_id FROM files")}
         else:
-            base.rows = {
-                row[0]: row
-                for p in paths
-                for row in conn.execute("SELECT path, oid, size, mtime_ns, record_id FROM files WHERE path = ?", (p,))
-            }
+            one = f"SELECT path, oid, {STAT_COLUMNS}, record_id FROM files WHERE path = ?"
+            base.rows = {row[0]: row for p in paths for row in conn.execute(one, (p,))}
         base.rows.update((row[0], row) for row in conn.execute(_RUNTIME_ROWS, _RUNTIME_RANGE))
         base.invalid = {
-            row[0]: row for row in conn.execute("SELECT path, oid, size, mtime_ns, record_id, problems FROM invalid")
+            row[0]: row for row in conn.execute(f"SELECT path, oid, {STAT_COLUMNS}, record_id, problems FROM invalid")
         }
         base.facts = [
             {k: str(v) for k, v in zip(FACT_KEYS, row, strict=True)}
@@ -142,8 +146,8 @@ class ChangeSet:
     removed: list[str] = field(default_factory=list)
     #: path -> how its content was vouched for, for base rows that stay
     unchanged: dict[str, Vouch] = field(default_factory=dict)
-    #: unchanged files whose stat moved: (size, mtime_ns, path)
-    restat: list[tuple[int, int, str]] = field(default_factory=list)
+    #: unchanged files whose stat moved: (*stat, path)
+    restat: list[tuple[int, int, int, int, int, str]] = field(default_factory=list)
     #: files the base holds as invalid whose bytes did not change, with their current stat
     unchanged_invalid: dict[str, BaseInvalid] = field(default_factory=dict)
     #: the paths the change set is limited to (None: every record file was looked at)
@@ -163,7 +167,7 @@ class ChangeSet:
     def dropped_ids(self) -> set[str]:
         """The record IDs of the record files whose base rows are dropped."""
         rows = self.base.rows if self.base is not None else {}
-        return {rows[p][4] for p in self.dropped if p.startswith(RECORDS + "/")}
+        return {rows[p][ID_AT] for p in self.dropped if p.startswith(RECORDS + "/")}
 
 
 def diff(
@@ -177,17 +181,16 @@ def diff(
 ) -> ChangeSet:
     """The change set from `base` to the files in `scan` and the runtime documents in `runtime`.
 
-    A base row's stat is trusted when the base is this worktree's own and the file's mtime is
-    before `trusted_before`; `tracked` (git's index stat cache) names the blob OID of files whose
-    stat git vouches for. With `scope`, `scan` holds only those paths (present ones).
+    A base row's stat is trusted when the base is this worktree's own, the file's stat is the
+    row's, and its mtime is before `trusted_before` (racy otherwise); `tracked` (git's
+    index stat cache) names the blob OID of files whose stat git vouches for. With `scope`, `scan`
+    holds only those paths (present ones).
     """
     changes = ChangeSet(base, scan.workdir, scan.files, scope=scope)
     if base is None:
-        changes.added = [
-            Todo(rel, "repo", scan.full(rel), st.size, st.mtime_ns, None) for rel, st in sorted(scan.files.items())
-        ]
+        changes.added = [Todo(rel, "repo", scan.full(rel), st, None) for rel, st in sorted(scan.files.items())]
         changes.added += [
-            Todo(doc.path, doc.store, None, None, None, doc.document.encode("utf-8")) for doc in runtime.documents
+            Todo(doc.path, doc.store, None, None, doc.document.encode("utf-8")) for doc in runtime.documents
         ]
         return changes
     rows, invalid = base.rows, base.invalid
@@ -195,19 +198,20 @@ def diff(
     for rel, st in scan.files.items():
         old = rows.get(rel) or invalid.get(rel)
         if old is None:
-            changes.added.append(Todo(rel, "repo", scan.full(rel), st.size, st.mtime_ns, None))
+            changes.added.append(Todo(rel, "repo", scan.full(rel), st, None))
             continue
-        _, old_oid, old_size, old_mtime = old[:4]
+        old_oid, old_stat = old[1], old[2:7]
         raw = None
         vouch: Vouch
         known = tracked.get(rel) if tracked is not None else None
-        if stat_trusted and old_size == st.size and old_mtime == st.mtime_ns and st.mtime_ns < trusted_before:
+        if stat_trusted and old_stat == st and st.mtime_ns < trusted_before:
             oid, vouch = old_oid, "stat"
-        elif (
-            known is not None
-            and known[1] == st.size & 0xFFFFFFFF
-            and known[2] == st.mtime_ns
-            and known[3] == st.ino & 0xFFFFFFFF
+        elif known is not None and known[1:] == (
+            st.size & 0xFFFFFFFF,
+            st.mtime_ns,
+            st.ctime_ns,
+            st.ino & 0xFFFFFFFF,
+            st.dev & 0xFFFFFFFF,
         ):
             oid, vouch = known[0], "git-index"
         else:
@@ -215,27 +219,25 @@ def diff(
                 with open(scan.full(rel), "rb") as handle:
                     raw = handle.read()
             except OSError:  # the row is made again, and says why it cannot be
-                changes.changed.append(Todo(rel, "repo", scan.full(rel), st.size, st.mtime_ns, None))
+                changes.changed.append(Todo(rel, "repo", scan.full(rel), st, None))
                 continue
             oid, vouch = blob_oid(raw), "hash"
         if oid != old_oid:
-            changes.changed.append(Todo(rel, "repo", scan.full(rel), st.size, st.mtime_ns, raw))
+            changes.changed.append(Todo(rel, "repo", scan.full(rel), st, raw))
         elif rel in rows:
             changes.unchanged[rel] = vouch
-            if old_size != st.size or old_mtime != st.mtime_ns:
-                changes.restat.append((st.size, st.mtime_ns, rel))
+            if old_stat != st:
+                changes.restat.append((*st, rel))
         else:
             bad = invalid[rel]
-            changes.unchanged_invalid[rel] = (rel, oid, st.size, st.mtime_ns, bad[4], bad[5])
+            changes.unchanged_invalid[rel] = (rel, oid, *st, bad[ID_AT], bad[PROBLEMS_AT])
     for doc in runtime.documents:
         data = doc.document.encode("utf-8")
         old = rows.get(doc.path)
         if old is not None and old[1] == blob_oid(data):
             changes.unchanged[doc.path] = "hash"
         else:
-            (changes.changed if old is not None else changes.added).append(
-                Todo(doc.path, doc.store, None, None, None, data)
-            )
+            (changes.changed if old is not None else changes.added).append(Todo(doc.path, doc.store, None, None, data))
     present = {doc.path for doc in runtime.documents}
     for path in rows:
         if path not in scan.files and path not in present and _looked_at(path, scope):
@@ -252,5 +254,5 @@ def _looked_at(path: str, scope: frozenset[str] | None) -> bool:
 
 def problems_of(bad: BaseInvalid) -> list[RawProblem]:
     """The stored problems of an invalid file: [line, code, message, severity] entries."""
-    entries: list[RawProblem] = json.loads(bad[5])
+    entries: list[RawProblem] = json.loads(bad[PROBLEMS_AT])
     return entries

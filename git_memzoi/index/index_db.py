@@ -17,7 +17,7 @@ from typing import Any, Literal, NamedTuple
 from git_memzoi.errors import StateError
 from git_memzoi.layout import INDEX_TEMP_PREFIX
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 #: Rows hold a whole record file (2-4 KB); larger pages waste less space around them.
 PAGE_SIZE = 16384
 
@@ -100,7 +100,8 @@ CREATE TABLE records (
 );
 CREATE TABLE files (               -- the work-tree stat of each indexed record file (a narrow table:
     path TEXT PRIMARY KEY,         -- sweeps and incremental builds read it, never the records)
-    oid TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, record_id TEXT NOT NULL
+    oid TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, dev INTEGER NOT NULL, record_id TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE applies (
     record INTEGER NOT NULL,       -- records.rowid
@@ -108,7 +109,8 @@ CREATE TABLE applies (
     entry TEXT NOT NULL
 );
 CREATE TABLE invalid (
-    path TEXT PRIMARY KEY, oid TEXT NOT NULL, size INTEGER, mtime_ns INTEGER,
+    path TEXT PRIMARY KEY, oid TEXT NOT NULL,
+    size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, dev INTEGER,
     record_id TEXT,                -- set when the file is valid on its own but duplicates an ID
     problems TEXT NOT NULL         -- JSON list of problems
 );

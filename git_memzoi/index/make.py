@@ -14,10 +14,12 @@ import signal
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from git_memzoi.errors import FormatError
 from git_memzoi.index.index_db import instant
@@ -25,14 +27,22 @@ from git_memzoi.index.parse import blob_oid, parse_payload
 from git_memzoi.index.parse_cache import ParseCache
 from git_memzoi.index.retention_rules import Boundary
 from git_memzoi.index.retention_rules import boundary as lane_boundary
+from git_memzoi.index.scan import FileStat
 from git_memzoi.layout import RECORDS
 from git_memzoi.profile import concept_id
 from git_memzoi.profile.timefmt import format_rfc3339
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import AsyncResult
 
 #: Below this many rows, making them in worker processes costs more than it saves.
 PARALLEL_MIN = 800
 #: Rows per batch handed to a worker (and written by the caller in one go).
 CHUNK = 200
+#: Batches in flight per worker: made rows wait in the caller's memory only this far ahead of the writer.
+AHEAD = 2
+#: The pool's threads in the caller (task, result and worker handlers) need little stack.
+_POOL_STACK = 512 * 1024
 
 #: Where a row's payload comes from: the parse cache, or a parse now.
 Origin = Literal["cache", "parse"]
@@ -46,8 +56,7 @@ class Todo(NamedTuple):
     path: str  # repository path, or shared.db:<store>/<id>
     store: str  # repo | local | session
     full: str | None  # the file to read; None when `raw` holds the bytes
-    size: int | None
-    mtime_ns: int | None
+    stat: FileStat | None  # None for a runtime document
     raw: bytes | None
 
 
@@ -57,8 +66,7 @@ class Made(NamedTuple):
     path: str
     store: str
     oid: str  # "" when the file could not be read
-    size: int | None
-    mtime_ns: int | None
+    stat: FileStat | None
     origin: Origin | None  # None when the file could not be read
     parsed: str | None  # the payload as JSON text when parsed now (for the parse cache)
     row: tuple[Any, ...] | None  # the records row in index_db.RECORD_COLUMNS order
@@ -102,8 +110,7 @@ def make(chunk: list[Todo], job: Job) -> list[Made]:
                         item.path,
                         item.store,
                         "",
-                        item.size,
-                        item.mtime_ns,
+                        item.stat,
                         None,
                         None,
                         None,
@@ -143,15 +150,14 @@ def _made(item: Todo, raw: bytes, oid: str, payload: dict[str, Any] | None, job:
         except FormatError as exc:
             problems = [[1, exc.code, exc.message, "error"]]
     if problems is not None:
-        return Made(item.path, item.store, oid, item.size, item.mtime_ns, origin, parsed, None, problems, None, 1, [])
+        return Made(item.path, item.store, oid, item.stat, origin, parsed, None, problems, None, 1, [])
     fields = payload["ok"]
     row = build_row(item.path, item.store, oid, raw.decode("utf-8"), concept, fields, job)
     return Made(
         item.path,
         item.store,
         oid,
-        item.size,
-        item.mtime_ns,
+        item.stat,
         origin,
         parsed,
         row,
@@ -237,8 +243,44 @@ def batches(todo: list[Todo], job: Job) -> Iterator[list[Made]]:
         for chunk in chunks:
             yield make(chunk, job)
         return
-    with context.Pool(min(count, len(chunks)), _start_worker, (os.getpid(), job)) as pool:
-        yield from pool.imap_unordered(_make_in_worker, chunks)
+    few_arenas()
+    size = min(count, len(chunks))
+    previous = threading.stack_size(_POOL_STACK)
+    try:
+        pool = context.Pool(size, _start_worker, (os.getpid(), job))
+    finally:
+        threading.stack_size(previous)
+    with pool:
+        # a bounded window, not imap: rows made faster than they are written would otherwise pile up
+        pending: deque[AsyncResult[list[Made]]] = deque()
+        rest = iter(chunks)
+        for chunk in islice(rest, size * AHEAD):
+            pending.append(pool.apply_async(_make_in_worker, (chunk,)))
+        while pending:
+            made = pending.popleft().get()
+            for chunk in islice(rest, 1):
+                pending.append(pool.apply_async(_make_in_worker, (chunk,)))
+            yield made
+
+
+def few_arenas() -> None:
+    """Let glibc's malloc use at most two arenas in this process and the workers it forks.
+
+    Each thread that allocates otherwise gets an arena of its own, and each arena reserves 64 MB
+    of address space: with the pool's threads, a build under `ulimit -v` ran out of address space
+    long before it ran out of memory. Elsewhere (no glibc), nothing happens.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes  # only where glibc may be
+
+        ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 2)
+    except (OSError, AttributeError):
+        pass
+
+
+_M_ARENA_MAX = -8  # glibc's malloc.h
 
 
 #: The job of this worker process (set by the pool's initializer; None in the calling process).

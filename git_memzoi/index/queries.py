@@ -137,7 +137,9 @@ def _ranked_then_filtered(
     """Rank FTS matches (within the records with an entry at `bases`), then filter the best few.
 
     Only rowids and scores are ranked; the filters read the small leading columns of the best
-    candidates, and whole rows are read for the hits alone.
+    candidates, and whole rows are read for the hits alone. Equal scores are ordered by record
+    ID, then path (never by rowid, which depends on the order rows were written): a group of
+    equal scores that the LIMIT may have cut is left out until a larger fetch holds it whole.
     """
     params: dict[str, Any] = {"match": match}
     if not bases:
@@ -153,18 +155,22 @@ def _ranked_then_filtered(
     want = limit * 3 + 10
     while True:
         top = conn.execute(top_sql, params | {"want": want}).fetchall()
-        if not top:
-            return []
+        whole = len(top) < want
+        if not whole:
+            cut = top[-1][1]
+            top = [(rowid, rank) for rowid, rank in top if rank != cut]
         ranked_ids: dict[int, float] = {}
         for rowid, rank in top:  # a record may hold two entries at the bases
             ranked_ids.setdefault(rowid, -float(rank))
         marks = ", ".join(str(int(rowid)) for rowid in ranked_ids)
-        allowed = {
-            rowid
-            for (rowid,) in conn.execute(f"SELECT r.rowid FROM records r WHERE r.rowid IN ({marks}) AND {where}", bound)
-        }
-        best = [(rowid, score) for rowid, score in ranked_ids.items() if rowid in allowed][:limit]
-        if len(best) >= limit or len(top) < want:
+        allowed = sorted(
+            (-ranked_ids[rowid], record_id, path, rowid)
+            for rowid, record_id, path in conn.execute(
+                f"SELECT r.rowid, r.record_id, r.path FROM records r WHERE r.rowid IN ({marks}) AND {where}", bound
+            )
+        )
+        best = [(rowid, -negated) for negated, _, _, rowid in allowed[:limit]]
+        if len(best) >= limit or whole:
             if not best:
                 return []
             marks = ", ".join(str(int(rowid)) for rowid, _ in best)

@@ -48,9 +48,7 @@ def rebuild(
 
     ws.repo.require_workdir()
     shared_db.check(ws.layout.shared_db)
-    report = _sync_one_writer(ws, full=full, strict=strict, progress=progress)
-    staleness.swept(ws.layout.index_db, report.duration)
-    return report
+    return _sync_one_writer(ws, full=full, strict=strict, progress=progress)
 
 
 def refresh(ws: Workspace, paths: Iterable[str]) -> RebuildReport:
@@ -60,15 +58,15 @@ def refresh(ws: Workspace, paths: Iterable[str]) -> RebuildReport:
         report = refresh_paths(ws, paths)
         if report is not None:
             return report
-        report = sync(ws, full=False, strict=False, progress=None)
-    staleness.swept(ws.layout.index_db, report.duration)
-    return report
+        return sync(ws, full=False, strict=False, progress=None)
 
 
 def open_index(ws: Workspace, *, refresh: bool = True) -> sqlite3.Connection:
     """A read-only connection to a current index.db, refreshing (or building) it first when stale.
 
-    Fails closed (StateError) when shared.db exists but cannot be read; never writes shared.db.
+    Every call sweeps the record files (`index.staleness`): a change made before the call is in
+    the index it returns. Fails closed (StateError) when shared.db exists but cannot be read;
+    never writes shared.db.
     """
     path = ws.layout.index_db
     inode = _inode(path)
@@ -80,10 +78,11 @@ def open_index(ws: Workspace, *, refresh: bool = True) -> sqlite3.Connection:
             meta = index_db.read_meta(conn)
         except StateError:
             meta = {}
-        if meta and staleness.fresh(ws, meta):
+        workdir = str(ws.repo.require_workdir())
+        lease = ws.config.retention.session_lease_hours
+        if meta and staleness.current(path, conn, meta, ws.layout.shared_db, workdir, lease) is not None:
             return conn
-    report = _sync_one_writer(ws, full=False, strict=False, progress=None)
-    staleness.swept(path, report.duration)
+    report = _sync_one_writer(ws, full=False, strict=False, progress=None, digest=False)
     if conn is not None and not report.changed and _inode(path) == inode:
         return conn
     if conn is not None:
@@ -97,10 +96,14 @@ def open_index(ws: Workspace, *, refresh: bool = True) -> sqlite3.Connection:
 WRITER_WAIT_SECONDS = 300.0
 
 
-def _sync_one_writer(ws: Workspace, *, full: bool, strict: bool, progress: Progress | None) -> RebuildReport:
-    """Run `sync` as this worktree's only index writer (a rebuild with nothing to do only reads)."""
+def _sync_one_writer(
+    ws: Workspace, *, full: bool, strict: bool, progress: Progress | None, digest: bool = True
+) -> RebuildReport:
+    """Run `sync` as this worktree's only index writer (a rebuild with nothing to do only reads).
+
+    `digest` False: the caller already compared the sweep's digest (`build.noop`)."""
     if not full:
-        report = noop(ws, strict=strict)
+        report = noop(ws, strict=strict, digest=digest)
         if report is not None:
             return report
     with _one_writer(ws):

@@ -15,18 +15,46 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from git_memzoi.errors import Refused, printable
-from git_memzoi.index.sweep import RACY_NS, digest, dir_signature, dirs_unchanged, file_stat_signature, utf8_name
+from git_memzoi.index.sweep import (
+    MAX_SIGNED,
+    RACY_NS,
+    digest,
+    dir_signature,
+    dirs_unchanged,
+    file_stat_signature,
+    signed64,
+    utf8_name,
+)
 from git_memzoi.layout import MEMZOI_DIR, RECORDS
 
-__all__ = ["RACY_NS", "FileStat", "Scan", "dirs_unchanged", "file_stat_signature", "scan_paths", "scan_records"]
+__all__ = [
+    "RACY_NS",
+    "FileStat",
+    "Scan",
+    "dirs_unchanged",
+    "file_stat",
+    "file_stat_signature",
+    "scan_paths",
+    "scan_records",
+]
 
 
 class FileStat(NamedTuple):
-    """A record file's stat (a tuple: tens of thousands are made per sweep)."""
+    """A record file's stat, the fields git's index compares (a tuple: tens of thousands are made per sweep).
+
+    Inode and device are kept as signed 64-bit numbers (`sweep.signed64`), as SQLite stores them.
+    """
 
     size: int
     mtime_ns: int
+    ctime_ns: int
     ino: int
+    dev: int
+
+
+def file_stat(st: os.stat_result) -> FileStat:
+    """The FileStat of an `os.stat_result`."""
+    return FileStat(st.st_size, st.st_mtime_ns, st.st_ctime_ns, signed64(st.st_ino), signed64(st.st_dev))
 
 
 @dataclass
@@ -45,8 +73,8 @@ class Scan:
         return os.path.join(self.workdir, rel)
 
     def digest(self) -> str:
-        """A fingerprint of every file's path, size and mtime, in walk order."""
-        return digest(list(self.files), [n for st in self.files.values() for n in st[:2]])
+        """A fingerprint of every file's path and stat, in walk order (what `sweep.sweep` computes)."""
+        return digest(list(self.files), [n for st in self.files.values() for n in st])
 
 
 def scan_records(workdir: str, now_ns: int) -> Scan:
@@ -87,8 +115,10 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
                 continue
             if name.endswith(".md") and entry.is_file(follow_symlinks=False):
                 st = entry.stat()
-                mtime = st.st_mtime_ns
-                files[prefix + name] = make(FileStat, (st.st_size, mtime, st.st_ino))
+                mtime, ctime, ino, dev = st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
+                if ino > MAX_SIGNED or dev > MAX_SIGNED:
+                    ino, dev = signed64(ino), signed64(dev)
+                files[prefix + name] = make(FileStat, (st.st_size, mtime, ctime, ino, dev))
                 if mtime > newest:
                     newest = mtime
             elif entry.is_symlink():
@@ -112,6 +142,6 @@ def scan_paths(workdir: str, paths: Iterable[str]) -> Scan | None:
             return None
         if not stat.S_ISREG(st.st_mode):
             return None
-        scan.files[rel] = FileStat(st.st_size, st.st_mtime_ns, st.st_ino)
-        scan.newest_ns = max(scan.newest_ns, st.st_mtime_ns)
+        found = scan.files[rel] = file_stat(st)
+        scan.newest_ns = max(scan.newest_ns, found.mtime_ns)
     return scan

@@ -1,22 +1,22 @@
-"""Is index.db still a true projection? The cheap checks the read path runs before every read.
+"""Is index.db still a true projection? The check the read path runs before every read.
 
-Two levels, both free of parsing:
+Every read sweeps: one `lstat` per record file (`sweep.sweep`, no reads, no parsing) gives the
+digest of every path and stat (size, mtime, ctime, inode, device), compared with the digest
+the last check confirmed (the `index.db.check` file beside the index), together with the
+parser, the work tree, the session lease and shared.db's stats. Equal, and no file modified
+within RACY_NS of the moment the index's content was last confirmed (git's racy-clean rule),
+the index is true: `current`. There is no window in which reads trust an older sweep, because
+nothing cheaper sees a file edited in place (its folder does not change).
 
-- `fresh`: folder stats, shared.db stats and config against what the last full check vouched
-  for (the `index.db.check` file beside the index). It sees files created, removed, renamed
-  or atomically replaced, commits, and runtime memory writes, in a few stat calls.
-- `verify`: a stat sweep of every record file against the stats the index holds. It also sees
-  a file edited in place. Small trees sweep on every read. Above SWEEP_ALWAYS_MAX files, readers
-  (any process: the check file records when the last sweep ran) sweep at most once per
-  SWEEP_INTERVAL, and less often when a sweep is slow, so that sweeping never takes more than a
-  twentieth of their time; in between, the cheap check alone vouches for the index.
-
-When either cannot vouch for the index, the rebuild path takes over.
+When the digests differ, `verify` compares each file's stat with the row the index holds for
+it (still without reading a file), and when that cannot vouch for the index either, the
+rebuild path takes over: files whose stat moved, or that are racy, are hashed, and only those
+whose blob OID changed are parsed again.
 
 `unchanged` is `rebuild`'s "nothing to do" with the standard library only (cli/entry.py
-answers a no-op `git memzoi rebuild` with it before click loads): `verify` where the sweep's
-digest is the one the last sweep confirmed, without the Workspace or a Scan. This module is
-therefore light to import: nothing but the standard library and `index.sweep` at the top.
+answers a no-op `git memzoi rebuild` with it before click loads), `current` without an open
+index. This module is therefore light to import: nothing but the standard library and
+`index.sweep` at the top.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ import time
 
 from git_memzoi.index.sweep import (
     RACY_NS,
-    dirs_unchanged,
     file_stat_signature,
     load_cache,
     store_cache,
@@ -44,10 +43,6 @@ if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
 
 CHECK_SUFFIX = ".check"
-SWEEP_ALWAYS_MAX = 500
-SWEEP_INTERVAL = 1.0
-#: Readers spend at most 1/SWEEP_SHARE of their time sweeping (slow disks sweep less often).
-SWEEP_SHARE = 20
 
 
 def parser_version() -> str:
@@ -55,13 +50,6 @@ def parser_version() -> str:
     from git_memzoi.index.parse_cache import PARSER_VERSION
 
     return PARSER_VERSION
-
-
-def swept(index_path: Path, cost: float = 0.0) -> None:
-    """Note (for every process) that the index was just confirmed against every file, in `cost` seconds."""
-    check = read_check(index_path)
-    if check is not None:
-        write_check(index_path, check | {"swept_at": time.time(), "sweep_cost": round(cost, 4)}, check)
 
 
 def check_path(index_path: str | os.PathLike[str]) -> str:
@@ -89,28 +77,6 @@ def confirmed_ns(meta: dict[str, str], check: dict[str, Any] | None) -> int:
     if check and check.get("build_id") == meta.get("build_id"):
         confirmed = max(confirmed, int(check.get("verified_ns", 0)))
     return confirmed
-
-
-def fresh(ws: Workspace, meta: dict[str, str]) -> bool:
-    """The cheap check (see the module docstring); False means "sweep or rebuild"."""
-    path = ws.layout.index_db
-    check = read_check(path)
-    if check is None or check.get("build_id") != meta.get("build_id"):
-        return False
-    if meta.get("parser") != parser_version():
-        return False
-    if float(meta.get("lease_hours", "nan")) != ws.config.retention.session_lease_hours:
-        return False
-    workdir = str(ws.repo.require_workdir())
-    if check.get("workdir") != workdir or not dirs_unchanged(workdir, check.get("dirs") or {"": None}):
-        return False
-    shared = check.get("shared")
-    if shared is None or file_stat_signature(str(ws.layout.shared_db)) != shared:
-        return False
-    if int(check.get("files", 0)) <= SWEEP_ALWAYS_MAX:
-        return False
-    age = time.time() - float(check.get("swept_at", 0.0))
-    return 0.0 <= age < max(SWEEP_INTERVAL, SWEEP_SHARE * float(check.get("sweep_cost", 0.0)))
 
 
 class Verified:
@@ -175,18 +141,22 @@ def verify(
         write_check(index_path, check | {"dirs": scan.dirs}, check)
         return Verified(len(files) - stored[0], int(meta.get("runtime_records", "0")), stored[1])
     try:
-        rows = conn.execute("SELECT path, size, mtime_ns FROM files").fetchall()
-        bad = conn.execute("SELECT path, size, mtime_ns, problems FROM invalid").fetchall()
+        rows = conn.execute("SELECT path, size, mtime_ns, ctime_ns, ino, dev FROM files").fetchall()
+        bad = conn.execute("SELECT path, size, mtime_ns, ctime_ns, ino, dev, problems FROM invalid").fetchall()
         runtime = int(meta.get("runtime_records", "0"))
     except sqlite3.DatabaseError:
         return None
     if len(rows) + len(bad) != len(files):
         return None
-    for path, size, mtime_ns, *_ in (*rows, *bad):
+    for path, *stat in rows:
         st = files.get(path)
-        if st is None or st.size != size or st.mtime_ns != mtime_ns or mtime_ns >= trusted_before:
+        if st is None or st != tuple(stat) or st.mtime_ns >= trusted_before:
             return None
-    problems = [(path, entry) for path, _, _, text in bad for entry in json.loads(text)]
+    for path, *stat, _ in bad:
+        st = files.get(path)
+        if st is None or st != tuple(stat) or st.mtime_ns >= trusted_before:
+            return None
+    problems = [(path, entry) for path, *_, text in bad for entry in json.loads(text)]
     write_check(
         index_path,
         {
@@ -203,22 +173,43 @@ def verify(
     return Verified(len(rows), int(runtime), problems)
 
 
-def unchanged(index_path: Path, shared_db: Path, workdir: str, lease: float, started: float) -> Verified | None:
+def current(
+    index_path: Path, conn: sqlite3.Connection, meta: dict[str, str], shared_db: Path, workdir: str, lease: float
+) -> Verified | None:
+    """The index open on `conn` (its meta `meta`) is true, by one sweep of every record file; None: ask `rebuild`.
+
+    It says so only where `verify` would without reading the files table: the index and its
+    check file agree with the parser, the work tree and `lease`; shared.db has the stats it had
+    when the index last read it (the file that passed its integrity check then, so `rebuild`
+    would not refuse it now); and a sweep of every record file gives the digest the last sweep
+    confirmed, with no file modified recently enough to be racy. New folder signatures are
+    recorded for the next reader.
+    """
+    now_ns = time.time_ns()
+    check = read_check(index_path)
+    if check is None or "digest" not in check:
+        return None
+    if not _agrees(meta, check, workdir, lease, file_stat_signature(str(shared_db), now_ns)):
+        return None
+    walk = sweep(workdir, now_ns)
+    if walk is None or walk.digest != check["digest"] or walk.newest_ns >= confirmed_ns(meta, check) - RACY_NS:
+        return None
+    stored = _stored_problems(conn)
+    if stored is None:
+        return None
+    write_check(index_path, check | {"dirs": walk.dirs}, check)
+    return Verified(walk.files - stored[0], int(meta.get("runtime_records", "0")), stored[1])
+
+
+def unchanged(index_path: Path, shared_db: Path, workdir: str, lease: float) -> Verified | None:
     """`rebuild`'s answer when nothing changed, from the standard library alone; None: ask `rebuild`.
 
-    It says "up to date" only where `verify` would without reading the files table: the index
-    and its check file agree with the parser, the work tree and `lease`; shared.db has the
-    stats it had when the index last read it (the file that passed its integrity check then,
-    so `rebuild` would not refuse it now); and a sweep of every record file gives the digest
-    the last sweep confirmed, with no file young enough to be racy. It records the sweep as
-    `rebuild` does (folder signatures, when, and its cost counted from `started`).
+    `current`, on an index it opens and reads the meta of itself.
     """
     from git_memzoi.errors import StateError
     from git_memzoi.index.index_db import connect_read, read_meta
 
-    now_ns = time.time_ns()
-    check = read_check(index_path)
-    if check is None or "digest" not in check:
+    if not os.path.exists(check_path(index_path)):
         return None
     try:
         conn = connect_read(index_path)
@@ -229,19 +220,6 @@ def unchanged(index_path: Path, shared_db: Path, workdir: str, lease: float, sta
             meta = read_meta(conn)
         except StateError:
             return None
-        if not _agrees(meta, check, workdir, lease, file_stat_signature(str(shared_db), now_ns)):
-            return None
-        walk = sweep(workdir, now_ns)
-        if walk is None or walk.digest != check["digest"] or walk.newest_ns >= confirmed_ns(meta, check) - RACY_NS:
-            return None
-        stored = _stored_problems(conn)
+        return current(index_path, conn, meta, shared_db, workdir, lease)
     finally:
         conn.close()
-    if stored is None:
-        return None
-    write_check(
-        index_path,
-        check | {"dirs": walk.dirs, "swept_at": time.time(), "sweep_cost": round(time.perf_counter() - started, 4)},
-        check,
-    )
-    return Verified(walk.files - stored[0], int(meta.get("runtime_records", "0")), stored[1])

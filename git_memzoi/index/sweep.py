@@ -1,12 +1,18 @@
 """The stat sweep of .memzoi/records/ and the stat signatures the staleness checks compare, stdlib only.
 
 `scan.scan_records` keeps every file's stat for a build; `sweep` keeps only the fingerprint a
-no-op rebuild compares (`digest`: every path, size and mtime in walk order), walking the same
+no-op rebuild compares (`digest`: every path and its stat, `STAT_FIELDS`, in walk order), walking the same
 folders in the same order. It is imported before click on the start-up path, so it needs
 nothing but the standard library, and its loop is as tight as Python allows (see `sweep`).
 
-Stats taken too close to the moment they were read are "racy" (a second change within the
-same timestamp tick would not show) and are never trusted. Stats that vouched for something
+A stat is what git's index compares: size, mtime, ctime, inode and device. The ctime is what
+gives away an edit whose mtime was put back (`touch -r`, `cp -p`, `rsync -t`, `tar x`): no
+call sets it. The inode and device give away a file replaced by another with the same size and
+times (two records swapped by `mv`). A file whose mtime is not older than the moment its
+content was last confirmed, less RACY_NS (coarse file system clocks), is "racy": a second
+change within the same timestamp tick would not show, so its stat is never trusted and it is
+hashed again (git's racy-clean rule, which looks at the mtime alone: a ctime cannot be set back,
+so an edit after the stat was taken shows in it). Stats that vouched for something
 are kept in small JSON caches (`load_cache`, `store_cache`): the index's check file, and the
 stats shared.db had when its integrity check last passed.
 """
@@ -21,11 +27,22 @@ from git_memzoi.layout import MEMZOI_DIR, RECORDS
 
 #: Timestamps closer than this to the moment they were read are not trusted (coarse clocks).
 RACY_NS = 2_000_000_000
+#: The stat of a record file, as the index stores it and the digest folds it in, in this order.
+STAT_FIELDS = ("size", "mtime_ns", "ctime_ns", "ino", "dev")
+#: Inodes and device numbers are unsigned 64-bit; SQLite and the digest hold signed ones (`signed64`).
+MAX_SIGNED = (1 << 63) - 1
+
+
+def signed64(n: int) -> int:
+    """An unsigned 64-bit number (an inode, a device) as the signed one with the same bits."""
+    return n - (1 << 64) if n > MAX_SIGNED else n
+
+
 _FORMAT, _REGULAR, _DIRECTORY, _SYMLINK = 0o170000, 0o100000, 0o040000, 0o120000  # stat.S_IFMT and kinds
 
 
 def digest(paths: list[str], numbers: list[int]) -> str:
-    """The fingerprint of a walk: every file's path, then its size and mtime, in walk order."""
+    """The fingerprint of a walk: every file's path, then its stat (`STAT_FIELDS`), in walk order."""
     return digest_joined("\0".join(paths), numbers)
 
 
@@ -138,8 +155,8 @@ def sweep(workdir: str, now_ns: int) -> Swept | None:
         return None
     dirs = {MEMZOI_DIR: dir_signature(os.path.join(workdir, MEMZOI_DIR), now_ns)}
     chunks: list[str] = []  # per folder: its record files' paths, NUL-separated
-    numbers: list[int] = []  # size, mtime of each, in the same order
-    add = numbers.append
+    numbers: list[int] = []  # the stat of each (STAT_FIELDS), in the same order
+    extend = numbers.extend
     lstat = os.lstat
     count = newest = 0
     stack = [RECORDS]
@@ -165,9 +182,10 @@ def sweep(workdir: str, now_ns: int) -> Swept | None:
                 elif kind == _REGULAR:
                     if name.endswith(".md"):
                         names.append(name)
-                        add(st.st_size)
-                        mtime = st.st_mtime_ns
-                        add(mtime)
+                        mtime, ctime, ino, dev = st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
+                        if ino > MAX_SIGNED or dev > MAX_SIGNED:
+                            ino, dev = signed64(ino), signed64(dev)
+                        extend((st.st_size, mtime, ctime, ino, dev))
                         if mtime > newest:
                             newest = mtime
                 elif kind == _DIRECTORY:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from git_memzoi.index import index_db
 from git_memzoi.index.build import InvalidRecords, RebuildReport
-from git_memzoi.index.changes import BaseInvalid, ChangeSet, problems_of
+from git_memzoi.index.changes import ID_AT, STAT_COLUMNS, BaseInvalid, ChangeSet, problems_of
 from git_memzoi.index.index_db import RECORD_COLUMNS
 from git_memzoi.index.make import Job, Made, Todo, batches, boundary_columns, facts_by_id, make
 from git_memzoi.index.parse_cache import PARSER_VERSION, ParseCache
@@ -40,6 +40,7 @@ from git_memzoi.profile.document import Problem
 
 if TYPE_CHECKING:
     from git_memzoi.index.mirror import RuntimeSnapshot
+    from git_memzoi.index.scan import FileStat
 
 _INSERT = (
     f"INSERT INTO records (rowid, {', '.join(RECORD_COLUMNS)}) VALUES ({', '.join('?' * (len(RECORD_COLUMNS) + 1))})"
@@ -167,7 +168,7 @@ class _Writer:
                 found = [Problem(m.path, *entry) for entry in m.problems]
                 self.problems.extend(found)
                 if m.store == "repo":  # a runtime document's problems are reported, not held
-                    self.invalid[m.path] = (m.path, m.oid, m.size, m.mtime_ns, None, _json(found))
+                    self.invalid[m.path] = (m.path, m.oid, *_stat(m.stat), None, _json(found))
                 continue
             row = m.row
             assert row is not None
@@ -178,7 +179,7 @@ class _Writer:
             )
             applies += [(self.next_rowid, applies_to_base(entry), entry) for entry in m.applies_to]
             if m.store == "repo":
-                stats.append((m.path, m.oid, m.size, m.mtime_ns, m.record_id))
+                stats.append((m.path, m.oid, *_stat(m.stat), m.record_id))
                 self.made[m.path] = m
                 self.repo_rows += 1
             else:
@@ -188,7 +189,9 @@ class _Writer:
             conn.executemany(_INSERT, rows)
             conn.executemany(_FTS_INSERT, words)
             conn.executemany("INSERT INTO applies (record, base, entry) VALUES (?, ?, ?)", applies)
-            conn.executemany("INSERT INTO files (path, oid, size, mtime_ns, record_id) VALUES (?, ?, ?, ?, ?)", stats)
+            conn.executemany(
+                f"INSERT INTO files (path, oid, {STAT_COLUMNS}, record_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", stats
+            )
         if self.cache is not None:
             self.cache.put_many(parsed)
 
@@ -205,10 +208,10 @@ class _Writer:
             holders[m.record_id or ""].add(p)
         contested: dict[str, BaseInvalid] = {}
         for p, bad in self.changes.unchanged_invalid.items():
-            if bad[4] in touched:
+            if bad[ID_AT] in touched:
                 contested[p] = bad
-                holders[bad[4]].add(p)
-            elif bad[4] is not None:
+                holders[bad[ID_AT]].add(p)
+            elif bad[ID_AT] is not None:
                 self.invalid[p] = bad
                 self.problems += [Problem(p, *entry) for entry in problems_of(bad)]
         if self.changes.base is not None and touched:  # the holders the base keeps
@@ -235,20 +238,21 @@ class _Writer:
                 self._lose(p, rid, first, contested.get(p))
 
     def _lose(self, path: str, rid: str, first: str, bad: BaseInvalid | None) -> None:
+        stat: _Stat
         if bad is not None:
-            oid, size, mtime, line = bad[1], bad[2], bad[3], int(problems_of(bad)[0][0])
+            oid, stat, line = bad[1], bad[2:7], int(problems_of(bad)[0][0])
         else:
             # an unchanged record that lost its ID to a new file: its `id:` line is looked up (rare)
             m = self.made.pop(path) if path in self.made else make([self._todo(path)], self.job)[0]
-            oid, size, mtime, line = m.oid, m.size, m.mtime_ns, m.id_line
+            oid, stat, line = m.oid, _stat(m.stat), m.id_line
             self.drop([path])
         found = [Problem(path, line, "id-duplicate", f"record ID {rid!r} is also used by {first}")]
         self.problems += found
-        self.invalid[path] = (path, oid, size, mtime, rid, _json(found))
+        self.invalid[path] = (path, oid, *stat, rid, _json(found))
 
     def _todo(self, path: str) -> Todo:
         st = self.changes.files[path]
-        return Todo(path, "repo", os.path.join(self.changes.workdir, path), st.size, st.mtime_ns, None)
+        return Todo(path, "repo", os.path.join(self.changes.workdir, path), st, None)
 
     def settle_boundaries(self, facts: list[dict[str, str]], lease: float) -> None:
         """Recompute the retention boundaries of kept rows whose facts changed (or sessions, for a new lease)."""
@@ -319,7 +323,7 @@ def write(
         writer.settle_duplicates()
         writer.settle_boundaries(runtime.facts, lease)
         for path, bad in changes.unchanged_invalid.items():
-            if bad[4] is None:
+            if bad[ID_AT] is None:
                 writer.invalid[path] = bad
                 problems += [Problem(path, *entry) for entry in problems_of(bad)]
         report.problems = sorted(problems, key=lambda q: (q.path, q.line, q.code))
@@ -335,11 +339,14 @@ def write(
         if base is not None and base.own and not (target.opened or changes.restat or invalid_changed or facts_changed):
             return None
         conn = target.conn()
-        conn.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", changes.restat)
+        conn.executemany(
+            "UPDATE files SET size = ?, mtime_ns = ?, ctime_ns = ?, ino = ?, dev = ? WHERE path = ?", changes.restat
+        )
         if invalid_changed:
             conn.execute("DELETE FROM invalid")
             conn.executemany(
-                "INSERT INTO invalid (path, oid, size, mtime_ns, record_id, problems) VALUES (?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO invalid (path, oid, {STAT_COLUMNS}, record_id, problems) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 invalid,
             )
         if facts_changed:
@@ -373,6 +380,14 @@ def write(
         progress(total, total)
     report.changed = True
     return build_id
+
+
+_Stat = tuple[int | None, int | None, int | None, int | None, int | None]
+
+
+def _stat(stat: FileStat | None) -> _Stat:
+    """A stat's columns (`changes.STAT_COLUMNS`), NULLs when there is none."""
+    return (None, None, None, None, None) if stat is None else stat
 
 
 def _json(problems: list[Problem]) -> str:

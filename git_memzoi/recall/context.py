@@ -48,9 +48,14 @@ class _Candidate:
     why: list[str] = field(default_factory=list)
 
     @property
-    def rank(self) -> tuple[int, float, str]:
-        """Sort key: leading types first, then relevance, then path."""
-        return (TYPE_ORDER.get(self.row.type, len(TYPE_ORDER)), -(self.text + self.path), self.row.path)
+    def rank(self) -> tuple[int, float, str, str]:
+        """Sort key: leading types first, then relevance, then record ID and path."""
+        return (
+            TYPE_ORDER.get(self.row.type, len(TYPE_ORDER)),
+            -(self.text + self.path),
+            self.row.record_id,
+            self.row.path,
+        )
 
 
 def clean_body(title: str, body: str) -> str:

@@ -104,7 +104,7 @@ def precheck(
             found = _by_words(conn, value, flt)
     finally:
         conn.close()
-    found.sort(key=lambda f: (SEVERITY[f[0].type], f[2], -float(f[0].confidence), f[0].record_id))
+    found.sort(key=lambda f: (SEVERITY[f[0].type], f[2], -float(f[0].confidence), f[0].record_id, f[0].path))
     warnings = [
         PrecheckWarning(
             record_id=row.record_id,

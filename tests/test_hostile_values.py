@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES, Repo, git, run_cli
-from git_memzoi.index import retention_rules
+from git_memzoi.profile import retention as retention_rules
 from git_memzoi.profile import timefmt
 from git_memzoi.profile.document import InvalidDocument, read_packet, read_record
 from test_hooks import make_remote, record_path

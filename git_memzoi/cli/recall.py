@@ -161,7 +161,7 @@ def search(
 @json_option
 def expiry(record_id: str, as_json: bool) -> None:
     """Explain why a record is current or query-only: the lane rule, the boundary and the reason."""
-    from git_memzoi.recall.retention import explain  # one command's core per run (Command start-up: search)
+    from git_memzoi.recall.records import explain  # one command's core per run (Command start-up: search)
 
     decision = explain(workspace(), record_id)
     if as_json:

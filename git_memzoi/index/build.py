@@ -17,15 +17,13 @@ paths, instead of sweeping every record file.
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from git_memzoi.errors import FormatError, StateError
 from git_memzoi.index import index_db, staleness
+from git_memzoi.index.index_db import connect_installed
+from git_memzoi.index.outcome import InvalidRecords, OutOfScope, RebuildReport
 from git_memzoi.index.scan import RACY_NS, Scan, file_stat_signature, scan_paths, scan_records
 from git_memzoi.layout import MEMZOI_DIR, RECORDS, SUFFIX
 
@@ -38,77 +36,6 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int], None]
 #: From this many record files, a worktree new to its index reads blob OIDs from git's index.
 GIT_INDEX_MIN = 200
-
-
-@dataclass
-class RebuildReport:
-    """What a rebuild did: how many files it parsed, took from the cache, reused or removed."""
-
-    index_path: str
-    records: int = 0  # repository records in the index
-    runtime: int = 0  # runtime (local/session) records mirrored from shared.db
-    parsed: int = 0  # files (or runtime documents) parsed from text
-    cached: int = 0  # taken from the content-addressed parse cache
-    reused: int = 0  # unchanged rows kept from the previous (or a sibling's) index
-    removed: int = 0  # rows dropped
-    problems: list[Problem] = field(default_factory=list)
-    duration: float = 0.0  # seconds
-    changed: bool = False  # a new index.db was installed
-    full: bool = False
-    seeded_from: str | None = None
-    git_index: int = 0  # of the reused, files whose blob OID git's index stat cache named (not read)
-
-    def as_json(self) -> dict[str, Any]:
-        """The `rebuild --json` document."""
-        return {
-            "index_db": self.index_path,
-            "records": self.records,
-            "runtime_records": self.runtime,
-            "parsed": self.parsed,
-            "cached": self.cached,
-            "reused": self.reused,
-            "removed": self.removed,
-            "changed": self.changed,
-            "full": self.full,
-            "seeded_from": self.seeded_from,
-            "duration_s": round(self.duration, 4),
-            "problems": [p.as_json() for p in self.problems],
-        }
-
-
-class InvalidRecords(FormatError):
-    """`rebuild --strict` found record files that do not validate; nothing was installed."""
-
-    def __init__(self, problems: list[Problem]) -> None:
-        first = problems[0]
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        super().__init__(
-            "invalid-records",
-            f"{first}{more}",
-            path=first.path,
-            line=first.line,
-            hint="fix the files (git memzoi validate lists every problem), or rebuild without --strict",
-        )
-        self.problems = problems
-
-    def __str__(self) -> str:
-        return self.message
-
-
-def connect_installed(path: Path) -> sqlite3.Connection | None:
-    """Open an installed index; None when it is missing, or damaged (then it is removed: it is derived)."""
-    if not path.exists():
-        return None
-    try:
-        conn = index_db.connect_read(path)
-        index_db.read_meta(conn)
-        return conn
-    except (sqlite3.DatabaseError, StateError):
-        try:
-            path.unlink()
-        except OSError:
-            pass
-        return None
 
 
 def _verified(
@@ -260,7 +187,6 @@ def refresh_paths(ws: Workspace, paths: Iterable[str]) -> RebuildReport | None:
     # late, as in `sync`: this module is on the read path (BENCHMARKS.md, "Command start-up": no-op `rebuild`)
     from git_memzoi.index.changes import diff, load_base
     from git_memzoi.index.mirror import read_runtime
-    from git_memzoi.index.writer import OutOfScope
 
     started = time.perf_counter()
     workdir = str(ws.repo.require_workdir())

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from git_memzoi.errors import StateError
 from git_memzoi.index import index_db, staleness
-from git_memzoi.index.build import connect_installed
 from git_memzoi.index.make import RawProblem, Todo
 from git_memzoi.index.mirror import FACT_KEYS
 from git_memzoi.index.parse import blob_oid
@@ -111,7 +110,7 @@ def load_base(path: Path, *, own: bool, paths: list[str] | None = None) -> Base 
 
 def _connect(path: Path, own: bool) -> sqlite3.Connection | None:
     if own:
-        return connect_installed(path)
+        return index_db.connect_installed(path)
     try:
         conn = index_db.connect_read(path)
         index_db.read_meta(conn)

@@ -239,3 +239,19 @@ def instant(moment: Any) -> float:
 def current_filter(alias: str = "records") -> str:
     """SQL keeping current rows: status active and strictly before any retention boundary (`:now`)."""
     return f"({alias}.status = 'active' AND ({alias}.boundary IS NULL OR {alias}.boundary > :now))"
+
+
+def connect_installed(path: Path) -> sqlite3.Connection | None:
+    """Open an installed index; None when it is missing, or damaged (then it is removed: it is derived)."""
+    if not path.exists():
+        return None
+    try:
+        conn = connect_read(path)
+        read_meta(conn)
+        return conn
+    except (sqlite3.DatabaseError, StateError):
+        try:
+            path.unlink()
+        except OSError:
+            pass
+        return None

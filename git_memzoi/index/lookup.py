@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 def open_records(ws: Workspace) -> sqlite3.Connection:
     """A read-only index.db that holds every record file the work tree holds (refreshed first when unsure)."""
-    from git_memzoi.index.build import connect_installed
+    from git_memzoi.index.index_db import connect_installed
     from git_memzoi.index.rebuild import open_index
 
     conn = connect_installed(ws.layout.index_db)

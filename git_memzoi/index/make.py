@@ -25,11 +25,11 @@ from git_memzoi.errors import FormatError
 from git_memzoi.index.index_db import instant
 from git_memzoi.index.parse import blob_oid, parse_payload
 from git_memzoi.index.parse_cache import ParseCache
-from git_memzoi.index.retention_rules import Boundary
-from git_memzoi.index.retention_rules import boundary as lane_boundary
 from git_memzoi.index.scan import FileStat
 from git_memzoi.layout import RECORDS
 from git_memzoi.profile import concept_id
+from git_memzoi.profile.retention import Boundary
+from git_memzoi.profile.retention import boundary as lane_boundary
 from git_memzoi.profile.timefmt import format_rfc3339
 
 if TYPE_CHECKING:

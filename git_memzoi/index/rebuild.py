@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 
 from git_memzoi.errors import NoSpace, StateError, from_environment
 from git_memzoi.index import index_db, staleness
-from git_memzoi.index.build import InvalidRecords, Progress, RebuildReport, connect_installed, noop, refresh_paths, sync
-from git_memzoi.index.index_db import current_filter, instant
+from git_memzoi.index.build import Progress, noop, refresh_paths, sync
+from git_memzoi.index.index_db import connect_installed, current_filter, instant
+from git_memzoi.index.outcome import InvalidRecords, RebuildReport
 from git_memzoi.layout import INDEX_LOCK
 
 if TYPE_CHECKING:

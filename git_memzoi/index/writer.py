@@ -28,15 +28,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.index import index_db
-from git_memzoi.index.build import InvalidRecords, RebuildReport
 from git_memzoi.index.changes import ID_AT, STAT_COLUMNS, BaseInvalid, ChangeSet, problems_of
 from git_memzoi.index.index_db import RECORD_COLUMNS
 from git_memzoi.index.make import Job, Made, Todo, batches, boundary_columns, facts_by_id, make
+from git_memzoi.index.outcome import InvalidRecords, OutOfScope, RebuildReport
 from git_memzoi.index.parse_cache import PARSER_VERSION, ParseCache
-from git_memzoi.index.retention_rules import boundary as lane_boundary
 from git_memzoi.layout import INDEX_TEMP_PREFIX, RUNTIME_PATH_PREFIX
 from git_memzoi.profile.applies import applies_to_base
 from git_memzoi.profile.document import Problem
+from git_memzoi.profile.retention import boundary as lane_boundary
 
 if TYPE_CHECKING:
     from git_memzoi.index.mirror import RuntimeSnapshot
@@ -55,10 +55,6 @@ _TITLE, _DESCRIPTION, _TAGS, _BODY_START, _DOCUMENT = (
     RECORD_COLUMNS.index(name) for name in ("title", "description", "tags", "body_start", "document")
 )
 _BATCH = 500  # values per `IN (…)` query
-
-
-class OutOfScope(Exception):
-    """A change set limited to a scope of paths touches rows outside it (a duplicate record ID)."""
 
 
 class _Target:

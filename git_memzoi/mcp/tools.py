@@ -23,8 +23,7 @@ from git_memzoi.recall.models import (
     SearchResult,
 )
 from git_memzoi.recall.precheck import precheck
-from git_memzoi.recall.records import shareable_document, shareable_records
-from git_memzoi.recall.retention import explain
+from git_memzoi.recall.records import explain, shareable_document, shareable_records
 from git_memzoi.recall.search import search
 from git_memzoi.runtime.workspace import Workspace
 

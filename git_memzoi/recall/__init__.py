@@ -3,7 +3,7 @@
 Entry points (the CLI and the MCP server call exactly these):
 
 - `recall.retention.decide(record, now, facts, lease_hours) -> ExpiryDecision` (pure)
-- `recall.retention.explain(ws, record_id) -> ExpiryDecision`
+- `recall.records.explain(ws, record_id) -> ExpiryDecision`
 - `recall.search.search(ws, query, ...) -> SearchResult`
 - `recall.context.build_context(ws, task, ...) -> ContextPack`
 - `recall.handoff.build_handoff(ws, task) -> Handoff`

@@ -13,9 +13,11 @@ from git_memzoi.index import queries
 from git_memzoi.index.index_db import RecordRow, instant
 from git_memzoi.index.queries import Filter
 from git_memzoi.index.rebuild import open_index
-from git_memzoi.index.retention_rules import Boundary
+from git_memzoi.profile import retention as retention_rules
+from git_memzoi.profile.retention import Boundary
 from git_memzoi.profile.timefmt import parse_rfc3339
 from git_memzoi.recall.models import Citation, ExpiryDecision, IndexedRecord
+from git_memzoi.recall.retention import judge
 from git_memzoi.runtime import clock
 
 if TYPE_CHECKING:
@@ -41,8 +43,6 @@ def citation(row: RecordRow) -> Citation:
 
 def decision(row: RecordRow, moment: datetime) -> ExpiryDecision:
     """The retention decision the row's stored boundary gives at `moment`."""
-    from git_memzoi.recall.retention import judge  # recall.retention imports this module
-
     b = Boundary(
         rule=row.rule,
         at=parse_rfc3339(row.boundary_at) if row.boundary_at else None,
@@ -152,3 +152,22 @@ def shareable_document(ws: Workspace, concept_id: str) -> str:
             hint="list them with resources/list; private and query-only records are not resources",
         )
     return text
+
+
+def explain(ws: Workspace, record_id: str) -> ExpiryDecision:
+    """Explain the retention decision for one record of this worktree's index (raises NotFound).
+
+    The rule is applied afresh to the record's retention fields as the index holds them
+    (validated when indexed), its current facts and the configured lease: no file is parsed.
+    """
+
+    conn = open_index(ws)
+    try:
+        row = row_by_id(conn, record_id)
+        facts = queries.facts(conn, row.record_id)
+    finally:
+        conn.close()
+    b = retention_rules.boundary(
+        row.record_id, row.lane, row.status, json.loads(row.retention), facts, ws.config.retention.session_lease_hours
+    )
+    return judge(row.record_id, row.lane, b, clock.now())

@@ -53,7 +53,9 @@ def hook() -> None:
 
 def _label(report: CheckReport, finding: Finding) -> str:
     if finding.ref is not None:
-        base, tip = report.refs.get(finding.ref, (None, finding.where))
+        if finding.ref not in report.refs:  # refused by its name alone (refs/replace/)
+            return f"{finding.ref} at {finding.where[:12]}"
+        base, tip = report.refs[finding.ref]
         return f"{finding.ref} at {tip[:12]}, against {base[:12] if base else 'an empty .memzoi/'}"
     if finding.where == "index":
         return "staged changes"

@@ -83,13 +83,26 @@ class Judgement:
 
 
 def judgement(history: History, update: RefUpdate, tip: str, default_tip: str | None) -> Judgement:
-    """The old tip when the ref exists; for a new ref, its fork point from the default branch."""
+    """The old tip when the ref exists; for a new ref, its fork point from the default branch.
+
+    A new ref that shares no history with the default branch is judged against the default
+    branch's tip: judged against nothing, an orphan commit could bring any edit of a record.
+    One that holds no .memzoi/ at all (a gh-pages branch) holds no memory to judge.
+    """
     old = None if is_zero(update.old) or not history.has_object(update.old) else history.commit_sha(update.old)
     if old is not None:
         return Judgement(old, old)
     if default_tip is None:
         return Judgement(None, None)
-    return Judgement(history.merge_base(tip, default_tip), default_tip)
+    fork = history.merge_base(tip, default_tip)
+    if fork is None and (history.memzoi_of(tip) is not None or history.odd_memzoi(tip) is not None):
+        fork = default_tip
+    return Judgement(fork, default_tip)
+
+
+#: Replacement refs make git (git show, archive, web views, clients that fetch them) show another
+#: object in place of a checked one; the hooks take none.
+REPLACE_REFS = "refs/replace/"
 
 
 def check_push(
@@ -118,6 +131,9 @@ def check_push(
     walked: set[str] = set()
     checked: set[str] = set()
     for update in updates:
+        if update.ref.startswith(REPLACE_REFS):
+            checker.replace_ref(update.ref, update.new)
+            continue
         if update.is_deletion:
             continue  # deleting a ref adds nothing to memory
         tip = history.commit_sha(update.new)
@@ -125,7 +141,8 @@ def check_push(
             continue
         judged = judgement(history, update, tip, default_tip)
         if fork_point and judged.base is not None:
-            judged = Judgement(history.merge_base(judged.base, tip), judged.policy_from)
+            # a TIP with no history in common with BASE is judged against BASE itself, not nothing
+            judged = Judgement(history.merge_base(judged.base, tip) or judged.base, judged.policy_from)
         policy_config = (
             history.config_blob(judged.policy_from, REPO_CONFIG)
             if judged.policy_from is not None and history.memzoi_of(judged.policy_from)
@@ -145,6 +162,12 @@ def check_push(
             report.summaries[commit.sha] = commit.summary
             if odd is not None:
                 checker.odd_memzoi(commit.sha, odd)
+            fault = history.tree_fault(commit.memzoi, commit.parent_memzoi[0] if commit.parent_memzoi else None)
+            if fault is not None:
+                # nothing after it can be read as git would check it out: this one line is the verdict
+                checker.malformed_tree(commit.sha, *fault)
+                report.commits_walked, report.commits_checked = len(walked), len(checked)
+                return report
             config = history.config_blob(commit.sha, REPO_CONFIG) if commit.memzoi is not None else None
             if tree_cache is not None and commit.parents:
                 _start_from_kept(
@@ -199,11 +222,17 @@ def check_range(repo: GitRepo, spec: str) -> CheckReport:
     """`hook check BASE..TIP`: TIP's new commits as if pushed to a server that holds BASE.
 
     What TIP would hold is judged against its fork point from BASE (BASE itself when TIP
-    contains it), by BASE's [hooks] policy; an empty side of the range means HEAD.
+    contains it, BASE too when they share no history), by BASE's [hooks] policy. Both sides
+    must be given: an empty one is what an unset variable leaves (`"$BASE_SHA..HEAD"`).
     """
     if "..." in spec or spec.count("..") != 1:
         raise UsageError(f"range {spec!r} is not BASE..TIP (for example origin/main..HEAD)")
-    base_rev, tip_rev = (side or "HEAD" for side in spec.split(".."))
+    base_rev, tip_rev = spec.split("..")
+    if not base_rev.strip() or not tip_rev.strip():
+        raise UsageError(
+            f"range {spec!r} has an empty side: give both BASE and TIP (for example origin/main..HEAD); "
+            "is a variable in it unset?"
+        )
     history = History(repo)
     base, tip = history.commit_sha(base_rev), history.commit_sha(tip_rev)
     for rev, sha in ((base_rev, base), (tip_rev, tip)):

@@ -1,0 +1,68 @@
+"""Raw tree objects read as git checks them out: every entry, in stored order, with no name folded.
+
+libgit2 looks a name up in a tree by binary search and its diffs pair entries in stored order,
+so a tree with two entries of one name, or with entries out of git's order, shows the hooks one
+file while `git checkout` writes another. The hooks therefore read the trees a push changes
+under .memzoi/ from their raw bytes and refuse any that git itself would not have written.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+#: The mode git writes for a tree entry in a raw tree object (no leading zero).
+TREE_MODE = b"40000"
+#: Names git never checks out (fsck's hasDot, hasDotdot, hasDotgit); `/` and NUL cannot be in one.
+_RESERVED = (b".", b"..")
+#: A root tree entry that may be .memzoi: cheap to search for before parsing the whole tree.
+ROOT_MEMZOI = re.compile(rb" \.memzoi[\x00/]")
+
+
+class TreeEntry(NamedTuple):
+    """One entry of a raw tree object: mode digits, name and object name, as stored."""
+
+    mode: bytes
+    name: bytes
+    oid: bytes
+
+
+def parse_tree(raw: bytes, oid_size: int) -> list[TreeEntry]:
+    """Every `<mode> <name>NUL<oid>` entry of a raw tree object; ValueError when the bytes are not one."""
+    entries = []
+    pos, end = 0, len(raw)
+    while pos < end:
+        space = raw.find(b" ", pos)
+        nul = raw.find(b"\x00", space + 1) if space >= 0 else -1
+        if space <= pos or nul < 0 or nul + 1 + oid_size > end:
+            raise ValueError(f"truncated entry at byte {pos}")
+        mode = raw[pos:space]
+        if not mode.isdigit():
+            raise ValueError(f"entry at byte {pos} has no mode")
+        entries.append(TreeEntry(mode, raw[space + 1 : nul], raw[nul + 1 : nul + 1 + oid_size]))
+        pos = nul + 1 + oid_size
+    return entries
+
+
+def show(name: bytes) -> str:
+    """A tree entry name for a message: decoded, undecodable bytes escaped."""
+    return name.decode("utf-8", "backslashreplace")
+
+
+def entry_fault(entries: list[TreeEntry]) -> str | None:
+    """Why git would not have written these entries (`holds ...`): an invalid, a duplicate or an out-of-order name."""
+    names: set[bytes] = set()
+    previous: bytes | None = None
+    for entry in entries:
+        name = entry.name
+        if not name or name in _RESERVED or b"/" in name or name.lower() == b".git":
+            return f"holds an entry named {show(name)!r}, which git never writes"
+        if name in names:
+            return f"holds two entries named {show(name)!r}"
+        names.add(name)
+        # git orders entries by name, a tree's name as if it ended in "/"
+        key = name + b"/" if entry.mode == TREE_MODE else name
+        if previous is not None and key <= previous:
+            return f"holds entry {show(name)!r} out of git's order"
+        previous = key
+    return None

@@ -99,7 +99,7 @@ def test_a_records_tree_with_twin_entries_is_refused(remote: Remote, edited_firs
     bad = commit_with_tree_at(remote, PROJECT, tree)
     stderr = remote.rejected(
         f"remote: git memzoi: commit {bad[:12]} (crafted tree):",
-        f"remote: {PROJECT}:1: malformed-tree: the tree holds two entries named 'use-postgres.md'"
+        f"remote: {PROJECT}:1: malformed-tree: the tree holds two entries named 'use-postgres.md'",
     )
     assert "Traceback" not in stderr
     assert stderr.count("malformed-tree") == 1
@@ -127,7 +127,9 @@ def test_without_the_hook_git_checks_out_the_twin_the_checks_did_not_see(tmp_pat
         ([b".GIT", b"use-postgres.md"], "holds an entry named '.GIT', which git never writes"),
     ],
 )
-def test_a_records_tree_with_a_name_git_never_writes_is_refused(remote: Remote, names: list[bytes], needle: str) -> None:
+def test_a_records_tree_with_a_name_git_never_writes_is_refused(
+    remote: Remote, names: list[bytes], needle: str
+) -> None:
     no_fsck(remote)
     original = str(remote.work.git.head.peel(pygit2.Commit).tree[record_path("use-postgres")].id)
     redis = blob(remote, record("use-redis"))
@@ -288,7 +290,7 @@ def test_pre_push_refuses_a_replacement_ref(tmp_path: Path) -> None:
     r.accepted()
     run_cli("hook", "install", "--pre-push", cwd=r.work.path)
     code = r.commit({"src/app.py": "print('hi')\n"})
-    target = f"refs/replace/{str(r.work.git.head.peel(pygit2.Commit).parents[0].id)}"
+    target = f"refs/replace/{r.work.git.head.peel(pygit2.Commit).parents[0].id}"
     result = r.push(f"{code}:{target}")
     assert result.returncode != 0
     assert f"{target}:1: replace-ref" in result.stderr
@@ -331,3 +333,38 @@ def test_check_range_with_an_unset_variable_through_the_installed_command(remote
     )
     assert done.returncode == 2, done.stderr
     assert "range '..HEAD' has an empty side" in done.stderr
+
+
+# 6. a new ref at every commit of a chain ----------------------------------------------------------
+
+
+def test_a_ref_at_every_commit_walks_the_chain_once(tmp_path: Path) -> None:
+    """1,000 new refs on a code-only chain: one walk, each commit read once, through a real push."""
+    r = make_remote(tmp_path)
+    r.accepted()
+    base = str(r.work.git.head.target)
+    shas = [r.commit({"src/app.py": f"x = {n}\n"}) for n in range(1000)]
+    lines = "".join(f"create refs/heads/r{n:04d} {sha}\n" for n, sha in enumerate(shas))
+    git("update-ref", "--stdin", cwd=r.work.path, input=lines)
+    result = r.accepted("refs/heads/*:refs/heads/*")
+    assert len([k for k in r.refs() if k.startswith("refs/heads/r")]) == 1000, result.stderr
+    from git_memzoi.gitrepo import open_repo
+    from git_memzoi.gitrepo.history import History
+    from git_memzoi.hooks.run import RefUpdate, check_push
+
+    repo = open_repo(r.work.path)
+    calls = 0
+    original = History.new_commits
+
+    def counting(self, tips, hide):  # type: ignore[no-untyped-def]
+        nonlocal calls
+        calls += 1
+        yield from original(self, tips, hide)
+
+    History.new_commits = counting  # type: ignore[method-assign]
+    try:
+        updates = [RefUpdate(f"refs/heads/r{n:04d}", "0" * 40, sha) for n, sha in enumerate(shas)]
+        report = check_push(repo, updates, {base}, default_tip=base)
+    finally:
+        History.new_commits = original  # type: ignore[method-assign]
+    assert report.ok and report.commits_walked == 1000 and calls == 1

@@ -260,7 +260,7 @@ class History:
             walker.hide(pygit2.Oid(hex=sha))
         for commit in walker:
             sha = str(commit.id)
-            memzoi = self._root_memzoi(sha, commit)
+            memzoi = self._memzoi_of[sha] if sha in self._memzoi_of else self._root_memzoi(sha, commit)
             self._memzoi_of[sha] = memzoi
             parents = tuple(str(p) for p in commit.parent_ids)
             yield PushedCommit(sha, _summary(commit), memzoi, parents, tuple(self.memzoi_of(p) for p in parents))

@@ -368,3 +368,39 @@ def test_a_ref_at_every_commit_walks_the_chain_once(tmp_path: Path) -> None:
     finally:
         History.new_commits = original  # type: ignore[method-assign]
     assert report.ok and report.commits_walked == 1000 and calls == 1
+
+
+# 10. git commit --amend over an edit that arrived without pre-commit -----------------------------
+
+
+def test_an_amend_keeps_an_edit_pre_commit_never_saw_and_pre_push_refuses_it(tmp_path: Path) -> None:
+    """pre-commit compares with HEAD, and git tells it nothing of --amend: pre-push is the check."""
+    r = make_remote(tmp_path, hook="none")  # no server hook: what refuses is the checkout's pre-push
+    r.accepted()
+    run_cli("hook", "install", cwd=r.work.path)
+    cwd = r.work.path
+    side = edited_memzoi(r, "Edited on a side branch.")
+    repo = r.work.git
+    builder = repo.TreeBuilder(repo.head.peel(pygit2.Commit).tree)
+    builder.insert(".memzoi", pygit2.Oid(hex=side), FileMode.TREE)
+    edit = repo.create_commit("refs/heads/side", AUTHOR, AUTHOR, "side edit", builder.write(), [repo.head.target])
+    git("cherry-pick", str(edit), cwd=cwd)  # cherry-pick runs no pre-commit
+    amended = git("commit", "--amend", "-m", "reworded", cwd=cwd, check=False)
+    assert amended.returncode == 0, amended.stderr  # pre-commit: the staged .memzoi/ is HEAD's
+    head = git("rev-parse", "HEAD", cwd=cwd).stdout.strip()
+    pushed = r.push()
+    assert pushed.returncode != 0
+    assert f"git memzoi: commit {head[:12]} (reworded):" in pushed.stderr
+    assert f"{record_path('use-postgres')}:24: record-edited" in pushed.stderr
+    assert r.refs()["refs/heads/main"] != head
+
+
+def test_an_amend_of_an_honest_commit_is_pushed(tmp_path: Path) -> None:
+    r = make_remote(tmp_path, hook="none")
+    r.accepted()
+    run_cli("hook", "install", cwd=r.work.path)
+    r.work.write(record_path("use-redis"), record("use-redis"))
+    git("add", record_path("use-redis"), cwd=r.work.path)
+    git("commit", "-m", "add a record", cwd=r.work.path)
+    git("commit", "--amend", "-m", "add the redis record", cwd=r.work.path)
+    assert "memory OK" in r.accepted().stderr

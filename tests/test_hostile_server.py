@@ -404,3 +404,14 @@ def test_an_amend_of_an_honest_commit_is_pushed(tmp_path: Path) -> None:
     git("commit", "-m", "add a record", cwd=r.work.path)
     git("commit", "--amend", "-m", "add the redis record", cwd=r.work.path)
     assert "memory OK" in r.accepted().stderr
+
+
+def test_a_twin_under_a_zero_padded_tree_mode_is_found(remote: Remote) -> None:
+    """git and libgit2 read mode 040000 as a tree: the walk must descend into it too."""
+    no_fsck(remote)
+    original = str(remote.work.git.head.peel(pygit2.Commit).tree[record_path("use-postgres")].id)
+    note = blob(remote, "# notes\n")
+    twins = hash_tree(remote.work.path, [("100644", b"a.md", note), ("100644", b"a.md", note)])
+    tree = hash_tree(remote.work.path, [("100644", b"use-postgres.md", original), ("040000", b"zz", twins)])
+    commit_with_tree_at(remote, PROJECT, tree)
+    remote.rejected(f"{PROJECT}/zz:1: malformed-tree: the tree holds two entries named 'a.md'")

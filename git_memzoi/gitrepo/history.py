@@ -13,7 +13,7 @@ from pygit2.enums import DeltaStatus, DiffOption, FileMode, ObjectType, SortMode
 
 from git_memzoi.errors import MemzoiError, UsageError
 from git_memzoi.gitrepo.repo import GitRepo
-from git_memzoi.gitrepo.treeshape import ROOT_MEMZOI, TREE_MODE, TreeEntry, entry_fault, parse_tree, show
+from git_memzoi.gitrepo.treeshape import ROOT_MEMZOI, TreeEntry, entry_fault, parse_tree, show
 from git_memzoi.layout import MEMZOI_DIR, REPO_CONFIG
 
 ChangeStatus = Literal["A", "D", "M", "T"]
@@ -209,7 +209,7 @@ class History:
                 return _node_path(nodes, node), fault
             self._sound_trees.add(oid)
             added.append(oid)
-            subtrees = [e for e in entries if e.mode == TREE_MODE]
+            subtrees = [e for e in entries if e.is_tree]
             if not subtrees:
                 continue
             previous = self._subtree_ids(before, size) if before is not None else {}
@@ -234,7 +234,7 @@ class History:
     def _subtree_ids(self, oid: str, size: int) -> dict[bytes, str]:
         """The subtrees of an accepted tree by name (empty when it cannot be read: everything is examined)."""
         entries, fault = self._raw_tree(oid, size)
-        return {} if fault is not None else {e.name: e.oid.hex() for e in entries if e.mode == TREE_MODE}
+        return {} if fault is not None else {e.name: e.oid.hex() for e in entries if e.is_tree}
 
     def _subtree(self, sha: str, tree: pygit2.Tree) -> str | None:
         try:

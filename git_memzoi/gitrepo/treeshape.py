@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-#: The mode git writes for a tree entry in a raw tree object (no leading zero).
-TREE_MODE = b"40000"
+#: The mode of a tree entry (git writes it as `40000`; libgit2 and git also read `040000` as one).
+TREE_MODE = 0o40000
 #: Names git never checks out (fsck's hasDot, hasDotdot, hasDotgit); `/` and NUL cannot be in one.
 _RESERVED = (b".", b"..")
 #: A root tree entry that may be .memzoi: cheap to search for before parsing the whole tree.
@@ -20,11 +20,15 @@ ROOT_MEMZOI = re.compile(rb" \.memzoi[\x00/]")
 
 
 class TreeEntry(NamedTuple):
-    """One entry of a raw tree object: mode digits, name and object name, as stored."""
+    """One entry of a raw tree object: its mode, name and object name, as stored."""
 
-    mode: bytes
+    mode: int
     name: bytes
     oid: bytes
+
+    @property
+    def is_tree(self) -> bool:
+        return self.mode == TREE_MODE
 
 
 def parse_tree(raw: bytes, oid_size: int) -> list[TreeEntry]:
@@ -36,10 +40,10 @@ def parse_tree(raw: bytes, oid_size: int) -> list[TreeEntry]:
         nul = raw.find(b"\x00", space + 1) if space >= 0 else -1
         if space <= pos or nul < 0 or nul + 1 + oid_size > end:
             raise ValueError(f"truncated entry at byte {pos}")
-        mode = raw[pos:space]
-        if not mode.isdigit():
-            raise ValueError(f"entry at byte {pos} has no mode")
-        entries.append(TreeEntry(mode, raw[space + 1 : nul], raw[nul + 1 : nul + 1 + oid_size]))
+        digits = raw[pos:space]
+        if not digits.isdigit() or not set(digits) <= set(b"01234567"):
+            raise ValueError(f"entry at byte {pos} has no octal mode")
+        entries.append(TreeEntry(int(digits, 8), raw[space + 1 : nul], raw[nul + 1 : nul + 1 + oid_size]))
         pos = nul + 1 + oid_size
     return entries
 
@@ -61,7 +65,7 @@ def entry_fault(entries: list[TreeEntry]) -> str | None:
             return f"holds two entries named {show(name)!r}"
         names.add(name)
         # git orders entries by name, a tree's name as if it ended in "/"
-        key = name + b"/" if entry.mode == TREE_MODE else name
+        key = name + b"/" if entry.is_tree else name
         if previous is not None and key <= previous:
             return f"holds entry {show(name)!r} out of git's order"
         previous = key

@@ -105,6 +105,8 @@ def test_a_records_tree_with_twin_entries_is_refused(remote: Remote, edited_firs
     assert stderr.count("malformed-tree") == 1
     checked = run_cli("hook", "check", "origin/main..HEAD", expect=1)
     assert f"{PROJECT}:1: malformed-tree" in checked.stderr and bad[:12] in checked.stderr
+    validated = run_cli("validate", "--rev", "HEAD", expect=1)
+    assert f"{PROJECT}:1: malformed-tree: the tree holds two entries named 'use-postgres.md'" in validated.stdout
 
 
 def test_without_the_hook_git_checks_out_the_twin_the_checks_did_not_see(tmp_path: Path) -> None:
@@ -192,10 +194,9 @@ def test_a_root_tree_with_two_memzoi_entries_is_refused(remote: Remote, tmp_path
     at = next(i for i, e in enumerate(entries) if e[1] == b".memzoi")
     entries.insert(at + 1, ("40000", b".memzoi", edited_memzoi(remote)))
     bad = commit_root(remote, root_with(remote, entries))
-    remote.rejected(
-        f"commit {bad[:12]}",
-        ".memzoi:1: malformed-tree: the root tree holds two entries named .memzoi; git checks out one unseen",
-    )
+    needle = ".memzoi:1: malformed-tree: the root tree holds two entries named .memzoi; git checks out one unseen"
+    remote.rejected(f"commit {bad[:12]}", needle)
+    assert needle in run_cli("validate", "--rev", "HEAD", expect=1).stdout
 
 
 def test_a_root_entry_named_into_memzoi_is_refused(remote: Remote) -> None:

@@ -13,7 +13,7 @@ from pygit2.enums import DeltaStatus, DiffOption, FileMode, ObjectType, SortMode
 
 from git_memzoi.errors import MemzoiError, UsageError
 from git_memzoi.gitrepo.repo import GitRepo
-from git_memzoi.gitrepo.treeshape import ROOT_MEMZOI, TreeEntry, entry_fault, parse_tree, show
+from git_memzoi.gitrepo.treeshape import ROOT_FAULTS, ROOT_MEMZOI, TreeEntry, entry_fault, malformed, parse_tree, show
 from git_memzoi.layout import MEMZOI_DIR, REPO_CONFIG
 
 ChangeStatus = Literal["A", "D", "M", "T"]
@@ -184,6 +184,18 @@ class History:
         if named and named[0].oid != seen:
             return "unsorted"
         return None
+
+    def shape_fault(self, sha: str) -> tuple[str, str] | None:
+        """(path, message) when commit `sha`'s .memzoi/ is not what git checks out (validate --rev), else None.
+
+        Its root tree's .memzoi entry first, then every tree under it, read whole.
+        """
+        memzoi = self.memzoi_of(sha)
+        kind = self._odd.get(sha)
+        if kind in ROOT_FAULTS:
+            return MEMZOI_DIR, ROOT_FAULTS[kind]
+        fault = self.tree_fault(memzoi, None)
+        return (fault[0], malformed(fault[1])) if fault is not None else None
 
     def tree_fault(self, new: str | None, old: str | None) -> tuple[str, str] | None:
         """The first tree under .memzoi/ subtree `new` that git would not have written: (path, why), or None.

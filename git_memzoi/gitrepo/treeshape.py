@@ -31,6 +31,20 @@ class TreeEntry(NamedTuple):
         return self.mode == TREE_MODE
 
 
+#: What a root tree whose .memzoi entry is not the one a lookup finds holds, by History.odd_memzoi's kind.
+ROOT_FAULTS = {
+    "duplicate": "the root tree holds two entries named .memzoi; git checks out one unseen",
+    "invalid-name": "the root tree holds an entry named .memzoi/..., which git never writes",
+    "unsorted": "the root tree holds .memzoi out of git's order, where lookups miss it",
+    "unreadable": "the root tree is not a well-formed tree object, so .memzoi cannot be read",
+}
+
+
+def malformed(why: str) -> str:
+    """The message of a malformed-tree problem for a tree under .memzoi/ (`why`: the tree holds ...)."""
+    return f"the tree {why}; a checkout would not match what was checked"
+
+
 def parse_tree(raw: bytes, oid_size: int) -> list[TreeEntry]:
     """Every `<mode> <name>NUL<oid>` entry of a raw tree object; ValueError when the bytes are not one."""
     entries = []

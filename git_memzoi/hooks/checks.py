@@ -12,6 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from git_memzoi.errors import ConfigError
+from git_memzoi.gitrepo import treeshape
 from git_memzoi.gitrepo.history import FileEntry, History, TreeChange
 from git_memzoi.hooks import refrules
 from git_memzoi.hooks.refrules import ALLOWED_TRANSITIONS
@@ -35,13 +36,7 @@ _ODD_MEMZOI = {
     ),
     "file": ("not-a-directory", f"{MEMZOI_DIR} must be a real folder, not a file"),
     # a root tree git would not have written: what libgit2 reads as .memzoi is not what git checks out
-    "duplicate": ("malformed-tree", f"the root tree holds two entries named {MEMZOI_DIR}; git checks out one unseen"),
-    "invalid-name": (
-        "malformed-tree",
-        f"the root tree holds an entry named {MEMZOI_DIR}/..., which git never writes",
-    ),
-    "unsorted": ("malformed-tree", f"the root tree holds {MEMZOI_DIR} out of git's order, where lookups miss it"),
-    "unreadable": ("malformed-tree", f"the root tree is not a well-formed tree object, so {MEMZOI_DIR} cannot be read"),
+    **{kind: ("malformed-tree", message) for kind, message in treeshape.ROOT_FAULTS.items()},
 }
 
 
@@ -176,9 +171,7 @@ class MemoryChecker:
 
     def malformed_tree(self, where: str, path: str, why: str) -> list[Problem]:
         """Refuse a tree under .memzoi/ that git would not have written (see gitrepo.treeshape), by path."""
-        return self._record(
-            where, [Problem(path, 1, "malformed-tree", f"the tree {why}; a checkout would not match what was checked")]
-        )
+        return self._record(where, [Problem(path, 1, "malformed-tree", treeshape.malformed(why))])
 
     def policy(self, config: tuple[str, bytes] | None) -> configmod.HooksConfig:
         """The [hooks] policy of the server's config over a tree's .memzoi/config.toml (None: no file).

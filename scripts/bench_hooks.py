@@ -179,6 +179,74 @@ def measure(git_dir: Path, base: str, tip: str) -> dict[str, float]:
     }
 
 
+#: New refs in the many-refs push: one at every commit of a code-only chain.
+MANY_REFS = 10_000
+ZERO = "0" * 40
+
+
+def build_many_refs(path: Path, commits: int = MANY_REFS) -> tuple[str, list[str]]:
+    """A bare repository: main at a base commit, and an unreferenced code-only chain of `commits` on it.
+
+    Returns (base, the chain's commits, oldest first).
+    """
+    repo = pygit2.init_repository(str(path), bare=True, initial_head="main")
+    tree: pygit2.Tree | None = None
+    for rel, data in ((".memzoi/index.md", b"# Memory index\n"), ("README.md", b"# bench\n")):
+        tree = cast(pygit2.Tree, repo[_put(repo, tree, rel, repo.create_blob(data))])
+    assert tree is not None
+    base = repo.create_commit("refs/heads/main", SIG, SIG, "base", tree.id, [])
+    chain, parent, current = [], base, tree
+    for n in range(commits):
+        blob = repo.create_blob(f"x = {n}\n".encode())
+        current = cast(pygit2.Tree, repo[_put(repo, current, f"src/module_{n % 50}/file_{n}.py", blob)])
+        parent = repo.create_commit(None, SIG, SIG, f"change {n}", current.id, [parent])
+        chain.append(str(parent))
+    repo.references.create("refs/bench/chain", chain[-1])
+    subprocess.run(["git", "repack", "-a", "-d", "-q"], cwd=path, check=True)
+    repo.references.delete("refs/bench/chain")
+    return str(base), chain
+
+
+def measure_many_refs(git_dir: Path, chain: list[str]) -> dict[str, float]:
+    """Seconds for pre-receive's check of one new ref at every commit, and `git rev-list --all` once they exist."""
+    repo = open_repo(git_dir)
+    updates = [RefUpdate(f"refs/heads/r{n:05d}", ZERO, sha) for n, sha in enumerate(chain)]
+    report = check_server_push(repo, updates)
+    assert report.ok and report.commits_walked == len(chain), report.findings[:3]
+    check = best(lambda: check_server_push(repo, updates), 2)
+    # git's own walk over the repository as the push leaves it: every ref in place
+    lines = "".join(f"create refs/heads/r{n:05d} {sha}\n" for n, sha in enumerate(chain))
+    subprocess.run(["git", "update-ref", "--stdin"], cwd=git_dir, input=lines, text=True, check=True)
+    subprocess.run(["git", "pack-refs", "--all"], cwd=git_dir, check=True)
+    env = {**os.environ, "GIT_DIR": str(git_dir)}
+    rev_list = best(lambda: subprocess.run(["git", "rev-list", "--all"], env=env, check=True, capture_output=True), 5)
+    return {"check": check, "rev_list": rev_list}
+
+
+def many_refs_rows(workdir: Path, commits: int = MANY_REFS) -> list[str]:
+    """The Markdown lines of the many-refs measurement."""
+    git_dir = workdir / "bench-hooks-refs.git"
+    if git_dir.exists():
+        import shutil
+
+        shutil.rmtree(git_dir)
+    _, chain = build_many_refs(git_dir, commits)
+    m = measure_many_refs(git_dir, chain)
+    return [
+        f"### A new ref at every commit of a {commits:,}-commit code-only chain",
+        "",
+        "One push creates a ref at each commit of a chain that leaves `.memzoi/` alone (new to the "
+        "server, packed). The check (`check_server_push`, best of 2) walks every new tip once, hiding "
+        "the existing refs, and judges each ref as the walk passes it; `git rev-list --all` (best of 5) "
+        "walks the same repository with every ref in place.",
+        "",
+        "| new refs | pre-receive check | `git rev-list --all` | ratio |",
+        "|---:|---:|---:|---:|",
+        f"| {commits:,} | {_ms(m['check'])} | {_ms(m['rev_list'])} | **{m['check'] / m['rev_list']:.1f}×** |",
+        "",
+    ]
+
+
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000:,.1f} ms" if seconds < 10 else f"{seconds:,.1f} s"
 
@@ -232,10 +300,14 @@ def section(workdir: Path, quick: bool = False) -> str:
             "reads no blob at all, hence the large ratio; the YAML parse, schema validation and secret "
             "scan of each new file are most of it.",
             "",
+            *many_refs_rows(workdir, MANY_REFS if not quick else 1000),
         ]
     )
 
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="memzoi-bench-hooks-") as tmp:
-        print(section(Path(tmp)))
+        if sys.argv[1:] == ["--many-refs"]:  # this measurement alone
+            print("\n".join(many_refs_rows(Path(tmp))))
+        else:
+            print(section(Path(tmp)))

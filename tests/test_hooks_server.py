@@ -245,7 +245,7 @@ def test_check_range_accepts_a_valid_branch(remote: Remote) -> None:
     remote.commit({record_path("use-redis"): record("use-redis")})
     result = run_cli("hook", "check", "origin/main..HEAD", "--json")
     assert result.json()["ok"] is True and result.json()["commits_checked"] == 1
-    assert "memory OK" in run_cli("hook", "check", "origin/main..").stderr
+    assert "memory OK" in run_cli("hook", "check", "origin/main..HEAD").stderr
 
 
 def test_check_range_reports_like_pre_receive(remote: Remote) -> None:

@@ -53,7 +53,9 @@ def hook() -> None:
 
 def _label(report: CheckReport, finding: Finding) -> str:
     if finding.ref is not None:
-        base, tip = report.refs.get(finding.ref, (None, finding.where))
+        if finding.ref not in report.refs:  # refused by its name alone (refs/replace/)
+            return f"{finding.ref} at {finding.where[:12]}"
+        base, tip = report.refs[finding.ref]
         return f"{finding.ref} at {tip[:12]}, against {base[:12] if base else 'an empty .memzoi/'}"
     if finding.where == "index":
         return "staged changes"
@@ -214,9 +216,10 @@ def check(range_spec: str, as_json: bool) -> None:
     """Run the server's checks over the commits in RANGE (BASE..TIP, e.g. origin/main..HEAD).
 
     As if TIP were pushed to a server whose ref holds BASE: every commit TIP brings is checked,
-    and what TIP holds is judged against its fork point from BASE by BASE's [hooks] policy
-    (never by the commits being checked). Same report, --json and exit codes as pre-receive;
-    a range that is not BASE..TIP, or names no commit, is a usage error (exit 2).
+    and what TIP holds is judged against its fork point from BASE (BASE itself when they share
+    no history) by BASE's [hooks] policy (never by the commits being checked). Same report,
+    --json and exit codes as pre-receive; a range that is not BASE..TIP, names no commit, or
+    has an empty side (an unset variable in "$BASE_SHA..HEAD") is a usage error (exit 2).
     """
     # checks load after the untouched exit (Client hooks: git commit of code only)
     from git_memzoi.cli.common import workspace

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from git_memzoi.cli.common import emit_json, json_option, workspace
 from git_memzoi.errors import EXIT_NO
-from git_memzoi.profile.tree import validate_tree
+from git_memzoi.profile.document import Problem
+from git_memzoi.profile.tree import TreeReport, validate_tree
 from git_memzoi.runtime.sources import rev_files, worktree_files
+
+if TYPE_CHECKING:
+    from git_memzoi.gitrepo import GitRepo
 
 
 @click.command()
@@ -25,7 +31,7 @@ def validate(paths: tuple[str, ...], rev: str | None, as_json: bool) -> None:
     if rev is not None:
         if paths:
             raise click.UsageError("give PATHs or --rev, not both")
-        report = validate_tree(rev_files(ws.repo, rev), mode="committed")
+        report = _rev_report(ws.repo, rev)
     else:
         report = validate_tree(worktree_files(ws.repo, paths), mode="worktree")
     if as_json:
@@ -48,3 +54,13 @@ def validate(paths: tuple[str, ...], rev: str | None, as_json: bool) -> None:
         click.echo(summary, err=True)
     if report.errors:
         raise click.exceptions.Exit(EXIT_NO)
+
+
+def _rev_report(repo: GitRepo, rev: str) -> TreeReport:
+    """The committed tree at `rev` validated, or the one tree under .memzoi/ git would not have written."""
+    from git_memzoi.gitrepo.history import History  # --rev only
+
+    fault = History(repo).shape_fault(str(repo.resolve(rev).id))
+    if fault is not None:  # what the files would be read from is not what git checks out
+        return TreeReport(problems=[Problem(fault[0], 1, "malformed-tree", fault[1])])
+    return validate_tree(rev_files(repo, rev), mode="committed")

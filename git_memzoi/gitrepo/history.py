@@ -13,6 +13,7 @@ from pygit2.enums import DeltaStatus, DiffOption, FileMode, ObjectType, SortMode
 
 from git_memzoi.errors import MemzoiError, UsageError
 from git_memzoi.gitrepo.repo import GitRepo
+from git_memzoi.gitrepo.treeshape import ROOT_FAULTS, ROOT_MEMZOI, TreeEntry, entry_fault, malformed, parse_tree, show
 from git_memzoi.layout import MEMZOI_DIR, REPO_CONFIG
 
 ChangeStatus = Literal["A", "D", "M", "T"]
@@ -27,7 +28,7 @@ _DIFF_FLAGS = DiffOption.INCLUDE_TYPECHANGE | DiffOption.SKIP_BINARY_CHECK
 
 def is_zero(sha: str) -> bool:
     """True for git's all-zero object name (a created or deleted ref), SHA-1 or SHA-256."""
-    return bool(sha) and set(sha) == {"0"}
+    return bool(sha) and not sha.strip("0")  # strip, not set(): a push of many refs asks once per ref
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,8 @@ class History:
         self._odd: dict[str, str] = {}
         self._gitlinks: dict[tuple[str | None, str | None], tuple[str, ...]] = {}
         self._changes: dict[tuple[str | None, str | None], list[TreeChange]] = {}
+        self._root_faults: dict[str, str | None] = {}
+        self._sound_trees: set[str] = set()
 
     # refs and commits ---------------------------------------------------------
     def commit_sha(self, rev: str) -> str | None:
@@ -124,7 +127,7 @@ class History:
         """The .memzoi/ subtree OID of commit `sha` (cached); None when absent or not a directory."""
         if sha not in self._memzoi_of:
             commit = cast(pygit2.Commit, self.git[sha])
-            self._memzoi_of[sha] = self._subtree(sha, commit.tree)
+            self._memzoi_of[sha] = self._root_memzoi(sha, commit)
         return self._memzoi_of[sha]
 
     def first_parent(self, sha: str) -> str | None:
@@ -136,6 +139,114 @@ class History:
         """What `.memzoi` is in commit `sha` when it is there but not a directory: symlink, gitlink or file."""
         self.memzoi_of(sha)
         return self._odd.get(sha)
+
+    def _root_memzoi(self, sha: str, commit: pygit2.Commit) -> str | None:
+        """The .memzoi/ subtree OID of a commit, None (and an odd kind) when git would check out another."""
+        key = str(commit.tree_id)
+        if key not in self._root_faults:
+            self._root_faults[key] = self._root_fault(commit)
+        fault = self._root_faults[key]
+        if fault is not None:
+            self._odd[sha] = fault
+            return None
+        try:
+            return self._subtree(sha, commit.tree)
+        except pygit2.GitError:
+            return None  # a root libgit2 cannot parse and _root_fault found no .memzoi in
+
+    def _root_fault(self, commit: pygit2.Commit) -> str | None:
+        """Why the root tree's .memzoi entry is not the one libgit2 finds: duplicate, invalid-name, unsorted.
+
+        The raw tree is searched for the name first; it is parsed whole only when the name is there
+        more than once, under a longer name, or where libgit2's lookup does not find it.
+        """
+        raw = self.git.odb.read(commit.tree_id)[1]
+        hits = ROOT_MEMZOI.findall(raw)
+        if not hits:
+            return None
+        try:
+            seen: bytes | None = commit.tree[MEMZOI_DIR].id.raw
+        except KeyError:
+            seen = None
+        except pygit2.GitError:
+            return "unreadable"  # libgit2 cannot parse the root: .memzoi cannot be read as git checks it out
+        if hits == [f" {MEMZOI_DIR}\x00".encode()] and seen is not None:
+            return None  # the one .memzoi entry, and libgit2 finds it
+        try:
+            entries = parse_tree(raw, len(commit.tree_id.raw))
+        except ValueError:
+            return "unreadable"
+        named = [e for e in entries if e.name == MEMZOI_DIR.encode() or e.name.startswith(f"{MEMZOI_DIR}/".encode())]
+        if any(e.name != MEMZOI_DIR.encode() for e in named):
+            return "invalid-name"
+        if len(named) > 1:
+            return "duplicate"
+        if named and named[0].oid != seen:
+            return "unsorted"
+        return None
+
+    def shape_fault(self, sha: str) -> tuple[str, str] | None:
+        """(path, message) when commit `sha`'s .memzoi/ is not what git checks out (validate --rev), else None.
+
+        Its root tree's .memzoi entry first, then every tree under it, read whole.
+        """
+        memzoi = self.memzoi_of(sha)
+        kind = self._odd.get(sha)
+        if kind in ROOT_FAULTS:
+            return MEMZOI_DIR, ROOT_FAULTS[kind]
+        fault = self.tree_fault(memzoi, None)
+        return (fault[0], malformed(fault[1])) if fault is not None else None
+
+    def tree_fault(self, new: str | None, old: str | None) -> tuple[str, str] | None:
+        """The first tree under .memzoi/ subtree `new` that git would not have written: (path, why), or None.
+
+        Trees are read raw (see treeshape). A subtree equal to the one `old` (the first parent's
+        .memzoi/, already accepted) holds at the same path is not read again, nor is one this
+        History found sound before: only what a push changes under .memzoi/ is examined.
+        """
+        if new is None:
+            return None
+        size = len(pygit2.Oid(hex=new).raw)
+        nodes: list[tuple[int, str]] = [(-1, MEMZOI_DIR)]
+        stack: list[tuple[str, str | None, int]] = [(new, old, 0)]
+        added: list[str] = []
+        while stack:
+            oid, before, node = stack.pop()
+            if oid == before or oid in self._sound_trees:
+                continue
+            entries, fault = self._raw_tree(oid, size)
+            if fault is not None:
+                # a tree is sound only with all it holds: undo what this walk vouched for
+                self._sound_trees.difference_update(added)
+                return _node_path(nodes, node), fault
+            self._sound_trees.add(oid)
+            added.append(oid)
+            subtrees = [e for e in entries if e.is_tree]
+            if not subtrees:
+                continue
+            previous = self._subtree_ids(before, size) if before is not None else {}
+            for entry in subtrees:
+                nodes.append((node, show(entry.name)))
+                stack.append((entry.oid.hex(), previous.get(entry.name), len(nodes) - 1))
+        return None
+
+    def _raw_tree(self, oid: str, size: int) -> tuple[list[TreeEntry], str | None]:
+        try:
+            kind, raw = self.git.odb.read(oid)
+        except (KeyError, ValueError, pygit2.GitError):
+            return [], "is missing from the object database"
+        if kind != ObjectType.TREE:
+            return [], "is not a tree object"
+        try:
+            entries = parse_tree(raw, size)
+        except ValueError as exc:
+            return [], f"is not a well-formed tree object ({exc})"
+        return entries, entry_fault(entries)
+
+    def _subtree_ids(self, oid: str, size: int) -> dict[bytes, str]:
+        """The subtrees of an accepted tree by name (empty when it cannot be read: everything is examined)."""
+        entries, fault = self._raw_tree(oid, size)
+        return {} if fault is not None else {e.name: e.oid.hex() for e in entries if e.is_tree}
 
     def _subtree(self, sha: str, tree: pygit2.Tree) -> str | None:
         try:
@@ -161,7 +272,7 @@ class History:
             walker.hide(pygit2.Oid(hex=sha))
         for commit in walker:
             sha = str(commit.id)
-            memzoi = self._subtree(sha, commit.tree)
+            memzoi = self._memzoi_of[sha] if sha in self._memzoi_of else self._root_memzoi(sha, commit)
             self._memzoi_of[sha] = memzoi
             parents = tuple(str(p) for p in commit.parent_ids)
             yield PushedCommit(sha, _summary(commit), memzoi, parents, tuple(self.memzoi_of(p) for p in parents))
@@ -321,6 +432,16 @@ class History:
         except KeyError:
             pass
         return memzoi, config
+
+
+def _node_path(nodes: list[tuple[int, str]], node: int) -> str:
+    """The repository-root path of a node of tree_fault's walk."""
+    names = []
+    while node >= 0:
+        parent, name = nodes[node]
+        names.append(name)
+        node = parent
+    return "/".join(reversed(names))
 
 
 def _summary(commit: pygit2.Commit) -> str:

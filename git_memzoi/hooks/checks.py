@@ -12,6 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from git_memzoi.errors import ConfigError
+from git_memzoi.gitrepo import treeshape
 from git_memzoi.gitrepo.history import FileEntry, History, TreeChange
 from git_memzoi.hooks import refrules
 from git_memzoi.hooks.refrules import ALLOWED_TRANSITIONS
@@ -34,6 +35,8 @@ _ODD_MEMZOI = {
         f"{MEMZOI_DIR} must be a real folder, not a submodule (gitlink); git memzoi does not follow it",
     ),
     "file": ("not-a-directory", f"{MEMZOI_DIR} must be a real folder, not a file"),
+    # a root tree git would not have written: what libgit2 reads as .memzoi is not what git checks out
+    **{kind: ("malformed-tree", message) for kind, message in treeshape.ROOT_FAULTS.items()},
 }
 
 
@@ -150,6 +153,25 @@ class MemoryChecker:
         """Refuse a `.memzoi` that is not a directory (a symlink, a gitlink, a file), by name."""
         code, message = _ODD_MEMZOI[kind]
         return self._record(where, [Problem(MEMZOI_DIR, 1, code, message)])
+
+    def replace_ref(self, ref: str, where: str) -> list[Problem]:
+        """Refuse any update of a refs/replace/ ref: git would show its object in place of a checked one."""
+        return self._record(
+            where,
+            [
+                Problem(
+                    ref,
+                    1,
+                    "replace-ref",
+                    "replacement refs make git show another object in place of a checked one; none is taken",
+                )
+            ],
+            ref,
+        )
+
+    def malformed_tree(self, where: str, path: str, why: str) -> list[Problem]:
+        """Refuse a tree under .memzoi/ that git would not have written (see gitrepo.treeshape), by path."""
+        return self._record(where, [Problem(path, 1, "malformed-tree", treeshape.malformed(why))])
 
     def policy(self, config: tuple[str, bytes] | None) -> configmod.HooksConfig:
         """The [hooks] policy of the server's config over a tree's .memzoi/config.toml (None: no file).

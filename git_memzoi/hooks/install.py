@@ -69,6 +69,7 @@ memzoi_untouched() {
             case $sha in *[!0-9a-fA-F]*) return 1 ;; esac
             [ ${#sha} -eq 40 ] || [ ${#sha} -eq 64 ] || return 1
         done
+        case $3 in refs/replace/*) return 1 ;; esac  # refused by git-memzoi, code or not
         case $2 in *[!0]*) ;; *) continue ;; esac  # a deletion brings no commits
         case $4 in *[!0]*) ;; *) return 1 ;; esac  # a new ref: what the remote has is unknown here
         revs="$revs$2

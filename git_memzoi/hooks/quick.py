@@ -181,7 +181,8 @@ def _any_touches(walked: list[list[str]]) -> bool:
 def parse_push_lines(text: str) -> list[tuple[str, str]]:
     """(local sha, remote sha) of each `<local ref> <local sha> <remote ref> <remote sha>` line.
 
-    Raises GitUnclear on anything else: the full check then reports the line as a usage error.
+    Raises GitUnclear on anything else (the full check then reports the line as a usage error),
+    and for a push to refs/replace/, which the full check refuses whatever it carries.
     """
     pairs = []
     for line in text.splitlines():
@@ -190,6 +191,8 @@ def parse_push_lines(text: str) -> list[tuple[str, str]]:
         parts = line.split(" ")
         if len(parts) != 4 or not all(_is_hex(parts[i]) for i in (1, 3)):
             raise GitUnclear(f"unexpected pre-push input line {line!r}")
+        if parts[2].startswith("refs/replace/"):
+            raise GitUnclear("a replacement ref is refused by the full check, code or not")
         pairs.append((parts[1].lower(), parts[3].lower()))
     return pairs
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from git_memzoi.errors import UsageError
 from git_memzoi.gitrepo import GitRepo
-from git_memzoi.gitrepo.history import History, is_zero, touches_memzoi
+from git_memzoi.gitrepo.history import History, PushedCommit, is_zero, touches_memzoi
 from git_memzoi.hooks import verdicts
 from git_memzoi.hooks.checks import CheckReport, MemoryChecker
 from git_memzoi.hooks.treecache import TreeCache
@@ -83,13 +83,30 @@ class Judgement:
 
 
 def judgement(history: History, update: RefUpdate, tip: str, default_tip: str | None) -> Judgement:
-    """The old tip when the ref exists; for a new ref, its fork point from the default branch."""
+    """The old tip when the ref exists; for a new ref, its fork point from the default branch.
+
+    A new ref that shares no history with the default branch is judged against the default
+    branch's tip: judged against nothing, an orphan commit could bring any edit of a record.
+    One that holds no .memzoi/ at all (a gh-pages branch) holds no memory to judge.
+    """
     old = None if is_zero(update.old) or not history.has_object(update.old) else history.commit_sha(update.old)
     if old is not None:
         return Judgement(old, old)
     if default_tip is None:
         return Judgement(None, None)
-    return Judgement(history.merge_base(tip, default_tip), default_tip)
+    if history.memzoi_of(tip) == history.memzoi_of(default_tip) and history.odd_memzoi(tip) is None:
+        # it holds what the default branch holds, accepted already: no fork point to look for (a
+        # merge base walks the branch, and a push of a ref at every commit of a chain is quadratic)
+        return Judgement(default_tip, default_tip)
+    fork = history.merge_base(tip, default_tip)
+    if fork is None and (history.memzoi_of(tip) is not None or history.odd_memzoi(tip) is not None):
+        fork = default_tip
+    return Judgement(fork, default_tip)
+
+
+#: Replacement refs make git (git show, archive, web views, clients that fetch them) show another
+#: object in place of a checked one; the hooks take none.
+REPLACE_REFS = "refs/replace/"
 
 
 def check_push(
@@ -112,12 +129,12 @@ def check_push(
     """
     history = History(repo)
     checker = MemoryChecker(history, base_config(repo), tree_cache)
-    hidden = set(hide)
-    report = checker.report
-    seen: set[tuple[str, bool]] = set()
-    walked: set[str] = set()
-    checked: set[str] = set()
+    judged_refs: list[_Judged] = []
+    policies: dict[str | None, configmod.HooksConfig] = {}
     for update in updates:
+        if update.ref.startswith(REPLACE_REFS):
+            checker.replace_ref(update.ref, update.new)
+            continue
         if update.is_deletion:
             continue  # deleting a ref adds nothing to memory
         tip = history.commit_sha(update.new)
@@ -125,40 +142,98 @@ def check_push(
             continue
         judged = judgement(history, update, tip, default_tip)
         if fork_point and judged.base is not None:
-            judged = Judgement(history.merge_base(judged.base, tip), judged.policy_from)
-        policy_config = (
-            history.config_blob(judged.policy_from, REPO_CONFIG)
-            if judged.policy_from is not None and history.memzoi_of(judged.policy_from)
-            else None
-        )
-        policy = checker.policy(policy_config)
-        for commit in history.new_commits([tip], hidden):
-            # refs pushed together share commits: check each once per policy it is judged by
-            if (commit.sha, policy.allow_in_place_edits) in seen:
-                continue
-            seen.add((commit.sha, policy.allow_in_place_edits))
-            walked.add(commit.sha)
-            odd = history.odd_memzoi(commit.sha)
-            if odd is None and not commit.touches_memzoi:
-                continue
-            checked.add(commit.sha)
-            report.summaries[commit.sha] = commit.summary
-            if odd is not None:
-                checker.odd_memzoi(commit.sha, odd)
-            config = history.config_blob(commit.sha, REPO_CONFIG) if commit.memzoi is not None else None
-            if tree_cache is not None and commit.parents:
-                _start_from_kept(
-                    checker, history, tree_cache, commit.parents[0], commit.parent_memzoi[0], commit.memzoi
-                )
-            checker.check(commit.sha, commit.memzoi, commit.parents, commit.parent_memzoi, config, policy)
-        tip_memzoi = history.memzoi_of(tip)
-        if verify:
-            checker.verify(tip, tip_memzoi)
-        base_memzoi = history.memzoi_of(judged.base) if judged.base is not None else None
-        checker.check_ref(update.ref, tip, base_memzoi, tip_memzoi, policy)
-        report.refs[update.ref] = (judged.base, tip)
-    report.commits_walked, report.commits_checked = len(walked), len(checked)
-    return report
+            # a TIP with no history in common with BASE is judged against BASE itself, not nothing
+            judged = Judgement(history.merge_base(judged.base, tip) or judged.base, judged.policy_from)
+        if judged.policy_from not in policies:  # new refs all take the default branch's: read it once
+            policy_config = (
+                history.config_blob(judged.policy_from, REPO_CONFIG)
+                if judged.policy_from is not None and history.memzoi_of(judged.policy_from)
+                else None
+            )
+            policies[judged.policy_from] = checker.policy(policy_config)
+        judged_refs.append(_Judged(update.ref, tip, judged.base, policies[judged.policy_from]))
+    walk = _Walk(history, checker, tree_cache, set(hide))
+    # One walk per policy over every tip it judges (refs pushed together share their commits: a
+    # walk per ref would read a shared chain once per ref), each ref judged as the walk passes its tip.
+    for allow in (False, True):
+        group = [j for j in judged_refs if j.policy.allow_in_place_edits == allow]
+        if not group:
+            continue
+        waiting: dict[str, list[_Judged]] = {}
+        for j in group:
+            waiting.setdefault(j.tip, []).append(j)
+        for commit in history.new_commits(list(waiting), walk.hidden):
+            if not walk.check(commit, group[0].policy):
+                return walk.finish()
+            for j in waiting.pop(commit.sha, []):
+                _judge_ref(history, checker, j, verify)
+        for rest in waiting.values():  # tips the remote already has: nothing walked
+            for j in rest:
+                _judge_ref(history, checker, j, verify)
+    return walk.finish()
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """A ref update to judge: its new tip, the commit it is judged against, and the policy it is judged by."""
+
+    ref: str
+    tip: str
+    base: str | None
+    policy: configmod.HooksConfig
+
+
+def _judge_ref(history: History, checker: MemoryChecker, judged: _Judged, verify: bool) -> None:
+    """What the ref would hold against what it holds; with `verify`, the tip's tree validated whole."""
+    tip_memzoi = history.memzoi_of(judged.tip)
+    if verify:
+        checker.verify(judged.tip, tip_memzoi)
+    base_memzoi = history.memzoi_of(judged.base) if judged.base is not None else None
+    if base_memzoi != tip_memzoi:  # the same tree holds the same memory: no rule can object
+        checker.check_ref(judged.ref, judged.tip, base_memzoi, tip_memzoi, judged.policy)
+    checker.report.refs[judged.ref] = (judged.base, judged.tip)
+
+
+class _Walk:
+    """The commits of one push checked so far: each once per policy it is judged by."""
+
+    def __init__(self, history: History, checker: MemoryChecker, tree_cache: TreeCache | None, hidden: set[str]):
+        self.history, self.checker, self.tree_cache, self.hidden = history, checker, tree_cache, hidden
+        self.seen: set[tuple[str, bool]] = set()
+        self.walked: set[str] = set()
+        self.checked: set[str] = set()
+
+    def check(self, commit: PushedCommit, policy: configmod.HooksConfig) -> bool:
+        """Check one pushed commit; False when its tree cannot be read as git checks it out (stop there)."""
+        history, checker = self.history, self.checker
+        if (commit.sha, policy.allow_in_place_edits) in self.seen:
+            return True
+        self.seen.add((commit.sha, policy.allow_in_place_edits))
+        self.walked.add(commit.sha)
+        odd = history.odd_memzoi(commit.sha)
+        if odd is None and not commit.touches_memzoi:
+            return True
+        self.checked.add(commit.sha)
+        checker.report.summaries[commit.sha] = commit.summary
+        if odd is not None:
+            checker.odd_memzoi(commit.sha, odd)
+        fault = history.tree_fault(commit.memzoi, commit.parent_memzoi[0] if commit.parent_memzoi else None)
+        if fault is not None:
+            # nothing after it can be read as git would check it out: this one line is the verdict
+            checker.malformed_tree(commit.sha, *fault)
+            return False
+        config = history.config_blob(commit.sha, REPO_CONFIG) if commit.memzoi is not None else None
+        if self.tree_cache is not None and commit.parents:
+            _start_from_kept(
+                checker, history, self.tree_cache, commit.parents[0], commit.parent_memzoi[0], commit.memzoi
+            )
+        checker.check(commit.sha, commit.memzoi, commit.parents, commit.parent_memzoi, config, policy)
+        return True
+
+    def finish(self) -> CheckReport:
+        report = self.checker.report
+        report.commits_walked, report.commits_checked = len(self.walked), len(self.checked)
+        return report
 
 
 def check_server_push(repo: GitRepo, updates: Iterable[RefUpdate]) -> CheckReport:
@@ -199,11 +274,17 @@ def check_range(repo: GitRepo, spec: str) -> CheckReport:
     """`hook check BASE..TIP`: TIP's new commits as if pushed to a server that holds BASE.
 
     What TIP would hold is judged against its fork point from BASE (BASE itself when TIP
-    contains it), by BASE's [hooks] policy; an empty side of the range means HEAD.
+    contains it, BASE too when they share no history), by BASE's [hooks] policy. Both sides
+    must be given: an empty one is what an unset variable leaves (`"$BASE_SHA..HEAD"`).
     """
     if "..." in spec or spec.count("..") != 1:
         raise UsageError(f"range {spec!r} is not BASE..TIP (for example origin/main..HEAD)")
-    base_rev, tip_rev = (side or "HEAD" for side in spec.split(".."))
+    base_rev, tip_rev = spec.split("..")
+    if not base_rev.strip() or not tip_rev.strip():
+        raise UsageError(
+            f"range {spec!r} has an empty side: give both BASE and TIP (for example origin/main..HEAD); "
+            "is a variable in it unset?"
+        )
     history = History(repo)
     base, tip = history.commit_sha(base_rev), history.commit_sha(tip_rev)
     for rev, sha in ((base_rev, base), (tip_rev, tip)):

@@ -1,4 +1,4 @@
-"""Full-text recall: bm25 over title, description, body and tags, with path, type and lane filters."""
+"""Full-text recall: bm25 over title, description, body and tags (`recall.query`), with path, type, lane filters."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from git_memzoi.index.queries import Filter
 from git_memzoi.index.rebuild import open_index
 from git_memzoi.profile.vocab import LANES, MEMORY_TYPES
 from git_memzoi.recall import paths as pathmatch
+from git_memzoi.recall import query as pipeline
 from git_memzoi.recall.models import Hit, SearchResult
 from git_memzoi.recall.records import citation, now
 
@@ -105,7 +106,8 @@ def search(
     _, at = now()
     flt = Filter(now=None if include_all else at, shared=not include_local, types=(type,) if type else (), lane=lane)
     bases = pathmatch.ancestors(norm_path) if norm_path is not None else []
-    query_terms = fts.terms(query)
+    # The shared pipeline (stopwords, synonyms); text of stopwords alone is still searched as typed.
+    query_terms = pipeline.terms(query, pipeline.synonyms(ws.config.recall.synonyms)) or fts.terms(query)
     conn = open_index(ws)
     try:
         if query_terms:

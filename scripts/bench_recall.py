@@ -86,10 +86,12 @@ def record_file(entry: dict[str, Any]) -> tuple[str, str]:
 _AREAS = [
     f"{kind}/{name}"
     for kind, names in (
-        ("services", "inventory loyalty shipping reviews warehouse pricing-engine recommendations fraud payouts "
-         "returns catalogue-import gift-cards subscriptions affiliates ledger"),
-        ("packages", "analytics feature-toggles forms charts maps media-upload markdown pdf-export telemetry "
-         "sdk-js"),
+        (
+            "services",
+            "inventory loyalty shipping reviews warehouse pricing-engine recommendations fraud payouts "
+            "returns catalogue-import gift-cards subscriptions affiliates ledger",
+        ),
+        ("packages", "analytics feature-toggles forms charts maps media-upload markdown pdf-export telemetry sdk-js"),
         ("apps", "docs-site partner-portal kiosk storybook-host status-page"),
         ("tools", "codegen fixtures-builder load-tests data-migrator"),
     )
@@ -97,33 +99,73 @@ _AREAS = [
 ]
 _TYPES = ["fact", "decision", "convention", "warning", "risk", "procedure", "note", "failed_attempt", "constraint"]
 _TOPICS = [
-    ("{area} retries {dep} calls with exponential backoff",
-     "Calls to {dep} from {area} retry up to {n} times with jittered exponential backoff before failing the job."),
-    ("{area} caches {dep} responses for {n} minutes",
-     "The {dep} client in {area} keeps an in-memory cache with a {n} minute TTL; invalidate it after writes."),
-    ("Deploy {area} after the {dep} schema change",
-     "Deploy order matters: the {dep} schema change ships first, then {area}, or the consumer reads missing fields."),
-    ("{area} tests need the {dep} emulator",
-     "Integration tests in {area} start the {dep} emulator with docker; unit tests stub it with the fake client."),
-    ("{area} owns the {dep} queue",
-     "Only {area} consumes the {dep} queue; other services publish to it through the outbox table."),
-    ("Batch size for {area} jobs is {n}",
-     "Larger batches in {area} timed out against {dep}; {n} items per batch keeps each run under a minute."),
-    ("{area} logs are sampled at {n} percent",
-     "Debug logs from {area} are sampled at {n} percent in production to keep the {dep} bill down."),
-    ("{area} migrations run in the {dep} maintenance window",
-     "Long-running data migrations for {area} run during the {dep} maintenance window on Sunday mornings."),
-    ("Feature flag {area}.{dep}-v2 gates the rewrite",
-     "The rewrite of the {dep} integration in {area} is behind a flag; roll back by turning it off."),
-    ("{area} exposes metrics on port {n}",
-     "The {area} metrics endpoint listens on port {n}; the scrape config lives next to its manifest."),
-    ("{area} uses {dep} for background jobs",
-     "Background work in {area} runs on {dep}; keep handlers idempotent because jobs are delivered at least once."),
-    ("{area} pagination returns at most {n} items",
-     "List calls in {area} return at most {n} items per page and a continuation token from {dep}."),
+    (
+        "{area} retries {dep} calls with exponential backoff",
+        "Calls to {dep} from {area} retry up to {n} times with jittered exponential backoff before failing the job.",
+    ),
+    (
+        "{area} caches {dep} responses for {n} minutes",
+        "The {dep} client in {area} keeps an in-memory cache with a {n} minute TTL; invalidate it after writes.",
+    ),
+    (
+        "Deploy {area} after the {dep} schema change",
+        "Deploy order matters: the {dep} schema change ships first, then {area}, or the consumer reads missing fields.",
+    ),
+    (
+        "{area} tests need the {dep} emulator",
+        "Integration tests in {area} start the {dep} emulator with docker; unit tests stub it with the fake client.",
+    ),
+    (
+        "{area} owns the {dep} queue",
+        "Only {area} consumes the {dep} queue; other services publish to it through the outbox table.",
+    ),
+    (
+        "Batch size for {area} jobs is {n}",
+        "Larger batches in {area} timed out against {dep}; {n} items per batch keeps each run under a minute.",
+    ),
+    (
+        "{area} logs are sampled at {n} percent",
+        "Debug logs from {area} are sampled at {n} percent in production to keep the {dep} bill down.",
+    ),
+    (
+        "{area} migrations run in the {dep} maintenance window",
+        "Long-running data migrations for {area} run during the {dep} maintenance window on Sunday mornings.",
+    ),
+    (
+        "Feature flag {area}.{dep}-v2 gates the rewrite",
+        "The rewrite of the {dep} integration in {area} is behind a flag; roll back by turning it off.",
+    ),
+    (
+        "{area} exposes metrics on port {n}",
+        "The {area} metrics endpoint listens on port {n}; the scrape config lives next to its manifest.",
+    ),
+    (
+        "{area} uses {dep} for background jobs",
+        "Background work in {area} runs on {dep}; keep handlers idempotent because jobs are delivered at least once.",
+    ),
+    (
+        "{area} pagination returns at most {n} items",
+        "List calls in {area} return at most {n} items per page and a continuation token from {dep}.",
+    ),
 ]
-_DEPS = ["Kafka", "BullMQ", "S3", "Redis streams", "SQS", "Elasticsearch", "DynamoDB", "Segment", "Mapbox",
-         "Algolia", "ClickHouse", "Temporal", "Snowflake", "Sentry", "Twilio", "Contentful"]
+_DEPS = [
+    "Kafka",
+    "BullMQ",
+    "S3",
+    "Redis streams",
+    "SQS",
+    "Elasticsearch",
+    "DynamoDB",
+    "Segment",
+    "Mapbox",
+    "Algolia",
+    "ClickHouse",
+    "Temporal",
+    "Snowflake",
+    "Sentry",
+    "Twilio",
+    "Contentful",
+]
 
 
 def distractor(i: int, rng: random.Random) -> tuple[str, str]:
@@ -244,6 +286,8 @@ def _hook_text(root: Path, event: bytes) -> str:
     from git_memzoi.cli.agent_hook import answer_text
 
     out, err = answer_text(event)
+    if err is not None:  # an event the hook cannot answer gives the agent nothing; say so in the report
+        print(f"bench_recall: {err}", file=sys.stderr)
     if out is None:
         return ""
     return str(json.loads(out)["hookSpecificOutput"].get("additionalContext", ""))

@@ -140,7 +140,6 @@ def test_risk_decision_follows_config(memory: Repo, setting: str, decision: str 
 def test_no_warnings_means_no_output(memory: Repo) -> None:
     for name, tool_input in [
         ("pretooluse-edit", {"file_path": str(memory.path / "README.md")}),
-        ("pretooluse-edit", {"file_path": str(memory.path / "apps/active/page.tsx")}),
         ("pretooluse-notebookedit", {"notebook_path": str(memory.path / "other.ipynb")}),
     ]:
         out, err = hook(event(name, memory.path, tool_input=tool_input))
@@ -186,7 +185,7 @@ def test_other_tools_get_no_answer(memory: Repo) -> None:
         assert out is None and err == ""
 
 
-def test_session_start_gives_a_budgeted_handoff(memory: Repo) -> None:
+def test_session_start_gives_the_standing_rules_not_path_bound_records(memory: Repo) -> None:
     (memory.path / "db").mkdir()
     out, err = hook(event("sessionstart", memory.path))
     assert err == ""
@@ -195,9 +194,12 @@ def test_session_start_gives_a_budgeted_handoff(memory: Repo) -> None:
     assert set(answer) == {"hookEventName", "additionalContext"}
     assert answer["hookEventName"] == "SessionStart"
     context = answer["additionalContext"]
-    assert "# Context for: work on main" in context
-    assert "## Risk: Migrations are append-only" in context
-    assert "## Open inbox" in context and "## Session checkpoint" in context
+    assert "## Standing rules" in context
+    assert "### Risk: Never force-push to main (never-force-push-main)" in context
+    assert "Force-pushing main rewrites everyone's history." in context
+    # path-bound records wait for the prompt or the edit that needs them; no top-level folder seeds the session
+    assert "migrations-are-append-only" not in context and "use-react-query" not in context
+    assert "## Session checkpoint" not in context and "## Open inbox" not in context
     assert len(context) <= CONTEXT_LIMIT
 
 
@@ -206,11 +208,12 @@ def test_session_start_follows_the_current_checkpoint(memory: Repo) -> None:
     out, _ = hook(event("sessionstart", memory.path, source="resume"))
     assert out is not None
     context = out["hookSpecificOutput"]["additionalContext"]
-    assert "# Context for: orders migration cleanup" in context
-    assert "half the tables moved" in context
+    assert context.index("## Standing rules") < context.index("## Session checkpoint")
+    assert "orders migration cleanup" in context and "half the tables moved" in context
+    assert "- Migrations are append-only (migrations-are-append-only)" in context  # the task's records, one line each
 
 
-def test_session_start_context_is_cut_to_claude_codes_limit(memory: Repo) -> None:
+def test_session_start_fits_its_budget_and_names_every_rule(memory: Repo) -> None:
     for n in range(40):
         add_record(
             memory,
@@ -218,15 +221,73 @@ def test_session_start_context_is_cut_to_claude_codes_limit(memory: Repo) -> Non
             f"big-risk-{n}",
             type="risk",
             title=f"Big risk {n}",
-            body=(f"migration detail {n} " * 200),
-            applies_to=["db/"],
+            body=f"migration detail {n} " * 200,
+            confidence=0.5,
         )
-    memory.write(".memzoi/config.toml", "[recall]\ncontext_budget = 100000\n")
-    (memory.path / "db").mkdir()
+    memory.write(".memzoi/config.toml", "[agents]\nsession_budget = 1200\n")
     out, _ = hook(event("sessionstart", memory.path))
     assert out is not None
     context = out["hookSpecificOutput"]["additionalContext"]
-    assert len(context) <= CONTEXT_LIMIT and "cut to fit" in context
+    assert len(context) <= 1200
+    assert "### Risk: Never force-push to main" in context  # confidence 1.0 ranks first, in full
+    named = [n for n in range(40) if f"(big-risk-{n})" in context]
+    assert 0 < len(named) < 40 and all(f"- Big risk {n} (big-risk-{n})" in context for n in named[1:])
+
+
+def test_user_prompt_gets_a_pack_for_its_words_and_paths_once_per_session(memory: Repo) -> None:
+    out, err = hook(event("userpromptsubmit", memory.path))
+    assert err == "" and out is not None
+    answer = out["hookSpecificOutput"]
+    assert answer["hookEventName"] == "UserPromptSubmit" and set(answer) == {"hookEventName", "additionalContext"}
+    first = answer["additionalContext"]
+    assert "### Risk: Migrations are append-only (migrations-are-append-only)" in first
+    # the same session asks again: the record is referred to, not repeated
+    again, _ = hook(event("userpromptsubmit", memory.path))
+    assert again is not None
+    second = again["hookSpecificOutput"]["additionalContext"]
+    assert "### Risk: Migrations are append-only" not in second and "migrations-are-append-only" in second
+    # a new session gets it in full again
+    fresh, _ = hook(event("userpromptsubmit", memory.path, session_id="another-session"))
+    assert (
+        fresh is not None and "### Risk: Migrations are append-only" in fresh["hookSpecificOutput"]["additionalContext"]
+    )
+    # the state lives under MEMZOI_HOME, never in the work tree
+    assert not list(memory.path.rglob("*agent-sessions*"))
+
+
+def test_user_prompt_with_nothing_relevant_gets_no_output(memory: Repo) -> None:
+    for prompt in ("thanks, that looks good", "   ", "zebra quokka"):
+        out, err = hook(event("userpromptsubmit", memory.path, prompt=prompt))
+        assert out is None and err == ""
+
+
+def test_edit_adds_the_decisions_for_its_path_once_per_session(memory: Repo) -> None:
+    edit = {"file_path": str(memory.path / "apps/active/page.tsx")}
+    out, _ = hook(event("pretooluse-edit", memory.path, tool_input=edit))
+    assert out is not None
+    answer = out["hookSpecificOutput"]
+    assert "permissionDecision" not in answer
+    assert "### Decision: Use React Query in apps/active (use-react-query)" in answer["additionalContext"]
+    again, _ = hook(event("pretooluse-edit", memory.path, tool_input=edit))
+    assert again is None  # told once for this scope in this session
+    other, _ = hook(event("pretooluse-edit", memory.path, tool_input=edit, session_id="s2"))
+    assert other is not None
+
+
+def test_bash_command_finds_conventions_by_their_words(memory: Repo) -> None:
+    add_record(
+        memory,
+        "conventions/pnpm",
+        "use-pnpm",
+        type="convention",
+        title="Use pnpm for packages",
+        body="Install dependencies with pnpm; npm install writes a second lockfile.",
+        tags=["npm", "pnpm"],
+    )
+    memory.commit("pnpm")
+    out, _ = hook(event("pretooluse-bash", memory.path, tool_input={"command": "npm install lodash"}))
+    assert out is not None
+    assert "(use-pnpm)" in out["hookSpecificOutput"]["additionalContext"]
 
 
 @pytest.mark.parametrize(

@@ -63,7 +63,8 @@ def _by_path(conn: sqlite3.Connection, path: str, flt: Filter) -> list[Found]:
     return list(out.values())
 
 
-def _by_words(conn: sqlite3.Connection, text: str, flt: Filter) -> list[Found]:
+def by_words(conn: sqlite3.Connection, text: str, flt: Filter) -> list[Found]:
+    """Rows `flt` keeps whose text holds at least two of the text's significant words (or its only one)."""
     significant = fts.significant(text)
     if not significant:
         return []
@@ -101,7 +102,7 @@ def precheck(
             value = pathmatch.normalise(value, ws.repo.workdir)
             found = _by_path(conn, value, flt)
         else:
-            found = _by_words(conn, value, flt)
+            found = by_words(conn, value, flt)
     finally:
         conn.close()
     found.sort(key=lambda f: (SEVERITY[f[0].type], f[2], -float(f[0].confidence), f[0].record_id))

@@ -370,9 +370,10 @@ def test_the_hook_path_stays_light(memory: Repo) -> None:
     age(memory.path, 3600)
     run_cli("rebuild")
     age(Path(os.environ["MEMZOI_HOME"]), 3600)
-    for name in ("pretooluse-edit", "pretooluse-bash"):
+    for name in ("pretooluse-edit", "pretooluse-bash", "userpromptsubmit"):
         proc, modules = run_importtime(["agent", "hook", "claude"], memory.path, input=event(name, memory.path))
-        assert proc.returncode == 0 and json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
+        answer = json.loads(proc.stdout)["hookSpecificOutput"]
+        assert proc.returncode == 0 and answer.get("permissionDecision", "ask") == "ask" and answer["additionalContext"]
         assert "git_memzoi.agents.claude_hook" in modules  # the measurement sees our own imports
         heavy = sorted(
             m

@@ -55,8 +55,8 @@ def install(client: str, dry_run: bool, as_json: bool) -> None:
     """Configure a coding agent to use this repository's memory.
 
     claude: writes the project's .mcp.json (server memzoi, run as `git memzoi mcp serve`) and
-    the SessionStart and PreToolUse hooks in .claude/settings.json (both run `git memzoi agent
-    hook claude`); both files are portable and can be committed. codex: adds
+    the SessionStart, UserPromptSubmit and PreToolUse hooks in .claude/settings.json (all run
+    `git memzoi agent hook claude`); both files are portable and can be committed. codex: adds
     [mcp_servers.memzoi] to $CODEX_HOME/config.toml (default ~/.codex/config.toml). What is
     already there stays; a second run changes nothing; an entry named memzoi that this command
     did not write is refused (exit 1).

@@ -247,7 +247,7 @@ def prompt_answer(ws: Workspace, event: HookEvent) -> dict[str, Any] | None:
     if not prompt.strip():
         return None
     paths = named_paths(prompt, event.cwd, ws.repo.require_workdir())
-    _, ordered, _ = candidates(ws, prompt, paths)
+    _, ordered, _ = candidates(ws, prompt, paths, rules=False)
     if not ordered:
         return None
     memory = _memory(ws, event)
@@ -278,7 +278,7 @@ def session_answer(ws: Workspace, event: HookEvent | None = None) -> dict[str, A
         note = " ".join(checkpoint.note.split())
         note = note if len(note) <= CHECKPOINT_NOTE else note[: CHECKPOINT_NOTE - 1].rstrip() + "…"
         tail += ["## Session checkpoint", "", f"{checkpoint.task} ({checkpoint.record_id})", "", note, ""]
-        _, ordered, _ = candidates(ws, checkpoint.task)
+        _, ordered, _ = candidates(ws, checkpoint.task, rules=False)
         rows = [c.row for c in ordered[:PROMPT_RECORDS] if not standing.is_standing(c.row)]
         if rows:
             tail += ["### Records for this task", ""]

@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 
-from git_memzoi.runtime.atomic import write_atomic
+from git_memzoi.layout import TEMP_PREFIX
 
 MAX_IDS = 2_000
 MAX_SESSIONS = 64
@@ -65,7 +66,17 @@ class SessionMemory:
             return
         keep = list(self.given)[-MAX_IDS:]
         try:
-            write_atomic(self.path, json.dumps({"given": keep}).encode(), mode=0o600)
+            self.folder.mkdir(parents=True, exist_ok=True)
+            # Replaced whole, so a reader never sees half a file; not fsynced: losing it after a crash
+            # only means a record is shown again, and an fsync per prompt would cost more than the answer.
+            fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=self.folder)
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(json.dumps({"given": keep}).encode())
+                os.replace(tmp, self.path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
             self._prune()
         except OSError:
             return  # the answer still goes out; the next one may repeat a record

@@ -206,6 +206,16 @@ def inside(conn: sqlite3.Connection, folder: str, flt: Filter) -> list[tuple[Rec
     return [(_MAKE(values[:-1]), values[-1]) for values in conn.execute(sql, params)]
 
 
+def unscoped(conn: sqlite3.Connection, flt: Filter, whole: Sequence[str]) -> list[RecordRow]:
+    """The rows `flt` keeps with no `applies_to`, or with an entry among `whole` (entries covering everything)."""
+    params: dict[str, Any] = {}
+    sql = (
+        f"SELECT {_ROW} FROM records r WHERE {flt.where(params)} AND (r.applies_json = '[]' OR r.rowid IN "
+        f"(SELECT record FROM applies WHERE entry IN ({_bind(params, 'w', whole)})))"
+    )
+    return list(map(_MAKE, conn.execute(sql, params)))
+
+
 _FACT_KEYS = ("record_id", "fact", "until", "reason", "actor", "created_at")
 
 

@@ -126,9 +126,9 @@ MAX_BUDGET = 100_000
 
 
 def candidates(
-    ws: Workspace, task: str, paths: Sequence[str] = (), *, include_local: bool = False
+    ws: Workspace, task: str, paths: Sequence[str] = (), *, include_local: bool = False, rules: bool = True
 ) -> tuple[list[str], list[_Candidate], list[RecordRow]]:
-    """(normalised paths, candidates best first, standing rules in their order) for `task` and `paths`."""
+    """(normalised paths, candidates best first, standing rules in their order, or none without `rules`)."""
     norm = list(dict.fromkeys(pathmatch.normalise(p, ws.repo.workdir) for p in paths))
     at = now()[1]
     flt = Filter(now=at, shared=not include_local)
@@ -147,10 +147,10 @@ def candidates(
                 cand.text = relevance
                 cand.why.append("matches the task")
         _by_paths(conn, norm, flt, found)
-        rules = standing.standing_rules(conn, at)
+        standing_rows = standing.standing_rules(conn, at) if rules else []
     finally:
         conn.close()
-    return norm, sorted(found.values(), key=lambda c: c.rank), rules
+    return norm, sorted(found.values(), key=lambda c: c.rank), standing_rows
 
 
 def build_context(

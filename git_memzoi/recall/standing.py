@@ -40,8 +40,8 @@ def rank(row: RecordRow) -> tuple[int, float, str, str]:
 
 def standing_rules(conn: sqlite3.Connection, at: float) -> list[RecordRow]:
     """Every current, shareable standing rule in `rank` order."""
-    rows = queries.records(conn, Filter(now=at, types=STANDING_TYPES))
-    return sorted((row for row in rows if is_standing(row) and row.store == "repo"), key=rank)
+    rows = queries.unscoped(conn, Filter(now=at, types=STANDING_TYPES), sorted(WHOLE_REPOSITORY))
+    return sorted((row for row in rows if is_standing(row)), key=rank)
 
 
 def full(row: RecordRow) -> str:

@@ -261,6 +261,16 @@ def test_user_prompt_with_nothing_relevant_gets_no_output(memory: Repo) -> None:
         assert out is None and err == ""
 
 
+def test_hostile_prompts_get_a_clean_answer(memory: Repo) -> None:
+    for prompt in (
+        "x" * 300 + ".sql " + "a/" * 3000 + "b",  # names too long for the file system
+        " ".join(f"f{n}.txt" for n in range(20_000)),  # thousands of file-like words
+        "db/migrations/../../../etc/passwd and /etc/hosts",  # paths outside the repository
+    ):
+        out, err = hook(event("userpromptsubmit", memory.path, prompt=prompt))
+        assert err == "" and (out is None or out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit")
+
+
 def test_edit_adds_the_decisions_for_its_path_once_per_session(memory: Repo) -> None:
     edit = {"file_path": str(memory.path / "apps/active/page.tsx")}
     out, _ = hook(event("pretooluse-edit", memory.path, tool_input=edit))

@@ -47,6 +47,8 @@ COMMAND_GUIDANCE = 3
 PROMPT_RECORDS = 6
 #: SessionStart shows this much of a checkpoint's note and this many open proposals.
 CHECKPOINT_NOTE, INBOX_SHOWN = 600, 10
+#: A prompt's paths: at most this many are used, this many candidates checked, each at most this long.
+NAMED_PATHS, NAMED_CHECKED, PATH_MAX = 8, 64, 1024
 #: A path a prompt names: segments joined by slashes, or a file name with an extension.
 _PATHLIKE = re.compile(r"(?<![\w:/.-])((?:[\w.@-]+/)+[\w.@-]+|[\w-]+\.[A-Za-z]\w{0,9})(?![\w/])")
 
@@ -230,14 +232,21 @@ def pretool_answer(ws: Workspace, event: HookEvent, kind: str, value: str, risk_
 def named_paths(prompt: str, cwd: Path, workdir: Path) -> list[str]:
     """The repository paths a prompt names: slash-separated paths inside the work tree, and file names that exist."""
     out: list[str] = []
-    for match in _PATHLIKE.finditer(prompt):
+    for checked, match in enumerate(_PATHLIKE.finditer(prompt)):
+        if checked == NAMED_CHECKED or len(out) == NAMED_PATHS:
+            break  # a prompt of thousands of file-like words costs no more than a few stats
         given = match.group(1).rstrip(".")
-        if "/" not in given and not (cwd / given).exists():
+        if len(given) > PATH_MAX:
+            continue
+        try:
+            if "/" not in given and not (cwd / given).exists():
+                continue
+        except OSError:  # a name the file system refuses (too long) is no path the repository holds
             continue
         rel = repository_path(given, cwd, workdir)
         if rel is not None and rel not in out:
             out.append(rel)
-    return out[:8]
+    return out
 
 
 def prompt_answer(ws: Workspace, event: HookEvent) -> dict[str, Any] | None:

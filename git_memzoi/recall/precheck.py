@@ -70,16 +70,12 @@ def by_words(conn: sqlite3.Connection, text: str, flt: Filter) -> list[Found]:
         return []
     needed = min(2, len(significant))
     matched: dict[int, list[str]] = {}
-    rows: dict[int, RecordRow] = {}
     for word in significant:
-        for row in queries.matching(conn, fts.terms(word)[0], flt):
-            rows[row.rowid] = row
-            matched.setdefault(row.rowid, []).append(word)
-    return [
-        (rows[rowid], "words: " + ", ".join(hits), (0, -len(hits)))
-        for rowid, hits in matched.items()
-        if len(hits) >= needed
-    ]
+        for rowid in queries.matching_ids(conn, fts.terms(word)[0], flt):
+            matched.setdefault(rowid, []).append(word)
+    # Only the rows that hold enough words are read whole: a common word matches thousands.
+    rows = queries.by_rowid(conn, [rowid for rowid, hits in matched.items() if len(hits) >= needed])
+    return [(row, "words: " + ", ".join(matched[row.rowid]), (0, -len(matched[row.rowid]))) for row in rows]
 
 
 def precheck(

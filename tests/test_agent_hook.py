@@ -255,6 +255,23 @@ def test_user_prompt_gets_a_pack_for_its_words_and_paths_once_per_session(memory
     assert not list(memory.path.rglob("*agent-sessions*"))
 
 
+def test_a_prompt_refers_to_the_rules_its_session_started_with(memory: Repo) -> None:
+    hook(event("sessionstart", memory.path))
+    out, _ = hook(event("userpromptsubmit", memory.path, prompt="may I force-push main after the rebase?"))
+    assert out is not None
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert "still in force: never-force-push-main" in context and "### Risk: Never force-push" not in context
+    # a compacted or cleared context starts again: SessionStart gives the rule in full, and forgets the rest
+    hook(event("userpromptsubmit", memory.path))
+    again, _ = hook(event("sessionstart", memory.path, source="compact"))
+    assert (
+        again is not None and "### Risk: Never force-push to main" in again["hookSpecificOutput"]["additionalContext"]
+    )
+    prompt, _ = hook(event("userpromptsubmit", memory.path))
+    assert prompt is not None
+    assert "### Risk: Migrations are append-only" in prompt["hookSpecificOutput"]["additionalContext"]
+
+
 def test_user_prompt_with_nothing_relevant_gets_no_output(memory: Repo) -> None:
     for prompt in ("thanks, that looks good", "   ", "zebra quokka"):
         out, err = hook(event("userpromptsubmit", memory.path, prompt=prompt))

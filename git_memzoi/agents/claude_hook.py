@@ -281,7 +281,6 @@ def session_answer(ws: Workspace, event: HookEvent | None = None) -> dict[str, A
         "`git memzoi precheck`; search it with `git memzoi search`.\n"
     )
     tail: list[str] = []
-    task_ids: list[str] = []
     checkpoint = latest_checkpoint(ws)
     if checkpoint is not None and checkpoint.current:
         note = " ".join(checkpoint.note.split())
@@ -291,10 +290,7 @@ def session_answer(ws: Workspace, event: HookEvent | None = None) -> dict[str, A
         rows = [c.row for c in ordered[:PROMPT_RECORDS] if not standing.is_standing(c.row)]
         if rows:
             tail += ["### Records for this task", ""]
-            for row in rows:
-                tail.append(standing.line(row).rstrip("\n"))
-                task_ids.append(row.record_id)
-            tail.append("")
+            tail += [standing.line(row).rstrip("\n") for row in rows] + [""]
     inbox = open_inbox(ws)
     if inbox:
         tail += ["## Open inbox", ""]
@@ -310,12 +306,12 @@ def session_answer(ws: Workspace, event: HookEvent | None = None) -> dict[str, A
         conn.close()
     heading = "## Standing rules\n\n"
     room = max(budget - len(intro) - len(rest) - len(heading) - 2, 0)
-    rules_text, shown = standing.render(rules, room)
+    rules_text, in_full = standing.render(rules, room)
     text = intro + ("\n" + heading + rules_text if rules_text else "") + ("\n" + rest if rest else "")
     if event is not None:
         memory = SessionMemory(ws.layout.agent_sessions, event.session_id)
         memory.given = {}  # a new, cleared or compacted context holds only what this answer gives
-        memory.add([rid for rid in shown if f"({rid})\n\n" in rules_text])
+        memory.add(in_full)
         memory.save()
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": _clip(text)}}
 

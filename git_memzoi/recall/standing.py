@@ -58,26 +58,27 @@ def line(row: RecordRow) -> str:
 
 
 def render(rows: Iterable[RecordRow], limit: int) -> tuple[str, list[str]]:
-    """(text, IDs included) for `rows` in order: full text while it fits `limit` characters, then one line each.
+    """(text, IDs given in full) for `rows` in order: full text while it fits `limit` characters, then one line each.
 
     Once one record had to be shortened to a line, every later one is a line too, so the order stays the
     ranking; lines stop when the budget is spent.
     """
     out: list[str] = []
     used = 0
-    shown: list[str] = []
+    in_full: list[str] = []
     short = False
     for row in rows:
-        text = full(row) if not short else ""
+        text = "" if short else full(row)
         if not short and used + len(text) + 1 > limit:
             short = True
         if short:
             text = line(row)
             if used + len(text) > limit:
                 break
-        elif out:
-            text = "\n" + text
+        else:
+            in_full.append(row.record_id)
+            if out:
+                text = "\n" + text
         out.append(text)
         used += len(text)
-        shown.append(row.record_id)
-    return "".join(out), shown
+    return "".join(out), in_full

@@ -62,6 +62,8 @@ INDEX_DB = "index.db"
 INDEX_TEMP_PREFIX = f"{INDEX_DB}.tmp-"
 INDEX_LOCK = "index.lock"
 EXPORTS = "exports"
+#: What each agent session was already given (agents/sessions.py), one small JSON file per session.
+AGENT_SESSIONS = "agent-sessions"
 
 #: A runtime record's path in results and in index.db: `shared.db:<store>/<id>`.
 RUNTIME_PATH_PREFIX = f"{SHARED_DB}:"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark the Claude Code hook: a PreToolUse Edit event on a 10,000-record repository, end to end.
+"""Benchmark the Claude Code hook: PreToolUse (Edit, Bash) and UserPromptSubmit on 10,000 records, end to end.
 
     .venv/bin/python scripts/bench_agents.py [--quick]      # prints the Markdown section
 
@@ -48,6 +48,34 @@ def _risky_path(root: Path) -> tuple[str, str]:
             if entry.endswith(".py"):
                 return entry, data["id"]
     raise RuntimeError("the generated repository has no path-bound risk record")
+
+
+def _prompt_event(root: Path, prompt: str) -> str:
+    return json.dumps(
+        {
+            "session_id": "bench",
+            "transcript_path": "/dev/null",
+            "cwd": str(root),
+            "permission_mode": "default",
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt,
+        }
+    )
+
+
+def _bash_event(root: Path, command: str) -> str:
+    return json.dumps(
+        {
+            "session_id": "bench",
+            "transcript_path": "/dev/null",
+            "cwd": str(root),
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": command, "description": "bench"},
+            "tool_use_id": "toolu_bench",
+        }
+    )
 
 
 def _event(root: Path, rel: str) -> str:
@@ -111,20 +139,31 @@ def section(workdir: Path, quick: bool = False) -> str:
     quiet_ms, quiet_out = _median_ms(hook, runs, root, _event(root, "docs/unrelated-notes.md"))
     assert quiet_out == "", quiet_out
     precheck_ms, _ = _median_ms(["git", "memzoi", "precheck", "--path", rel], runs, root)
+    prompt = f"the handler in {rel} retries too often; change the retry policy and its tests"
+    prompt_ms, prompt_out = _median_ms(hook, runs, root, _prompt_event(root, prompt))
+    assert json.loads(prompt_out)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit", prompt_out
+    bash_ms, _ = _median_ms(hook, runs, root, _bash_event(root, "make deploy service=payments --force"))
     ratio = risky_ms / python_ms
+    met = {
+        name: "yes" if ms / python_ms <= TARGET else "**no**" for name, ms in (("prompt", prompt_ms), ("bash", bash_ms))
+    }
     rows = [
         f"| Edit of a path a risk record covers (answer: ask + context) | {risky_ms:.1f} ms | "
         f"**{ratio:.2f}×** | ≤ {TARGET:g}× | {'yes' if ratio <= TARGET else '**no**'} |",
         f"| the same, {IDLE:g} s after the previous run (recall re-checks every record file's stat) | "
         f"{idle_ms:.1f} ms | {idle_ms / python_ms:.2f}× | — | — |",
         f"| Edit of a path no record covers (no output) | {quiet_ms:.1f} ms | {quiet_ms / python_ms:.2f}× | — | — |",
+        f"| UserPromptSubmit naming that path (answer: a context pack) | {prompt_ms:.1f} ms | "
+        f"**{prompt_ms / python_ms:.2f}×** | ≤ {TARGET:g}× | {met['prompt']} |",
+        f"| PreToolUse Bash command (words matched against record text) | {bash_ms:.1f} ms | "
+        f"**{bash_ms / python_ms:.2f}×** | ≤ {TARGET:g}× | {met['bash']} |",
         f"| for comparison: `git memzoi precheck --path` | {precheck_ms:.1f} ms | {precheck_ms / python_ms:.2f}× "
         "| — | — |",
     ]
     return (
         "\n".join(
             [
-                "## Agent hook: Claude Code PreToolUse on 10,000 records",
+                "## Agent hook: Claude Code PreToolUse and UserPromptSubmit on 10,000 records",
                 "",
                 f"A repository of {RECORDS:,} synthetic records (scripts/bench.py's generator), indexed once "
                 "beforehand, as a session that has run before finds it. Claude Code runs the hook as a process "

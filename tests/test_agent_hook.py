@@ -140,7 +140,6 @@ def test_risk_decision_follows_config(memory: Repo, setting: str, decision: str 
 def test_no_warnings_means_no_output(memory: Repo) -> None:
     for name, tool_input in [
         ("pretooluse-edit", {"file_path": str(memory.path / "README.md")}),
-        ("pretooluse-edit", {"file_path": str(memory.path / "apps/active/page.tsx")}),
         ("pretooluse-notebookedit", {"notebook_path": str(memory.path / "other.ipynb")}),
     ]:
         out, err = hook(event(name, memory.path, tool_input=tool_input))
@@ -186,7 +185,7 @@ def test_other_tools_get_no_answer(memory: Repo) -> None:
         assert out is None and err == ""
 
 
-def test_session_start_gives_a_budgeted_handoff(memory: Repo) -> None:
+def test_session_start_gives_the_standing_rules_not_path_bound_records(memory: Repo) -> None:
     (memory.path / "db").mkdir()
     out, err = hook(event("sessionstart", memory.path))
     assert err == ""
@@ -195,9 +194,12 @@ def test_session_start_gives_a_budgeted_handoff(memory: Repo) -> None:
     assert set(answer) == {"hookEventName", "additionalContext"}
     assert answer["hookEventName"] == "SessionStart"
     context = answer["additionalContext"]
-    assert "# Context for: work on main" in context
-    assert "## Risk: Migrations are append-only" in context
-    assert "## Open inbox" in context and "## Session checkpoint" in context
+    assert "## Standing rules" in context
+    assert "### Risk: Never force-push to main (never-force-push-main)" in context
+    assert "Force-pushing main rewrites everyone's history." in context
+    # path-bound records wait for the prompt or the edit that needs them; no top-level folder seeds the session
+    assert "migrations-are-append-only" not in context and "use-react-query" not in context
+    assert "## Session checkpoint" not in context and "## Open inbox" not in context
     assert len(context) <= CONTEXT_LIMIT
 
 
@@ -206,11 +208,12 @@ def test_session_start_follows_the_current_checkpoint(memory: Repo) -> None:
     out, _ = hook(event("sessionstart", memory.path, source="resume"))
     assert out is not None
     context = out["hookSpecificOutput"]["additionalContext"]
-    assert "# Context for: orders migration cleanup" in context
-    assert "half the tables moved" in context
+    assert context.index("## Standing rules") < context.index("## Session checkpoint")
+    assert "orders migration cleanup" in context and "half the tables moved" in context
+    assert "- Migrations are append-only (migrations-are-append-only)" in context  # the task's records, one line each
 
 
-def test_session_start_context_is_cut_to_claude_codes_limit(memory: Repo) -> None:
+def test_session_start_fits_its_budget_and_names_every_rule(memory: Repo) -> None:
     for n in range(40):
         add_record(
             memory,
@@ -218,15 +221,100 @@ def test_session_start_context_is_cut_to_claude_codes_limit(memory: Repo) -> Non
             f"big-risk-{n}",
             type="risk",
             title=f"Big risk {n}",
-            body=(f"migration detail {n} " * 200),
-            applies_to=["db/"],
+            body=f"migration detail {n} " * 200,
+            confidence=0.5,
         )
-    memory.write(".memzoi/config.toml", "[recall]\ncontext_budget = 100000\n")
-    (memory.path / "db").mkdir()
+    memory.write(".memzoi/config.toml", "[agents]\nsession_budget = 1200\n")
     out, _ = hook(event("sessionstart", memory.path))
     assert out is not None
     context = out["hookSpecificOutput"]["additionalContext"]
-    assert len(context) <= CONTEXT_LIMIT and "cut to fit" in context
+    assert len(context) <= 1200
+    assert "### Risk: Never force-push to main" in context  # confidence 1.0 ranks first, in full
+    named = [n for n in range(40) if f"(big-risk-{n})" in context]
+    assert 0 < len(named) < 40 and all(f"- Big risk {n} (big-risk-{n})" in context for n in named[1:])
+
+
+def test_user_prompt_gets_a_pack_for_its_words_and_paths_once_per_session(memory: Repo) -> None:
+    out, err = hook(event("userpromptsubmit", memory.path))
+    assert err == "" and out is not None
+    answer = out["hookSpecificOutput"]
+    assert answer["hookEventName"] == "UserPromptSubmit" and set(answer) == {"hookEventName", "additionalContext"}
+    first = answer["additionalContext"]
+    assert "### Risk: Migrations are append-only (migrations-are-append-only)" in first
+    # the same session asks again: the record is referred to, not repeated
+    again, _ = hook(event("userpromptsubmit", memory.path))
+    assert again is not None
+    second = again["hookSpecificOutput"]["additionalContext"]
+    assert "### Risk: Migrations are append-only" not in second and "migrations-are-append-only" in second
+    # a new session gets it in full again
+    fresh, _ = hook(event("userpromptsubmit", memory.path, session_id="another-session"))
+    assert (
+        fresh is not None and "### Risk: Migrations are append-only" in fresh["hookSpecificOutput"]["additionalContext"]
+    )
+    # the state lives under MEMZOI_HOME, never in the work tree
+    assert not list(memory.path.rglob("*agent-sessions*"))
+
+
+def test_a_prompt_refers_to_the_rules_its_session_started_with(memory: Repo) -> None:
+    hook(event("sessionstart", memory.path))
+    out, _ = hook(event("userpromptsubmit", memory.path, prompt="may I force-push main after the rebase?"))
+    assert out is not None
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert "still in force: never-force-push-main" in context and "### Risk: Never force-push" not in context
+    # a compacted or cleared context starts again: SessionStart gives the rule in full, and forgets the rest
+    hook(event("userpromptsubmit", memory.path))
+    again, _ = hook(event("sessionstart", memory.path, source="compact"))
+    assert (
+        again is not None and "### Risk: Never force-push to main" in again["hookSpecificOutput"]["additionalContext"]
+    )
+    prompt, _ = hook(event("userpromptsubmit", memory.path))
+    assert prompt is not None
+    assert "### Risk: Migrations are append-only" in prompt["hookSpecificOutput"]["additionalContext"]
+
+
+def test_user_prompt_with_nothing_relevant_gets_no_output(memory: Repo) -> None:
+    for prompt in ("thanks, that looks good", "   ", "zebra quokka"):
+        out, err = hook(event("userpromptsubmit", memory.path, prompt=prompt))
+        assert out is None and err == ""
+
+
+def test_hostile_prompts_get_a_clean_answer(memory: Repo) -> None:
+    for prompt in (
+        "x" * 300 + ".sql " + "a/" * 3000 + "b",  # names too long for the file system
+        " ".join(f"f{n}.txt" for n in range(20_000)),  # thousands of file-like words
+        "db/migrations/../../../etc/passwd and /etc/hosts",  # paths outside the repository
+    ):
+        out, err = hook(event("userpromptsubmit", memory.path, prompt=prompt))
+        assert err == "" and (out is None or out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit")
+
+
+def test_edit_adds_the_decisions_for_its_path_once_per_session(memory: Repo) -> None:
+    edit = {"file_path": str(memory.path / "apps/active/page.tsx")}
+    out, _ = hook(event("pretooluse-edit", memory.path, tool_input=edit))
+    assert out is not None
+    answer = out["hookSpecificOutput"]
+    assert "permissionDecision" not in answer
+    assert "### Decision: Use React Query in apps/active (use-react-query)" in answer["additionalContext"]
+    again, _ = hook(event("pretooluse-edit", memory.path, tool_input=edit))
+    assert again is None  # told once for this scope in this session
+    other, _ = hook(event("pretooluse-edit", memory.path, tool_input=edit, session_id="s2"))
+    assert other is not None
+
+
+def test_bash_command_finds_conventions_by_their_words(memory: Repo) -> None:
+    add_record(
+        memory,
+        "conventions/pnpm",
+        "use-pnpm",
+        type="convention",
+        title="Use pnpm for packages",
+        body="Install dependencies with pnpm; npm install writes a second lockfile.",
+        tags=["npm", "pnpm"],
+    )
+    memory.commit("pnpm")
+    out, _ = hook(event("pretooluse-bash", memory.path, tool_input={"command": "npm install lodash"}))
+    assert out is not None
+    assert "(use-pnpm)" in out["hookSpecificOutput"]["additionalContext"]
 
 
 @pytest.mark.parametrize(
@@ -309,9 +397,10 @@ def test_the_hook_path_stays_light(memory: Repo) -> None:
     age(memory.path, 3600)
     run_cli("rebuild")
     age(Path(os.environ["MEMZOI_HOME"]), 3600)
-    for name in ("pretooluse-edit", "pretooluse-bash"):
+    for name in ("pretooluse-edit", "pretooluse-bash", "userpromptsubmit"):
         proc, modules = run_importtime(["agent", "hook", "claude"], memory.path, input=event(name, memory.path))
-        assert proc.returncode == 0 and json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
+        answer = json.loads(proc.stdout)["hookSpecificOutput"]
+        assert proc.returncode == 0 and answer.get("permissionDecision", "ask") == "ask" and answer["additionalContext"]
         assert "git_memzoi.agents.claude_hook" in modules  # the measurement sees our own imports
         heavy = sorted(
             m

@@ -31,6 +31,7 @@ def test_claude_fresh_repository(repo: Repo) -> None:
     assert settings == {
         "hooks": {
             "SessionStart": [{"hooks": [OURS_HOOK]}],
+            "UserPromptSubmit": [{"hooks": [OURS_HOOK]}],
             "PreToolUse": [{"matcher": "Edit|Write|MultiEdit|NotebookEdit|Bash", "hooks": [OURS_HOOK]}],
         }
     }
@@ -85,6 +86,7 @@ def test_claude_merges_into_existing_files(repo: Repo) -> None:
     assert settings["hooks"]["PreToolUse"][0] == other_hook
     assert settings["hooks"]["PreToolUse"][1]["hooks"] == [OURS_HOOK]
     assert settings["hooks"]["SessionStart"] == [{"hooks": [OURS_HOOK]}]
+    assert settings["hooks"]["UserPromptSubmit"] == [{"hooks": [OURS_HOOK]}]
     before = snapshot(repo.path / ".mcp.json", repo.path / ".claude/settings.json")
     run_cli("agent", "install", "claude")
     assert snapshot(repo.path / ".mcp.json", repo.path / ".claude/settings.json") == before
@@ -97,6 +99,7 @@ def test_claude_keeps_our_hook_where_the_user_moved_it(repo: Repo) -> None:
             "hooks": {
                 "PreToolUse": [{"matcher": "Edit|Write", "hooks": [OURS_HOOK]}],
                 "SessionStart": [{"matcher": "startup", "hooks": [OURS_HOOK]}],
+                "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "lint-prompt"}, OURS_HOOK]}],
             }
         }
     )

@@ -91,6 +91,23 @@ BAD_VALUES = [
         '[agents]\nrisk_decision = "block"\n',
         "agents.risk_decision: Input should be 'ask', 'deny' or 'context' (got 'block')",
     ),
+    (
+        '[recall]\nsynonyms = [["pg"]]\n',
+        "recall.synonyms: item 0: Input should be a list of 2 to 16 words (got [['pg']])",
+    ),
+    (
+        '[recall]\nsynonyms = "pg"\n',
+        "recall.synonyms: Input should be a list of at most 200 lists of words (got 'pg')",
+    ),
+    (
+        '[recall]\nsynonyms = [["pg", 3]]\n',
+        "recall.synonyms: item 0: 3 should be a word of 1 to 40 printable characters (got [['pg', 3]])",
+    ),
+    (
+        "[agents]\nsession_budget = 20000\n",
+        "agents.session_budget: Input should be less than or equal to 10000 (got 20000)",
+    ),
+    ("[agents]\nprompt_budget = 10\n", "agents.prompt_budget: Input should be greater than or equal to 400 (got 10)"),
     # the first problem in schema order is the one reported
     (
         'zzz = 1\n[workflow]\nproposal_approval = "x"\n',

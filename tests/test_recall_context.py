@@ -43,10 +43,11 @@ def corpus(repo: Repo) -> Repo:
     return repo
 
 
-def test_context_is_path_bound_type_weighted_and_deduplicated(corpus: Repo) -> None:
+def test_context_is_path_bound_relevance_first_and_deduplicated(corpus: Repo) -> None:
     pack = run_cli("context", "--task", "change the auth middleware", "--path", "src/auth/token.ts", "--json").json()
     order = [item["record_id"] for item in pack["items"]]
-    assert order[:4] == ["auth-risk", "auth-warning", "auth-failed", "auth-decision"]
+    # the four records whose scope covers the path and whose text matches lead; the unscoped notes follow
+    assert set(order[:4]) == {"auth-risk", "auth-warning", "auth-failed", "auth-decision"}
     assert set(order) == {"auth-risk", "auth-warning", "auth-failed", "auth-decision", "auth-dup"} or set(order) == {
         "auth-risk",
         "auth-warning",
@@ -56,7 +57,7 @@ def test_context_is_path_bound_type_weighted_and_deduplicated(corpus: Repo) -> N
     }
     dup = [o for o in pack["omitted"] if o["reason"].startswith("duplicate of ")]
     assert len(dup) == 1 and {dup[0]["record_id"], dup[0]["reason"][13:]} == {"auth-note", "auth-dup"}
-    risk = pack["items"][0]
+    risk = next(item for item in pack["items"] if item["record_id"] == "auth-risk")
     assert "applies to src/auth/token.ts (src/auth/token.ts)" in risk["why"]
     assert risk["citation"] == {
         "record_id": "auth-risk",
@@ -70,10 +71,55 @@ def test_context_is_path_bound_type_weighted_and_deduplicated(corpus: Repo) -> N
     assert pack["text"].startswith("# Context for: change the auth middleware")
 
 
+def test_type_is_a_boost_not_a_wall(repo: Repo) -> None:
+    add_record(
+        repo,
+        "ops/checklist",
+        "release-checklist",
+        type="note",
+        title="Release checklist for tagging",
+        body="The release checklist: tag the release commit, then run the tagging checklist again.",
+    )
+    add_record(
+        repo,
+        "ops/aside",
+        "aside-risk",
+        type="risk",
+        title="Disk space on runners",
+        body="Runners fill their disks; a release build failed while tagging once.",
+    )
+    repo.commit("records")
+    pack = build_context(Workspace.open(), "release checklist tagging")
+    assert [i.record_id for i in pack.items][:2] == ["release-checklist", "aside-risk"]
+
+
+def test_context_counts_every_word_and_ends_with_the_standing_rules(repo: Repo) -> None:
+    add_record(
+        repo, "ops/pnpm", "use-pnpm", type="convention", title="Use pnpm", body="Install packages with pnpm, never npm."
+    )
+    add_record(repo, "ops/push", "no-force", type="risk", title="Never force-push main", body="Deploys read main.")
+    for n in range(6):
+        add_record(
+            repo,
+            f"auth/r{n}",
+            f"auth-{n}",
+            type="decision",
+            title=f"Auth middleware rule {n}",
+            body=" ".join(["The auth middleware checks sessions."] * 8),
+            applies_to=["src/auth/**"],
+        )
+    repo.commit("records")
+    pack = build_context(Workspace.open(), "auth middleware", budget=120)
+    assert len(pack.text.split()) <= pack.used <= 120
+    assert "## Omitted" not in pack.text and pack.omitted and "left out" in pack.text
+    tail = pack.text.split("## Standing rules also in force")[1]
+    assert "(use-pnpm)" in tail and "(no-force)" in tail
+
+
 def test_context_fits_a_word_budget_and_lists_what_was_left_out(corpus: Repo) -> None:
     pack = build_context(Workspace.open(), "auth middleware", paths=["src/auth/token.ts"], budget=60)
     assert pack.used <= 60
-    assert len(pack.text.split("## Omitted")[0].split()) <= 60
+    assert len(pack.text.split()) <= 60
     assert pack.items and pack.omitted
     assert any(o.reason.startswith("over budget") for o in pack.omitted)
     assert all(item.words > 0 for item in pack.items)

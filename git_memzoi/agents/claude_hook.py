@@ -18,9 +18,18 @@ from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from git_memzoi.agents.sessions import SessionMemory
 from git_memzoi.errors import UsageError
+from git_memzoi.index import queries
+from git_memzoi.index.index_db import RecordRow
+from git_memzoi.index.queries import Filter
+from git_memzoi.index.rebuild import open_index
 from git_memzoi.layout import RECORDS
-from git_memzoi.recall.precheck import precheck
+from git_memzoi.recall import paths as pathmatch
+from git_memzoi.recall import standing
+from git_memzoi.recall.context import candidates
+from git_memzoi.recall.precheck import by_words, precheck
+from git_memzoi.recall.records import now
 
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
@@ -28,11 +37,9 @@ if TYPE_CHECKING:
 #: File tools and the tool_input field that names the file they change.
 FILE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 COMMAND_TOOLS = {"Bash": "command"}
-EVENTS = ("PreToolUse", "SessionStart")
+EVENTS = ("PreToolUse", "SessionStart", "UserPromptSubmit")
 #: Claude Code cuts hook context beyond this many characters; we cut first, and say so.
 CONTEXT_LIMIT = 10_000
-#: At most this many top-level folders seed a session pack (a huge monorepo root stays cheap).
-SESSION_PATHS = 64
 #: The largest event read. A Write event carries the whole file the model wrote, which its output
 #: limit keeps far below this; anything larger is not read, let alone parsed.
 MAX_EVENT_BYTES = 4 * 1024 * 1024
@@ -47,6 +54,18 @@ _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _STEP = [0] * 256
 _STEP[ord("[")], _STEP[ord("]")] = 1, -1
 _ROUNDS = 2
+#: Kinds of record PreToolUse adds as guidance for a path or command (precheck gives the warnings).
+GUIDANCE_TYPES = ("constraint", "convention", "decision", "preference", "procedure", "runbook")
+#: At most this many guidance records for one command (its words match loosely; the best few).
+COMMAND_GUIDANCE = 3
+#: At most this many records answer a prompt (the best; the budget may stop earlier).
+PROMPT_RECORDS = 6
+#: SessionStart shows this much of a checkpoint's note and this many open proposals.
+CHECKPOINT_NOTE, INBOX_SHOWN = 600, 10
+#: A prompt's paths: at most this many are used, this many candidates checked, each at most this long.
+NAMED_PATHS, NAMED_CHECKED, PATH_MAX = 8, 64, 1024
+#: A path a prompt names: segments joined by slashes, or a file name with an extension.
+_PATHLIKE = re.compile(r"(?<![\w:/.-])((?:[\w.@-]+/)+[\w.@-]+|[\w-]+\.[A-Za-z]\w{0,9})(?![\w/])")
 
 
 @dataclass(frozen=True)
@@ -58,6 +77,8 @@ class HookEvent:
     tool_name: str | None = None
     tool_input: dict[str, Any] | None = None
     source: str | None = None
+    session_id: str | None = None
+    prompt: str | None = None
 
 
 def event_text(data: bytes) -> str:
@@ -132,15 +153,25 @@ def parse_event(text: str) -> HookEvent:
         _plain(tool_name, "PreToolUse event: tool_name")
         if not isinstance(tool_input, dict):
             raise UsageError(f"PreToolUse event for {tool_name}: tool_input is not an object")
+    prompt = data.get("prompt")
+    if name == "UserPromptSubmit" and not isinstance(prompt, str):
+        raise UsageError("UserPromptSubmit event: prompt is not a string")
+    if isinstance(prompt, str):
+        _plain(prompt, f"{name} event: prompt")
     source = data.get("source")
     if isinstance(source, str):
         _plain(source, f"{name} event: source")
+    session_id = data.get("session_id")
+    if isinstance(session_id, str):
+        _plain(session_id, f"{name} event: session_id")
     return HookEvent(
         name,
         Path(cwd),
         tool_name if isinstance(tool_name, str) else None,
         tool_input if isinstance(tool_input, dict) else None,
         source if isinstance(source, str) else None,
+        session_id if isinstance(session_id, str) and session_id else None,
+        prompt if isinstance(prompt, str) else None,
     )
 
 
@@ -188,16 +219,79 @@ def _clip(text: str) -> str:
     return text[: CONTEXT_LIMIT - len(note)].rstrip() + note
 
 
-def precheck_answer(ws: Workspace, kind: str, value: str, risk_decision: str) -> dict[str, Any] | None:
-    """The PreToolUse answer for the warnings on a path or command, or None when there are none."""
+def _memory(ws: Workspace, event: HookEvent) -> SessionMemory:
+    return SessionMemory(ws.layout.agent_sessions, event.session_id)
+
+
+def guidance(ws: Workspace, kind: str, value: str) -> list[tuple[RecordRow, str]]:
+    """(row, scope) of the GUIDANCE_TYPES records for a repository path (by `applies_to`, deepest scope first)
+    or a command (by its words, the best COMMAND_GUIDANCE); the scope is the entry or the words that matched."""
+    flt = Filter(now=now()[1], types=GUIDANCE_TYPES)
+    conn = open_index(ws)
+    try:
+        if kind == "path":
+            found: dict[int, tuple[RecordRow, str, int]] = {}
+            for row, entry, base in queries.covering(conn, pathmatch.ancestors(value), flt):
+                if row.rowid not in found or len(base) > found[row.rowid][2]:
+                    found[row.rowid] = (row, entry, len(base))
+            ordered = sorted(found.values(), key=lambda f: (-f[2], GUIDANCE_TYPES.index(f[0].type), f[0].record_id))
+            return [(row, entry) for row, entry, _ in ordered]
+        matched = by_words(conn, value, flt)
+    finally:
+        conn.close()
+    matched.sort(key=lambda f: (f[2], GUIDANCE_TYPES.index(f[0].type), -float(f[0].confidence), f[0].record_id))
+    return [(row, how) for row, how, _ in matched[:COMMAND_GUIDANCE]]
+
+
+def _fit(rows: list[RecordRow], memory: SessionMemory, limit: int) -> tuple[list[str], list[str]]:
+    """(text parts, IDs given in full) for `rows` best first: full text for what this session has not seen while
+    `limit` characters last, one line for the rest (and for what it was already given)."""
+    parts: list[str] = []
+    given: list[str] = []
+    earlier: list[str] = []
+    used = 0
+    for row in rows:
+        if memory.seen(row.record_id):
+            earlier.append(row.record_id)
+            continue
+        text = standing.full(row)
+        if used + len(text) > limit:
+            text = standing.line(row)
+            if used + len(text) > limit:
+                break
+        else:
+            given.append(row.record_id)
+        parts.append(text)
+        used += len(text)
+    if earlier:
+        parts.append(f"Given earlier in this session, still in force: {', '.join(earlier)}\n")
+    return parts, given
+
+
+def pretool_answer(ws: Workspace, event: HookEvent, kind: str, value: str, risk_decision: str) -> dict[str, Any] | None:
+    """The PreToolUse answer: the warnings on a path or command (every time), then, once per session and scope,
+    what else applies to it; None when there is nothing to say."""
     result = precheck(ws, **{kind: value})
-    if not result.warnings:
+    memory = _memory(ws, event)
+    fresh = [(row, scope) for row, scope in guidance(ws, kind, value) if not memory.seen(f"{row.record_id}@{scope}")]
+    if not result.warnings and not fresh:
         return None
     what = f"`{result.value}`" if kind == "command" else result.value
+    lines: list[str] = []
     count = len(result.warnings)
-    lines = [f"git memzoi: project memory has {count} warning{'s' if count > 1 else ''} for {kind} {what}:", ""]
-    for number, w in enumerate(result.warnings, 1):
-        lines += [f"{number}. [{w.type}] {w.title} (id: {w.record_id})", f"   {w.message}", f"   Next: {w.next_step}"]
+    if count:
+        lines += [f"git memzoi: project memory has {count} warning{'s' if count > 1 else ''} for {kind} {what}:", ""]
+        for number, w in enumerate(result.warnings, 1):
+            lines += [
+                f"{number}. [{w.type}] {w.title} (id: {w.record_id})",
+                f"   {w.message}",
+                f"   Next: {w.next_step}",
+            ]
+    if fresh:
+        parts, given = _fit([row for row, _ in fresh], memory, ws.config.agents.prompt_budget)
+        lines += ([""] if lines else []) + [f"git memzoi: what applies to {kind} {what}:", "", *parts]
+        memory.add(given + [f"{row.record_id}@{scope}" for row, scope in fresh])
+        memory.save()
     out: dict[str, Any] = {"hookEventName": "PreToolUse", "additionalContext": _clip("\n".join(lines) + "\n")}
     risks = [w for w in result.warnings if w.type == "risk"]
     if risks and risk_decision != "context":
@@ -209,47 +303,102 @@ def precheck_answer(ws: Workspace, kind: str, value: str, risk_decision: str) ->
     return {"hookSpecificOutput": out}
 
 
-def session_task(ws: Workspace) -> str:
-    """What a new session is about: the current checkpoint's task, else the branch being worked on."""
-    # SessionStart only: PreToolUse never loads the inbox (Agent hook: Claude Code PreToolUse)
-    from git_memzoi.recall.handoff import latest_checkpoint
+def named_paths(prompt: str, cwd: Path, workdir: Path) -> list[str]:
+    """The repository paths a prompt names: slash-separated paths inside the work tree, and file names that exist."""
+    out: list[str] = []
+    for checked, match in enumerate(_PATHLIKE.finditer(prompt)):
+        if checked == NAMED_CHECKED or len(out) == NAMED_PATHS:
+            break  # a prompt of thousands of file-like words costs no more than a few stats
+        given = match.group(1).rstrip(".")
+        if len(given) > PATH_MAX:
+            continue
+        try:
+            if "/" not in given and not (cwd / given).exists():
+                continue
+        except OSError:  # a name the file system refuses (too long) is no path the repository holds
+            continue
+        rel = repository_path(given, cwd, workdir)
+        if rel is not None and rel not in out:
+            out.append(rel)
+    return out
 
+
+def prompt_answer(ws: Workspace, event: HookEvent) -> dict[str, Any] | None:
+    """The UserPromptSubmit answer: the records the prompt (and the paths it names) needs that this session was
+    not given yet, best first, within `[agents] prompt_budget`; None when nothing is relevant."""
+    prompt = event.prompt or ""
+    if not prompt.strip():
+        return None
+    paths = named_paths(prompt, event.cwd, ws.repo.require_workdir())
+    _, ordered, _ = candidates(ws, prompt, paths, rules=False)
+    if not ordered:
+        return None
+    memory = _memory(ws, event)
+    parts, given = _fit([c.row for c in ordered[:PROMPT_RECORDS]], memory, ws.config.agents.prompt_budget)
+    if not parts:
+        return None
+    memory.add(given)
+    memory.save()
+    text = "git memzoi: project memory relevant to this prompt:\n\n" + "\n".join(parts)
+    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": _clip(text)}}
+
+
+def session_answer(ws: Workspace, event: HookEvent | None = None) -> dict[str, Any]:
+    """The SessionStart answer: every standing rule (full text while the budget lasts, one line each after), then
+    the current checkpoint with its task's records, then the open inbox, within `[agents] session_budget`."""
+    # SessionStart only: PreToolUse never loads the inbox (Agent hook: Claude Code PreToolUse)
+    from git_memzoi.recall.handoff import latest_checkpoint, open_inbox
+
+    budget = min(ws.config.agents.session_budget, CONTEXT_LIMIT)
+    intro = (
+        f"git memzoi: this repository keeps reviewed project memory under {RECORDS}/. Before risky changes, run "
+        "`git memzoi precheck`; search it with `git memzoi search`.\n"
+    )
+    tail: list[str] = []
     checkpoint = latest_checkpoint(ws)
     if checkpoint is not None and checkpoint.current:
-        return checkpoint.task
-    branch = ws.repo.branch_name()
-    return f"work on {branch}" if branch else "work on a detached HEAD"
-
-
-def top_level_paths(workdir: Path) -> list[str]:
-    """The work tree's visible top-level entries, so a session pack holds every path-bound record, risks first."""
+        note = " ".join(checkpoint.note.split())
+        note = note if len(note) <= CHECKPOINT_NOTE else note[: CHECKPOINT_NOTE - 1].rstrip() + "…"
+        tail += ["## Session checkpoint", "", f"{checkpoint.task} ({checkpoint.record_id})", "", note, ""]
+        _, ordered, _ = candidates(ws, checkpoint.task, rules=False)
+        rows = [c.row for c in ordered[:PROMPT_RECORDS] if not standing.is_standing(c.row)]
+        if rows:
+            tail += ["### Records for this task", ""]
+            tail += [standing.line(row).rstrip("\n") for row in rows] + [""]
+    inbox = open_inbox(ws)
+    if inbox:
+        tail += ["## Open inbox", ""]
+        tail += [f"- {item.proposal_id} [{item.state}] {item.action}: {item.title}" for item, _ in inbox[:INBOX_SHOWN]]
+        if len(inbox) > INBOX_SHOWN:
+            tail.append(f"- and {len(inbox) - INBOX_SHOWN} more (`git memzoi inbox`)")
+        tail.append("")
+    rest = "\n".join(tail)
+    conn = open_index(ws)
     try:
-        names = sorted(n for n in os.listdir(workdir) if not n.startswith("."))
-    except OSError:
-        return []
-    return names[:SESSION_PATHS]
-
-
-def session_answer(ws: Workspace) -> dict[str, Any]:
-    """The SessionStart answer: a handoff (context pack, open inbox, checkpoint) within the context budget."""
-    # SessionStart only: PreToolUse never loads the inbox (Agent hook: Claude Code PreToolUse)
-    from git_memzoi.recall.handoff import build_handoff
-
-    handoff = build_handoff(ws, session_task(ws), top_level_paths(ws.repo.require_workdir()))
-    text = (
-        f"git memzoi: this repository keeps reviewed project memory under {RECORDS}/. "
-        "Before risky changes, run `git memzoi precheck`; search it with `git memzoi search`.\n\n" + handoff.text
-    )
+        rules = standing.standing_rules(conn, now()[1])
+    finally:
+        conn.close()
+    heading = "## Standing rules\n\n"
+    room = max(budget - len(intro) - len(rest) - len(heading) - 2, 0)
+    rules_text, in_full = standing.render(rules, room)
+    text = intro + ("\n" + heading + rules_text if rules_text else "") + ("\n" + rest if rest else "")
+    if event is not None:
+        memory = SessionMemory(ws.layout.agent_sessions, event.session_id)
+        memory.given = {}  # a new, cleared or compacted context holds only what this answer gives
+        memory.add(in_full)
+        memory.save()
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": _clip(text)}}
 
 
 def answer(event: HookEvent, ws: Workspace, risk_decision: str) -> dict[str, Any] | None:
     """Claude Code's hook output for `event`, or None when memory has nothing to say."""
     if event.name == "SessionStart":
-        return session_answer(ws)
+        return session_answer(ws, event)
+    if event.name == "UserPromptSubmit":
+        return prompt_answer(ws, event)
     if event.name != "PreToolUse":
         raise UsageError(f"unsupported hook event {event.name!r}; use one of {', '.join(EVENTS)}")
     found = subject(event, ws.repo.require_workdir())
     if found is None:
         return None
-    return precheck_answer(ws, found[0], found[1], risk_decision)
+    return pretool_answer(ws, event, found[0], found[1], risk_decision)

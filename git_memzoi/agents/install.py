@@ -1,7 +1,7 @@
 """Client configuration for coding agents: merge git memzoi's MCP server and hooks into what is there.
 
 Claude Code: the project's `.mcp.json` (server `memzoi`) and `.claude/settings.json` (the
-SessionStart and PreToolUse hooks). Codex: `[mcp_servers.memzoi]` in `$CODEX_HOME/config.toml`
+SessionStart, UserPromptSubmit and PreToolUse hooks). Codex: `[mcp_servers.memzoi]` in `$CODEX_HOME/config.toml`
 (default `~/.codex/config.toml`), added as text so comments and layout stay, and read back
 with tomllib to prove the result. Every plan is computed first; nothing is written when an
 entry named `memzoi` that we did not write is in the way, and a second run changes no byte.
@@ -148,12 +148,16 @@ def _has_our_hook(path: Path, groups: list[Any], event: str) -> bool:
 
 
 def plan_settings_json(path: Path, label: str, root: Path | None = None) -> FileChange:
-    """`.claude/settings.json` with the SessionStart and PreToolUse hooks added (everything else kept)."""
+    """`.claude/settings.json` with the SessionStart, UserPromptSubmit and PreToolUse hooks added (the rest kept)."""
     before = _read(path, root, label)
     data = _json_object(path, before)
     hooks = _section(path, data, "hooks")
     ours = {"type": "command", "command": HOOK_COMMAND}
-    wanted = {"SessionStart": {"hooks": [ours]}, "PreToolUse": {"matcher": PRETOOLUSE_MATCHER, "hooks": [ours]}}
+    wanted = {
+        "SessionStart": {"hooks": [ours]},
+        "UserPromptSubmit": {"hooks": [ours]},
+        "PreToolUse": {"matcher": PRETOOLUSE_MATCHER, "hooks": [ours]},
+    }
     changed = False
     for event, group in wanted.items():
         groups = hooks.setdefault(event, [])

@@ -67,8 +67,8 @@ def install(client: str, dry_run: bool, user_wide: bool, as_json: bool) -> None:
     """Configure a coding agent to use this repository's memory.
 
     claude: writes the project's .mcp.json (server memzoi, run as `git memzoi mcp serve`) and
-    the SessionStart and PreToolUse hooks in .claude/settings.json (both run `git memzoi agent
-    hook claude`); both files are portable and can be committed. codex: adds
+    the SessionStart, UserPromptSubmit and PreToolUse hooks in .claude/settings.json (all run
+    `git memzoi agent hook claude`); both files are portable and can be committed. codex: adds
     [mcp_servers.memzoi] to the project's .codex/config.toml, which Codex reads once you trust
     the project (it asks on first start); with --global, to $CODEX_HOME/config.toml (default
     ~/.codex/config.toml), where the server starts in every directory. What is already there

@@ -192,6 +192,24 @@ def matching(conn: sqlite3.Connection, term: str, flt: Filter) -> list[RecordRow
     return list(map(_MAKE, conn.execute(sql, params)))
 
 
+def matching_ids(conn: sqlite3.Connection, term: str, flt: Filter) -> list[int]:
+    """The rowids of the rows `flt` keeps whose text matches one quoted FTS5 term (no row is read whole)."""
+    params: dict[str, Any] = {"match": term}
+    sql = (
+        "SELECT r.rowid FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
+        f"WHERE records_fts MATCH :match AND {flt.where(params)}"
+    )
+    return [rowid for (rowid,) in conn.execute(sql, params)]
+
+
+def by_rowid(conn: sqlite3.Connection, rowids: Iterable[int]) -> list[RecordRow]:
+    """The rows with these rowids, in no particular order."""
+    marks = ", ".join(str(int(rowid)) for rowid in rowids)
+    if not marks:
+        return []
+    return list(map(_MAKE, conn.execute(f"SELECT {_ROW} FROM records r WHERE r.rowid IN ({marks})")))
+
+
 def covering(conn: sqlite3.Connection, bases: Sequence[str], flt: Filter) -> list[tuple[RecordRow, str, str]]:
     """(row, entry, base) for each `applies_to` entry whose base is one of `bases`, of the rows `flt` keeps."""
     params: dict[str, Any] = {}
@@ -210,6 +228,16 @@ def inside(conn: sqlite3.Connection, folder: str, flt: Filter) -> list[tuple[Rec
         f"WHERE a.base > :lo AND a.base < :hi AND {flt.where(params)}"
     )
     return [(_MAKE(values[:-1]), values[-1]) for values in conn.execute(sql, params)]
+
+
+def unscoped(conn: sqlite3.Connection, flt: Filter, whole: Sequence[str]) -> list[RecordRow]:
+    """The rows `flt` keeps with no `applies_to`, or with an entry among `whole` (entries covering everything)."""
+    params: dict[str, Any] = {}
+    sql = (
+        f"SELECT {_ROW} FROM records r WHERE {flt.where(params)} AND (r.applies_json = '[]' OR r.rowid IN "
+        f"(SELECT record FROM applies WHERE entry IN ({_bind(params, 'w', whole)})))"
+    )
+    return list(map(_MAKE, conn.execute(sql, params)))
 
 
 _FACT_KEYS = ("record_id", "fact", "until", "reason", "actor", "created_at")

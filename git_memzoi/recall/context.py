@@ -1,43 +1,61 @@
-"""Context packs: the records a task needs, path-bound and risk-first, fitted to a word budget.
+"""Context packs: the records a task needs, most relevant first, fitted to a word budget.
 
-Candidates are current records that match the task's words (bm25) or whose `applies_to`
-covers (or lies inside) a path the task touches. Each gets a relevance from those two
-signals; risks, warnings, failed attempts and decisions come first (in that order), then the
-rest, each group by relevance. Duplicates are dropped, then records are packed best first while the
-budget lasts; a record too long for what is left goes in as its description when that fits. Everything left out is
-listed with the reason.
+Candidates are current records that match the task's words (bm25 through `recall.query`'s pipeline:
+stopwords, synonyms, stemming, field weights) or whose `applies_to` covers (or lies inside) a path
+the task touches. Each gets a relevance from those two signals (a text match scaled to the best
+one, plus 1 for a scope covering a path, 0.6 for one inside it), raised by a small boost for the
+kinds that cost most when missed (TYPE_BOOST: risks, warnings, failed attempts, constraints,
+decisions, conventions): type moves a record past a slightly better match, never past a clearly
+better one, and breaks ties. Duplicates are dropped, then records are packed best first while the
+budget lasts; a record too long for what is left goes in as its description when that fits. Then
+the standing rules (`recall.standing`) the pack did not include follow as one line each while the
+budget lasts. Everything the text holds counts against the budget; what was left out, and why, is
+in `omitted` (the text says only how many).
 """
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from git_memzoi.errors import UsageError
-from git_memzoi.index import fts, queries
+from git_memzoi.index import queries
 from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
 from git_memzoi.index.rebuild import open_index
 from git_memzoi.recall import paths as pathmatch
+from git_memzoi.recall import query, standing
 from git_memzoi.recall.models import ContextItem, ContextPack, Omission
 from git_memzoi.recall.records import citation, now
+from git_memzoi.recall.text import clean_body
 
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
 
-#: Types that lead a pack, in this order; every other type follows by relevance alone.
+#: Types that break ties, in this order; every other type follows them.
 TYPE_ORDER = {"risk": 0, "warning": 1, "failed_attempt": 2, "decision": 3}
+#: How much a kind raises a record's relevance (a share of it): a boost, never a wall.
+TYPE_BOOST = {
+    "risk": 0.25,
+    "warning": 0.2,
+    "failed_attempt": 0.2,
+    "constraint": 0.15,
+    "decision": 0.1,
+    "convention": 0.1,
+    "procedure": 0.05,
+}
 COVERS, INSIDE = 1.0, 0.6
 TEXT_CANDIDATES = 40
 #: A text match weaker than this share of the best one is noise, not context.
 TEXT_FLOOR = 0.25
-OMITTED_SHOWN = 10
+#: Words kept for the line saying how many records were left out.
+LEFT_OUT_WORDS = 14
+#: The share of a budget matched records may leave to the standing rules' one-line list.
+STANDING_SHARE = 0.25
 #: Records considered for a pack (the best-ranked); the rest are not candidates at all.
 MAX_CANDIDATES = 100
-_HEADING = re.compile(r"^#{1,6}\s+(.*)$")
 
 
 @dataclass
@@ -48,24 +66,19 @@ class _Candidate:
     why: list[str] = field(default_factory=list)
 
     @property
-    def rank(self) -> tuple[int, float, str, str]:
-        """Sort key: leading types first, then relevance, then record ID and path."""
+    def relevance(self) -> float:
+        """Text and path relevance, raised by the type's boost."""
+        return (self.text + self.path) * (1 + TYPE_BOOST.get(self.row.type, 0.0))
+
+    @property
+    def rank(self) -> tuple[float, int, str, str]:
+        """Sort key: relevance, then the type's order, then record ID and path (ties alike in every index)."""
         return (
+            -round(self.relevance, 9),
             TYPE_ORDER.get(self.row.type, len(TYPE_ORDER)),
-            -(self.text + self.path),
             self.row.record_id,
             self.row.path,
         )
-
-
-def clean_body(title: str, body: str) -> str:
-    """The body without a leading `# Title` heading that repeats the title, whitespace trimmed."""
-    text = body.strip()
-    first, _, rest = text.partition("\n")
-    heading = _HEADING.match(first)
-    if heading and heading.group(1).strip().strip("*_`").lower() == title.strip().lower():
-        text = rest.strip()
-    return text
 
 
 def words_in(text: str) -> int:
@@ -106,19 +119,17 @@ def _by_paths(conn: sqlite3.Connection, paths: list[str], flt: Filter, found: di
 MAX_BUDGET = 100_000
 
 
-def build_context(
-    ws: Workspace, task: str, *, paths: Sequence[str] = (), budget: int | None = None, include_local: bool = False
-) -> ContextPack:
-    """A prompt-ready pack of current records for `task`, within `budget` words (default from config)."""
-    words = budget if budget is not None else ws.config.recall.context_budget
-    if not 1 <= words <= MAX_BUDGET:
-        raise UsageError(f"must be from 1 to {MAX_BUDGET} words, not {words}", field="budget")
+def candidates(
+    ws: Workspace, task: str, paths: Sequence[str] = (), *, include_local: bool = False, rules: bool = True
+) -> tuple[list[str], list[_Candidate], list[RecordRow]]:
+    """(normalised paths, candidates best first, standing rules in their order, or none without `rules`)."""
     norm = list(dict.fromkeys(pathmatch.normalise(p, ws.repo.workdir) for p in paths))
-    flt = Filter(now=now()[1], shared=not include_local)
+    at = now()[1]
+    flt = Filter(now=at, shared=not include_local)
     found: dict[int, _Candidate] = {}
     conn = open_index(ws)
     try:
-        query_terms = fts.terms(" ".join(fts.significant(task)))
+        query_terms = query.terms(task, query.synonyms(ws.config.recall.synonyms))
         if query_terms:
             hits = queries.ranked(conn, query_terms, flt, TEXT_CANDIDATES)
             best = max((score for _, score in hits), default=0.0) or 1.0
@@ -130,15 +141,31 @@ def build_context(
                 cand.text = relevance
                 cand.why.append("matches the task")
         _by_paths(conn, norm, flt, found)
+        standing_rows = standing.standing_rules(conn, at) if rules else []
     finally:
         conn.close()
-    ordered = sorted(found.values(), key=lambda c: c.rank)
-    return _pack(task, norm, words, ordered)
+    return norm, sorted(found.values(), key=lambda c: c.rank), standing_rows
 
 
-def _pack(task: str, paths: list[str], budget: int, ordered: list[_Candidate]) -> ContextPack:
+def build_context(
+    ws: Workspace, task: str, *, paths: Sequence[str] = (), budget: int | None = None, include_local: bool = False
+) -> ContextPack:
+    """A prompt-ready pack of current records for `task`, within `budget` words (default from config)."""
+    words = budget if budget is not None else ws.config.recall.context_budget
+    if not 1 <= words <= MAX_BUDGET:
+        raise UsageError(f"must be from 1 to {MAX_BUDGET} words, not {words}", field="budget")
+    norm, ordered, rules = candidates(ws, task, paths, include_local=include_local)
+    return _pack(task, norm, words, ordered, rules)
+
+
+def _pack(
+    task: str, paths: list[str], budget: int, ordered: list[_Candidate], rules: Sequence[RecordRow] = ()
+) -> ContextPack:
     header = f"# Context for: {task}\n" + (f"\nPaths: {', '.join(paths)}\n" if paths else "")
     used = words_in(header)
+    # The standing rules' lines get up to a quarter of the budget, so a full pack still names them.
+    listed = sum(words_in(standing.line(row)) for row in rules) + 6 if rules else 0
+    reserve = LEFT_OUT_WORDS + min(listed, int(budget * STANDING_SHARE))
     items: list[ContextItem] = []
     omitted: list[Omission] = []
     blocks: list[str] = []
@@ -157,7 +184,7 @@ def _pack(task: str, paths: list[str], budget: int, ordered: list[_Candidate]) -
         seen_body[normal_body] = rid
         seen_title[normal_title] = rid
         frame = words_in(block(row, ""))  # heading and citation
-        left = budget - used
+        left = budget - used - reserve
         if frame + len(body_words) <= left:
             text, note = body, ""
         elif row.description and frame + words_in(row.description) <= left:
@@ -187,13 +214,30 @@ def _pack(task: str, paths: list[str], budget: int, ordered: list[_Candidate]) -
                 citation=citation(row),
             )
         )
-    text = header + "".join(f"\n{b}" for b in blocks)
     if not items:
-        text += "\nNo current records match this task or these paths.\n"
+        empty = "\nNo current records match this task or these paths.\n"
+        used += words_in(empty)
+        blocks.append(empty.lstrip("\n"))
+    left_out = ""
     if omitted:
-        text += "\n## Omitted\n\n" + "".join(
-            f"- {o.record_id}: {o.title} ({o.reason})\n" for o in omitted[:OMITTED_SHOWN]
+        left_out = (
+            f"\n{len(omitted)} more matching record(s) left out: over budget or duplicates (`--json` lists them).\n"
         )
-        if len(omitted) > OMITTED_SHOWN:
-            text += f"- and {len(omitted) - OMITTED_SHOWN} more (all listed in `omitted`)\n"
+        used += words_in(left_out)
+    included = {item.record_id for item in items}
+    lines: list[str] = []
+    heading = "## Standing rules also in force\n\n"
+    for row in rules:
+        if row.record_id in included:
+            continue
+        entry = standing.line(row)
+        cost = words_in(entry) + (0 if lines else words_in(heading))
+        if used + cost > budget:
+            break
+        lines.append(entry)
+        used += cost
+    text = header + "".join(f"\n{b}" for b in blocks)
+    if lines:
+        text += "\n" + heading + "".join(lines)
+    text += left_out
     return ContextPack(task=task, paths=list(paths), budget=budget, used=used, items=items, omitted=omitted, text=text)

@@ -18,9 +18,9 @@ from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
 from git_memzoi.index.rebuild import open_index
 from git_memzoi.recall import paths as pathmatch
-from git_memzoi.recall.context import clean_body
 from git_memzoi.recall.models import PrecheckResult, PrecheckWarning
 from git_memzoi.recall.records import citation, now
+from git_memzoi.recall.text import clean_body
 
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
@@ -63,22 +63,19 @@ def _by_path(conn: sqlite3.Connection, path: str, flt: Filter) -> list[Found]:
     return list(out.values())
 
 
-def _by_words(conn: sqlite3.Connection, text: str, flt: Filter) -> list[Found]:
+def by_words(conn: sqlite3.Connection, text: str, flt: Filter) -> list[Found]:
+    """Rows `flt` keeps whose text holds at least two of the text's significant words (or its only one)."""
     significant = fts.significant(text)
     if not significant:
         return []
     needed = min(2, len(significant))
     matched: dict[int, list[str]] = {}
-    rows: dict[int, RecordRow] = {}
     for word in significant:
-        for row in queries.matching(conn, fts.terms(word)[0], flt):
-            rows[row.rowid] = row
-            matched.setdefault(row.rowid, []).append(word)
-    return [
-        (rows[rowid], "words: " + ", ".join(hits), (0, -len(hits)))
-        for rowid, hits in matched.items()
-        if len(hits) >= needed
-    ]
+        for rowid in queries.matching_ids(conn, fts.terms(word)[0], flt):
+            matched.setdefault(rowid, []).append(word)
+    # Only the rows that hold enough words are read whole: a common word matches thousands.
+    rows = queries.by_rowid(conn, [rowid for rowid, hits in matched.items() if len(hits) >= needed])
+    return [(row, "words: " + ", ".join(matched[row.rowid]), (0, -len(matched[row.rowid]))) for row in rows]
 
 
 def precheck(
@@ -101,7 +98,7 @@ def precheck(
             value = pathmatch.normalise(value, ws.repo.workdir)
             found = _by_path(conn, value, flt)
         else:
-            found = _by_words(conn, value, flt)
+            found = by_words(conn, value, flt)
     finally:
         conn.close()
     found.sort(key=lambda f: (SEVERITY[f[0].type], f[2], -float(f[0].confidence), f[0].record_id, f[0].path))

@@ -1,4 +1,4 @@
-"""Full-text recall: bm25 over title, description, body and tags, with path, type and lane filters."""
+"""Full-text recall: bm25 over title, description, body and tags (`recall.query`), with path, type, lane filters."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from git_memzoi.index.queries import Filter
 from git_memzoi.index.rebuild import open_index
 from git_memzoi.profile.vocab import LANES, MEMORY_TYPES
 from git_memzoi.recall import paths as pathmatch
+from git_memzoi.recall import query as pipeline
 from git_memzoi.recall.models import Hit, SearchResult
 from git_memzoi.recall.records import citation, now
+from git_memzoi.recall.text import clean_body
 
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
@@ -51,8 +53,6 @@ def snippet_pattern(words: list[str]) -> re.Pattern[str] | None:
 
 def snippet(row: RecordRow, pattern: re.Pattern[str] | None) -> str:
     """About SNIPPET_WORDS words of the description or body around the first query word they hold."""
-    from git_memzoi.recall.context import clean_body  # recall.context imports this module
-
     body = clean_body(row.title, row.body)
     for text in (row.description, body):
         if not text or pattern is None:
@@ -105,7 +105,8 @@ def search(
     _, at = now()
     flt = Filter(now=None if include_all else at, shared=not include_local, types=(type,) if type else (), lane=lane)
     bases = pathmatch.ancestors(norm_path) if norm_path is not None else []
-    query_terms = fts.terms(query)
+    # The shared pipeline (stopwords, synonyms); text of stopwords alone is still searched as typed.
+    query_terms = pipeline.terms(query, pipeline.synonyms(ws.config.recall.synonyms)) or fts.terms(query)
     conn = open_index(ws)
     try:
         if query_terms:

@@ -39,6 +39,8 @@ class RecallConfig:
 
     search_limit: int = 10
     context_budget: int = 800
+    #: more groups of words that mean the same (`[["pg", "postgres"]]`), added to recall.query's vocabulary
+    synonyms: list[list[str]] = field(default_factory=list)
 
 
 @dataclass
@@ -56,6 +58,10 @@ class AgentsConfig:
     #: what `agent hook claude` answers for a `risk` record: ask the user, deny the tool call,
     #: or only add the warning to the agent's context
     risk_decision: Literal["ask", "deny", "context"] = "ask"
+    #: characters of standing rules, checkpoint and inbox a session starts with (Claude Code cuts at 10,000)
+    session_budget: int = 6000
+    #: characters of context a prompt or a tool call gets at most
+    prompt_budget: int = 2400
 
 
 @dataclass
@@ -113,6 +119,22 @@ def _integer(*, ge: int, le: int) -> Callable[[Any], Any]:
     return check
 
 
+#: A config synonym group: 2 to 16 words of 1 to 40 characters each.
+MAX_GROUPS, MAX_GROUP = 200, 16
+
+
+def _groups(value: Any) -> Any:
+    if not isinstance(value, list) or len(value) > MAX_GROUPS:
+        raise _Invalid(f"Input should be a list of at most {MAX_GROUPS} lists of words")
+    for number, group in enumerate(value):
+        if not isinstance(group, list) or not 2 <= len(group) <= MAX_GROUP:
+            raise _Invalid(f"item {number}: Input should be a list of 2 to {MAX_GROUP} words")
+        for word in group:
+            if not isinstance(word, str) or not 1 <= len(word) <= 40 or not word.strip() or not word.isprintable():
+                raise _Invalid(f"item {number}: {word!r} should be a word of 1 to 40 printable characters")
+    return [[str(word) for word in group] for group in value]
+
+
 def _boolean(value: Any) -> Any:
     if not isinstance(value, bool):
         raise _Invalid("Input should be a valid boolean")
@@ -123,9 +145,19 @@ def _boolean(value: Any) -> Any:
 SCHEMA: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
     "workflow": (WorkflowConfig, {"proposal_approval": _literal("manual", "auto")}),
     "retention": (RetentionConfig, {"session_lease_hours": _number(gt=0, le=168)}),
-    "recall": (RecallConfig, {"search_limit": _integer(ge=1, le=1000), "context_budget": _integer(ge=50, le=100_000)}),
+    "recall": (
+        RecallConfig,
+        {"search_limit": _integer(ge=1, le=1000), "context_budget": _integer(ge=50, le=100_000), "synonyms": _groups},
+    ),
     "hooks": (HooksConfig, {"allow_in_place_edits": _boolean, "require_proposals": _boolean}),
-    "agents": (AgentsConfig, {"risk_decision": _literal("ask", "deny", "context")}),
+    "agents": (
+        AgentsConfig,
+        {
+            "risk_decision": _literal("ask", "deny", "context"),
+            "session_budget": _integer(ge=1000, le=10_000),
+            "prompt_budget": _integer(ge=400, le=10_000),
+        },
+    ),
 }
 
 assert [f.name for f in fields(Config)] == list(SCHEMA)

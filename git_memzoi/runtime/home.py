@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from git_memzoi.layout import (
+    AGENT_SESSIONS,
     DEFAULT_HOME,
     EXPORTS,
     HOME_ENV,
@@ -114,6 +115,11 @@ class Layout:
     @property
     def exports(self) -> Path:
         return self.worktree / EXPORTS
+
+    @property
+    def agent_sessions(self) -> Path:
+        """What each agent session of this worktree was already given (agents/sessions.py)."""
+        return self.worktree / AGENT_SESSIONS
 
     def config_files(self, workdir: Path) -> list[Path]:
         """The config files that apply in `workdir`, in precedence order (lowest first)."""

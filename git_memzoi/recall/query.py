@@ -1,0 +1,86 @@
+"""The one query pipeline `search`, `context` and the agent hooks share: words in, a safe FTS5 query out.
+
+A text's words (as the index's tokenizer splits them) lose stopwords, one-letter words and the
+filler of requests ("please add a…"); each word left becomes a group of itself and its synonyms
+from VOCABULARY (plus `[recall] synonyms` in config.toml), quoted, so `db` also finds `database`.
+FTS5's porter tokenizer stems both sides (`migrations` finds `migration`); bm25 weighs title,
+description, tags and body by `index.queries.WEIGHTS`, so a word in a record's tags or title
+counts more than one in its body. A trailing `*` keeps its prefix meaning, as in `index.fts`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from git_memzoi.index import fts
+
+#: The field's abbreviations and their long forms; each word finds the others of its group.
+VOCABULARY: tuple[tuple[str, ...], ...] = (
+    ("db", "database", "databases"),
+    ("auth", "authentication", "authn", "login"),
+    ("authz", "authorization", "permissions"),
+    ("k8s", "kubernetes"),
+    ("env", "environment"),
+    ("config", "configuration", "settings"),
+    ("repo", "repository"),
+    ("deps", "dependencies", "dependency", "package"),
+    ("release", "ship", "publish"),
+    ("migration", "migrations", "schema"),
+    ("session", "logged", "logout", "sign-in"),
+    ("i18n", "internationalization", "translations", "translation"),
+    ("l10n", "localization"),
+    ("ci", "pipeline", "workflow"),
+    ("cd", "deployment", "deploy"),
+    ("pr", "pull-request"),
+    ("e2e", "end-to-end"),
+    ("a11y", "accessibility"),
+    ("perf", "performance"),
+    ("msg", "message"),
+    ("tz", "timezone"),
+    ("pii", "personal-data"),
+    ("js", "javascript"),
+    ("ts", "typescript"),
+    ("py", "python"),
+)
+#: Words of requests and questions that say nothing about which memory applies.
+FILLER = frozenset(
+    """add adding make making fix fixing new please want need needs get set sometimes
+just also like let lets would could really some more most very way ok okay thanks thank""".split()
+)
+
+
+def synonyms(extra: Sequence[Sequence[str]] = ()) -> dict[str, tuple[str, ...]]:
+    """word -> every word of its groups (VOCABULARY, then `extra` groups from config), itself first."""
+    out: dict[str, list[str]] = {}
+    for group in (*VOCABULARY, *extra):
+        words = [w.lower() for w in group]
+        for word in words:
+            known = out.setdefault(word, [word])
+            known.extend(w for w in words if w not in known)
+    return {word: tuple(group) for word, group in out.items()}
+
+
+def query_words(text: str) -> list[str]:
+    """The words that select records: no stopwords, filler or one-letter words, each once, in order."""
+    return [w for w in fts.significant(text) if w not in FILLER]
+
+
+def _quoted(word: str) -> str:
+    # Each part of a hyphenated synonym must be a word the tokenizer knows: quote it as a phrase.
+    return '"' + " ".join(fts.words(word)) + '"'
+
+
+def terms(text: str, vocabulary: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+    """The text as FTS5 terms: one per selecting word, each OR-ed with its synonyms (`("db" OR "database")`)."""
+    table = synonyms() if vocabulary is None else vocabulary
+    prefixes = {t.strip('"*') for t in fts.terms(text) if t.endswith("*")}
+    out: list[str] = []
+    for word in query_words(text):
+        if word in prefixes:
+            out.append(f'"{word}"*')
+            continue
+        group = [_quoted(w) for w in table.get(word, (word,)) if fts.words(w)]
+        term = group[0] if len(group) == 1 else "(" + " OR ".join(dict.fromkeys(group)) + ")"
+        if term not in out:
+            out.append(term)
+    return out[: fts.MAX_TERMS]

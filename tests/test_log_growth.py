@@ -126,3 +126,50 @@ def test_validate_reads_a_large_log_a_piece_at_a_time(repo: Repo) -> None:
     peak, proc = peak_kib([memzoi_exe(), "validate"], repo.path)
     assert proc.returncode == 0, proc.stderr
     assert peak < 64 << 10, f"validate of a {size >> 20} MiB log.md peaked at {peak >> 10} MiB"
+
+
+OPEN_PROPOSALS = 5_000
+
+
+def test_handoff_lists_a_bounded_inbox_and_counts_the_rest_in_the_cli_mcp_and_claude_hook(repo: Repo) -> None:
+    from git_memzoi.index import shared_db
+    from git_memzoi.mcp.tools import MemoryTools
+    from git_memzoi.recall.handoff import INBOX_LIMIT
+    from git_memzoi.runtime.workspace import Workspace
+
+    ws = Workspace.open()
+    conn = shared_db.connect(ws.layout.shared_db, owner=shared_db.owner_of(ws.repo.common_dir))
+    stamp = "2026-01-01T00:00:00Z"
+    rows = []
+    for n in range(OPEN_PROPOSALS):
+        text = (
+            f"---\nid: mem_open_{n:05d}\nkind: proposal\ntitle: Open proposal {n}\nsensitivity: repo-safe\n"
+            "proposal:\n  action: create\n---\nBody\n"
+        )
+        rows.append((f"mem_open_{n:05d}", "validated", text, f"d{n}", None, stamp, stamp))
+    with shared_db.transaction(conn):
+        conn.executemany(
+            "INSERT INTO proposals (id, state, packet, body_digest, file_id, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+    conn.close()
+    more = f"- and {OPEN_PROPOSALS - INBOX_LIMIT} more: `git memzoi proposals`"
+
+    cli = run_cli("handoff", "--task", "pick up", "--json").json()
+    assert [i["proposal_id"] for i in cli["inbox"]] == [f"mem_open_{n:05d}" for n in range(INBOX_LIMIT)]
+    assert cli["inbox_more"] == OPEN_PROPOSALS - INBOX_LIMIT and more in cli["text"]
+    assert len(run_cli("handoff", "--task", "pick up").stdout) < 20_000
+
+    mcp = MemoryTools(Workspace.open()).handoff("pick up")
+    assert mcp.model.model_dump()["inbox_more"] == OPEN_PROPOSALS - INBOX_LIMIT and more in mcp.text
+
+    event = json.dumps(
+        {"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(repo.path), "source": "startup"}
+    )
+    proc = subprocess.run(
+        [memzoi_exe(), "agent", "hook", "claude"], input=event, cwd=repo.path, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert more in context and "mem_open_00019" in context and "mem_open_00020" not in context

@@ -39,6 +39,19 @@ class TreeFile:
         assert isinstance(blob, pygit2.Blob)
         return blob.data
 
+    def chunks(self) -> Iterator[bytes]:
+        """The blob a piece at a time (log.md has no size limit), sliced from libgit2's buffer, never copied whole."""
+        import pygit2  # pygit2 on first use (Command start-up: search)
+
+        from git_memzoi.profile.tree import log_chunks
+
+        try:
+            blob = self.repo[self.oid]
+        except KeyError:
+            raise missing_object(self.repo, self.path, self.oid) from None
+        assert isinstance(blob, pygit2.Blob)
+        yield from log_chunks(memoryview(blob))
+
 
 def missing_object(repo: pygit2.Repository, path: str, oid: str) -> StateError:
     """The one line for a blob the tree names but the object database lacks (a partial clone's promised blob).

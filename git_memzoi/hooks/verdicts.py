@@ -148,17 +148,21 @@ def remember_written(
                 continue
             # check_file scans records and packets; any other file (log.md) is kept only when its
             # whole text holds nothing secret-looking, so that the commit's fast path need not scan
-            if (
-                verdict[0] == "other"
-                and path not in scanned
-                and not _was_clean(folder, path, (appended or {}).get(path))
-                and secrets.scan(raw.decode("utf-8", "replace"))
-            ):
-                continue
+            before = (appended or {}).get(path)
+            if verdict[0] == "other" and path not in scanned and not _was_clean(folder, path, before):
+                if before is not None and len(raw) > WHOLE_SCAN_BYTES:
+                    continue  # no verdict: the commit's check scans the lines it adds, not the whole log
+                if secrets.scan(raw.decode("utf-8", "replace")):
+                    continue
             items.append((path, blob_oid(raw), verdict))
     except Exception:  # noqa: BLE001 - a cache: never fail the step that fills it
         return
     add_verdicts(folder, items)
+
+
+#: A log.md appended to with no kept verdict of its own is scanned whole up to this size (once:
+#: the verdicts chain from there); a larger one keeps none, and its commit runs the checks.
+WHOLE_SCAN_BYTES = 1 << 20
 
 
 def _was_clean(folder: Path, path: str, before: bytes | None) -> bool:

@@ -28,7 +28,7 @@ from git_memzoi.errors import Refused, StateError
 from git_memzoi.gitrepo import commit as gitcommit
 from git_memzoi.gitrepo.repo import GitRepo, open_repo
 from git_memzoi.index import inbox_store, rebuild
-from git_memzoi.layout import GITATTRIBUTES, LOG, MEMZOI_DIR, SUFFIX, TEMP_PREFIX
+from git_memzoi.layout import GITATTRIBUTES, MEMZOI_DIR, SUFFIX, TEMP_PREFIX
 from git_memzoi.lifecycle import journal as journals
 from git_memzoi.lifecycle.plan import Plan
 from git_memzoi.profile import secrets
@@ -136,7 +136,7 @@ def refuse_secrets(plan: Plan) -> frozenset[str]:
     for change in plan.files:
         if change.after is None or change.after == change.before or not change.path.endswith(SUFFIX):
             continue
-        before = appended_to(change.path, change.before, change.after)
+        before = journals.appended_to(change.path, change.before, change.after)
         if before is None:
             scanned.add(change.path)
             text, skipped = change.after.decode("utf-8", "replace"), 0
@@ -153,13 +153,6 @@ def refuse_secrets(plan: Plan) -> frozenset[str]:
                 code="secret",
             )
     return frozenset(scanned)
-
-
-def appended_to(path: str, before: bytes | None, after: bytes | None) -> bytes | None:
-    """`before` when this change of log.md only appends whole lines to it; None for any other change."""
-    if path != LOG or before is None or after is None or not before.endswith(b"\n"):
-        return None
-    return before if after.startswith(before) else None
 
 
 def install(
@@ -248,7 +241,9 @@ def _remember_verdicts(layout: Layout, plan: Plan, clean: frozenset[str]) -> Non
     """
     from git_memzoi.hooks.verdicts import remember_written
 
-    appended = {c.path: before for c in plan.files if (before := appended_to(c.path, c.before, c.after)) is not None}
+    appended = {
+        c.path: before for c in plan.files if (before := journals.appended_to(c.path, c.before, c.after)) is not None
+    }
     files = [(c.path, c.after) for c in plan.files if c.after is not None]
     remember_written(layout.hook_trees, files, clean, appended)
 

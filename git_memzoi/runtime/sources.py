@@ -88,4 +88,4 @@ def rev_files(repo: GitRepo, rev: str) -> Iterator[SourceFile]:
     """Files under .memzoi/ in the tree at `rev`, read from git objects (works in a bare repository)."""
     commit = repo.resolve(rev)
     for item in repo.tree_files(commit.tree):
-        yield SourceFile(item.path, item.read, item.oid == "symlink")
+        yield SourceFile(item.path, item.read, item.oid == "symlink", item.chunks)

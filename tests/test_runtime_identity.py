@@ -10,7 +10,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from conftest import git, make_repo, memzoi_exe
+from conftest import Repo, git, make_repo, memzoi_exe, run_cli
 
 SECRET_NOTE = "the staging password rotates on fridays"
 
@@ -46,17 +46,16 @@ def populated(path: Path) -> str:
 def test_a_repository_replaced_at_the_same_path_is_refused_the_old_state(tmp_path: Path) -> None:
     path = tmp_path / "ci-workspace"
     project = populated(path)
-    pid = json.loads(memzoi("proposals", "--json", cwd=path).stdout)
+    pid = json.loads(memzoi("proposals", "--json", cwd=path).stdout)["proposals"][0]["id"]
     shutil.rmtree(path)
     make_repo(path)  # an unrelated repository, same path, same key
 
     for args in (("local", "list"), ("search", "staging"), ("proposals",), ("handoff", "--task", "t"), ("rebuild",)):
         proc = memzoi(*args, cwd=path, expect=3)
-        assert SECRET_NOTE not in proc.stdout + proc.stderr
+        assert SECRET_NOTE not in proc.stdout + proc.stderr and pid not in proc.stdout + proc.stderr
         lines = proc.stderr.strip().splitlines()
         assert "shared.db belongs to another repository" in lines[0], proc.stderr
         assert "git memzoi doctor" in proc.stderr
-    assert pid  # the old inbox is never listed: see the loop above
     # the same refusal for a writer, and nothing is written into the old state
     before = (Path(project) / "shared.db").read_bytes()
     memzoi("local", "add", "--title", "New", "--body", "new", cwd=path, expect=3)
@@ -85,7 +84,7 @@ def test_a_moved_repository_adopts_its_state(tmp_path: Path) -> None:
     memzoi("doctor", "--adopt", cwd=new)
     assert not Path(old_project).exists()
     assert SECRET_NOTE in memzoi("local", "list", "--json", cwd=new).stdout
-    assert len(json.loads(memzoi("proposals", "--json", cwd=new).stdout)) == 1
+    assert len(json.loads(memzoi("proposals", "--json", cwd=new).stdout)["proposals"]) == 1
     report = json.loads(memzoi("doctor", "--json", cwd=new).stdout)
     assert report["ok"] and report["checks"]["shared_db"] == "ok"
     conn = sqlite3.connect(report["paths"]["shared_db"])
@@ -121,3 +120,19 @@ def test_a_damaged_id_file_fails_closed_naming_it(tmp_path: Path) -> None:
     (path / ".git" / "memzoi-id").write_text("not an id\n")
     proc = memzoi("local", "list", cwd=path, expect=3)
     assert proc.stderr.strip().splitlines()[0].startswith("git memzoi: ") and "memzoi-id" in proc.stderr
+
+
+def test_a_shared_db_from_before_the_binding_is_bound_by_its_first_writer(repo: Repo) -> None:
+    from git_memzoi.index import shared_db
+    from git_memzoi.runtime.workspace import Workspace
+
+    ws = Workspace.open()
+    shared_db.connect(ws.layout.shared_db).close()  # made with no owner, as before the binding existed
+    assert shared_db.recorded_owner(ws.layout.shared_db) is None
+    assert not (ws.repo.common_dir / "memzoi-id").exists()
+    run_cli("local", "list")  # a reader neither refuses nor binds it
+    assert shared_db.recorded_owner(ws.layout.shared_db) is None
+    run_cli("local", "add", "--title", "First", "--body", "first")
+    owner = shared_db.recorded_owner(ws.layout.shared_db)
+    ident = (ws.repo.common_dir / "memzoi-id").read_text().strip()
+    assert owner is not None and owner.repository_id == ident and owner.common_dir == str(ws.repo.common_dir)

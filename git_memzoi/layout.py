@@ -43,6 +43,9 @@ def resolved_path(outcome: str, proposal_id: str) -> str:
     return f"{RESOLVED_BY_OUTCOME[outcome]}/{proposal_id}{SUFFIX}"
 
 
+#: In the repository's common git directory: the random ID that binds its runtime state to it.
+REPOSITORY_ID_FILE = "memzoi-id"
+
 # $MEMZOI_HOME (default ~/.memzoi): runtime state that never enters the repository.
 HOME_ENV = "MEMZOI_HOME"
 DEFAULT_HOME = "~/.memzoi"

@@ -106,7 +106,7 @@ def test_version_1_database_is_migrated_in_place_and_keeps_its_rows(tmp_path: Pa
     old.commit()
     old.close()
     conn = shared_db.connect(path, readonly=True)  # a reader upgrades it too
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == shared_db.SCHEMA_VERSION == 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == shared_db.SCHEMA_VERSION == 3
     assert conn.execute("SELECT id, state, target_blob FROM proposals").fetchall() == [("p1", "validated", None)]
     conn.close()
     again = shared_db.connect(path)

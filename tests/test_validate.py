@@ -149,3 +149,28 @@ def test_validate_in_bare_repo_without_rev_is_a_usage_error(repo, tmp_path: Path
     git("clone", "-q", "--bare", str(repo.path), str(bare), cwd=tmp_path)
     result = run_cli("validate", cwd=bare, expect=2)
     assert "bare" in result.stderr
+
+
+def test_validate_rev_in_a_blobless_partial_clone_names_the_missing_blob(tmp_path: Path) -> None:
+    """libgit2 cannot fetch a promised blob: the command says which file and object, and how git gets it."""
+    from conftest import make_repo, memzoi_exe
+
+    origin = make_repo(tmp_path / "origin")
+    (origin.path / ".memzoi" / "records" / "note.md").unlink(missing_ok=True)
+    bare = tmp_path / "served.git"
+    git("clone", "-q", "--bare", str(origin.path), str(bare), cwd=tmp_path)
+    git("config", "uploadpack.allowFilter", "true", cwd=bare)
+    git("clone", "-q", "--no-checkout", "--filter=blob:none", f"file://{bare}", "partial", cwd=tmp_path)
+    partial = tmp_path / "partial"
+    log_oid = git("rev-parse", "HEAD:.memzoi/log.md", cwd=partial).stdout.strip()
+    missing = git("rev-list", "--objects", "--missing=print", "HEAD", cwd=partial).stdout
+    assert f"?{log_oid}" in missing  # the clone really lacks it
+    import subprocess
+
+    proc = subprocess.run([memzoi_exe(), "validate", "--rev", "HEAD"], cwd=partial, capture_output=True, text=True)
+    assert proc.returncode == 3, proc.stderr
+    first = proc.stderr.splitlines()[0]
+    assert first.startswith("git memzoi: .memzoi/") and "is not in this repository (a partial clone" in first
+    assert "git cat-file -p" in proc.stderr and "Traceback" not in proc.stderr
+    git("cat-file", "-p", log_oid, cwd=partial)  # as the hint says: git fetches it from the promisor
+    assert f"?{log_oid}" not in git("rev-list", "--objects", "--missing=print", "HEAD", cwd=partial).stdout

@@ -216,7 +216,9 @@ def _clip(text: str) -> str:
     if len(text) <= CONTEXT_LIMIT:
         return text
     note = "\n\n[cut to fit Claude Code's hook context limit; run `git memzoi precheck` or `handoff` for all of it]\n"
-    return text[: CONTEXT_LIMIT - len(note)].rstrip() + note
+    kept = text[: CONTEXT_LIMIT - len(note)]
+    # at a line's end, so that no list entry (an inbox line, a citation) is left half written
+    return kept[: kept.rfind("\n") + 1 or len(kept)].rstrip() + note
 
 
 def _memory(ws: Workspace, event: HookEvent) -> SessionMemory:

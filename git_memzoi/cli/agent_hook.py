@@ -30,6 +30,7 @@ def answer_text(data: bytes) -> tuple[str | None, str | None]:
         event = claude_hook.parse_event(claude_hook.event_text(data))
 
         ws = Workspace.open(event.cwd)
+        ws.verify_runtime()
         if not ws.repo.memzoi_dir.is_dir():
             return None, f"git memzoi: no {MEMZOI_DIR}/ in {ws.repo.workdir}; no project memory to consult"
         answer = claude_hook.answer(event, ws, ws.config.agents.risk_decision)

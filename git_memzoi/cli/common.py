@@ -16,14 +16,22 @@ from git_memzoi.runtime.workspace import Workspace
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 
 
-def workspace(ctx: click.Context | None = None) -> Workspace:
-    """The command's Workspace, opened once from the current directory."""
+def workspace(ctx: click.Context | None = None, *, bound: bool = True) -> Workspace:
+    """The command's Workspace, opened once from the current directory.
+
+    `bound`: the command reads or writes this repository's runtime state, so it is refused
+    (exit 3) when that state belongs to another repository; validate, the hooks, init and
+    doctor pass False.
+    """
     ctx = ctx or click.get_current_context()
     root = ctx.find_root()
     root.ensure_object(dict)
     if "workspace" not in root.obj:
         root.obj["workspace"] = Workspace.open(root.obj.get("repo"))
     ws: Workspace = root.obj["workspace"]
+    if bound and not root.obj.get("bound"):
+        ws.verify_runtime()
+        root.obj["bound"] = True
     return ws
 
 

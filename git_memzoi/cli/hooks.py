@@ -119,7 +119,7 @@ def pre_receive(as_json: bool) -> None:
     from git_memzoi.cli.common import workspace
     from git_memzoi.hooks.run import check_server_push, parse_pre_receive
 
-    ws = workspace()
+    ws = workspace(bound=False)
     updates = parse_pre_receive(_stdin())
     _render(check_server_push(ws.repo, updates), as_json, "push")
 
@@ -135,7 +135,7 @@ def update(ref: str, old: str, new: str, as_json: bool) -> None:
     from git_memzoi.cli.common import workspace
     from git_memzoi.hooks.run import check_server_push, parse_pre_receive
 
-    ws = workspace()
+    ws = workspace(bound=False)
     [parsed] = parse_pre_receive(f"{old} {new} {ref}\n")
     _render(check_server_push(ws.repo, [parsed]), as_json, "push")
 
@@ -167,7 +167,7 @@ def pre_commit(as_json: bool) -> None:
     from git_memzoi.cli.common import workspace
     from git_memzoi.hooks.run import check_staged
 
-    ws = workspace()
+    ws = workspace(bound=False)
     _render(check_staged(ws.repo), as_json, "commit")
 
 
@@ -195,7 +195,7 @@ def pre_push(remote: str, url: str, as_json: bool) -> None:
     from git_memzoi.cli.common import say, workspace
     from git_memzoi.hooks.run import check_client_push, known_remote_commits, parse_pre_push
 
-    ws = workspace()
+    ws = workspace(bound=False)
     updates = parse_pre_push(text)
     if plan is None:  # git's plumbing failed where pygit2 reads the repository: the unbounded walk
         hide = known_remote_commits(ws.repo, remote, updates)
@@ -225,7 +225,7 @@ def check(range_spec: str, as_json: bool) -> None:
     from git_memzoi.cli.common import workspace
     from git_memzoi.hooks.run import check_range
 
-    ws = workspace()
+    ws = workspace(bound=False)
     _render(check_range(ws.repo, range_spec), as_json, "range")
 
 
@@ -282,7 +282,7 @@ def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, as_jso
     from git_memzoi.hooks.install import HOOK_NAMES, HookName, default_hooks
     from git_memzoi.hooks.install import install as install_hooks
 
-    ws = workspace()
+    ws = workspace(bound=False)
     if pip_spec is not None and ci is None:
         raise UsageError("--pip-spec is for the CI workflow: give --ci too")
     if ci is not None:

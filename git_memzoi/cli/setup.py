@@ -6,6 +6,7 @@ import click
 
 from git_memzoi.cli.common import emit_json, json_option, say, workspace
 from git_memzoi.errors import EXIT_NO, MemzoiError
+from git_memzoi.index import binding
 from git_memzoi.index.queries import database_state
 from git_memzoi.lifecycle import recovery
 from git_memzoi.runtime.home import remove_stale_worktree_dirs, stale_worktree_dirs
@@ -20,7 +21,7 @@ def init(as_json: bool) -> None:
     Safe to run again: it only adds what is missing. It also marks .memzoi/log.md
     `merge=union` in .gitattributes so receipts appended on two branches merge cleanly.
     """
-    ws = workspace()
+    ws = workspace(bound=False)
     created = init_tree(ws.repo.require_workdir())
     if as_json:
         emit_json({"created": created})
@@ -47,14 +48,22 @@ NEXT_STEPS = (
     is_flag=True,
     help="Finish or roll back a step interrupted by a crash; remove runtime folders of removed worktrees.",
 )
+@click.option(
+    "--adopt",
+    is_flag=True,
+    help="Bind this path's runtime state to this repository: set another repository's aside, "
+    "bring this one's from where an earlier path left it.",
+)
 @json_option
-def doctor(repair: bool, as_json: bool) -> None:
+def doctor(repair: bool, adopt: bool, as_json: bool) -> None:
     """Show the repository and worktree keys, where runtime state lives, and its health."""
-    ws = workspace()
+    ws = workspace(bound=False)
     layout = ws.layout
 
+    adopted = binding.adopt(layout, ws.repo.common_dir) if adopt else []
+    bound = binding.inspect(layout, ws.repo.common_dir)
     checks: dict[str, str] = {
-        "shared_db": database_state(layout.shared_db, "proposals"),
+        "shared_db": bound.state(database_state(layout.shared_db, "proposals")),
         "index_db": database_state(layout.index_db, "records"),
     }
     try:
@@ -63,8 +72,8 @@ def doctor(repair: bool, as_json: bool) -> None:
     except MemzoiError as exc:
         checks["config"] = str(exc)
 
-    repaired = recovery.repair(ws) if repair else []
-    if repair:
+    repaired = adopted + (recovery.repair(ws) if repair and bound.foreign is None else [])
+    if repair or adopted:  # an adopted folder brings the runtime folders of the old path's worktrees
         repaired += remove_stale_worktree_dirs(layout, ws.repo)
     pending = recovery.pending_journals(ws)
     checks["journal"] = "ok" if not pending else f"{len(pending)} interrupted apply(s): run doctor --repair"
@@ -77,6 +86,7 @@ def doctor(repair: bool, as_json: bool) -> None:
     )
     data = {
         "repository_key": ws.repo.repository_key,
+        "repository_id": bound.repository_id,
         "worktree_key": ws.repo.worktree_key,
         "repository": {
             "common_dir": str(ws.repo.common_dir),
@@ -93,6 +103,7 @@ def doctor(repair: bool, as_json: bool) -> None:
         emit_json(data | {"ok": healthy})
     else:
         click.echo(f"repository_key  {data['repository_key']}")
+        click.echo(f"repository_id   {data['repository_id'] or '(none yet)'}")
         click.echo(f"worktree_key    {data['worktree_key']}")
         for name, value in layout.paths().items():
             click.echo(f"{name:<15} {value}")

@@ -27,7 +27,7 @@ def validate(paths: tuple[str, ...], rev: str | None, as_json: bool) -> None:
     error. A packet that is not repo-safe is a warning in the work tree, where it waits
     to be rejected, and an error in a committed tree (--rev).
     """
-    ws = workspace()
+    ws = workspace(bound=False)
     if rev is not None:
         if paths:
             raise click.UsageError("give PATHs or --rev, not both")

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from git_memzoi.errors import MemzoiError, NoWorkTree, RepositoryNotFound, UsageError
+from git_memzoi.errors import MemzoiError, NoWorkTree, RepositoryNotFound, StateError, UsageError
 from git_memzoi.gitrepo.discover import find, keys, repository_name
 from git_memzoi.layout import MEMZOI_DIR
 
@@ -32,9 +32,43 @@ class TreeFile:
     def read(self) -> bytes:
         import pygit2  # pygit2 on first use (Command start-up: search)
 
-        blob = self.repo[self.oid]
+        try:
+            blob = self.repo[self.oid]
+        except KeyError:
+            raise missing_object(self.repo, self.path, self.oid) from None
         assert isinstance(blob, pygit2.Blob)
         return blob.data
+
+    def chunks(self) -> Iterator[bytes]:
+        """The blob a piece at a time (log.md has no size limit), sliced from libgit2's buffer, never copied whole."""
+        import pygit2  # pygit2 on first use (Command start-up: search)
+
+        from git_memzoi.profile.tree import log_chunks
+
+        try:
+            blob = self.repo[self.oid]
+        except KeyError:
+            raise missing_object(self.repo, self.path, self.oid) from None
+        assert isinstance(blob, pygit2.Blob)
+        yield from log_chunks(memoryview(blob))
+
+
+def missing_object(repo: pygit2.Repository, path: str, oid: str) -> StateError:
+    """The one line for a blob the tree names but the object database lacks (a partial clone's promised blob).
+
+    libgit2 cannot fetch a promised object from the promisor remote, and git memzoi does not
+    shell out to git for it: the hint says how git fetches it.
+    """
+    promisors = [
+        entry.name[len("remote.") : -len(".promisor")]
+        for entry in repo.config
+        if entry.name.startswith("remote.") and entry.name.endswith(".promisor") and entry.value == "true"
+    ]
+    why = f"a partial clone: remote {promisors[0]!r} promises the blob" if promisors else "the object is missing"
+    return StateError(
+        f"{path}: blob {oid} is not in this repository ({why})",
+        hint=f"let git fetch it (`git cat-file -p {oid}` does), or check the revision out, then run this again",
+    )
 
 
 class GitRepo:

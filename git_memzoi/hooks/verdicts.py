@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Mapping
 from pathlib import Path
 
 from git_memzoi import __version__
@@ -118,12 +118,20 @@ def verdict_of(path: str, report: object) -> Verdict | None:
     return ("other", "", None)
 
 
-def remember_written(folder: Path, files: Iterable[tuple[str, bytes]], scanned: Container[str] = frozenset()) -> None:
+def remember_written(
+    folder: Path,
+    files: Iterable[tuple[str, bytes]],
+    scanned: Container[str] = frozenset(),
+    appended: Mapping[str, bytes] | None = None,
+) -> None:
     """Judge files just written under .memzoi/ (path, bytes) with check_file and keep the clean verdicts.
 
     Called after a step writes memory files (apply, reject), so that committing them is a lookup.
     `scanned`: paths whose whole text the caller already found free of secrets (not scanned
-    again). Best effort: any failure only means the commit runs the full check.
+    again). `appended`: paths (log.md) the step only appended to, with their text before; the
+    caller scanned the appended lines, so the new text is clean when the old one had a clean
+    verdict, and otherwise it is scanned whole once. Best effort: any failure only means the
+    commit runs the full check.
     """
     from git_memzoi.profile import secrets
     from git_memzoi.profile.tree import SourceFile, TreeReport, check_file
@@ -140,12 +148,29 @@ def remember_written(folder: Path, files: Iterable[tuple[str, bytes]], scanned: 
                 continue
             # check_file scans records and packets; any other file (log.md) is kept only when its
             # whole text holds nothing secret-looking, so that the commit's fast path need not scan
-            if verdict[0] == "other" and path not in scanned and secrets.scan(raw.decode("utf-8", "replace")):
-                continue
+            before = (appended or {}).get(path)
+            if verdict[0] == "other" and path not in scanned and not _was_clean(folder, path, before):
+                if before is not None and len(raw) > WHOLE_SCAN_BYTES:
+                    continue  # no verdict: the commit's check scans the lines it adds, not the whole log
+                if secrets.scan(raw.decode("utf-8", "replace")):
+                    continue
             items.append((path, blob_oid(raw), verdict))
     except Exception:  # noqa: BLE001 - a cache: never fail the step that fills it
         return
     add_verdicts(folder, items)
+
+
+#: A log.md appended to with no kept verdict of its own is scanned whole up to this size (once:
+#: the verdicts chain from there); a larger one keeps none, and its commit runs the checks.
+WHOLE_SCAN_BYTES = 1 << 20
+
+
+def _was_clean(folder: Path, path: str, before: bytes | None) -> bool:
+    """True when `before` (the text an append started from) has a clean verdict of its own."""
+    if before is None:
+        return False
+    oid = blob_oid(before)
+    return read_verdicts(folder, [(path, oid)]).get((path, oid)) == ("other", "", None)
 
 
 def blob_oid(data: bytes) -> str:

@@ -29,7 +29,7 @@ from git_memzoi.index.sweep import file_stat_signature, load_cache, store_cache
 from git_memzoi.profile.timefmt import format_rfc3339
 from git_memzoi.runtime import clock
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 30_000
 #: Beside shared.db: the stats of the file (and its WAL) as the last integrity check found it good.
 CHECKED_SUFFIX = ".checked"
@@ -81,6 +81,11 @@ CREATE TABLE rejections (
     created_at    TEXT NOT NULL
 );
 
+CREATE TABLE meta (
+    key    TEXT PRIMARY KEY,                 -- repository_id (the memzoi-id of the repository it belongs to),
+    value  TEXT NOT NULL                     -- common_dir (where that repository's git directory was)
+);
+
 CREATE TABLE events (
     seq      INTEGER PRIMARY KEY AUTOINCREMENT,
     at       TEXT NOT NULL,
@@ -95,7 +100,29 @@ CREATE TABLE events (
 #: Statements that bring a shared.db from version N to N + 1, run in one transaction per step.
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: ("ALTER TABLE proposals ADD COLUMN target_blob TEXT",),
+    2: ("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",),
 }
+
+#: The meta keys that bind a shared.db to its repository.
+META_REPOSITORY_ID = "repository_id"
+META_COMMON_DIR = "common_dir"
+
+
+class Owner:
+    """The repository a shared.db belongs to: its ID and where its common git directory is."""
+
+    __slots__ = ("common_dir", "repository_id")
+
+    def __init__(self, repository_id: str, common_dir: str) -> None:
+        self.repository_id = repository_id
+        self.common_dir = common_dir
+
+    def __repr__(self) -> str:
+        return f"Owner({self.repository_id!r}, {self.common_dir!r})"
+
+
+class Mismatch(StateError):
+    """shared.db belongs to another repository than the one at this path."""
 
 
 def _fail(path: Path, why: str) -> StateError:
@@ -112,17 +139,26 @@ class Connection(sqlite3.Connection):
     actor: str | None = None
 
 
-def connect(path: Path, *, create: bool = True, readonly: bool = False, actor: str | None = None) -> sqlite3.Connection:
+def connect(
+    path: Path,
+    *,
+    create: bool = True,
+    readonly: bool = False,
+    actor: str | None = None,
+    owner: Owner | None = None,
+) -> sqlite3.Connection:
     """Open shared.db, creating it only when no file exists; fail closed on anything unreadable.
 
-    `actor` names who acts for the audit events written through this connection.
+    `actor` names who acts for the audit events written through this connection. A writer
+    names its repository as `owner`: a new shared.db records it, one made before the binding
+    existed takes it, and one that belongs to another repository is refused (Mismatch).
     """
     exists = path.exists()
     stats = file_stat_signature(str(path), time.time_ns()) if exists else None  # before the file is opened
     if not exists and (readonly or not create):
         raise StateError(f"{path}: shared.db does not exist yet", hint="run a command that writes memory first")
     if not exists:
-        _create_new(path)
+        _create_new(path, owner)
     conn: sqlite3.Connection | None = None
     try:
         if readonly:
@@ -162,6 +198,8 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False, actor: s
             conn.execute("PRAGMA synchronous = FULL")
         if version < SCHEMA_VERSION:
             _upgrade(conn if not readonly else None, path)
+        if owner is not None and not readonly:
+            _bind(conn, path, owner)
         return conn
     except sqlite3.DatabaseError as exc:
         if conn is not None:
@@ -177,7 +215,7 @@ def connect(path: Path, *, create: bool = True, readonly: bool = False, actor: s
         raise
 
 
-def _create_new(path: Path) -> None:
+def _create_new(path: Path, owner: Owner | None) -> None:
     """Build a complete shared.db beside `path` and link it into place, so no reader ever sees it half made.
 
     os.link refuses to replace an existing file: when two processes race, one file wins and
@@ -191,6 +229,8 @@ def _create_new(path: Path) -> None:
         conn = sqlite3.connect(tmp, isolation_level=None)
         try:
             _create_schema(conn, tmp, False)
+            if owner is not None:
+                _bind(conn, tmp, owner)
             conn.execute("PRAGMA journal_mode = WAL")
         finally:
             conn.close()
@@ -247,6 +287,85 @@ def _upgrade(conn: sqlite3.Connection | None, path: Path) -> None:
     finally:
         if own:
             writer.close()
+
+
+def _bind(conn: sqlite3.Connection, path: Path, owner: Owner) -> None:
+    """Record `owner` in a shared.db that names none yet; refuse one that names another repository."""
+    with transaction(conn):
+        conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?), (?, ?)",
+            (META_REPOSITORY_ID, owner.repository_id, META_COMMON_DIR, owner.common_dir),
+        )
+        recorded = conn.execute("SELECT value FROM meta WHERE key = ?", (META_REPOSITORY_ID,)).fetchone()[0]
+    if recorded != owner.repository_id:
+        raise mismatch(path, recorded, owner.repository_id)
+
+
+def mismatch(path: Path, recorded: str, current: str | None) -> Mismatch:
+    """The refusal for a shared.db that another repository made."""
+    mine = f"this repository's is {current}" if current else "this repository has none yet"
+    return Mismatch(
+        f"{path}: shared.db belongs to another repository (memzoi-id {recorded}; {mine})",
+        hint="a repository was replaced at this path; run `git memzoi doctor` for how to set the old state aside",
+    )
+
+
+def recorded_owner(path: Path) -> Owner | None:
+    """The repository an existing shared.db names, read without the integrity check; None when it names none."""
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+    except sqlite3.DatabaseError:
+        return None
+    try:
+        rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.DatabaseError:
+        return None  # no meta table (older or damaged): connect() says what is wrong with it
+    finally:
+        conn.close()
+    found = rows.get(META_REPOSITORY_ID)
+    return Owner(found, rows.get(META_COMMON_DIR, "")) if isinstance(found, str) else None
+
+
+def verify(path: Path, repository_id: str | None) -> None:
+    """Refuse (Mismatch) when the shared.db at `path` belongs to a repository other than `repository_id`.
+
+    A shared.db that names no repository (made before the binding existed) is accepted: its
+    first writer binds it.
+    """
+    if not path.exists():
+        return
+    found = recorded_owner(path)
+    if found is not None and found.repository_id != repository_id:
+        raise mismatch(path, found.repository_id, repository_id)
+
+
+def owner_of(common_dir: Path) -> Owner:
+    """The repository at `common_dir` as a writer names it, its ID made on first need."""
+    from git_memzoi.runtime import repoid
+
+    return Owner(repoid.ensure(common_dir), str(common_dir))
+
+
+def verify_for(path: Path, common_dir: Path) -> None:
+    """`verify` shared.db against the repository whose common git directory is `common_dir` (nothing is written)."""
+    if not path.exists():
+        return
+    from git_memzoi.runtime import repoid
+
+    verify(path, repoid.read(common_dir))
+
+
+def rebind(path: Path, owner: Owner) -> None:
+    """Point a shared.db at `owner`'s common git directory (after the folder moved under a new key)."""
+    conn = connect(path, create=False)
+    try:
+        with transaction(conn):
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?), (?, ?)",
+                (META_REPOSITORY_ID, owner.repository_id, META_COMMON_DIR, owner.common_dir),
+            )
+    finally:
+        conn.close()
 
 
 def check(path: Path) -> None:

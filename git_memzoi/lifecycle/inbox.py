@@ -509,7 +509,7 @@ def show(ws: Workspace, target: str) -> InboxEntry | targets.Settled:
     """One proposal by inbox ID, packet path or file ID; a resolved one reports how it was resolved."""
     recovery.settle_if_needed(ws)
     root = ws.repo.require_workdir()
-    conn = shared_db.connect(ws.layout.shared_db, actor=actor(ws.repo))
+    conn = shared_db.connect(ws.layout.shared_db, actor=actor(ws.repo), owner=shared_db.owner_of(ws.repo.common_dir))
     try:
         found = targets.resolve(ws.repo, conn, target)
     finally:

@@ -125,19 +125,27 @@ def refuse_secrets(plan: Plan) -> frozenset[str]:
     """Refuse (before anything is written) a step that would write a secret-looking span into any
     field of any file under .memzoi/: a packet edited in review is scanned again here.
 
+    log.md is scanned only for the lines the step appends: what it held before is what
+    validate and the hooks judge (a step must not cost the whole log).
+
     Returns the paths whose whole new text was scanned and found clean.
     """
     scanned: set[str] = set()
     for change in plan.files:
         if change.after is None or change.after == change.before or not change.path.endswith(SUFFIX):
             continue
-        scanned.add(change.path)
-        text = change.after.decode("utf-8", "replace")
+        before = journals.appended_to(change.path, change.before, change.after)
+        if before is None:
+            scanned.add(change.path)
+            text, skipped = change.after.decode("utf-8", "replace"), 0
+        else:
+            text, skipped = change.after[len(before) :].decode("utf-8", "replace"), before.count(b"\n")
         found = secrets.scan(text)
         if found:
             first = found[0]
+            field = secrets.field_at(text, first.line) if before is None else "body"
             raise Refused(
-                f"{change.path}:{first.line}: {secrets.field_at(text, first.line)}: {first.looks_like}; "
+                f"{change.path}:{first.line + skipped}: {field}: {first.looks_like}; "
                 f"secrets must not enter repository memory; nothing was changed",
                 hint="remove the secret-looking text from the packet and run the command again",
                 code="secret",
@@ -232,11 +240,16 @@ def _remember_verdicts(layout: Layout, plan: Plan, clean: frozenset[str]) -> Non
     """Keep check_file's verdict of each file just written, so that committing them needs no parse.
 
     pre-commit's fast path (hooks.fastcommit) reads them; best effort, a cache. `clean`: the
-    paths refuse_secrets already scanned whole, which are not scanned again.
+    paths refuse_secrets already scanned whole, which are not scanned again; log.md, of which
+    it scanned only the appended lines, keeps a clean verdict when its text before did.
     """
     from git_memzoi.hooks.verdicts import remember_written
 
-    remember_written(layout.hook_trees, [(c.path, c.after) for c in plan.files if c.after is not None], clean)
+    appended = {
+        c.path: before for c in plan.files if (before := journals.appended_to(c.path, c.before, c.after)) is not None
+    }
+    files = [(c.path, c.after) for c in plan.files if c.after is not None]
+    remember_written(layout.hook_trees, files, clean, appended)
 
 
 def settle(journal: journals.Journal, committed: bool) -> list[str]:

@@ -9,15 +9,18 @@ block: where HEAD and the index stood before, the message, and the commit object
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from git_memzoi.errors import StateError
+from git_memzoi.layout import LOG
 
 SUFFIX = ".json"
 VERSION = 1
@@ -86,11 +89,57 @@ class Journal:
             "workdir": self.workdir,
             "committed": self.committed,
             "new_dirs": list(self.new_dirs),
-            "entries": [{"path": e.path, "before": enc(e.before), "after": enc(e.after)} for e in self.entries],
+            "entries": [_entry_json(e, enc) for e in self.entries],
         }
         if self.commit is not None:
             doc["commit"] = self.commit.to_json()
         return json.dumps(doc, indent=1).encode("utf-8")
+
+
+def appended_to(path: str, before: bytes | None, after: bytes | None) -> bytes | None:
+    """`before` when this change of log.md only appends whole lines to it; None for any other change."""
+    if path != LOG or before is None or after is None or not before.endswith(b"\n"):
+        return None
+    return before if len(after) > len(before) and after.startswith(before) else None
+
+
+def _entry_json(entry: Entry, enc: Callable[[bytes | None], str | None]) -> dict[str, Any]:
+    """An entry as the journal holds it: both images, or for an append to log.md, the appended bytes
+    and the size and digest of what they were appended to (the log has no size limit; its images do not
+    belong in every journal write)."""
+    before = appended_to(entry.path, entry.before, entry.after)
+    if before is None or entry.after is None:
+        return {"path": entry.path, "before": enc(entry.before), "after": enc(entry.after)}
+    return {
+        "path": entry.path,
+        "before_size": len(before),
+        "before_sha256": hashlib.sha256(before).hexdigest(),
+        "appended": enc(entry.after[len(before) :]),
+    }
+
+
+def _appended_entry(root: Path, doc: dict[str, Any], dec: Callable[[str | None], bytes | None]) -> Entry:
+    """An append entry with its images rebuilt from the file, which holds one of them when the step left it so.
+
+    When its first `before_size` bytes are no longer what the step appended to, someone changed the
+    file since: the entry gets no images (None, None), and recovery leaves the file as it is.
+    """
+    path, size, digest, tail = (
+        str(doc["path"]),
+        int(doc["before_size"]),
+        str(doc["before_sha256"]),
+        dec(doc["appended"]),
+    )
+    if tail is None:
+        raise ValueError(f"{path}: an append entry without appended bytes")
+    try:
+        with open(root / path, "rb") as handle:
+            base = handle.read(size)
+    except OSError:
+        return Entry(path, None, None)
+    if len(base) != size or hashlib.sha256(base).hexdigest() != digest:
+        return Entry(path, None, None)
+    return Entry(path, base, base + tail)
 
 
 def new_txid() -> str:
@@ -112,7 +161,12 @@ def load(path: Path) -> Journal:
         def dec(text: str | None) -> bytes | None:
             return None if text is None else base64.b64decode(text.encode("ascii"), validate=True)
 
-        entries = tuple(Entry(str(e["path"]), dec(e["before"]), dec(e["after"])) for e in doc["entries"])
+        entries = tuple(
+            _appended_entry(Path(str(doc["workdir"])), e, dec)
+            if "appended" in e
+            else Entry(str(e["path"]), dec(e["before"]), dec(e["after"]))
+            for e in doc["entries"]
+        )
         commit = CommitStep.from_json(doc["commit"]) if doc.get("commit") is not None else None
         return Journal(
             str(doc["txid"]),

@@ -222,10 +222,10 @@ def append_log(before: bytes | None, line: str) -> bytes:
     Control characters in the line (a reviewer or reason holding a newline) are written as
     visible escapes, so one receipt is always exactly one line and cannot forge another.
     """
-    text = before.decode("utf-8", errors="surrogateescape") if before is not None else LOG_MD
-    if text and not text.endswith("\n"):
-        text += "\n"
-    return (text + oneline.escape(line.rstrip("\n")) + "\n").encode("utf-8", errors="surrogateescape")
+    # bytes, not text: the log has no size limit, and decoding it only to append would copy it twice more
+    data = before if before is not None else LOG_MD.encode("utf-8")
+    separator = b"\n" if data and not data.endswith(b"\n") else b""
+    return b"".join((data, separator, (oneline.escape(line.rstrip("\n")) + "\n").encode("utf-8", "surrogateescape")))
 
 
 def union_merge(before: bytes | None) -> bytes | None:

@@ -41,7 +41,9 @@ def _db_committed(ws: Workspace, conn: sqlite3.Connection | None, txid: str) -> 
         return inbox_store.journal_committed(conn, txid)
     if not ws.layout.shared_db.exists():
         return False
-    own = shared_db.connect(ws.layout.shared_db, create=False, actor=actor(ws.repo))
+    own = shared_db.connect(
+        ws.layout.shared_db, create=False, actor=actor(ws.repo), owner=shared_db.owner_of(ws.repo.common_dir)
+    )
     try:
         return inbox_store.journal_committed(own, txid)
     finally:
@@ -93,7 +95,9 @@ def locked(ws: Workspace) -> Iterator[Session]:
     Refused when the work tree has no .memzoi/ folder (after the repair, which may need none).
     """
     with lifecycle_lock(ws.layout.lock):
-        conn = shared_db.connect(ws.layout.shared_db, actor=actor(ws.repo))
+        conn = shared_db.connect(
+            ws.layout.shared_db, actor=actor(ws.repo), owner=shared_db.owner_of(ws.repo.common_dir)
+        )
         try:
             repaired = repair_locked(ws, conn)
             yield Session(ws, conn, repaired, require_initialised(ws.repo))

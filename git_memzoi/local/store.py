@@ -50,7 +50,7 @@ class RuntimeRecord:
 @contextmanager
 def writing(ws: Workspace) -> Iterator[sqlite3.Connection]:
     """shared.db opened for writing (created on first use; fails closed when unreadable)."""
-    conn = shared_db.connect(ws.layout.shared_db, actor=actor(ws.repo))
+    conn = shared_db.connect(ws.layout.shared_db, actor=actor(ws.repo), owner=shared_db.owner_of(ws.repo.common_dir))
     try:
         yield conn
     finally:

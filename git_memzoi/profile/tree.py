@@ -14,6 +14,7 @@ from git_memzoi.errors import FormatError
 from git_memzoi.layout import (
     GITATTRIBUTES,
     INDEX_FILE,
+    LOG_FILE,
     MEMZOI_DIR,
     PENDING,
     RECORDS,
@@ -49,6 +50,8 @@ class SourceFile:
     path: str
     read: Callable[[], bytes]
     is_symlink: bool = False
+    #: The bytes a piece at a time (log.md, which has no size limit); None: `read` is sliced.
+    chunks: Callable[[], Iterable[bytes]] | None = None
 
 
 @dataclass
@@ -95,20 +98,93 @@ def check_reserved(path: str, raw: bytes) -> list[Problem]:
     return []
 
 
-def validate_tree(files: Iterable[SourceFile], mode: Mode = "worktree") -> TreeReport:
-    """Validate every file under .memzoi/ and the cross-file rules (unique IDs, resolved packets)."""
+#: log.md is read in pieces of at most this many bytes, cut after a newline where there is one.
+LOG_CHUNK = frontmatter.MAX_FILE_BYTES
+
+
+def log_chunks(data: bytes | memoryview, size: int = LOG_CHUNK) -> Iterable[bytes]:
+    """`data` in pieces of at most `size` bytes, each ending after a newline when one is in reach.
+
+    A piece without a newline is cut before a UTF-8 continuation byte, so no character is split.
+    """
+    view = memoryview(data)
+    start = 0
+    while start < len(view):
+        end = min(start + size, len(view))
+        if end < len(view):
+            cut = bytes(view[start:end]).rfind(b"\n")
+            if cut >= 0:
+                end = start + cut + 1
+            else:
+                while end > start + 1 and view[end] & 0xC0 == 0x80:
+                    end -= 1
+        yield bytes(view[start:end])
+        start = end
+
+
+def check_log(path: str, source: SourceFile, *, scan_secrets: bool = False) -> list[Problem]:
+    """log.md, which only grows: no size limit, read a piece at a time, never whole as text.
+
+    The profile keeps log.md append-only, so it is the one memory file without the 1 MiB cap:
+    the reserved-file rule needs only its head (frontmatter can only open a file), the encoding
+    rules hold for each piece, and `scan_secrets` scans each piece for secret-looking spans.
+    """
+    problems: list[Problem] = []
+    first_line = 1
+    encoding_ok = True
+    pieces = source.chunks() if source.chunks is not None else log_chunks(source.read())
+    for number, piece in enumerate(pieces):
+        if number == 0:
+            head = check_reserved(path, piece)
+            problems.extend(head)
+            encoding_ok = not any(p.code in ("encoding", "encoding-bom", "line-endings") for p in head)
+        elif encoding_ok:
+            problem = _encoding_problem(path, piece, first_line)
+            if problem is not None:
+                problems.append(problem)
+                encoding_ok = False
+        if scan_secrets:
+            for found in secrets.scan(piece.decode("utf-8", "replace")):
+                problems.append(secret_problem(path, secrets.SecretFinding(found.kind, found.line + first_line - 1)))
+        first_line += piece.count(b"\n")
+    return problems
+
+
+def _encoding_problem(path: str, piece: bytes, first_line: int) -> Problem | None:
+    """The first encoding or line-ending problem in a piece of log.md that starts at `first_line`."""
+    try:
+        text = piece.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = first_line + piece[: exc.start].count(b"\n")
+        return Problem(path, line, "encoding", "file is not valid UTF-8")
+    for char, code, message in (
+        ("\r", "line-endings", "CR or CRLF line endings; memory files use LF"),
+        ("\x00", "encoding", "file contains a NUL byte"),
+    ):
+        if char in text:
+            return Problem(path, first_line + text[: text.index(char)].count("\n"), code, message)
+    return None
+
+
+def validate_tree(files: Iterable[SourceFile], mode: Mode = "worktree", *, scan_logs: bool = True) -> TreeReport:
+    """Validate every file under .memzoi/ and the cross-file rules (unique IDs, resolved packets).
+
+    `scan_logs`: as check_file's (apply, which scans only what it appends, passes False).
+    """
     report = TreeReport()
     for source in files:
-        check_file(report, source, mode)
+        check_file(report, source, mode, scan_logs=scan_logs)
     cross_check(report)
     return report
 
 
-def check_file(report: TreeReport, source: SourceFile, mode: Mode = "worktree") -> None:
+def check_file(report: TreeReport, source: SourceFile, mode: Mode = "worktree", *, scan_logs: bool = False) -> None:
     """Validate one file on its own into `report` (files outside .memzoi/ are ignored).
 
     validate_tree is check_file on every file, then cross_check; callers that validate many
     similar trees (the push hook) reuse per-file reports and run cross_check on their union.
+    `scan_logs`: scan all of log.md for secrets too (validate); the hooks and apply scan only
+    the lines a change appends, so they leave it False.
     """
     path = source.path
     if not path.startswith(MEMZOI_DIR + "/") and not (path == MEMZOI_DIR and source.is_symlink):
@@ -125,6 +201,9 @@ def check_file(report: TreeReport, source: SourceFile, mode: Mode = "worktree") 
         report.problems.append(Problem(path, 1, "symlink", "memory files must be regular files, not symlinks"))
         return
     name = path.rsplit("/", 1)[-1]
+    if name == LOG_FILE:
+        report.problems.extend(check_log(path, source, scan_secrets=scan_logs))
+        return
     if name in RESERVED_FILES:
         report.problems.extend(check_reserved(path, source.read()))
         return

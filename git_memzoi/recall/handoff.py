@@ -23,6 +23,10 @@ from git_memzoi.recall.records import decision, now
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
 
+#: Open proposals a handoff lists (oldest first); the rest are counted, with where to see them all.
+#: A handoff is read at the start of a session, where 5,000 open proposals would be 433 KB.
+INBOX_LIMIT = 20
+
 #: What a handoff without local memory says in place of a current session checkpoint.
 CHECKPOINT_LEFT_OUT = (
     "A current session checkpoint exists. It is session memory of this machine: "
@@ -93,13 +97,16 @@ def build_handoff(ws: Workspace, task: str, paths: Sequence[str] = (), *, includ
     """
     pack = build_context(ws, task, paths=paths)
     listed = open_inbox(ws)
-    inbox = [item for item, safe in listed if include_local or safe]
-    left_out = len(listed) - len(inbox)
+    shown = [item for item, safe in listed if include_local or safe]
+    left_out = len(listed) - len(shown)
+    inbox, more = shown[:INBOX_LIMIT], len(shown) - INBOX_LIMIT
     checkpoint = latest_checkpoint(ws)
     parts = [pack.text.rstrip("\n"), "", "## Open inbox", ""]
     for item in inbox:
         where = f" ({item.file})" if item.file else ""
         parts.append(f"- {item.proposal_id} [{item.state}] {item.action}: {item.title}{where}")
+    if more > 0:
+        parts.append(f"- and {more} more: `git memzoi proposals`")
     if left_out:
         parts.append(
             f"- {left_out} more open proposal(s) not repo-safe, left out: call handoff with "
@@ -120,4 +127,11 @@ def build_handoff(ws: Workspace, task: str, paths: Sequence[str] = (), *, includ
             "",
             checkpoint.note,
         ]
-    return Handoff(task=task, pack=pack, inbox=inbox, checkpoint=checkpoint, text="\n".join(parts) + "\n")
+    return Handoff(
+        task=task,
+        pack=pack,
+        inbox=inbox,
+        inbox_more=max(more, 0),
+        checkpoint=checkpoint,
+        text="\n".join(parts) + "\n",
+    )

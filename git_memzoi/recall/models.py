@@ -213,6 +213,8 @@ class Handoff(Model):
     task: str
     pack: ContextPack
     inbox: list[InboxItem]
+    #: Open proposals beyond the ones `inbox` lists (recall.handoff.INBOX_LIMIT); `git memzoi proposals` has them.
+    inbox_more: int = 0
     checkpoint: Checkpoint | None
     text: str
 

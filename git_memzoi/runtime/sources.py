@@ -9,7 +9,7 @@ from pathlib import Path
 from git_memzoi.errors import UsageError, printable
 from git_memzoi.gitrepo import GitRepo
 from git_memzoi.layout import MEMZOI_DIR
-from git_memzoi.profile.tree import SourceFile
+from git_memzoi.profile.tree import LOG_CHUNK, SourceFile, log_chunks
 
 
 def _reader(path: Path) -> SourceReader:
@@ -27,6 +27,25 @@ class SourceReader:
     def __call__(self) -> bytes:
         return self.path.read_bytes()
 
+    def chunks(self) -> Iterator[bytes]:
+        """The file a piece at a time, as `profile.tree.log_chunks` cuts it, never all of it in memory."""
+        with open(self.path, "rb") as handle:
+            rest = b""
+            while True:
+                block = handle.read(LOG_CHUNK)
+                if not block:
+                    break
+                pieces = list(log_chunks(rest + block))
+                rest = pieces.pop() if len(pieces) > 1 or not pieces[0].endswith(b"\n") else b""
+                yield from pieces
+            if rest:
+                yield rest
+
+
+def _source(rel: str, full: Path) -> SourceFile:
+    reader = _reader(full)
+    return SourceFile(rel, reader, full.is_symlink(), reader.chunks)
+
 
 def _walk(root: Path, top: Path) -> Iterator[SourceFile]:
     for folder, dirs, files in os.walk(top):
@@ -35,7 +54,7 @@ def _walk(root: Path, top: Path) -> Iterator[SourceFile]:
         for name in [*sorted(files), *[d for d in dirs if (base / d).is_symlink()]]:
             full = base / name
             rel = printable(full.relative_to(root).as_posix())  # a non-UTF-8 name is reported, escaped
-            yield SourceFile(rel, _reader(full), full.is_symlink())
+            yield _source(rel, full)
 
 
 def worktree_files(repo: GitRepo, paths: Sequence[str] = ()) -> Iterator[SourceFile]:
@@ -58,7 +77,7 @@ def worktree_files(repo: GitRepo, paths: Sequence[str] = ()) -> Iterator[SourceF
         if rel != MEMZOI_DIR and not rel.startswith(MEMZOI_DIR + "/"):
             raise UsageError(f"{given}: not inside {MEMZOI_DIR}/; memory files live there")
         if candidate.is_symlink() or candidate.is_file():
-            yield SourceFile(rel, _reader(candidate), candidate.is_symlink())
+            yield _source(rel, candidate)
         elif candidate.is_dir():
             yield from _walk(root, candidate)
         else:
@@ -69,4 +88,4 @@ def rev_files(repo: GitRepo, rev: str) -> Iterator[SourceFile]:
     """Files under .memzoi/ in the tree at `rev`, read from git objects (works in a bare repository)."""
     commit = repo.resolve(rev)
     for item in repo.tree_files(commit.tree):
-        yield SourceFile(item.path, item.read, item.oid == "symlink")
+        yield SourceFile(item.path, item.read, item.oid == "symlink", item.chunks)

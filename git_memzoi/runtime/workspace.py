@@ -24,6 +24,16 @@ class Workspace:
         repo = open_repo(start)
         return cls(repo, Layout.for_repo(repo))
 
+    def verify_runtime(self) -> None:
+        """Refuse (StateError, exit 3) when this path's shared.db belongs to another repository.
+
+        Reads one small file in the git directory and, when shared.db exists, its meta table.
+        """
+        if self.layout.shared_db.exists():
+            from git_memzoi.index.shared_db import verify_for  # only when there is state to protect
+
+            verify_for(self.layout.shared_db, self.repo.common_dir)
+
     def config_sources(self) -> list[configmod.ConfigSource]:
         """The config files in precedence order, lowest first."""
         if self.repo.workdir is not None:

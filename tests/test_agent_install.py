@@ -33,6 +33,8 @@ def test_claude_fresh_repository(repo: Repo) -> None:
             "SessionStart": [{"hooks": [OURS_HOOK]}],
             "UserPromptSubmit": [{"hooks": [OURS_HOOK]}],
             "PreToolUse": [{"matcher": "Edit|Write|MultiEdit|NotebookEdit|Bash", "hooks": [OURS_HOOK]}],
+            "PreCompact": [{"hooks": [OURS_HOOK]}],
+            "SessionEnd": [{"hooks": [OURS_HOOK]}],
         }
     }
     files = (repo.path / ".mcp.json", repo.path / ".claude/settings.json")
@@ -100,6 +102,8 @@ def test_claude_keeps_our_hook_where_the_user_moved_it(repo: Repo) -> None:
                 "PreToolUse": [{"matcher": "Edit|Write", "hooks": [OURS_HOOK]}],
                 "SessionStart": [{"matcher": "startup", "hooks": [OURS_HOOK]}],
                 "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "lint-prompt"}, OURS_HOOK]}],
+                "PreCompact": [{"matcher": "auto", "hooks": [OURS_HOOK]}],
+                "SessionEnd": [{"hooks": [OURS_HOOK, {"type": "command", "command": "notify-send bye"}]}],
             }
         }
     )

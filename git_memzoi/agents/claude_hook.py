@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 #: File tools and the tool_input field that names the file they change.
 FILE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 COMMAND_TOOLS = {"Bash": "command"}
-EVENTS = ("PreToolUse", "SessionStart", "UserPromptSubmit")
+EVENTS = ("PreToolUse", "SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
+#: The events that keep what the session did as a session checkpoint (agents/capture.py).
+CAPTURE_EVENTS = ("PreCompact", "SessionEnd")
 #: Claude Code cuts hook context beyond this many characters; we cut first, and say so.
 CONTEXT_LIMIT = 10_000
 #: The largest event read. A Write event carries the whole file the model wrote, which its output
@@ -79,6 +81,8 @@ class HookEvent:
     source: str | None = None
     session_id: str | None = None
     prompt: str | None = None
+    transcript_path: str | None = None
+    trigger: str | None = None  # PreCompact's trigger (manual, auto) or SessionEnd's reason
 
 
 def event_text(data: bytes) -> str:
@@ -164,6 +168,13 @@ def parse_event(text: str) -> HookEvent:
     session_id = data.get("session_id")
     if isinstance(session_id, str):
         _plain(session_id, f"{name} event: session_id")
+    transcript, trigger = data.get("transcript_path"), data.get("trigger", data.get("reason"))
+    if name in CAPTURE_EVENTS:
+        if not isinstance(transcript, str) or not os.path.isabs(transcript):
+            raise UsageError(f"{name} event: transcript_path must be an absolute path, not {transcript!r}")
+        _plain(transcript, f"{name} event: transcript_path")
+        if isinstance(trigger, str):
+            _plain(trigger, f"{name} event: {'trigger' if name == 'PreCompact' else 'reason'}")
     return HookEvent(
         name,
         Path(cwd),
@@ -172,6 +183,8 @@ def parse_event(text: str) -> HookEvent:
         source if isinstance(source, str) else None,
         session_id if isinstance(session_id, str) and session_id else None,
         prompt if isinstance(prompt, str) else None,
+        transcript if isinstance(transcript, str) and name in CAPTURE_EVENTS else None,
+        trigger if isinstance(trigger, str) else None,
     )
 
 
@@ -355,6 +368,9 @@ def session_answer(ws: Workspace, event: HookEvent | None = None) -> dict[str, A
     intro = (
         f"git memzoi: this repository keeps reviewed project memory under {RECORDS}/. Before risky changes, run "
         "`git memzoi precheck`; search it with `git memzoi search`.\n"
+        'To propose what you learn, for a person to review: `git memzoi propose --type convention --title "..." '
+        '--body "..." --source agent --packet`.\n'
+        'A private note for yourself (never in the repository): `git memzoi local add --title "..." --body "..."`.\n'
     )
     tail: list[str] = []
     checkpoint = latest_checkpoint(ws)
@@ -398,6 +414,11 @@ def answer(event: HookEvent, ws: Workspace, risk_decision: str) -> dict[str, Any
         return session_answer(ws, event)
     if event.name == "UserPromptSubmit":
         return prompt_answer(ws, event)
+    if event.name in CAPTURE_EVENTS:
+        from git_memzoi.agents.capture import capture  # only on these rare events
+
+        capture(ws, event.name, event.transcript_path, f"{event.name} ({event.trigger or 'unknown'})")
+        return None
     if event.name != "PreToolUse":
         raise UsageError(f"unsupported hook event {event.name!r}; use one of {', '.join(EVENTS)}")
     found = subject(event, ws.repo.require_workdir())

@@ -148,7 +148,7 @@ def _has_our_hook(path: Path, groups: list[Any], event: str) -> bool:
 
 
 def plan_settings_json(path: Path, label: str, root: Path | None = None) -> FileChange:
-    """`.claude/settings.json` with the SessionStart, UserPromptSubmit and PreToolUse hooks added (the rest kept)."""
+    """`.claude/settings.json` with the hooks `agent install claude` wires added (everything else kept)."""
     before = _read(path, root, label)
     data = _json_object(path, before)
     hooks = _section(path, data, "hooks")
@@ -157,6 +157,8 @@ def plan_settings_json(path: Path, label: str, root: Path | None = None) -> File
         "SessionStart": {"hooks": [ours]},
         "UserPromptSubmit": {"hooks": [ours]},
         "PreToolUse": {"matcher": PRETOOLUSE_MATCHER, "hooks": [ours]},
+        "PreCompact": {"hooks": [ours]},
+        "SessionEnd": {"hooks": [ours]},
     }
     changed = False
     for event, group in wanted.items():

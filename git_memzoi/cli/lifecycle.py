@@ -370,7 +370,7 @@ def approve(proposal_ids: tuple[str, ...], every: bool, as_json: bool) -> None:
     and the others go on (exit 1 when any was refused). --json then prints {"results": [...]}.
     """
     ws = workspace()
-    names = _names(ws, proposal_ids, every, "validated")
+    names = _names(ws, proposal_ids, every, "validated", "PROPOSAL_ID")
     if len(names) == 1 and not every:
         entry = inbox.approve(ws, names[0])
         if as_json:
@@ -394,7 +394,7 @@ def approve(proposal_ids: tuple[str, ...], every: bool, as_json: bool) -> None:
         raise click.exceptions.Exit(EXIT_NO)
 
 
-def _names(ws: Any, given: tuple[str, ...], every: bool, state: str) -> list[str]:
+def _names(ws: Any, given: tuple[str, ...], every: bool, state: str, what: str) -> list[str]:
     """The IDs a batch acts on: those given, or with --all every inbox proposal in `state`."""
     if every and given:
         raise UsageError("give proposal IDs or --all, not both")
@@ -404,7 +404,7 @@ def _names(ws: Any, given: tuple[str, ...], every: bool, state: str) -> list[str
             say(f"nothing to do: no {state} proposals")
         return names
     if not given:
-        raise UsageError("name at least one proposal (or --all)")
+        raise UsageError(f"missing argument {what}: name at least one (or --all)")
     return list(given)
 
 
@@ -445,7 +445,7 @@ def apply(
     refused). --json then prints {"results": [...]}.
     """
     ws = workspace()
-    names = _names(ws, targets_, every, "approved")
+    names = _names(ws, targets_, every, "approved", "TARGET")
     if len(names) == 1 and not every:
         result = run_apply(ws, names[0], reviewer=reviewer, concept_id=concept_id, reason=reason, commit=commit)
         _report_resolution(result, as_json)

@@ -46,8 +46,8 @@ while who why will with without you your not no all any via than""".split()
 
 
 def significant(text: str) -> list[str]:
-    """The query's words without stopwords and one-letter words, in order, each once."""
-    return [w for w in dict.fromkeys(words(text)) if w not in STOPWORDS and len(w) > 1][:MAX_TERMS]
+    """The query's words without stopwords and one-letter words (a digit stays: "rule 7"), in order, each once."""
+    return [w for w in dict.fromkeys(words(text)) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())][:MAX_TERMS]
 
 
 def all_of(query_terms: list[str]) -> str:

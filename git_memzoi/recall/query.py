@@ -1,6 +1,6 @@
 """The one query pipeline `search`, `context` and the agent hooks share: words in, a safe FTS5 query out.
 
-A text's words (as the index's tokenizer splits them) lose stopwords, one-letter words and the
+A text's words (as the index's tokenizer splits them) lose stopwords, one-letter words (not digits) and the
 filler of requests ("please add a…"); each word left becomes a group of itself and its synonyms
 from VOCABULARY (plus `[recall] synonyms` in config.toml), quoted, so `db` also finds `database`.
 FTS5's porter tokenizer stems both sides (`migrations` finds `migration`); bm25 weighs title,
@@ -61,7 +61,7 @@ def synonyms(extra: Sequence[Sequence[str]] = ()) -> dict[str, tuple[str, ...]]:
 
 
 def query_words(text: str) -> list[str]:
-    """The words that select records: no stopwords, filler or one-letter words, each once, in order."""
+    """The words that select records: no stopwords, filler or one-letter words (digits stay), each once, in order."""
     return [w for w in fts.significant(text) if w not in FILLER]
 
 

@@ -1,0 +1,181 @@
+"""What a Claude Code session did, read from its transcript and kept as a session checkpoint in local memory.
+
+`PreCompact` and `SessionEnd` name the session's transcript (Claude Code's JSONL). From it the hook
+keeps the task (the session's first request, or the current checkpoint's task), the last request,
+the repository files the session edited and the commands it ran, each bounded, with any line that
+looks like a secret left out. The transcript itself is never copied anywhere; the checkpoint lives
+in shared.db (private, never in the work tree), and the next SessionStart and `handoff` show it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from git_memzoi.errors import UsageError
+from git_memzoi.profile import secrets
+
+if TYPE_CHECKING:
+    from git_memzoi.recall.models import Checkpoint
+    from git_memzoi.runtime.workspace import Workspace
+
+#: A transcript up to this size is read whole; past it, its first and last parts only.
+WHOLE_BYTES = 64 * 1024 * 1024
+HEAD_BYTES, TAIL_BYTES = 1024 * 1024, 16 * 1024 * 1024
+#: A line longer than this (a tool result holding a large file) is skipped unparsed.
+MAX_LINE = 2 * 1024 * 1024
+#: What the checkpoint keeps: characters of a request, files, commands and characters of a command.
+REQUEST_CHARS, MAX_FILES, MAX_COMMANDS, COMMAND_CHARS = 400, 40, 20, 160
+#: The tools whose input names the file they change, and the field that names it.
+EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+#: User text Claude Code writes itself, which is no request of the user's.
+_NOT_REQUESTS = ("<command-", "<local-command", "Caveat:", "This session is being continued from a previous")
+
+
+@dataclass
+class Session:
+    """What the transcript says the session was asked and did."""
+
+    first_request: str | None = None
+    last_request: str | None = None
+    files: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+
+    def empty(self) -> bool:
+        return self.first_request is None and not self.files and not self.commands
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def _request(message: Any) -> str | None:
+    """The user's own words in a transcript `message`, or None for tool results and Claude Code's notes."""
+    if not isinstance(message, dict):
+        return None
+    content = message.get("content")
+    if isinstance(content, list):
+        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+            return None
+        content = "\n".join(
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+    if not isinstance(content, str) or not content.strip() or content.lstrip().startswith(_NOT_REQUESTS):
+        return None
+    return content
+
+
+def _read_lines(path: Path) -> list[bytes]:
+    """The transcript's lines, bounded: a regular file only (never a FIFO or device), never followed through a link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise UsageError(f"transcript {path}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(f"transcript {path}: not a regular file")
+        if info.st_size <= WHOLE_BYTES:
+            return handle.read(WHOLE_BYTES).split(b"\n")
+        head = handle.read(HEAD_BYTES).split(b"\n")[:-1]  # the last piece may be cut
+        handle.seek(info.st_size - TAIL_BYTES)
+        tail = handle.read(TAIL_BYTES).split(b"\n")[1:]
+        return head + tail
+
+
+def read_transcript(path: Path, workdir: Path) -> Session:
+    """The session's requests, edited files (repository-relative) and commands, from its JSONL transcript."""
+    found = Session()
+    root = os.path.realpath(workdir)
+    for raw in _read_lines(path):
+        if not raw.strip() or len(raw) > MAX_LINE:
+            continue
+        try:
+            entry = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue  # a line Claude Code was still writing, or not ours to understand
+        if not isinstance(entry, dict) or entry.get("isSidechain") or entry.get("isMeta"):
+            continue
+        message = entry.get("message")
+        if entry.get("type") == "user":
+            text = _request(message)
+            if text is not None:
+                found.first_request = found.first_request or text
+                found.last_request = text
+        elif entry.get("type") == "assistant" and isinstance(message, dict):
+            for block in message.get("content") or []:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    _tool_use(found, block, root)
+    return found
+
+
+def _tool_use(found: Session, block: dict[str, Any], root: str) -> None:
+    name, given = block.get("name"), block.get("input")
+    if not isinstance(given, dict):
+        return
+    if name in EDIT_TOOLS and isinstance(given.get(EDIT_TOOLS[name]), str):
+        target = given[EDIT_TOOLS[name]]
+        if "\x00" in target:
+            return
+        full = os.path.realpath(os.path.join(root, target))
+        if full.startswith(root + os.sep):  # files outside the repository are not its memory
+            rel = os.path.relpath(full, root)
+            if rel in found.files:
+                found.files.remove(rel)
+            found.files.append(rel)
+            del found.files[:-MAX_FILES]
+    elif name == "Bash" and isinstance(given.get("command"), str) and given["command"].strip():
+        found.commands.append(_one_line(given["command"], COMMAND_CHARS))
+        del found.commands[:-MAX_COMMANDS]
+
+
+def note_lines(session: Session, trigger: str) -> list[str]:
+    """The checkpoint's note, a line per fact, before secrets are taken out."""
+    lines = [f"Captured by Claude Code's {trigger} hook."]
+    if session.last_request is not None:
+        lines += ["", "Last request: " + _one_line(session.last_request, REQUEST_CHARS)]
+    if session.files:
+        lines += ["", "Files edited:", *(f"- {path}" for path in session.files)]
+    if session.commands:
+        lines += ["", "Commands run:", *(f"- `{command}`" for command in session.commands)]
+    return lines
+
+
+def without_secrets(lines: list[str]) -> tuple[list[str], int]:
+    """`lines` with each one that looks like it holds a secret replaced by a marker; how many were."""
+    findings = {finding.line: finding for finding in secrets.scan("\n".join(lines))}
+    kept = [f"[left out: {findings[n].looks_like}]" if n in findings else line for n, line in enumerate(lines, 1)]
+    return kept, len(findings)
+
+
+def capture(ws: Workspace, event_name: str, transcript: str | None, trigger: str) -> Checkpoint | None:
+    """Keep what the session did as a session checkpoint (succeeding the current one); None when it did nothing."""
+    from git_memzoi.local import sessions  # only on the rare capture events
+    from git_memzoi.recall.handoff import latest_checkpoint
+
+    if not transcript:
+        raise UsageError(f"{event_name} event has no transcript_path")
+    session = read_transcript(Path(transcript), ws.repo.require_workdir())
+    if session.empty():
+        return None
+    current = latest_checkpoint(ws)
+    task = current.task if current is not None and current.current else None
+    if task is None:
+        task = _one_line(session.first_request or "work in this repository", REQUEST_CHARS)
+    (task,), _ = without_secrets([task])
+    lines, _ = without_secrets(note_lines(session, trigger))
+    return sessions.add(
+        ws,
+        task=task,
+        note="\n".join(lines) + "\n",
+        successor_of=current.record_id if current is not None and current.current else None,
+        source="agent",
+        source_ref=f"claude-code:{event_name}",
+    )

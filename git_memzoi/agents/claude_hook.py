@@ -62,8 +62,8 @@ GUIDANCE_TYPES = ("constraint", "convention", "decision", "preference", "procedu
 COMMAND_GUIDANCE = 3
 #: At most this many records answer a prompt (the best; the budget may stop earlier).
 PROMPT_RECORDS = 6
-#: SessionStart shows this much of a checkpoint's note and this many open proposals.
-CHECKPOINT_NOTE, INBOX_SHOWN = 600, 10
+#: SessionStart shows this much of a checkpoint's note (the open inbox as handoff lists it).
+CHECKPOINT_NOTE = 600
 #: A prompt's paths: at most this many are used, this many candidates checked, each at most this long.
 NAMED_PATHS, NAMED_CHECKED, PATH_MAX = 8, 64, 1024
 #: A path a prompt names: segments joined by slashes, or a file name with an extension.
@@ -362,7 +362,7 @@ def session_answer(ws: Workspace, event: HookEvent | None = None) -> dict[str, A
     """The SessionStart answer: every standing rule (full text while the budget lasts, one line each after), then
     the current checkpoint with its task's records, then the open inbox, within `[agents] session_budget`."""
     # SessionStart only: PreToolUse never loads the inbox (Agent hook: Claude Code PreToolUse)
-    from git_memzoi.recall.handoff import latest_checkpoint, open_inbox
+    from git_memzoi.recall.handoff import inbox_lines, latest_checkpoint, open_inbox
 
     budget = min(ws.config.agents.session_budget, CONTEXT_LIMIT)
     intro = (
@@ -385,11 +385,7 @@ def session_answer(ws: Workspace, event: HookEvent | None = None) -> dict[str, A
             tail += [standing.line(row).rstrip("\n") for row in rows] + [""]
     inbox = open_inbox(ws)
     if inbox:
-        tail += ["## Open inbox", ""]
-        tail += [f"- {item.proposal_id} [{item.state}] {item.action}: {item.title}" for item, _ in inbox[:INBOX_SHOWN]]
-        if len(inbox) > INBOX_SHOWN:
-            tail.append(f"- and {len(inbox) - INBOX_SHOWN} more (`git memzoi inbox`)")
-        tail.append("")
+        tail += ["## Open inbox", "", *inbox_lines([item for item, _ in inbox]), ""]
     rest = "\n".join(tail)
     conn = open_index(ws)
     try:

@@ -89,6 +89,17 @@ def latest_checkpoint(ws: Workspace) -> Checkpoint | None:
     )
 
 
+def inbox_lines(items: Sequence[InboxItem]) -> list[str]:
+    """The open inbox as every surface lists it: the INBOX_LIMIT oldest, then how many more and where to see them."""
+    lines = []
+    for item in items[:INBOX_LIMIT]:
+        where = f" ({item.file})" if item.file else ""
+        lines.append(f"- {item.proposal_id} [{item.state}] {item.action}: {item.title}{where}")
+    if len(items) > INBOX_LIMIT:
+        lines.append(f"- and {len(items) - INBOX_LIMIT} more: `git memzoi proposals`")
+    return lines
+
+
 def build_handoff(ws: Workspace, task: str, paths: Sequence[str] = (), *, include_local: bool = True) -> Handoff:
     """A context pack for `task` (and `paths`), the open inbox and the current session checkpoint, as one document.
 
@@ -101,12 +112,7 @@ def build_handoff(ws: Workspace, task: str, paths: Sequence[str] = (), *, includ
     left_out = len(listed) - len(shown)
     inbox, more = shown[:INBOX_LIMIT], len(shown) - INBOX_LIMIT
     checkpoint = latest_checkpoint(ws)
-    parts = [pack.text.rstrip("\n"), "", "## Open inbox", ""]
-    for item in inbox:
-        where = f" ({item.file})" if item.file else ""
-        parts.append(f"- {item.proposal_id} [{item.state}] {item.action}: {item.title}{where}")
-    if more > 0:
-        parts.append(f"- and {more} more: `git memzoi proposals`")
+    parts = [pack.text.rstrip("\n"), "", "## Open inbox", "", *inbox_lines(shown)]
     if left_out:
         parts.append(
             f"- {left_out} more open proposal(s) not repo-safe, left out: call handoff with "

@@ -36,6 +36,12 @@ class TreeFile:
         assert isinstance(blob, pygit2.Blob)
         return blob.data
 
+    def size(self) -> int:
+        """The blob's size from its object header, without inflating it."""
+        import pygit2  # pygit2 on first use (Command start-up: search)
+
+        return self.repo.odb.read_header(pygit2.Oid(hex=self.oid))[1]
+
 
 class GitRepo:
     """One opened repository: a work tree (possibly linked) or a bare repository."""

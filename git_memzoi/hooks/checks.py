@@ -3,7 +3,8 @@
 A change is one new .memzoi/ subtree against its parents' subtrees (a pushed commit, or the
 staged index against HEAD). Work is shared across the changes of one push: each distinct file
 blob is parsed once, each distinct tree is validated once (as a delta of its parent's, see
-treestate), and only the lines a change adds are scanned for secrets.
+treestate), and each blob is scanned for secrets once: a record or packet whole, when it is
+validated; any other file (log.md) for the lines a change adds.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from git_memzoi.hooks import refrules
 from git_memzoi.hooks.refrules import ALLOWED_TRANSITIONS
 from git_memzoi.hooks.treecache import TreeCache
 from git_memzoi.hooks.treestate import TreeState
-from git_memzoi.layout import MEMZOI_DIR, REPO_CONFIG
+from git_memzoi.layout import MAX_FILE_BYTES, MEMZOI_DIR, REPO_CONFIG
 from git_memzoi.profile import secrets
 from git_memzoi.profile.document import Problem
+from git_memzoi.profile.folding import shown
 from git_memzoi.profile.tree import SourceFile, TreeReport, check_file, secret_problem
 from git_memzoi.runtime import config as configmod
 
@@ -151,6 +153,22 @@ class MemoryChecker:
         code, message = _ODD_MEMZOI[kind]
         return self._record(where, [Problem(MEMZOI_DIR, 1, code, message)])
 
+    def memzoi_twins(self, where: str, names: tuple[str, ...]) -> list[Problem]:
+        """Refuse root entries that a macOS or Windows checkout would write into `.memzoi/`, by name."""
+        return self._record(
+            where,
+            [
+                Problem(
+                    shown(name),
+                    1,
+                    "memzoi-alias",
+                    f"a case-insensitive or normalising filesystem (macOS, Windows) checks this out as {MEMZOI_DIR}; "
+                    f"memory lives in {MEMZOI_DIR} alone",
+                )
+                for name in names
+            ],
+        )
+
     def policy(self, config: tuple[str, bytes] | None) -> configmod.HooksConfig:
         """The [hooks] policy of the server's config over a tree's .memzoi/config.toml (None: no file).
 
@@ -248,7 +266,8 @@ class MemoryChecker:
         one = self._files.get(key)
         if one is None:
             one = TreeReport()
-            check_file(one, SourceFile(path, lambda: self.history.blob(oid), is_symlink), "committed")
+            source = SourceFile(path, lambda: self.history.blob(oid), is_symlink, lambda: self.history.size(oid))
+            check_file(one, source, "committed")
             self._files[key] = one
             self.report.files_parsed += 1
         return one
@@ -291,6 +310,12 @@ class MemoryChecker:
         base = change.old_oid if not change.old_symlink else None
         key = (base, change.new_oid)
         found = self._scanned.get(key)
+        one = self._files.get((change.path, change.new_oid, False))
+        if found is None and one is not None and change.path in one.scanned:
+            # validating the file scanned its whole text already: each blob is scanned once
+            return [p for p in one.problems if p.code == "secret"]
+        if found is None and self.history.size(change.new_oid) > MAX_FILE_BYTES:
+            return []  # never read: the tree check refuses the file by its size
         if found is None:
             if base is None:
                 found = secrets.scan(self.history.blob(change.new_oid).decode("utf-8", "replace"))

@@ -13,6 +13,7 @@ from typing import Literal
 from git_memzoi.errors import Refused
 from git_memzoi.gitrepo import GitRepo
 from git_memzoi.gitrepo.hookdir import hooks_dir
+from git_memzoi.layout import MEMZOI_PATHSPECS
 from git_memzoi.runtime.atomic import write_atomic
 
 HookName = Literal["pre-commit", "pre-push", "pre-receive"]
@@ -45,9 +46,9 @@ def executable() -> str:
 #: without asking git again). GIT_LITERAL_PATHSPECS=0 keeps the :(top) magic working.
 _PRE_COMMIT_QUICK = """\
 # memory untouched: nothing to check, and no need to start Python
-GIT_LITERAL_PATHSPECS=0 git diff-index --cached --quiet HEAD -- ':(top).memzoi' 2>/dev/null && exit 0
+GIT_LITERAL_PATHSPECS=0 git diff-index --cached --quiet HEAD -- {pathspecs} 2>/dev/null && exit 0
 MEMZOI_STAGED=asked; export MEMZOI_STAGED  # git-memzoi need not ask again
-"""
+""".format(pathspecs=" ".join(f"'{spec}'" for spec in MEMZOI_PATHSPECS))
 
 #: pre-push, before Python starts (POSIX sh). The common case: every ref line is a deletion or
 #: names a remote commit this repository has. The pushed commits are then those the tips reach

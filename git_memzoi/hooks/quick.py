@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 
-from git_memzoi.layout import MEMZOI_DIR
+from git_memzoi.layout import MEMZOI_DIR, MEMZOI_PATHSPECS
 
 #: When nothing says what the remote has, at most this many of the newest commits are checked.
 UNKNOWN_REMOTE_LIMIT = 200
@@ -53,7 +53,7 @@ def staged_untouched() -> bool:
     try:
         # :(top) because a hook run by hand may start in a subdirectory of the work tree
         done = subprocess.run(
-            ["git", "diff-index", "--cached", "--quiet", "HEAD", "--", f":(top){MEMZOI_DIR}"],
+            ["git", "diff-index", "--cached", "--quiet", "HEAD", "--", *MEMZOI_PATHSPECS],
             capture_output=True,
             check=False,
         )

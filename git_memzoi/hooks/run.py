@@ -139,12 +139,15 @@ def check_push(
             seen.add((commit.sha, policy.allow_in_place_edits))
             walked.add(commit.sha)
             odd = history.odd_memzoi(commit.sha)
-            if odd is None and not commit.touches_memzoi:
+            twins = history.memzoi_twins(commit.sha)
+            if odd is None and not twins and not commit.touches_memzoi:
                 continue
             checked.add(commit.sha)
             report.summaries[commit.sha] = commit.summary
             if odd is not None:
                 checker.odd_memzoi(commit.sha, odd)
+            if twins:
+                checker.memzoi_twins(commit.sha, twins)
             config = history.config_blob(commit.sha, REPO_CONFIG) if commit.memzoi is not None else None
             if tree_cache is not None and commit.parents:
                 _start_from_kept(
@@ -229,6 +232,7 @@ def check_staged(repo: GitRepo) -> CheckReport:
     parent_memzoi = tuple(history.memzoi_of(sha) for sha in parents)
     report = checker.report
     report.commits_walked = 1
+    checker.memzoi_twins("index", history.memzoi_twins("index"))
     if touches_memzoi(memzoi, parent_memzoi):
         report.commits_checked = 1
         report.summaries["index"] = "staged changes"

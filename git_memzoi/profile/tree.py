@@ -14,6 +14,7 @@ from git_memzoi.errors import FormatError
 from git_memzoi.layout import (
     GITATTRIBUTES,
     INDEX_FILE,
+    MAX_FILE_BYTES,
     MEMZOI_DIR,
     PENDING,
     RECORDS,
@@ -49,6 +50,8 @@ class SourceFile:
     path: str
     read: Callable[[], bytes]
     is_symlink: bool = False
+    #: its size without reading it (a stat, a git object header); None: known only by reading it
+    size: Callable[[], int] | None = None
 
 
 @dataclass
@@ -59,6 +62,8 @@ class TreeReport:
     records: dict[str, ParsedRecord] = field(default_factory=dict)
     packets: dict[str, ParsedPacket] = field(default_factory=dict)
     files_checked: int = 0
+    #: files whose whole text was scanned for secrets (their findings are in `problems`)
+    scanned: set[str] = field(default_factory=set)
 
     @property
     def errors(self) -> list[Problem]:
@@ -124,6 +129,11 @@ def check_file(report: TreeReport, source: SourceFile, mode: Mode = "worktree") 
     if source.is_symlink:
         report.problems.append(Problem(path, 1, "symlink", "memory files must be regular files, not symlinks"))
         return
+    size = source.size() if source.size is not None else None
+    if size is not None and size > MAX_FILE_BYTES:
+        # refused by its size alone: a crafted file of a gigabyte is never read, decoded or scanned
+        report.problems.append(too_large(path, size))
+        return
     name = path.rsplit("/", 1)[-1]
     if name in RESERVED_FILES:
         report.problems.extend(check_reserved(path, source.read()))
@@ -140,6 +150,11 @@ def check_file(report: TreeReport, source: SourceFile, mode: Mode = "worktree") 
                 path, 1, "stray-file", "Markdown outside records/ and proposals/ is not part of the profile", "warning"
             )
         )
+
+
+def too_large(path: str, size: int) -> Problem:
+    """The one wording of a file over the size limit, wherever its size is taken."""
+    return Problem(path, 1, "file-too-large", f"file is {size} bytes; the limit is {MAX_FILE_BYTES}")
 
 
 def secret_problems(path: str, text: str) -> list[Problem]:
@@ -169,6 +184,7 @@ def _check_record(report: TreeReport, source: SourceFile) -> None:
         report.problems.append(Problem(path, 1, exc.code, exc.message))
     raw = source.read()
     report.problems.extend(secret_problems(path, raw.decode("utf-8", "replace")))
+    report.scanned.add(path)
     try:
         report.records[path] = read_record(raw, path)
     except InvalidDocument as exc:
@@ -186,6 +202,7 @@ def _check_packet(report: TreeReport, source: SourceFile, mode: Mode) -> None:
         return
     raw = source.read()
     report.problems.extend(secret_problems(path, raw.decode("utf-8", "replace")))
+    report.scanned.add(path)
     try:
         parsed = read_packet(raw, path)
     except InvalidDocument as exc:

@@ -27,6 +27,10 @@ class SourceReader:
     def __call__(self) -> bytes:
         return self.path.read_bytes()
 
+    def size(self) -> int:
+        """The file's size by lstat, taken before anything reads it."""
+        return self.path.lstat().st_size
+
 
 def _walk(root: Path, top: Path) -> Iterator[SourceFile]:
     for folder, dirs, files in os.walk(top):
@@ -35,7 +39,8 @@ def _walk(root: Path, top: Path) -> Iterator[SourceFile]:
         for name in [*sorted(files), *[d for d in dirs if (base / d).is_symlink()]]:
             full = base / name
             rel = printable(full.relative_to(root).as_posix())  # a non-UTF-8 name is reported, escaped
-            yield SourceFile(rel, _reader(full), full.is_symlink())
+            reader = _reader(full)
+            yield SourceFile(rel, reader, full.is_symlink(), reader.size)
 
 
 def worktree_files(repo: GitRepo, paths: Sequence[str] = ()) -> Iterator[SourceFile]:
@@ -58,7 +63,8 @@ def worktree_files(repo: GitRepo, paths: Sequence[str] = ()) -> Iterator[SourceF
         if rel != MEMZOI_DIR and not rel.startswith(MEMZOI_DIR + "/"):
             raise UsageError(f"{given}: not inside {MEMZOI_DIR}/; memory files live there")
         if candidate.is_symlink() or candidate.is_file():
-            yield SourceFile(rel, _reader(candidate), candidate.is_symlink())
+            reader = _reader(candidate)
+            yield SourceFile(rel, reader, candidate.is_symlink(), reader.size)
         elif candidate.is_dir():
             yield from _walk(root, candidate)
         else:
@@ -69,4 +75,4 @@ def rev_files(repo: GitRepo, rev: str) -> Iterator[SourceFile]:
     """Files under .memzoi/ in the tree at `rev`, read from git objects (works in a bare repository)."""
     commit = repo.resolve(rev)
     for item in repo.tree_files(commit.tree):
-        yield SourceFile(item.path, item.read, item.oid == "symlink")
+        yield SourceFile(item.path, item.read, item.oid == "symlink", item.size if item.oid != "symlink" else None)

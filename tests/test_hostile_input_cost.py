@@ -325,3 +325,104 @@ def test_a_commit_next_to_a_folded_twin_is_not_taken_by_the_fast_path(remote: Re
     result = git("commit", "-q", "-m", "twin file", cwd=remote.work.path, check=False)
     assert result.returncode == 1, result.stderr
     assert ".memzoi.:1: memzoi-alias:" in result.stderr
+
+
+# --- item: control characters in one-line fields ---------------------------------------------------------------
+
+
+def _with_field(text: str, line: str, value: str) -> str:
+    """A record with the frontmatter line starting `line` replaced by `value` (a double-quoted YAML scalar)."""
+    lines = text.split("\n")
+    index = next(i for i, each in enumerate(lines) if each.startswith(line))
+    lines[index] = value
+    return "\n".join(lines)
+
+
+CONTROLLED = [
+    ("title", 'title: "Use postgres\\e]0;owned\\a"', "title", "\\x1b"),
+    ("description", 'description: "clear \\e[2J screen"', "description", "\\x1b"),
+    ("source_ref", 'source_ref: "issue://1\\rforged"', "source_ref", "\\r"),
+    ("source", 'source: "human\\x9b2J"', "source", "\\x9b"),
+    ("title", 'title: "left \\u202e right"', "title", "\\u202e"),
+    ("title", 'title: "line \\u2028 break"', "title", "\\u2028"),
+    ("title", 'title: "tab\\there"', "title", "\\t"),
+    ("title", 'title: "OSC 52 \\e]52;c;b3duZWQ=\\a"', "title", "\\x1b"),
+    ("title", "title: >\n  Folded with a trailing newline", "title", "\\n"),
+    ("origin", '  origin_key: "test:\\ex"', "origin.origin_key", "\\x1b"),
+]
+
+
+@pytest.mark.parametrize(("prefix", "value", "where", "char"), CONTROLLED)
+def test_validate_refuses_a_control_character_in_a_one_line_field(
+    remote: Remote, prefix: str, value: str, where: str, char: str
+) -> None:
+    rel = record_path("use-postgres")
+    text = _with_field(record("use-postgres"), prefix if prefix != "origin" else "  origin_key:", value)
+    remote.work.write(rel, text)
+    result = run_cli("validate", rel, cwd=remote.work.path, expect=1)
+    line = text.split("\n").index(value.split("\n")[0]) + 1
+    assert f"{rel}:{line}: control-character: {where}: holds the control character {char};" in result.stdout
+
+
+def test_tags_and_applies_to_items_are_one_line_too(remote: Remote) -> None:
+    rel = record_path("use-postgres")
+    text = record("use-postgres", extra='tags:\n  - fine\n  - "bad\\e[31m"\napplies_to:\n  - "src/\\x85x"\n')
+    remote.work.write(rel, text)
+    out = run_cli("validate", rel, cwd=remote.work.path, expect=1).stdout
+    lines = text.split("\n")
+    tag = lines.index('  - "bad\\e[31m"') + 1
+    path = lines.index('  - "src/\\x85x"') + 1
+    assert f"{rel}:{tag}: control-character: tags.1:" in out
+    assert f"{rel}:{path}: control-character: applies_to.0:" in out
+
+
+def test_the_body_may_hold_tabs_but_no_other_control(remote: Remote) -> None:
+    rel = record_path("use-postgres")
+    remote.work.write(rel, record("use-postgres", body="Tabs\tare fine."))
+    run_cli("validate", rel, cwd=remote.work.path)
+    text = record("use-postgres", body="First line.\n\nThen \x1b[2J a clear.")
+    remote.work.write(rel, text)
+    out = run_cli("validate", rel, cwd=remote.work.path, expect=1).stdout
+    line = text.split("\n").index("Then \x1b[2J a clear.") + 1
+    assert f"{rel}:{line}: control-character: the body holds the control character \\x1b;" in out
+
+
+def test_a_multi_line_reason_may_hold_newlines(remote: Remote) -> None:
+    from test_hooks import packet
+
+    rel = ".memzoi/proposals/pending/mem_test_reason.md"
+    text = packet("mem_test_reason").replace("  proposed_at:", '  reason: "two\\nlines"\n  proposed_at:')
+    remote.work.write(rel, text)
+    run_cli("validate", rel, cwd=remote.work.path)
+    remote.work.write(rel, text.replace("two\\nlines", "two\\elines"))
+    assert (
+        "proposal.reason: holds the control character \\x1b"
+        in run_cli("validate", rel, cwd=remote.work.path, expect=1).stdout
+    )
+
+
+def test_server_refuses_a_record_whose_title_drives_the_terminal(remote: Remote) -> None:
+    remote.accepted()
+    rel = record_path("use-redis")
+    text = _with_field(record("use-redis"), "title:", 'title: "Use redis\\e]0;owned\\a"')
+    remote.commit({rel: text})
+    remote.rejected(f"{rel}:7: control-character: title: holds the control character \\x1b;")
+
+
+def test_recalled_text_is_escaped_on_every_human_output() -> None:
+    from types import SimpleNamespace
+
+    from git_memzoi.export.instructions import render_entry
+    from git_memzoi.profile.oneline import escape, escape_text
+
+    hostile = "a\x1b]52;c;b3duZWQ=\x07b\x9b2Jc\u202ed"
+    assert escape(hostile) == "a\\x1b]52;c;b3duZWQ=\\x07b\\x9b2Jc\\u202ed"
+    assert escape_text("one\n\ttwo\x1b") == "one\n\ttwo\\x1b"
+    # what the index would hand the export if a record held them (validation refuses them first)
+    indexed = SimpleNamespace(
+        record_id="r", title=hostile, description=None, body="# T\n\nbody \x1b[2J\n", applies_to=[]
+    )
+    entry = render_entry(indexed)  # type: ignore[arg-type]
+    assert "\x1b" not in entry and "\x9b" not in entry and "\x07" not in entry
+    assert "### a\\x1b]52;c;b3duZWQ=\\x07b\\x9b2Jc\\u202ed" in entry
+    assert "body \\x1b[2J" in entry

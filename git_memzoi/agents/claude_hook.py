@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import UsageError
 from git_memzoi.layout import RECORDS
+from git_memzoi.profile import oneline
 from git_memzoi.recall.precheck import precheck
 
 if TYPE_CHECKING:
@@ -126,14 +127,18 @@ def precheck_answer(ws: Workspace, kind: str, value: str, risk_decision: str) ->
     count = len(result.warnings)
     lines = [f"git memzoi: project memory has {count} warning{'s' if count > 1 else ''} for {kind} {what}:", ""]
     for number, w in enumerate(result.warnings, 1):
-        lines += [f"{number}. [{w.type}] {w.title} (id: {w.record_id})", f"   {w.message}", f"   Next: {w.next_step}"]
+        lines += [
+            oneline.escape(f"{number}. [{w.type}] {w.title} (id: {w.record_id})"),
+            oneline.escape(f"   {w.message}"),
+            oneline.escape(f"   Next: {w.next_step}"),
+        ]
     out: dict[str, Any] = {"hookEventName": "PreToolUse", "additionalContext": _clip("\n".join(lines) + "\n")}
     risks = [w for w in result.warnings if w.type == "risk"]
     if risks and risk_decision != "context":
         more = f" (+{count - 1} more in context)" if count > 1 else ""
         out["permissionDecision"] = risk_decision
-        out["permissionDecisionReason"] = " ".join(
-            f"git memzoi risk {risks[0].record_id}: {risks[0].title}{more}".split()
+        out["permissionDecisionReason"] = oneline.escape(
+            " ".join(f"git memzoi risk {risks[0].record_id}: {risks[0].title}{more}".split())
         )
     return {"hookSpecificOutput": out}
 

@@ -149,7 +149,7 @@ class History:
     def _root_twins(self, tree: pygit2.Tree) -> tuple[str, ...]:
         key = str(tree.id)
         if key not in self._twins_of_tree:  # once per root tree: a code-only push mostly repeats a few
-            names = (entry.raw_name.decode("utf-8", "surrogateescape") for entry in tree)
+            names = ((entry.raw_name or b"").decode("utf-8", "surrogateescape") for entry in tree)
             self._twins_of_tree[key] = tuple(name for name in names if folds_to_memzoi(name))
         return self._twins_of_tree[key]
 

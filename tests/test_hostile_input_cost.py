@@ -426,3 +426,18 @@ def test_recalled_text_is_escaped_on_every_human_output() -> None:
     assert "\x1b" not in entry and "\x9b" not in entry and "\x07" not in entry
     assert "### a\\x1b]52;c;b3duZWQ=\\x07b\\x9b2Jc\\u202ed" in entry
     assert "body \\x1b[2J" in entry
+
+
+def test_rebuild_refuses_an_oversized_record_by_its_size(remote: Remote) -> None:
+    exe = memzoi_exe()
+    work = remote.work.path
+    _, _, baseline = _peak_of([exe, "search", "postgres"], work)
+    with (work / ".memzoi/records/project/huge.md").open("wb") as handle:
+        handle.truncate(1 << 30)  # a sparse gigabyte in a clone's work tree
+    code, output, peak = _peak_of([exe, "rebuild", "--strict"], work)
+    assert code == 1
+    assert f".memzoi/records/project/huge.md:1: file-too-large: file is {1 << 30} bytes" in output
+    code, output, peak_search = _peak_of([exe, "search", "postgres"], work)
+    assert code == 0, output
+    assert "Use postgres" in output
+    assert max(peak, peak_search) < baseline + 24 * 1024

@@ -441,3 +441,16 @@ def test_rebuild_refuses_an_oversized_record_by_its_size(remote: Remote) -> None
     assert code == 0, output
     assert "Use postgres" in output
     assert max(peak, peak_search) < baseline + 24 * 1024
+
+
+@pytest.mark.parametrize("new_branch", [False, True], ids=["shell quick path", "python quick path"])
+def test_pre_push_refuses_a_folded_twin(tmp_path: Path, new_branch: bool) -> None:
+    remote = make_remote(tmp_path, hook="none")  # no server hook: the client's pre-push alone
+    remote.accepted()
+    run_cli("hook", "install", "--pre-push", cwd=remote.work.path)
+    sha = _commit_twin(remote, ".memzoi.")
+    # an existing branch is decided by the script's shell; a new one by hooks.quick in Python
+    result = remote.push("HEAD:refs/heads/topic" if new_branch else "main")
+    assert result.returncode != 0, result.stderr
+    assert ".memzoi.:1: memzoi-alias:" in result.stderr
+    assert sha[:7] in result.stderr

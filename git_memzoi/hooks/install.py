@@ -80,11 +80,15 @@ MEMZOI_REFS
     [ -n "$commits" ] || return 0
     touched=$(printf '%s\n' "$commits" | GIT_LITERAL_PATHSPECS=0 git diff-tree --stdin --root \
         --diff-merges=first-parent -r -t --name-only -- ':(top).memzoi' 2>/dev/null) || return 1
-    [ -z "$touched" ]
+    [ -z "$touched" ] || return 1
+    # root names that fold to .memzoi on macOS or Windows (files only: -t lists every tree a glob enters)
+    twins=$(printf '%s\n' "$commits" | GIT_LITERAL_PATHSPECS=0 git diff-tree --stdin --root \
+        --diff-merges=first-parent -r --name-only -- TWIN_PATHSPECS 2>/dev/null) || return 1
+    [ -z "$twins" ]
 }
 # memory untouched by every pushed commit: nothing to check, and no need to start Python
 memzoi_untouched && exit 0
-"""
+""".replace("TWIN_PATHSPECS", " ".join(f"'{spec}'" for spec in MEMZOI_PATHSPECS[1:]))
 
 
 def script(name: HookName, program: str) -> str:

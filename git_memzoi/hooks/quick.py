@@ -175,7 +175,21 @@ def _any_touches(walked: list[list[str]]) -> bool:
     if len(out) != len(names):
         raise GitUnclear("git cat-file answered a different number of lines")
     tree = {n: (None if line.endswith(" missing") else line) for n, line in zip(names, out, strict=True)}
-    return any(tree[row[0]] != (tree[row[1]] if len(row) > 1 else None) for row in walked)
+    if any(tree[row[0]] != (tree[row[1]] if len(row) > 1 else None) for row in walked):
+        return True
+    # a root name that macOS or Windows checks out as .memzoi (.MEMZOI, .memzoi.): the full check refuses it
+    twins = _git(
+        "diff-tree",
+        "--stdin",
+        "--root",
+        "--diff-merges=first-parent",
+        "-r",
+        "--name-only",
+        "--",
+        *MEMZOI_PATHSPECS[1:],
+        input="".join(f"{row[0]}\n" for row in walked),
+    )
+    return any(line and not _is_hex(line) for line in twins.splitlines())
 
 
 def parse_push_lines(text: str) -> list[tuple[str, str]]:

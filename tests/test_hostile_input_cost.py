@@ -88,6 +88,8 @@ SECRETS = [
     ("PASSWORD = correcthorse9battery", "assigned-secret"),
     ("client_secret: 'abcdefgh12345678'", "assigned-secret"),
     ("Api-Key=abcdefghijk1", "assigned-secret"),
+    ("clé : AKIAIOSFODNN7EXAMPLE", "aws-access-key"),  # not ASCII: no character is ruled out up front
+    ("api\u212aey=abcdefghijk1", "assigned-secret"),  # KELVIN SIGN folds to k
 ]
 
 

@@ -135,11 +135,26 @@ class SecretFinding:
         return f"line {self.line}: {self.looks_like}"
 
 
+#: every character of every literal; one `in` test of a single character is a memchr, many
+#: times faster than a substring test, so a literal with a character the text lacks costs nothing
+_LITERAL_CHARS = frozenset("".join(literal for _, literal, _, _ in _PATTERNS))
+
+
+def _absent_chars(text: str) -> set[str]:
+    """The literals' characters that `text` lacks (in either case, for the case-insensitive ones)."""
+    if not text.isascii():
+        return set()  # lower-casing can make ASCII letters of other characters (U+212A KELVIN SIGN)
+    return {c for c in _LITERAL_CHARS if c not in text and (not c.isalpha() or c.swapcase() not in text)}
+
+
 def scan(text: str) -> list[SecretFinding]:
     """The first MAX_FINDINGS secret-looking spans in `text`, in line order (one finding per kind and line)."""
     lowered: str | None = None
+    absent = _absent_chars(text)
     findings: set[SecretFinding] = set()
     for kind, literal, pattern, folded in _PATTERNS:
+        if not absent.isdisjoint(literal):
+            continue  # a character of the literal is nowhere in the text
         if folded and lowered is None:
             lowered = text.lower()  # the same newlines as text: line numbers are counted in it
         subject = lowered if folded and lowered is not None else text

@@ -13,6 +13,19 @@ INDEX_FILE = "index.md"
 LOG_FILE = "log.md"
 #: Files directly under .memzoi/ for people, which may define neither a record nor a proposal.
 RESERVED_FILES = (INDEX_FILE, LOG_FILE)
+#: What the client hooks' quick paths ask git about: .memzoi, and the root names a case-insensitive
+#: filesystem checks out as .memzoi (`.MEMZOI`, `.memzoi.`, `MEMZOI~1`; profile.folding has every rule)
+MEMZOI_PATHSPECS = (
+    ":(top).memzoi",
+    ":(top,icase,glob).memzoi*",
+    ":(top,icase,glob).memzoi*/**",
+    ":(top,icase,glob)memzoi~*",
+    ":(top,icase,glob)memzoi~*/**",
+)
+#: The largest file .memzoi/ may hold; every gate takes a file's size before it reads the file.
+MAX_FILE_BYTES = 1024 * 1024
+#: The most one commit may add to a log.md (which has no size limit): checked by sizes, unread, at every hook.
+LOG_GROWTH_MAX = 16 * 1024 * 1024
 LOG = f"{MEMZOI_DIR}/{LOG_FILE}"
 RECORDS = f"{MEMZOI_DIR}/records"
 PROPOSALS = f"{MEMZOI_DIR}/proposals"

@@ -59,6 +59,11 @@ def test_arbitrary_bytes_only_clear_errors(data: bytes) -> None:
         _check_clean(exc)
 
 
+#: what a frontmatter string may hold: no control, line or paragraph separator, or format character
+#: (bidirectional controls are format characters); test_extras_with_a_control_are_refused has those
+_PRINTABLE = st.characters(blacklist_categories=("Cc", "Cs", "Cf", "Zl", "Zp"))
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     st.dictionaries(
@@ -67,8 +72,8 @@ def test_arbitrary_bytes_only_clear_errors(data: bytes) -> None:
             st.none(),
             st.booleans(),
             st.integers(-5, 5),
-            st.text(max_size=20),
-            st.lists(st.text(max_size=5), max_size=3),
+            st.text(_PRINTABLE, max_size=20),
+            st.lists(st.text(_PRINTABLE, max_size=5), max_size=3),
         ),
         max_size=4,
     )
@@ -81,6 +86,21 @@ def test_unknown_extras_survive_round_trip(extras: dict) -> None:  # type: ignor
     assert again.record.extras == extras
     assert again.doc.data == data
     assert frontmatter.render(again.doc.data, again.doc.body) == rendered
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.text(max_size=8), st.sampled_from(["\x1b", "\x07", "\r", "\n", "\x9b", "\u2028", "\u202e"]), st.text(max_size=8)
+)
+def test_extras_with_a_control_are_refused(before: str, control: str, after: str) -> None:
+    doc = frontmatter.parse(RECORD.encode())
+    rendered = frontmatter.render(dict(doc.data) | {"x_note": before + control + after}, doc.body)
+    try:
+        read_record(rendered.encode(), "r.md")
+    except InvalidDocument as exc:
+        assert any(p.code == "control-character" and "x_note:" in p.message for p in exc.problems)
+    else:
+        raise AssertionError("a control character in an extra field was accepted")
 
 
 def test_billion_laughs_is_refused_quickly() -> None:

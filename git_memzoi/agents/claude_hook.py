@@ -25,6 +25,7 @@ from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
 from git_memzoi.index.rebuild import open_index
 from git_memzoi.layout import RECORDS
+from git_memzoi.profile import oneline
 from git_memzoi.recall import paths as pathmatch
 from git_memzoi.recall import standing
 from git_memzoi.recall.context import candidates
@@ -298,9 +299,9 @@ def pretool_answer(ws: Workspace, event: HookEvent, kind: str, value: str, risk_
         lines += [f"git memzoi: project memory has {count} warning{'s' if count > 1 else ''} for {kind} {what}:", ""]
         for number, w in enumerate(result.warnings, 1):
             lines += [
-                f"{number}. [{w.type}] {w.title} (id: {w.record_id})",
-                f"   {w.message}",
-                f"   Next: {w.next_step}",
+                oneline.escape(f"{number}. [{w.type}] {w.title} (id: {w.record_id})"),
+                oneline.escape(f"   {w.message}"),
+                oneline.escape(f"   Next: {w.next_step}"),
             ]
     if fresh:
         parts, given = _fit([row for row, _ in fresh], memory, ws.config.agents.prompt_budget)
@@ -312,8 +313,8 @@ def pretool_answer(ws: Workspace, event: HookEvent, kind: str, value: str, risk_
     if risks and risk_decision != "context":
         more = f" (+{count - 1} more in context)" if count > 1 else ""
         out["permissionDecision"] = risk_decision
-        out["permissionDecisionReason"] = " ".join(
-            f"git memzoi risk {risks[0].record_id}: {risks[0].title}{more}".split()
+        out["permissionDecisionReason"] = oneline.escape(
+            " ".join(f"git memzoi risk {risks[0].record_id}: {risks[0].title}{more}".split())
         )
     return {"hookSpecificOutput": out}
 

@@ -10,9 +10,15 @@ import click
 from git_memzoi.cli.common import emit_json, json_option, say, workspace
 from git_memzoi.cli.entry import rebuild_summary
 from git_memzoi.errors import EXIT_NO
+from git_memzoi.profile.oneline import escape, escape_text
 
 #: Files to parse before a progress bar is worth showing.
 PROGRESS_MIN = 200
+
+
+def _line(text: str) -> None:
+    """Print one line of recalled text with its control characters escaped: memory never drives the terminal."""
+    click.echo(escape(text))
 
 
 def _none(value: str | None) -> str:
@@ -146,14 +152,14 @@ def search(
             if hit.status == "active"
             else f"  [query-only: {hit.status}]"
         )
-        click.echo(f"{number}. {hit.title}  ({hit.type}, {hit.lane}){flag}")
-        click.echo(
+        _line(f"{number}. {hit.title}  ({hit.type}, {hit.lane}){flag}")
+        _line(
             f"   id: {hit.record_id}  score: {hit.score:.3f}"
             + (f"  applies_to: {', '.join(hit.applies_to)}" if hit.applies_to else "")
         )
         if hit.snippet:
-            click.echo(f"   {hit.snippet}")
-        click.echo(f"   {_cite(hit.citation)}")
+            _line(f"   {hit.snippet}")
+        _line(f"   {_cite(hit.citation)}")
 
 
 @click.command()
@@ -167,21 +173,19 @@ def expiry(record_id: str, as_json: bool) -> None:
     if as_json:
         emit_json(decision.model_dump())
         return
-    click.echo(f"{decision.record_id}: {'current' if decision.current else 'query-only'}")
-    click.echo(f"  lane:     {decision.lane} (status: {decision.status})")
-    click.echo(f"  rule:     {decision.rule}")
+    _line(f"{decision.record_id}: {'current' if decision.current else 'query-only'}")
+    _line(f"  lane:     {decision.lane} (status: {decision.status})")
+    _line(f"  rule:     {decision.rule}")
     boundary = (
         f"{decision.boundary} ({decision.boundary_kind})"
         if decision.boundary
         else ("none" if decision.boundary_kind is None else decision.boundary_kind)
     )
-    click.echo(f"  boundary: {boundary}")
-    click.echo(f"  reason:   {decision.reason}")
-    click.echo(f"  at:       {decision.evaluated_at}")
+    _line(f"  boundary: {boundary}")
+    _line(f"  reason:   {decision.reason}")
+    _line(f"  at:       {decision.evaluated_at}")
     for fact in decision.facts:
-        click.echo(
-            f"  fact:     {fact.get('fact')} until {fact.get('until')} by {fact.get('actor')}: {fact.get('reason')}"
-        )
+        _line(f"  fact:     {fact.get('fact')} until {fact.get('until')} by {fact.get('actor')}: {fact.get('reason')}")
 
 
 @click.command()
@@ -200,7 +204,7 @@ def context(task: str, paths: tuple[str, ...], budget: int | None, include_local
     if as_json:
         emit_json(pack.model_dump())
         return
-    click.echo(pack.text, nl=not pack.text.endswith("\n"))
+    click.echo(escape_text(pack.text), nl=not pack.text.endswith("\n"))
     say(f"{len(pack.items)} records, {pack.used}/{pack.budget} words, {len(pack.omitted)} omitted")
 
 
@@ -215,7 +219,7 @@ def handoff(task: str, as_json: bool) -> None:
     if as_json:
         emit_json(result.model_dump())
         return
-    click.echo(result.text, nl=not result.text.endswith("\n"))
+    click.echo(escape_text(result.text), nl=not result.text.endswith("\n"))
 
 
 @click.command()
@@ -239,10 +243,10 @@ def precheck(path: str | None, command_: str | None, action: str | None, exit_co
         say(f"no warnings for {result.subject} {result.value!r}")
     else:
         for number, warning in enumerate(result.warnings, 1):
-            click.echo(f"{number}. [{warning.type}] {warning.title}  (id: {warning.record_id})")
-            click.echo(f"   {warning.message}")
-            click.echo(f"   matched: {warning.matched}")
-            click.echo(f"   next: {warning.next_step}")
-            click.echo(f"   {_cite(warning.citation)}")
+            _line(f"{number}. [{warning.type}] {warning.title}  (id: {warning.record_id})")
+            _line(f"   {warning.message}")
+            _line(f"   matched: {warning.matched}")
+            _line(f"   next: {warning.next_step}")
+            _line(f"   {_cite(warning.citation)}")
     if exit_code and result.warnings:
         raise click.exceptions.Exit(EXIT_NO)

@@ -11,6 +11,7 @@ from git_memzoi.errors import UsageError
 from git_memzoi.export import common
 from git_memzoi.export.common import BUDGETS, FILE_NAMES, MAX_BYTES, ExportReport, Omitted
 from git_memzoi.layout import RECORDS
+from git_memzoi.profile import oneline
 from git_memzoi.recall.models import IndexedRecord
 from git_memzoi.runtime.workspace import Workspace
 
@@ -37,13 +38,13 @@ def _code(text: str) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return oneline.escape(" ".join(text.split()))
 
 
 def entry_text(record: IndexedRecord) -> str:
     """What an entry says: the record's description, else its body under the entry's heading level."""
     if record.description and record.description.strip():
-        return record.description.strip()
+        return oneline.escape_text(record.description.strip())
     lines = record.body.strip("\n").splitlines()
     if lines and lines[0].startswith("# "):
         lines = lines[1:]
@@ -59,7 +60,7 @@ def entry_text(record: IndexedRecord) -> str:
             level = min(len(heading.group(1)) + 3, 6)
             line = "#" * level + line[len(heading.group(1)) :]
         out.append(line.rstrip())
-    return "\n".join(out).strip("\n")
+    return oneline.escape_text("\n".join(out).strip("\n"))
 
 
 def render_entry(record: IndexedRecord) -> str:

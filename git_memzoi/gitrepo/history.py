@@ -14,7 +14,8 @@ from pygit2.enums import DeltaStatus, DiffOption, FileMode, ObjectType, SortMode
 from git_memzoi.errors import MemzoiError, UsageError
 from git_memzoi.gitrepo.repo import GitRepo
 from git_memzoi.gitrepo.treeshape import ROOT_FAULTS, ROOT_MEMZOI, TreeEntry, entry_fault, malformed, parse_tree, show
-from git_memzoi.layout import MEMZOI_DIR, REPO_CONFIG
+from git_memzoi.layout import MAX_FILE_BYTES, MEMZOI_DIR, REPO_CONFIG
+from git_memzoi.profile.folding import folds_to_memzoi
 
 ChangeStatus = Literal["A", "D", "M", "T"]
 _STATUS: dict[int, ChangeStatus] = {
@@ -86,6 +87,8 @@ class History:
         self.git = repo.pygit
         self._memzoi_of: dict[str, str | None] = {}
         self._odd: dict[str, str] = {}
+        self._twins: dict[str, tuple[str, ...]] = {}
+        self._twins_of_tree: dict[str, tuple[str, ...]] = {}
         self._gitlinks: dict[tuple[str | None, str | None], tuple[str, ...]] = {}
         self._changes: dict[tuple[str | None, str | None], list[TreeChange]] = {}
         self._root_faults: dict[str, str | None] = {}
@@ -248,7 +251,23 @@ class History:
         entries, fault = self._raw_tree(oid, size)
         return {} if fault is not None else {e.name: e.oid.hex() for e in entries if e.is_tree}
 
+    def memzoi_twins(self, sha: str) -> tuple[str, ...]:
+        """Root entries of commit `sha` (or "index") that macOS or Windows would check out as `.memzoi`."""
+        if sha != "index":
+            self.memzoi_of(sha)
+        return self._twins.get(sha, ())
+
+    def _root_twins(self, tree: pygit2.Tree) -> tuple[str, ...]:
+        key = str(tree.id)
+        if key not in self._twins_of_tree:  # once per root tree: a code-only push mostly repeats a few
+            names = ((entry.raw_name or b"").decode("utf-8", "surrogateescape") for entry in tree)
+            self._twins_of_tree[key] = tuple(name for name in names if folds_to_memzoi(name))
+        return self._twins_of_tree[key]
+
     def _subtree(self, sha: str, tree: pygit2.Tree) -> str | None:
+        twins = self._root_twins(tree)
+        if twins:
+            self._twins[sha] = twins
         try:
             entry = tree[MEMZOI_DIR]
         except KeyError:
@@ -378,6 +397,10 @@ class History:
         """A blob's bytes."""
         return cast(pygit2.Blob, self.git[oid]).data
 
+    def size(self, oid: str) -> int:
+        """A blob's size in bytes, from its object header: the blob itself is not inflated."""
+        return self.git.odb.read_header(pygit2.Oid(hex=oid))[1]
+
     def added_lines(self, old: str, new: str) -> list[tuple[int, str]]:
         """(line number in `new`, text) of the lines `new` adds over `old`; every line when binary."""
         patch = cast(pygit2.Blob, self.git[old]).diff(  # type: ignore[call-arg]  # the stub lacks it
@@ -399,8 +422,8 @@ class History:
             entry = cast(pygit2.Commit, self.git[sha]).tree[relpath]
         except KeyError:
             return None
-        if entry.type != ObjectType.BLOB:
-            return None
+        if entry.type != ObjectType.BLOB or self.size(str(entry.id)) > MAX_FILE_BYTES:
+            return None  # an oversized config.toml is not read: the tree check refuses it by size
         return str(entry.id), self.blob(str(entry.id))
 
     # the index -----------------------------------------------------------------
@@ -428,7 +451,8 @@ class History:
         config = None
         try:
             entry = tree[REPO_CONFIG]
-            config = self.blob(str(entry.id))
+            if self.size(str(entry.id)) <= MAX_FILE_BYTES:  # else not read: the tree check refuses it
+                config = self.blob(str(entry.id))
         except KeyError:
             pass
         return memzoi, config

@@ -39,6 +39,15 @@ class TreeFile:
         assert isinstance(blob, pygit2.Blob)
         return blob.data
 
+    def size(self) -> int:
+        """The blob's size from its object header, without inflating it."""
+        import pygit2  # pygit2 on first use (Command start-up: search)
+
+        try:
+            return int(self.repo.odb.read_header(pygit2.Oid(hex=self.oid))[1])
+        except KeyError:
+            raise missing_object(self.repo, self.path, self.oid) from None
+
     def chunks(self) -> Iterator[bytes]:
         """The blob a piece at a time (log.md has no size limit), sliced from libgit2's buffer, never copied whole."""
         import pygit2  # pygit2 on first use (Command start-up: search)

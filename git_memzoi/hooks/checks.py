@@ -3,7 +3,8 @@
 A change is one new .memzoi/ subtree against its parents' subtrees (a pushed commit, or the
 staged index against HEAD). Work is shared across the changes of one push: each distinct file
 blob is parsed once, each distinct tree is validated once (as a delta of its parent's, see
-treestate), and only the lines a change adds are scanned for secrets.
+treestate), and each blob is scanned for secrets once: a record or packet whole, when it is
+validated; any other file (log.md) for the lines a change adds.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from git_memzoi.hooks import refrules
 from git_memzoi.hooks.refrules import ALLOWED_TRANSITIONS
 from git_memzoi.hooks.treecache import TreeCache
 from git_memzoi.hooks.treestate import TreeState
-from git_memzoi.layout import MEMZOI_DIR, REPO_CONFIG
+from git_memzoi.layout import LOG_FILE, LOG_GROWTH_MAX, MAX_FILE_BYTES, MEMZOI_DIR, REPO_CONFIG
 from git_memzoi.profile import secrets
 from git_memzoi.profile.document import Problem
+from git_memzoi.profile.folding import shown
 from git_memzoi.profile.tree import SourceFile, TreeReport, check_file, secret_problem
 from git_memzoi.runtime import config as configmod
 
@@ -120,6 +122,10 @@ class MemoryChecker:
             problems.append(config_problem)
         allow_edits = (policy or own_policy).allow_in_place_edits
         first = parent_memzoi[0] if parent_memzoi else None
+        changes = list(self._changed(memzoi, parents, parent_memzoi))
+        grown = [problem for change in changes for problem in self._log_growth(change)]
+        if grown:  # judged by sizes alone: nothing of such a commit's memory is read
+            return self._record(where, problems + grown)
         problems.extend(self.tree_errors(memzoi, first))
         problems.extend(
             Problem(
@@ -130,7 +136,7 @@ class MemoryChecker:
             )
             for path in self.history.gitlinks(first, memzoi)
         )
-        for change in self._changed(memzoi, parents, parent_memzoi):
+        for change in changes:
             if not allow_edits:
                 problem = (
                     refrules.record_rule(self.history, self._file, change)
@@ -172,6 +178,22 @@ class MemoryChecker:
     def malformed_tree(self, where: str, path: str, why: str) -> list[Problem]:
         """Refuse a tree under .memzoi/ that git would not have written (see gitrepo.treeshape), by path."""
         return self._record(where, [Problem(path, 1, "malformed-tree", treeshape.malformed(why))])
+
+    def memzoi_twins(self, where: str, names: tuple[str, ...]) -> list[Problem]:
+        """Refuse root entries that a macOS or Windows checkout would write into `.memzoi/`, by name."""
+        return self._record(
+            where,
+            [
+                Problem(
+                    shown(name),
+                    1,
+                    "memzoi-alias",
+                    f"a case-insensitive or normalising filesystem (macOS, Windows) checks this out as {MEMZOI_DIR}; "
+                    f"memory lives in {MEMZOI_DIR} alone",
+                )
+                for name in names
+            ],
+        )
 
     def policy(self, config: tuple[str, bytes] | None) -> configmod.HooksConfig:
         """The [hooks] policy of the server's config over a tree's .memzoi/config.toml (None: no file).
@@ -270,7 +292,8 @@ class MemoryChecker:
         one = self._files.get(key)
         if one is None:
             one = TreeReport()
-            check_file(one, SourceFile(path, lambda: self.history.blob(oid), is_symlink), "committed")
+            source = SourceFile(path, lambda: self.history.blob(oid), is_symlink, size=lambda: self.history.size(oid))
+            check_file(one, source, "committed")
             self._files[key] = one
             self.report.files_parsed += 1
         return one
@@ -307,12 +330,34 @@ class MemoryChecker:
                 out.append(change)
         return out
 
+    def _log_growth(self, change: TreeChange) -> list[Problem]:
+        """A log.md (no size limit of its own) that one commit grows by more than LOG_GROWTH_MAX, by sizes unread.
+
+        Receipts are appended a line or a batch at a time; a commit adding more than that is no
+        receipt, and reading it would cost what a crafted blob weighs, not what it took to send.
+        """
+        if change.new_oid is None or change.new_symlink or change.path.rsplit("/", 1)[-1] != LOG_FILE:
+            return []
+        old = self.history.size(change.old_oid) if change.old_oid is not None and not change.old_symlink else 0
+        grown = self.history.size(change.new_oid) - old
+        if grown <= LOG_GROWTH_MAX:
+            return []
+        message = f"one commit adds {grown} bytes to it; at most {LOG_GROWTH_MAX} (a receipt is a line, a batch a few)"
+        return [Problem(change.path, 1, "log-growth", message)]
+
     # secrets ---------------------------------------------------------------------------
     def _secrets(self, change: TreeChange) -> list[Problem]:
         assert change.new_oid is not None
         base = change.old_oid if not change.old_symlink else None
         key = (base, change.new_oid)
         found = self._scanned.get(key)
+        one = self._files.get((change.path, change.new_oid, False))
+        if found is None and one is not None and change.path in one.scanned:
+            # validating the file scanned its whole text already: each blob is scanned once
+            return [p for p in one.problems if p.code == "secret"]
+        is_log = change.path.rsplit("/", 1)[-1] == LOG_FILE  # no size limit: its added lines are scanned
+        if found is None and not is_log and self.history.size(change.new_oid) > MAX_FILE_BYTES:
+            return []  # never read: the tree check refuses the file by its size
         if found is None:
             if base is None:
                 found = secrets.scan(self.history.blob(change.new_oid).decode("utf-8", "replace"))

@@ -38,6 +38,7 @@ from git_memzoi.layout import (
     DEFAULT_HOME,
     HOME_ENV,
     HOOK_TREES,
+    MEMZOI_PATHSPECS,
     PROJECT_CONFIG,
     PROJECTS,
     PROPOSALS,
@@ -121,7 +122,7 @@ def _kept_base(folder: Path, signature: str) -> tuple[str, set[str], set[str]]:
 
 def _staged_changes(base: str) -> list[tuple[str, str, str, str]]:
     """("STATUS OLDMODE", new mode, new blob OID, path) of each staged change under .memzoi/ against `base`."""
-    out = _git("diff-index", "--cached", "-z", "--no-renames", base, "--", f":(top){MEMZOI}")
+    out = _git("diff-index", "--cached", "-z", "--no-renames", base, "--", *MEMZOI_PATHSPECS)
     fields = out.split("\0")
     if fields[-1] != "" or len(fields) % 2 != 1:
         raise _Miss()
@@ -130,6 +131,8 @@ def _staged_changes(base: str) -> list[tuple[str, str, str, str]]:
         parts = meta.split(" ")
         if len(parts) != 5 or not parts[0].startswith(":"):
             raise _Miss()
+        if not path.startswith(MEMZOI + "/"):
+            raise _Miss()  # a name that folds to .memzoi on macOS or Windows: the full check refuses it
         old_mode, new_mode, new_oid, status = parts[0][1:], parts[1], parts[3], parts[4]
         if set(new_oid) <= _ZERO_OIDS:
             raise _Miss()  # deleted, or a work-tree side git did not hash

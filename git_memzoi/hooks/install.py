@@ -14,6 +14,7 @@ from typing import Literal
 from git_memzoi.errors import Refused
 from git_memzoi.gitrepo import GitRepo
 from git_memzoi.gitrepo.hookdir import hooks_dir
+from git_memzoi.layout import MEMZOI_PATHSPECS
 from git_memzoi.runtime.atomic import read_inside, refuse_symlinks, write_inside
 
 HookName = Literal["pre-commit", "pre-push", "pre-receive"]
@@ -48,9 +49,9 @@ def executable() -> str:
 #: without asking git again). GIT_LITERAL_PATHSPECS=0 keeps the :(top) magic working.
 _PRE_COMMIT_QUICK = """\
 # memory untouched: nothing to check, and no need to start Python
-GIT_LITERAL_PATHSPECS=0 git diff-index --cached --quiet HEAD -- ':(top).memzoi' 2>/dev/null && exit 0
+GIT_LITERAL_PATHSPECS=0 git diff-index --cached --quiet HEAD -- {pathspecs} 2>/dev/null && exit 0
 MEMZOI_STAGED=asked; export MEMZOI_STAGED  # git-memzoi need not ask again
-"""
+""".format(pathspecs=" ".join(f"'{spec}'" for spec in MEMZOI_PATHSPECS))
 
 #: pre-push, before Python starts (POSIX sh). The common case: every ref line is a deletion or
 #: names a remote commit this repository has. The pushed commits are then those the tips reach
@@ -83,11 +84,15 @@ MEMZOI_REFS
     [ -n "$commits" ] || return 0
     touched=$(printf '%s\n' "$commits" | GIT_LITERAL_PATHSPECS=0 git diff-tree --stdin --root \
         --diff-merges=first-parent -r -t --name-only -- ':(top).memzoi' 2>/dev/null) || return 1
-    [ -z "$touched" ]
+    [ -z "$touched" ] || return 1
+    # root names that fold to .memzoi on macOS or Windows (files only: -t lists every tree a glob enters)
+    twins=$(printf '%s\n' "$commits" | GIT_LITERAL_PATHSPECS=0 git diff-tree --stdin --root \
+        --diff-merges=first-parent -r --name-only -- TWIN_PATHSPECS 2>/dev/null) || return 1
+    [ -z "$twins" ]
 }
 # memory untouched by every pushed commit: nothing to check, and no need to start Python
 memzoi_untouched && exit 0
-"""
+""".replace("TWIN_PATHSPECS", " ".join(f"'{spec}'" for spec in MEMZOI_PATHSPECS[1:]))
 
 
 def script(name: HookName, program: str) -> str:

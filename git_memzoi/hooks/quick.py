@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 
-from git_memzoi.layout import MEMZOI_DIR
+from git_memzoi.layout import MEMZOI_DIR, MEMZOI_PATHSPECS
 
 #: When nothing says what the remote has, at most this many of the newest commits are checked.
 UNKNOWN_REMOTE_LIMIT = 200
@@ -53,7 +53,7 @@ def staged_untouched() -> bool:
     try:
         # :(top) because a hook run by hand may start in a subdirectory of the work tree
         done = subprocess.run(
-            ["git", "diff-index", "--cached", "--quiet", "HEAD", "--", f":(top){MEMZOI_DIR}"],
+            ["git", "diff-index", "--cached", "--quiet", "HEAD", "--", *MEMZOI_PATHSPECS],
             capture_output=True,
             check=False,
         )
@@ -175,7 +175,21 @@ def _any_touches(walked: list[list[str]]) -> bool:
     if len(out) != len(names):
         raise GitUnclear("git cat-file answered a different number of lines")
     tree = {n: (None if line.endswith(" missing") else line) for n, line in zip(names, out, strict=True)}
-    return any(tree[row[0]] != (tree[row[1]] if len(row) > 1 else None) for row in walked)
+    if any(tree[row[0]] != (tree[row[1]] if len(row) > 1 else None) for row in walked):
+        return True
+    # a root name that macOS or Windows checks out as .memzoi (.MEMZOI, .memzoi.): the full check refuses it
+    twins = _git(
+        "diff-tree",
+        "--stdin",
+        "--root",
+        "--diff-merges=first-parent",
+        "-r",
+        "--name-only",
+        "--",
+        *MEMZOI_PATHSPECS[1:],
+        input="".join(f"{row[0]}\n" for row in walked),
+    )
+    return any(line and not _is_hex(line) for line in twins.splitlines())
 
 
 def parse_push_lines(text: str) -> list[tuple[str, str]]:

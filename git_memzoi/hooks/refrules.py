@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from git_memzoi.errors import FormatError
 from git_memzoi.gitrepo.history import History, TreeChange
-from git_memzoi.layout import PENDING, RECORDS, RESOLVED, RESOLVED_BY_OUTCOME, SUFFIX
+from git_memzoi.layout import MAX_FILE_BYTES, PENDING, RECORDS, RESOLVED, RESOLVED_BY_OUTCOME, SUFFIX
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.document import ParsedPacket, ParsedRecord, Problem
 from git_memzoi.profile.tree import TreeReport
@@ -54,6 +54,8 @@ def record_rule(history: History, parse: Parse, change: TreeChange) -> Problem |
             f"record {record_id!r} is deleted; records leave current memory through a "
             "tombstone or supersede, never by deletion",
         )
+    if history.size(change.new_oid) > MAX_FILE_BYTES:  # not read: refused by its size, and an edit
+        return Problem(change.path, 1, "record-edited", f"record {record_id!r} is edited in place")
     old_raw, new_raw = history.blob(change.old_oid), history.blob(change.new_oid)
     if not change.new_symlink and transition_to(old_raw, new_raw, parsed.record.status) is not None:
         return None
@@ -83,6 +85,8 @@ def packet_rule(history: History, parse: Parse, change: TreeChange, new_memzoi: 
             "packet-deleted",
             f"resolved packet {pid!r} is deleted{back}; resolved packets are append-only",
         )
+    if history.size(change.new_oid) > MAX_FILE_BYTES:  # not read: refused by its size, and an edit
+        return Problem(change.path, 1, "packet-edited", f"resolved packet {pid!r} is edited")
     old_raw, new_raw = history.blob(change.old_oid), history.blob(change.new_oid)
     return Problem(
         change.path,
@@ -153,6 +157,8 @@ def _retirement(history: History, parse: Parse, change: TreeChange) -> tuple[str
     parsed = _old_record(change, parse)
     if parsed is None or change.new_oid is None or change.new_symlink:
         return None
+    if history.size(change.new_oid) > MAX_FILE_BYTES:
+        return None  # not read: refused by its size
     status = transition_to(history.blob(change.old_oid or ""), history.blob(change.new_oid), parsed.record.status)
     return (parsed.record.id, status) if status in APPLY_ACTIONS else None
 

@@ -211,12 +211,15 @@ class _Walk:
         self.seen.add((commit.sha, policy.allow_in_place_edits))
         self.walked.add(commit.sha)
         odd = history.odd_memzoi(commit.sha)
-        if odd is None and not commit.touches_memzoi:
+        twins = history.memzoi_twins(commit.sha)
+        if odd is None and not twins and not commit.touches_memzoi:
             return True
         self.checked.add(commit.sha)
         checker.report.summaries[commit.sha] = commit.summary
         if odd is not None:
             checker.odd_memzoi(commit.sha, odd)
+        if twins:
+            checker.memzoi_twins(commit.sha, twins)
         fault = history.tree_fault(commit.memzoi, commit.parent_memzoi[0] if commit.parent_memzoi else None)
         if fault is not None:
             # nothing after it can be read as git would check it out: this one line is the verdict
@@ -310,6 +313,7 @@ def check_staged(repo: GitRepo) -> CheckReport:
     parent_memzoi = tuple(history.memzoi_of(sha) for sha in parents)
     report = checker.report
     report.commits_walked = 1
+    checker.memzoi_twins("index", history.memzoi_twins("index"))
     if touches_memzoi(memzoi, parent_memzoi):
         report.commits_checked = 1
         report.summaries["index"] = "staged changes"

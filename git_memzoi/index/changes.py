@@ -31,7 +31,7 @@ from git_memzoi.index.make import RawProblem, Todo
 from git_memzoi.index.mirror import FACT_KEYS
 from git_memzoi.index.parse import blob_oid
 from git_memzoi.index.scan import FileStat, Scan
-from git_memzoi.layout import RECORDS, RUNTIME_PATH_PREFIX
+from git_memzoi.layout import MAX_FILE_BYTES, RECORDS, RUNTIME_PATH_PREFIX
 
 if TYPE_CHECKING:
     from git_memzoi.index.git_index import Tracked
@@ -213,6 +213,9 @@ def diff(
             st.dev & 0xFFFFFFFF,
         ):
             oid, vouch = known[0], "git-index"
+        elif st.size > MAX_FILE_BYTES:  # never read to be hashed: make refuses it by this size
+            changes.changed.append(Todo(rel, "repo", scan.full(rel), st, None))
+            continue
         else:
             try:
                 with open(scan.full(rel), "rb") as handle:

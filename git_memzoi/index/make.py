@@ -26,7 +26,7 @@ from git_memzoi.index.index_db import instant
 from git_memzoi.index.parse import blob_oid, parse_payload
 from git_memzoi.index.parse_cache import ParseCache
 from git_memzoi.index.scan import FileStat
-from git_memzoi.layout import RECORDS
+from git_memzoi.layout import MAX_FILE_BYTES, RECORDS
 from git_memzoi.profile import concept_id
 from git_memzoi.profile.retention import Boundary
 from git_memzoi.profile.retention import boundary as lane_boundary
@@ -100,26 +100,17 @@ def make(chunk: list[Todo], job: Job) -> list[Made]:
     out: list[Made] = []
     for item in chunk:
         raw = item.raw
+        if raw is None and item.stat is not None and item.stat.size > MAX_FILE_BYTES:
+            # refused by the size the sweep took: a crafted gigabyte is never read on the read path
+            message = f"file is {item.stat.size} bytes; the limit is {MAX_FILE_BYTES}"
+            out.append(_unmade(item, "file-too-large", message))
+            continue
         if raw is None:
             try:
                 with open(item.full, "rb") as handle:  # type: ignore[arg-type]
-                    raw = handle.read()
+                    raw = handle.read(MAX_FILE_BYTES + 1)  # one byte over is enough to refuse it
             except OSError as exc:
-                out.append(
-                    Made(
-                        item.path,
-                        item.store,
-                        "",
-                        item.stat,
-                        None,
-                        None,
-                        None,
-                        [[1, "unreadable", f"cannot read: {exc.strerror}", "error"]],
-                        None,
-                        1,
-                        [],
-                    )
-                )
+                out.append(_unmade(item, "unreadable", f"cannot read: {exc.strerror}"))
                 continue
         loaded.append((item, raw))
     oids = [blob_oid(raw) for _, raw in loaded]
@@ -133,6 +124,12 @@ def make(chunk: list[Todo], job: Job) -> list[Made]:
     for (item, raw), oid in zip(loaded, oids, strict=True):
         out.append(_made(item, raw, oid, hits.get(oid), job))
     return out
+
+
+def _unmade(item: Todo, code: str, message: str) -> Made:
+    """The row-less result for a file that is not read: its problem at line 1."""
+    problems = [[1, code, message, "error"]]
+    return Made(item.path, item.store, "", item.stat, None, None, None, problems, None, 1, [])
 
 
 def _made(item: Todo, raw: bytes, oid: str, payload: dict[str, Any] | None, job: Job) -> Made:

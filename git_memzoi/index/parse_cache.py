@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 from git_memzoi import __version__  # noqa: E402  (after the TYPE_CHECKING stand-in, as typing stays unloaded)
 
 #: Bump when what a parse produces changes shape; the package version is part of the key too.
-PARSER_VERSION = f"{__version__}+p1"
+PARSER_VERSION = f"{__version__}+p2"
 _BATCH = 500
 #: Enough for every version of every record a large repository keeps current several times over.
 MAX_ENTRIES = 100_000

@@ -9,7 +9,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import ValidationError
 
 from git_memzoi.errors import FormatError
-from git_memzoi.profile import frontmatter, vocab
+from git_memzoi.profile import frontmatter, oneline, vocab
 from git_memzoi.profile.models import Packet, Record
 
 Severity = Literal["error", "warning"]
@@ -167,6 +167,54 @@ def _dedupe(problems: list[Problem]) -> list[Problem]:
     return out
 
 
+#: frontmatter fields that hold prose over several lines; every other string is one line
+_MULTI_LINE_FIELDS = frozenset({"reason"})
+
+
+def _strings(node: Any, loc: tuple[Any, ...]) -> Any:
+    """(field path, string) for every key and string value in a frontmatter mapping, depth first."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(key, str):
+                yield (*loc, key), key
+            yield from _strings(value, (*loc, key))
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            yield from _strings(item, (*loc, index))
+    elif isinstance(node, str):
+        yield loc, node
+
+
+def _check_controls(doc: frontmatter.Document) -> list[Problem]:
+    """control-character: a frontmatter string (title, tags, IDs...) or the body holding a control character.
+
+    YAML's escapes (`"\\e"`, `"\\x9b"`, `"\\r"`) put them in a value without a raw byte in the
+    file; printed, they rewrite the terminal of whoever reads the memory.
+    """
+    out = []
+    for loc, text in _strings(doc.data, ()):
+        where = ".".join(str(p) for p in loc)
+        if loc and loc[-1] in _MULTI_LINE_FIELDS:
+            hit = oneline.first_text_control(text)
+            bad = hit[1] if hit else None
+            rule = "a text field may hold newlines and tabs, no other control character"
+        else:
+            bad = oneline.first_control(text)
+            rule = "one-line fields take printable text only (a block scalar ends in a newline: use >- or |-)"
+        if bad is not None:
+            message = f"{where}: holds the control character {oneline.shown(bad)}; {rule}"
+            out.append(Problem(doc.path, doc.line_of(loc), "control-character", message))
+    hit = oneline.first_text_control(doc.body)
+    if hit is not None:
+        line = doc.body_line + doc.body.count("\n", 0, hit[0])
+        message = (
+            f"the body holds the control character {oneline.shown(hit[1])}; "
+            "the body may hold newlines and tabs, no other control character"
+        )
+        out.append(Problem(doc.path, line, "control-character", message))
+    return out
+
+
 def _check_body(doc: frontmatter.Document) -> list[Problem]:
     if not doc.body.strip():
         return [
@@ -200,10 +248,10 @@ def _validated(
     try:
         parsed = model.model_validate(doc.data)
     except ValidationError as exc:
-        raise InvalidDocument(_problems(exc, doc) + _check_body(doc)) from None
-    body = _check_body(doc)
-    if body:
-        raise InvalidDocument(body)
+        raise InvalidDocument(_problems(exc, doc) + _check_controls(doc) + _check_body(doc)) from None
+    more = _check_controls(doc) + _check_body(doc)
+    if more:
+        raise InvalidDocument(more)
     return parsed, doc
 
 

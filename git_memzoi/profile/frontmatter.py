@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from git_memzoi.errors import FormatError
+from git_memzoi.layout import MAX_FILE_BYTES
 
 try:  # the C parser is an order of magnitude faster; the pure one behaves the same
     from yaml._yaml import CParser as _Parser
@@ -30,7 +31,6 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
             Composer.__init__(self)
 
 
-MAX_FILE_BYTES = 1024 * 1024
 MAX_FRONTMATTER_BYTES = 64 * 1024
 FENCE = "---"
 

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import re
 
-# C0 and C1 controls (newline, carriage return, escape, DEL...) and the Unicode line and
-# paragraph separators: each can end a line or rewrite a terminal, so none belongs in one line.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# C0 and C1 controls (newline, carriage return, tab, escape, DEL, CSI...), the Unicode line and
+# paragraph separators, and the bidirectional embeddings, overrides and isolates: each can end a
+# line, rewrite a terminal (clear it, set its title, write the clipboard) or show text in another
+# order than it is stored, so none belongs in one line.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# A multi-line text (a record's body, a packet's reason) may hold newlines and tabs, and the
+# bidirectional marks right-to-left prose needs; no other control.
+_TEXT_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def first_control(text: str) -> str | None:
@@ -15,6 +20,22 @@ def first_control(text: str) -> str | None:
     return found.group(0) if found else None
 
 
+def first_text_control(text: str) -> tuple[int, str] | None:
+    """(offset, character) of the first control character a multi-line text may not hold, or None."""
+    found = _TEXT_CONTROL.search(text)
+    return (found.start(), found.group(0)) if found else None
+
+
 def escape(text: str) -> str:
     """`text` with every control character written as a visible escape (`\\n`, `\\x1b`, `\\u2028`)."""
     return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+
+
+def shown(char: str) -> str:
+    """One control character as its escape, for a message (`\\x1b`)."""
+    return char.encode("unicode_escape").decode("ascii")
+
+
+def escape_text(text: str) -> str:
+    """Multi-line `text` with every control character but newline and tab written as a visible escape."""
+    return _TEXT_CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)

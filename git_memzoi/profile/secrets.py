@@ -10,28 +10,78 @@ from __future__ import annotations
 
 import re
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private-key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")),
-    ("aws-secret-key", re.compile(r"(?i)aws_?secret_?access_?key\s*[:=]\s*['\"]?[A-Za-z0-9/+=]{40}\b")),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b")),
-    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}\b")),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
-    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,}")),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("stripe-key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}\b")),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|ant-)?[A-Za-z0-9_-]{32,}\b")),
-    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b")),
-    ("password-in-url", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:[^\s@/]+@[^\s/]+")),
+# Scanning costs time linear in the text, whatever the text, and little more than reading it: a
+# crafted file must not cost more than it weighs (a push hook scans it). So:
+# - every pattern starts with a literal; a pattern whose literal the text lacks (a substring test,
+#   much faster than the regex engine's own search) is not run at all;
+#   a leading `\b` is checked after the literal by a lookbehind (`glpat-(?<=\bglpat-)`), since a
+#   pattern that starts with `\b` is tried at every position of the text;
+# - the case-insensitive ones run over the lower-cased text (a literal is no fast prefix under (?i));
+# - an unbounded run is possessive (`++`, `{n,}+`: never backtracked into), and no pattern asks for
+#   something after an unbounded run that a later start inside the same run would ask again (each
+#   failed start would rescan the run): a token runs to the end of its run, not to a `\b` found by
+#   backtracking; the JWT, whose run is followed by `.eyJ`, starts only where its run starts; an
+#   assigned secret's digit is looked for in the matched value, not by a lookahead from each start;
+# - a URL's password is found from its `://`; the scheme before it (at most 32 characters) is
+#   checked afterwards, within those 32 characters.
+_PATTERNS: tuple[tuple[str, str, re.Pattern[str], bool], ...] = (
+    ("private-key", "-----BEGIN ", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"), False),
+    *(
+        ("aws-access-key", word, re.compile(rf"{word}(?<=\b{word})[0-9A-Z]{{16}}\b"), False)
+        for word in ("AKIA", "ASIA", "ABIA", "ACCA")
+    ),
     (
-        "assigned-secret",
-        re.compile(
-            r"(?i)\b(?:password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)"
-            r"\s*[:=]\s*['\"]?(?=[A-Za-z0-9/+_.-]{12,})(?=[^\s'\"]*\d)[^\s'\"]{12,}"
-        ),
+        "aws-secret-key",
+        "aws",
+        re.compile(r"aws_?secret_?access_?key\s*+[:=]\s*+['\"]?[a-z0-9/+=]{40}\b"),
+        True,
+    ),
+    ("github-token", "gh", re.compile(r"gh(?<=\bgh)[pousr]_[A-Za-z0-9]{36,255}\b"), False),
+    ("github-token", "github_pat_", re.compile(r"github_pat_(?<=\bgithub_pat_)[A-Za-z0-9_]{22,255}\b"), False),
+    ("gitlab-token", "glpat-", re.compile(r"glpat-(?<=\bglpat-)[A-Za-z0-9_-]{20,}+"), False),
+    ("slack-token", "xox", re.compile(r"xox(?<=\bxox)[abposr]-[A-Za-z0-9-]{10,}+"), False),
+    (
+        "slack-webhook",
+        "https://hooks.slack.com/services/",
+        re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,}+"),
+        False,
+    ),
+    ("google-api-key", "AIza", re.compile(r"AIza(?<=\bAIza)[0-9A-Za-z_-]{35}\b"), False),
+    ("stripe-key", "sk_", re.compile(r"sk_(?<=\bsk_)(?:live|test)_[0-9A-Za-z]{16,}+"), False),
+    ("stripe-key", "rk_", re.compile(r"rk_(?<=\brk_)(?:live|test)_[0-9A-Za-z]{16,}+"), False),
+    ("openai-key", "sk-", re.compile(r"sk-(?<=\bsk-)(?:proj-|svcacct-|ant-)?[A-Za-z0-9_-]{32,}+"), False),
+    ("npm-token", "npm_", re.compile(r"npm_(?<=\bnpm_)[A-Za-z0-9]{36}\b"), False),
+    (
+        "jwt",
+        "eyJ",
+        re.compile(r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+"),
+        False,
+    ),
+    ("password-in-url", "://", re.compile(r"://[^\s:/@]++:[^\s@/]++@[^\s/]"), False),
+    *(
+        (
+            "assigned-secret",
+            word,
+            re.compile(
+                rf"{word}(?<=\b{word}){rest}\s*+[:=]\s*+['\"]?(?=[a-z0-9/+_.-]{{12}})(?P<value>[^\s'\"]{{12,}}+)"
+            ),
+            True,
+        )
+        for word, rest in (
+            ("passw", "(?:or)?d"),
+            ("secret", ""),
+            ("api", "[_-]?key"),
+            ("access", "[_-]?token"),
+            ("auth", "[_-]?token"),
+            ("client", "[_-]?secret"),
+        )
     ),
 )
+_HAS_DIGIT = re.compile(r"\d")
+_SCHEME = re.compile(r"\b[a-z][a-z0-9+.-]{0,31}+\Z")
+#: findings kept per file: past these the file is refused all the same, and a file of key-shaped
+#: lines would otherwise cost a finding (and an object) per line
+MAX_FINDINGS = 100
 
 
 _LABELS = {
@@ -85,13 +135,50 @@ class SecretFinding:
         return f"line {self.line}: {self.looks_like}"
 
 
+#: every character of every literal; one `in` test of a single character is a memchr, many
+#: times faster than a substring test, so a literal with a character the text lacks costs nothing
+_LITERAL_CHARS = frozenset("".join(literal for _, literal, _, _ in _PATTERNS))
+
+
+def _absent_chars(text: str) -> set[str]:
+    """The literals' characters that `text` lacks (in either case, for the case-insensitive ones)."""
+    if not text.isascii():
+        return set()  # lower-casing can make ASCII letters of other characters (U+212A KELVIN SIGN)
+    return {c for c in _LITERAL_CHARS if c not in text and (not c.isalpha() or c.swapcase() not in text)}
+
+
 def scan(text: str) -> list[SecretFinding]:
-    """Every secret-looking span in `text`, in line order (one finding per kind and line)."""
+    """The first MAX_FINDINGS secret-looking spans in `text`, in line order (one finding per kind and line)."""
+    lowered: str | None = None
+    absent = _absent_chars(text)
     findings: set[SecretFinding] = set()
-    for kind, pattern in _PATTERNS:
-        for match in pattern.finditer(text):
-            findings.add(SecretFinding(kind, text.count("\n", 0, match.start()) + 1))
-    return sorted(findings, key=lambda f: (f.line, f.kind))
+    for kind, literal, pattern, folded in _PATTERNS:
+        if not absent.isdisjoint(literal):
+            continue  # a character of the literal is nowhere in the text
+        if folded and lowered is None:
+            lowered = text.lower()  # the same newlines as text: line numbers are counted in it
+        subject = lowered if folded and lowered is not None else text
+        if literal not in subject:
+            continue
+        # Line numbers by one running count from the previous match: counting from the start of
+        # the text for each match would cost (matches x text).
+        line, offset, lines = 1, 0, 0
+        for match in pattern.finditer(subject):
+            start = match.start()
+            value = match.groupdict().get("value")
+            if value is not None and not _HAS_DIGIT.search(value):
+                continue
+            if kind == "password-in-url" and not _SCHEME.search(subject, max(0, start - 32), start):
+                continue
+            line += subject.count("\n", offset, start)
+            offset = start
+            found = SecretFinding(kind, line)
+            if found not in findings:
+                findings.add(found)
+                lines += 1
+                if lines >= MAX_FINDINGS:
+                    break  # this kind's later lines cannot be among the first MAX_FINDINGS findings
+    return sorted(findings, key=lambda f: (f.line, f.kind))[:MAX_FINDINGS]
 
 
 def field_at(text: str, line: int) -> str:

@@ -15,6 +15,7 @@ from git_memzoi.layout import (
     GITATTRIBUTES,
     INDEX_FILE,
     LOG_FILE,
+    MAX_FILE_BYTES,
     MEMZOI_DIR,
     PENDING,
     RECORDS,
@@ -52,6 +53,8 @@ class SourceFile:
     is_symlink: bool = False
     #: The bytes a piece at a time (log.md, which has no size limit); None: `read` is sliced.
     chunks: Callable[[], Iterable[bytes]] | None = None
+    #: its size without reading it (a stat, a git object header); None: known only by reading it
+    size: Callable[[], int] | None = None
 
 
 @dataclass
@@ -62,6 +65,8 @@ class TreeReport:
     records: dict[str, ParsedRecord] = field(default_factory=dict)
     packets: dict[str, ParsedPacket] = field(default_factory=dict)
     files_checked: int = 0
+    #: files whose whole text was scanned for secrets (their findings are in `problems`)
+    scanned: set[str] = field(default_factory=set)
 
     @property
     def errors(self) -> list[Problem]:
@@ -99,7 +104,7 @@ def check_reserved(path: str, raw: bytes) -> list[Problem]:
 
 
 #: log.md is read in pieces of at most this many bytes, cut after a newline where there is one.
-LOG_CHUNK = frontmatter.MAX_FILE_BYTES
+LOG_CHUNK = MAX_FILE_BYTES
 
 
 def log_chunks(data: bytes | memoryview, size: int = LOG_CHUNK) -> Iterable[bytes]:
@@ -201,8 +206,13 @@ def check_file(report: TreeReport, source: SourceFile, mode: Mode = "worktree", 
         report.problems.append(Problem(path, 1, "symlink", "memory files must be regular files, not symlinks"))
         return
     name = path.rsplit("/", 1)[-1]
-    if name == LOG_FILE:
+    if name == LOG_FILE:  # no size limit: it only grows, and is read a piece at a time
         report.problems.extend(check_log(path, source, scan_secrets=scan_logs))
+        return
+    size = source.size() if source.size is not None else None
+    if size is not None and size > MAX_FILE_BYTES:
+        # refused by its size alone: a crafted file of a gigabyte is never read, decoded or scanned
+        report.problems.append(too_large(path, size))
         return
     if name in RESERVED_FILES:
         report.problems.extend(check_reserved(path, source.read()))
@@ -219,6 +229,11 @@ def check_file(report: TreeReport, source: SourceFile, mode: Mode = "worktree", 
                 path, 1, "stray-file", "Markdown outside records/ and proposals/ is not part of the profile", "warning"
             )
         )
+
+
+def too_large(path: str, size: int) -> Problem:
+    """The one wording of a file over the size limit, wherever its size is taken."""
+    return Problem(path, 1, "file-too-large", f"file is {size} bytes; the limit is {MAX_FILE_BYTES}")
 
 
 def secret_problems(path: str, text: str) -> list[Problem]:
@@ -248,6 +263,7 @@ def _check_record(report: TreeReport, source: SourceFile) -> None:
         report.problems.append(Problem(path, 1, exc.code, exc.message))
     raw = source.read()
     report.problems.extend(secret_problems(path, raw.decode("utf-8", "replace")))
+    report.scanned.add(path)
     try:
         report.records[path] = read_record(raw, path)
     except InvalidDocument as exc:
@@ -265,6 +281,7 @@ def _check_packet(report: TreeReport, source: SourceFile, mode: Mode) -> None:
         return
     raw = source.read()
     report.problems.extend(secret_problems(path, raw.decode("utf-8", "replace")))
+    report.scanned.add(path)
     try:
         parsed = read_packet(raw, path)
     except InvalidDocument as exc:

@@ -41,10 +41,14 @@ class SourceReader:
             if rest:
                 yield rest
 
+    def size(self) -> int:
+        """The file's size by lstat, taken before anything reads it."""
+        return self.path.lstat().st_size
+
 
 def _source(rel: str, full: Path) -> SourceFile:
     reader = _reader(full)
-    return SourceFile(rel, reader, full.is_symlink(), reader.chunks)
+    return SourceFile(rel, reader, full.is_symlink(), chunks=reader.chunks, size=reader.size)
 
 
 def _walk(root: Path, top: Path) -> Iterator[SourceFile]:
@@ -88,4 +92,5 @@ def rev_files(repo: GitRepo, rev: str) -> Iterator[SourceFile]:
     """Files under .memzoi/ in the tree at `rev`, read from git objects (works in a bare repository)."""
     commit = repo.resolve(rev)
     for item in repo.tree_files(commit.tree):
-        yield SourceFile(item.path, item.read, item.oid == "symlink", item.chunks)
+        size = item.size if item.oid != "symlink" else None
+        yield SourceFile(item.path, item.read, item.oid == "symlink", chunks=item.chunks, size=size)

@@ -118,10 +118,9 @@ def test_log_lines_stay_one_line_whatever_the_actor(ready: Repo, monkeypatch: py
     before = _log_lines(ready)
     at(APPLIED_AT)
     monkeypatch.setenv("MEMZOI_ACTOR", FORGED)
-    run_cli("apply", pending)
-    after = _log_lines(ready)
-    assert after[: len(before)] == before and len(after) == len(before) + 1
-    assert after[-1].startswith(f"- {APPLIED_AT} applied {PID} (create)") and "\\n- 2026" in after[-1]
+    refused = run_cli("apply", pending, expect=2)
+    assert one_line_error(refused.stderr).startswith("git memzoi: MEMZOI_ACTOR holds the control character \\n")
+    assert _log_lines(ready) == before, "a forged name changes nothing"
     assert packets.append_log(None, "a\nb\x1b\u2028c").decode().splitlines()[-1] == "a\\nb\\x1b\\u2028c"
 
 

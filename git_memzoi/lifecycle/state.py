@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from git_memzoi.errors import FormatError, IdentityUnknown, MemzoiError, Refused
+from git_memzoi.errors import FormatError, IdentityUnknown, MemzoiError, Refused, UsageError
 from git_memzoi.gitrepo import GitRepo, sparse
 from git_memzoi.gitrepo.commit import config_value
 from git_memzoi.gitrepo.repo import TreeFile
 from git_memzoi.index import lookup
 from git_memzoi.index.rebuild import open_index, rebuild
 from git_memzoi.layout import INDEX_FILE, LOG, MEMZOI_DIR, RECORDS, REPO_CONFIG, SUFFIX
-from git_memzoi.profile import frontmatter
+from git_memzoi.profile import frontmatter, oneline
 from git_memzoi.profile.timefmt import format_rfc3339
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.workspace import Workspace
@@ -358,13 +358,16 @@ def _target(facts: RecordFacts, nodes: Nodes, root: Path, target_id: str) -> tup
 
 def who(repo: GitRepo) -> str:
     """Who proposes or reviews: MEMZOI_ACTOR, else git's author name; with neither, refused as git refuses a commit."""
-    for name in (
-        os.environ.get("MEMZOI_ACTOR"),
-        os.environ.get("GIT_AUTHOR_NAME"),
-        config_value(repo, "author.name"),
-        config_value(repo, "user.name"),
+    for where, name in (
+        ("MEMZOI_ACTOR", os.environ.get("MEMZOI_ACTOR")),
+        ("GIT_AUTHOR_NAME", os.environ.get("GIT_AUTHOR_NAME")),
+        ("author.name", config_value(repo, "author.name")),
+        ("user.name", config_value(repo, "user.name")),
     ):
         if name and name.strip():
+            bad = oneline.first_control(name.strip())
+            if bad is not None:  # it would be written into packets and log.md as a name
+                raise UsageError(f"{where} holds the control character {oneline.shown(bad)}; a name is one line")
             return name.strip()
     raise IdentityUnknown(
         "author identity unknown: a proposal or review names who made it",

@@ -25,7 +25,7 @@ from git_memzoi.errors import Refused
 from git_memzoi.gitrepo import signing
 from git_memzoi.gitrepo.commit_hooks import run_hook
 from git_memzoi.gitrepo.config import config_value
-from git_memzoi.gitrepo.indexlock import add_from_workdir, index_locked_refusal, locked_index
+from git_memzoi.gitrepo.indexlock import add_from_workdir, index_locked_refusal, locked_index, unwritable_index
 from git_memzoi.gitrepo.repo import GitRepo
 from git_memzoi.layout import INDEX_LOCK, TEMP_PREFIX
 
@@ -153,12 +153,7 @@ def _read_index(repo: GitRepo) -> pygit2.Index:
         index: pygit2.Index = repo.pygit.index
         index.read(True)  # libgit2's "unchanged" test is by stat, which an index rewritten meanwhile can pass
     except pygit2.GitError as exc:
-        hint = (
-            "git update-index --no-split-index (and git config core.splitIndex false)"
-            if "link" in str(exc)
-            else "commit the files with git yourself"
-        )
-        raise Refused(f"{index_path}: git memzoi cannot write this index ({exc})", hint=hint) from None
+        raise unwritable_index(index_path, exc) from None
     return index
 
 

@@ -67,12 +67,7 @@ def locked_index(repo: GitRepo) -> Iterator[HeldIndex]:
         try:
             held = HeldIndex(pygit2.Index(str(copy)))
         except pygit2.GitError as exc:
-            hint = (
-                "git update-index --no-split-index (and git config core.splitIndex false)"
-                if "link" in str(exc)
-                else "commit the files with git yourself"
-            )
-            raise Refused(f"{index_path}: git memzoi cannot write this index ({exc})", hint=hint) from None
+            raise unwritable_index(index_path, exc) from None
         yield held
         if held.changed:
             try:
@@ -118,3 +113,13 @@ def add_from_workdir(repo: GitRepo, held: HeldIndex, rel: str) -> None:
     centry.uid, centry.gid, centry.file_size = st.st_uid & _U32, st.st_gid & _U32, st.st_size & _U32
     check_error(C.git_index_add(held.index._index, centry))
     held.changed = True
+
+
+def unwritable_index(index_path: Path, exc: Exception) -> Refused:
+    """The refusal for an index libgit2 cannot read back as it would write it (a split index, an unknown extension)."""
+    hint = (
+        "git update-index --no-split-index (and git config core.splitIndex false)"
+        if "link" in str(exc)
+        else "commit the files with git yourself"
+    )
+    return Refused(f"{index_path}: git memzoi cannot write this index ({exc})", hint=hint)

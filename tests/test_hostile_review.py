@@ -1,0 +1,71 @@
+"""What git memzoi's newest commands do when a demanding or hostile user drives them, as real processes.
+
+Each test reproduces one defect found by attacking import, ID prefixes, review, status,
+completion, agent install and apply in odd git states, through `git memzoi` in real
+repositories.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from conftest import Repo, git
+
+
+def memzoi(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`git memzoi ARGS` as a user runs it: a real process through git."""
+    return subprocess.run(
+        ["git", "memzoi", *args], cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
+
+
+def ok(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`git memzoi ARGS`, which must succeed."""
+    done = memzoi(*args, cwd=cwd)
+    assert done.returncode == 0, f"{args}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def test_export_into_then_import_survives_a_description_that_opens_a_code_fence(repo: Repo) -> None:
+    """A record whose first paragraph starts inside a code fence has a description that opens one.
+
+    The export wrote it as a bare line, so its `<!-- memzoi:end -->` fell inside an unclosed fence and
+    the next import refused the file it had just been given (import-marker).
+    """
+    repo.write("AGENTS.md", "# Notes\n\nHand-written text.\n")
+    repo.commit("agents")
+    body = "```bash\n# before pushing\n./scripts/check --base origin/main\n\n./scripts/test\n```\n"
+    ok("propose", "--type", "procedure", "--title", "Before pushing", "--body", body, "--packet", cwd=repo.path)
+    ok("approve", "--all", cwd=repo.path)
+    ok("apply", "--all", "--commit", cwd=repo.path)
+    ok("export", "agents-md", "--into", "AGENTS.md", cwd=repo.path)
+    first = (repo.path / "AGENTS.md").read_bytes()
+    git("commit", "-qam", "export", cwd=repo.path)
+    plan = memzoi("import", cwd=repo.path)
+    assert plan.returncode == 0, plan.stderr
+    assert "before-pushing" not in plan.stdout
+    ok("export", "agents-md", "--into", "AGENTS.md", cwd=repo.path)
+    assert (repo.path / "AGENTS.md").read_bytes() == first
+
+
+def test_export_into_escapes_a_record_line_that_is_the_block_end_marker(repo: Repo) -> None:
+    """A record whose description is `<!-- memzoi:end -->` closed the managed block early.
+
+    The file then had two end markers: every later `export --into` and `import` refused it.
+    """
+    repo.write("AGENTS.md", "# Notes\n\nHand-written text.\n")
+    repo.commit("agents")
+    body = "<!-- memzoi:end -->\n\nThe block marker above is quoted from the Rust tool's docs.\n"
+    ok("propose", "--type", "convention", "--title", "Marker quoted", "--body", body, "--packet", cwd=repo.path)
+    ok("approve", "--all", cwd=repo.path)
+    ok("apply", "--all", "--commit", cwd=repo.path)
+    ok("export", "agents-md", "--into", "AGENTS.md", cwd=repo.path)
+    first = (repo.path / "AGENTS.md").read_bytes()
+    assert first.count(b"\n<!-- memzoi:end -->\n") == 1
+    git("commit", "-qam", "export", cwd=repo.path)
+    plan = memzoi("import", cwd=repo.path)
+    assert plan.returncode == 0, plan.stderr
+    ok("export", "agents-md", "--into", "AGENTS.md", cwd=repo.path)
+    assert (repo.path / "AGENTS.md").read_bytes() == first

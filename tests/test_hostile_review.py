@@ -69,3 +69,22 @@ def test_export_into_escapes_a_record_line_that_is_the_block_end_marker(repo: Re
     assert plan.returncode == 0, plan.stderr
     ok("export", "agents-md", "--into", "AGENTS.md", cwd=repo.path)
     assert (repo.path / "AGENTS.md").read_bytes() == first
+
+
+def test_import_of_a_crlf_agents_md_applies_and_its_packets_validate(repo: Repo) -> None:
+    """A Windows-edited AGENTS.md (CRLF) planned fine, but `--apply` refused its own packets.
+
+    `--write` wrote packets that `validate` rejected (line-endings), and `--apply` exited 1.
+    """
+    repo.write(
+        "AGENTS.md",
+        "# Team\r\n\r\n## Setup\r\n\r\nrun make\r\nthen make test\r\n\r\n## Never\r\n\r\nforce-push main\r\n",
+    )
+    repo.commit("crlf agents")
+    ok("import", "--write", cwd=repo.path)
+    ok("validate", cwd=repo.path)
+    ok("import", "--apply", "--commit", cwd=repo.path)
+    ok("validate", cwd=repo.path)
+    record = (repo.path / ".memzoi/records/procedural/procedures/setup.md").read_bytes()
+    assert b"\r" not in record and b"run make\nthen make test" in record
+    assert "0 change(s)" in ok("import", cwd=repo.path).stdout

@@ -167,7 +167,7 @@ class Tree:
         return path
 
     def load(self, named: str, fmt: str) -> Loaded:
-        """The text of source `named`: at most MAX_SOURCE_BYTES of UTF-8 (a BOM is dropped)."""
+        """The text of source `named`: at most MAX_SOURCE_BYTES of UTF-8 (a BOM is dropped, CRLF made LF)."""
         real = self.resolve(named)
         try:
             if self.root is not None and (self.root / real).stat().st_size > MAX_SOURCE_BYTES:
@@ -185,6 +185,9 @@ class Tree:
         if "\x00" in text:
             raise FormatError("import-encoding", "holds NUL bytes: not a text file", path=real)
         oid = gitfiles.blob_oid(raw)
+        # Memory files are LF (the profile's line-endings rule): a CRLF source's sections made
+        # packets that fail validation. A stray CR becomes a space, so line numbers stay git's.
+        text = text.replace("\r\n", "\n").replace("\r", " ")
         return Loaded(named, real, fmt, text.removeprefix("\ufeff"), oid)
 
     def named(self, given: list[str], cwd: Path, forced: str | None) -> list[tuple[str, str]]:

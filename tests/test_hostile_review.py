@@ -88,3 +88,35 @@ def test_import_of_a_crlf_agents_md_applies_and_its_packets_validate(repo: Repo)
     record = (repo.path / ".memzoi/records/procedural/procedures/setup.md").read_bytes()
     assert b"\r" not in record and b"run make\nthen make test" in record
     assert "0 change(s)" in ok("import", cwd=repo.path).stdout
+
+
+def test_export_into_a_crlf_file_keeps_its_hand_written_line_endings(repo: Repo) -> None:
+    """`export agents-md --into AGENTS.md` on a CRLF file rewrote every hand-written line as LF.
+
+    The block is all it may change: the diff showed the whole file as rewritten.
+    """
+    hand = b"# Team\r\n\r\n## Setup\r\n\r\nrun make\r\n"
+    repo.write("AGENTS.md", hand)
+    repo.commit("crlf agents")
+    ok(
+        "propose",
+        "--type",
+        "convention",
+        "--title",
+        "Tabs in Makefiles",
+        "--body",
+        "Use tabs.",
+        "--packet",
+        cwd=repo.path,
+    )
+    ok("approve", "--all", cwd=repo.path)
+    ok("apply", "--all", "--commit", cwd=repo.path)
+    ok("export", "agents-md", "--into", "AGENTS.md", cwd=repo.path)
+    after = (repo.path / "AGENTS.md").read_bytes()
+    assert after.startswith(hand)
+    assert b"Tabs in Makefiles" in after and b"\n" not in after.replace(b"\r\n", b"")
+    ok("export", "agents-md", "--into", "AGENTS.md", cwd=repo.path)
+    assert (repo.path / "AGENTS.md").read_bytes() == after
+    git("commit", "-qam", "export", cwd=repo.path)
+    plan = ok("import", cwd=repo.path).stdout
+    assert "AGENTS.md:3-5" in plan and "tabs" not in plan.lower()

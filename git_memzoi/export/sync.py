@@ -65,12 +65,15 @@ def export_into(ws: Workspace, target: str, into: str, max_bytes: int | None = N
     rendered = instructions.render(target, records, max_bytes)
     block = f"{markdown.BLOCK_START}\n{rendered.data.decode('utf-8')}{markdown.BLOCK_END}\n"
     try:
-        before = full.read_text(encoding="utf-8")
+        # Bytes, not read_text(): universal newlines would turn a CRLF file's hand-written lines into LF.
+        before = full.read_bytes().decode("utf-8")
     except FileNotFoundError:
         before = ""
     except UnicodeDecodeError:
         raise UsageError(f"{into}: not UTF-8 text", field="into") from None
-    after = replace_block(before, block, rel)
+    after = replace_block(before.replace("\r\n", "\n"), block, rel)
+    if "\r\n" in before:
+        after = after.replace("\n", "\r\n")
     if after != before:
         common.write_file(full, after.encode("utf-8"))
     data = after.encode("utf-8")

@@ -11,6 +11,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import Repo, git
 
 
@@ -120,3 +122,23 @@ def test_export_into_a_crlf_file_keeps_its_hand_written_line_endings(repo: Repo)
     git("commit", "-qam", "export", cwd=repo.path)
     plan = ok("import", cwd=repo.path).stdout
     assert "AGENTS.md:3-5" in plan and "tabs" not in plan.lower()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("approve", ""), ("apply", ""), ("show", ""), ("reject", "", "--reason", "r"), ("expiry", ""), ("apply", " ")],
+)
+def test_an_empty_id_is_refused_not_taken_for_a_prefix_of_the_only_one(repo: Repo, args: tuple[str, ...]) -> None:
+    """`git memzoi approve ""` (an unset `$ID`) approved the only proposal there was; `apply ""` applied it.
+
+    Every ID begins with the empty string, so it was a "unique prefix"; git refuses an empty name.
+    """
+    ok("propose", "--type", "convention", "--title", "Use tabs", "--body", "Tabs in Makefiles.", cwd=repo.path)
+    ok("approve", "--all", cwd=repo.path)
+    ok("apply", "--all", cwd=repo.path)
+    ok("propose", "--type", "convention", "--title", "Use spaces", "--body", "Spaces in Python.", cwd=repo.path)
+    before = ok("proposals", "--json", cwd=repo.path).stdout
+    done = memzoi(*args, cwd=repo.path)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "empty" in done.stderr and done.stderr.count("\n") <= 2
+    assert ok("proposals", "--json", cwd=repo.path).stdout == before

@@ -142,3 +142,22 @@ def test_an_empty_id_is_refused_not_taken_for_a_prefix_of_the_only_one(repo: Rep
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "empty" in done.stderr and done.stderr.count("\n") <= 2
     assert ok("proposals", "--json", cwd=repo.path).stdout == before
+
+
+def test_show_weighs_record_ids_against_proposal_ids(repo: Repo) -> None:
+    """`show` looked at proposals first and at records only when no proposal matched.
+
+    So `show mem`, a prefix of proposal `mem_2026_…` and of record `memo`, silently showed the
+    proposal; and once record `mem` existed, `show mem` (its whole ID) was refused as ambiguous.
+    """
+    ok("propose", "--type", "convention", "--title", "Memo", "--body", "Write memos.", cwd=repo.path)
+    ok("approve", "--all", cwd=repo.path)
+    ok("apply", "--all", "--commit", cwd=repo.path)
+    clash = memzoi("show", "mem", cwd=repo.path)
+    assert clash.returncode == 2, clash
+    assert "ambiguous" in clash.stderr and "record memo" in clash.stderr
+    ok("propose", "--type", "convention", "--title", "Mem", "--body", "Memory lives in files.", cwd=repo.path)
+    ok("approve", "--all", cwd=repo.path)
+    ok("apply", "--all", "--commit", cwd=repo.path)
+    assert ok("show", "mem", cwd=repo.path).stdout.startswith("record mem  active")
+    assert ok("show", "memo", cwd=repo.path).stdout.startswith("record memo  active")

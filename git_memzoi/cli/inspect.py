@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from git_memzoi.cli.common import emit_json, json_option, workspace
-from git_memzoi.errors import MemzoiError, NotFound
+from git_memzoi.errors import Ambiguous, MemzoiError, NotFound
 from git_memzoi.runtime.workspace import Workspace
 
 
@@ -26,6 +26,19 @@ def show(id_: str, as_json: bool) -> None:
         found = inbox.show(ws, id_)
     except NotFound:
         found = None
+    except Ambiguous:
+        # A whole record ID names that record, as a whole object name does in git, even when
+        # proposal IDs begin with it (record `mem`, proposals `mem_2026_…`).
+        if _record_id(ws, id_) != id_:
+            raise
+        found = None
+    shown = found.proposal_id if isinstance(found, targets.Settled) else found.id if found is not None else None
+    record_id = _record_id(ws, id_) if shown is not None and shown != id_ else None
+    if record_id is not None:
+        raise Ambiguous(
+            f"{id_!r} is ambiguous: proposal {shown} and record {record_id} begin with it",
+            hint="give more of the ID",
+        )
     if isinstance(found, targets.Settled):
         data = {"kind": "proposal", "id": found.proposal_id, "state": found.outcome, "resolved_path": found.path}
         emit_json(data) if as_json else click.echo(found.message)
@@ -51,6 +64,16 @@ def show(id_: str, as_json: bool) -> None:
     standing = "current" if record.expiry.current else "query-only"
     click.echo(f"record {record.record_id}  {record.status}, {standing}  ({record.path})")
     click.echo(record.document.rstrip("\n"))
+
+
+def _record_id(ws: Workspace, name: str) -> str | None:
+    """The one record ID `name` is or begins, else None."""
+    from git_memzoi.recall import records
+
+    try:
+        return records.get_record(ws, name).record_id
+    except MemzoiError:
+        return None
 
 
 @dataclass

@@ -7,8 +7,10 @@ repositories.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -161,3 +163,34 @@ def test_show_weighs_record_ids_against_proposal_ids(repo: Repo) -> None:
     ok("apply", "--all", "--commit", cwd=repo.path)
     assert ok("show", "mem", cwd=repo.path).stdout.startswith("record mem  active")
     assert ok("show", "memo", cwd=repo.path).stdout.startswith("record memo  active")
+
+
+@pytest.mark.parametrize(
+    ("editor", "said"),
+    [
+        ("/nonexistent/editor", "Editing failed"),
+        ("false", "Editing failed"),
+        (f"{sys.executable} -c 'import os, sys; os.unlink(sys.argv[1])'", "could not be read back"),
+    ],
+    ids=["missing", "fails", "removes-its-file"],
+)
+def test_review_survives_an_editor_that_fails(repo: Repo, editor: str, said: str) -> None:
+    """`e` in review with a missing editor, one that exits 1, or one that removes its file ended the review.
+
+    The first two printed click's "Error: …" and exited 1; the third was an internal error (exit 70).
+    git's editors leave you where you were: the proposal is unchanged and the prompt comes back.
+    """
+    from test_review import PROMPT, Terminal
+
+    ok("propose", "--type", "convention", "--title", "Use tabs", "--body", "Tabs in Makefiles.", cwd=repo.path)
+    term = Terminal(repo.path, "review", env={**os.environ, "EDITOR": editor, "TERM": "dumb"})
+    term.until(PROMPT)
+    term.answer("e")
+    again = term.until(PROMPT)
+    assert said.encode() in again and b"nothing was changed" in again
+    term.answer("q")
+    out = term.finish()
+    assert term.proc.returncode == 0, out
+    assert "review: nothing done" in out and "internal error" not in out
+    shown = json.loads(ok("proposals", "--json", cwd=repo.path).stdout)
+    assert [p["title"] for p in shown["proposals"]] == ["Use tabs"]

@@ -125,7 +125,14 @@ def _edit(ws: Workspace, entry: Any) -> Any | None:
     """The proposal after $EDITOR, validated and saved; None when left unchanged."""
     from git_memzoi.lifecycle import inbox, packets
 
-    text = click.edit(entry.packet, extension=".md", require_save=True)
+    try:
+        text = click.edit(entry.packet, extension=".md", require_save=True)
+    except click.ClickException as exc:  # no such editor, or it exited non-zero: as git, change nothing
+        click.echo(f"git memzoi: {exc.format_message()}; nothing was changed")
+        return None
+    except OSError as exc:  # the editor removed or locked its file
+        click.echo(f"git memzoi: the edited file could not be read back ({exc.strerror}); nothing was changed")
+        return None
     if text is None or text == entry.packet:
         click.echo("unchanged")
         return None

@@ -194,3 +194,24 @@ def test_review_survives_an_editor_that_fails(repo: Repo, editor: str, said: str
     assert "review: nothing done" in out and "internal error" not in out
     shown = json.loads(ok("proposals", "--json", cwd=repo.path).stdout)
     assert [p["title"] for p in shown["proposals"]] == ["Use tabs"]
+
+
+def test_agent_install_codex_global_writes_through_a_dotfiles_symlink(repo: Repo) -> None:
+    """`agent install codex --global` replaced a symlinked ~/.codex/config.toml with a plain file.
+
+    Dotfiles managers (stow, chezmoi, yadm) link ~/.codex/config.toml into a repository of their
+    own; the update landed beside it and cut the link. `git config --global` writes through such a link.
+    """
+    home = Path(os.environ["HOME"])
+    dotfiles = home / "dotfiles" / "codex.toml"
+    dotfiles.parent.mkdir(parents=True)
+    dotfiles.write_text('# mine\nmodel = "o3"\n')
+    link = home / ".codex" / "config.toml"
+    link.parent.mkdir()
+    link.symlink_to(Path("..") / "dotfiles" / "codex.toml")
+    ok("agent", "install", "codex", "--global", cwd=repo.path)
+    assert link.is_symlink()
+    text = dotfiles.read_text()
+    assert text.startswith('# mine\nmodel = "o3"\n') and "[mcp_servers.memzoi]" in text
+    again = ok("agent", "install", "codex", "--global", cwd=repo.path)
+    assert "already set up" in again.stdout + again.stderr and link.is_symlink()

@@ -215,3 +215,21 @@ def test_agent_install_codex_global_writes_through_a_dotfiles_symlink(repo: Repo
     assert text.startswith('# mine\nmodel = "o3"\n') and "[mcp_servers.memzoi]" in text
     again = ok("agent", "install", "codex", "--global", cwd=repo.path)
     assert "already set up" in again.stdout + again.stderr and link.is_symlink()
+
+
+@pytest.mark.xfail(
+    strict=True, reason="apply --commit swallows the commit hooks' output, which git commit shows on stderr"
+)
+def test_apply_commit_shows_the_commit_hooks_output_as_git_does(repo: Repo) -> None:
+    """A pre-commit hook's warnings (a linter's, a secret scanner's) reach the user of `git commit`.
+
+    `apply --commit` runs the same hooks but captures what they print: a passing hook's warning is
+    lost, and a refusing hook is cut to its last line.
+    """
+    hook = repo.path / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'lint: 2 warnings in .memzoi/records'\necho 'lint: see above'\n")
+    hook.chmod(0o755)
+    ok("propose", "--type", "convention", "--title", "Use tabs", "--body", "Tabs in Makefiles.", cwd=repo.path)
+    ok("approve", "--all", cwd=repo.path)
+    done = ok("apply", "--all", "--commit", cwd=repo.path)
+    assert "lint: 2 warnings in .memzoi/records" in done.stderr

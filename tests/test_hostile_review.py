@@ -233,3 +233,28 @@ def test_apply_commit_shows_the_commit_hooks_output_as_git_does(repo: Repo) -> N
     ok("approve", "--all", cwd=repo.path)
     done = ok("apply", "--all", "--commit", cwd=repo.path)
     assert "lint: 2 warnings in .memzoi/records" in done.stderr
+
+
+def test_import_skips_an_item_whose_packet_was_rejected(repo: Repo) -> None:
+    """After `reject` of one imported packet, the next import planned it again under the same ID.
+
+    `import --write` then wrote a packet that collides with the rejected one's receipt (validate
+    fails: packet-id-collision) and `import --apply` refused the whole batch, for good.
+    """
+    repo.write("AGENTS.md", "# Team\n\n## Setup\n\nrun make\n\n## Style\n\nTabs in Makefiles.\n")
+    repo.commit("agents")
+    ok("import", "--write", cwd=repo.path)
+    git("add", "-A", cwd=repo.path)
+    git("commit", "-qm", "import packets", cwd=repo.path)
+    setup = next((repo.path / ".memzoi/proposals/pending").glob("import_setup_*.md")).stem
+    ok("reject", setup, "--reason", "we use just, not make", "--commit", cwd=repo.path)
+    plan = ok("import", cwd=repo.path).stdout
+    assert f"rejected as {setup}" in plan and "1 change(s)" in plan
+    ok("import", "--write", cwd=repo.path)
+    ok("validate", cwd=repo.path)
+    ok("import", "--apply", "--commit", cwd=repo.path)
+    assert (repo.path / ".memzoi/records/semantic/conventions/style.md").is_file()
+    assert not (repo.path / ".memzoi/records/procedural/procedures/setup.md").exists()
+    repo.write("AGENTS.md", "# Team\n\n## Setup\n\nrun just\n\n## Style\n\nTabs in Makefiles.\n")
+    git("commit", "-qam", "just", cwd=repo.path)
+    assert "create      AGENTS.md:3-5" in ok("import", cwd=repo.path).stdout

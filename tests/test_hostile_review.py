@@ -258,3 +258,20 @@ def test_import_skips_an_item_whose_packet_was_rejected(repo: Repo) -> None:
     repo.write("AGENTS.md", "# Team\n\n## Setup\n\nrun just\n\n## Style\n\nTabs in Makefiles.\n")
     git("commit", "-qam", "just", cwd=repo.path)
     assert "create      AGENTS.md:3-5" in ok("import", cwd=repo.path).stdout
+
+
+def test_a_claude_md_line_that_only_imports_agents_md_is_no_record(repo: Repo) -> None:
+    """The common `CLAUDE.md` that starts with `@AGENTS.md` made a record titled "CLAUDE.md" saying "@AGENTS.md".
+
+    The import is followed (AGENTS.md's sections are read once); the line itself is no memory.
+    """
+    repo.write("AGENTS.md", "# Team\n\n## Style\n\nTabs in Makefiles.\n")
+    repo.write("CLAUDE.md", "@AGENTS.md\n\n## Claude only\n\nUse the plan mode for migrations.\n")
+    repo.commit("agents")
+    plan = ok("import", "--json", cwd=repo.path)
+    entries = json.loads(plan.stdout)["entries"]
+    assert [(e["action"], e["title"]) for e in entries if e["action"] == "create"] == [
+        ("create", "Style"),
+        ("create", "Claude only"),
+    ]
+    assert not [e for e in entries if e["title"] == "CLAUDE.md"]

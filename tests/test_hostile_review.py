@@ -275,3 +275,22 @@ def test_a_claude_md_line_that_only_imports_agents_md_is_no_record(repo: Repo) -
         ("create", "Claude only"),
     ]
     assert not [e for e in entries if e["title"] == "CLAUDE.md"]
+
+
+def test_import_never_reads_memzoi_own_files_and_takes_dot_for_the_repository(repo: Repo) -> None:
+    """`import --from agents-md .memzoi` planned memory's own records and packets as new records.
+
+    Each record became two more (its front matter as a section, its body as another); and `import .`,
+    the folder SOURCE a git user types first, was "not a file git tracks".
+    """
+    repo.write("AGENTS.md", "# Team\n\n## Style\n\nTabs in Makefiles.\n")
+    repo.commit("agents")
+    ok("import", "--apply", "--commit", cwd=repo.path)
+    for source in (".memzoi", ".memzoi/records/semantic/conventions/style.md", ".memzoi/log.md"):
+        done = memzoi("import", "--from", "agents-md", source, cwd=repo.path)
+        assert done.returncode == 2 and "own memory" in done.stderr, (source, done)
+    whole = json.loads(ok("import", ".", "--json", cwd=repo.path).stdout)
+    assert whole["counts"] == {"unchanged": 1}
+    everything = json.loads(ok("import", "--from", "agents-md", ".", "--json", cwd=repo.path).stdout)
+    assert not [e for e in everything["entries"] if e["where"].startswith(".memzoi/")]
+

@@ -196,10 +196,14 @@ class Tree:
         out: list[tuple[str, str]] = []
         for source in given:
             rel = self._relative(source, cwd)
+            if rel == MEMZOI_DIR or rel.startswith(MEMZOI_DIR + "/"):
+                # Records and packets are already memory: read as instructions, memory would import itself.
+                raise UsageError(f"{source}: git memzoi's own memory, never an import source")
             if rel in self.entries and not self.exists(rel):
                 raise UsageError(f"{source}: tracked, but missing from the work tree")
             if rel not in self.entries:
-                under = [p for p in sorted(self.entries) if p.startswith(rel.rstrip("/") + "/")]
+                folder = "" if rel == "." else rel.rstrip("/") + "/"
+                under = [p for p in sorted(self.entries) if p.startswith(folder) and not p.startswith(MEMZOI_DIR + "/")]
                 if not under:
                     raise UsageError(f"{source}: not a file git tracks")
                 out.extend((p, f) for p in under if (f := forced or classify(p, dirs)) is not None and self.exists(p))

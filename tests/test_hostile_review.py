@@ -294,3 +294,13 @@ def test_import_never_reads_memzoi_own_files_and_takes_dot_for_the_repository(re
     everything = json.loads(ok("import", "--from", "agents-md", ".", "--json", cwd=repo.path).stdout)
     assert not [e for e in everything["entries"] if e["where"].startswith(".memzoi/")]
 
+
+def test_an_adr_of_front_matter_alone_spans_its_closing_line(repo: Repo) -> None:
+    """An ADR that is front matter and nothing else was planned as `…:4-3`, a span past the file's end.
+
+    The same fault was mended for rule files; the ADR reader kept it (tests/test_import_fuzz.py finds it).
+    """
+    repo.write("docs/adr/0001-empty.md", "---\nstatus: accepted\n---")
+    repo.commit("adr")
+    plan = json.loads(ok("import", "--json", cwd=repo.path).stdout)
+    assert [e["where"] for e in plan["entries"]] == ["docs/adr/0001-empty.md:3-3"]

@@ -274,7 +274,9 @@ def _adr(src: Loaded) -> Item:
         status = "superseded" if status in ("accepted", "unknown") else status
     body_lines, _ = markdown.strip_blocks(src.real, lines)
     text = "\n".join(body_lines).strip("\n")
-    last = first + len(lines) - 1
+    if not lines:  # front matter alone: the item is its closing line, as a rule file's
+        first = max(1, first - 1)
+    last = first + max(len(lines), 1) - 1
     while last > first and not lines[last - first].strip():
         last -= 1
     item = Item("adr", src, (), title, text, first, last, "decision", "semantic", ())

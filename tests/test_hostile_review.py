@@ -304,3 +304,20 @@ def test_an_adr_of_front_matter_alone_spans_its_closing_line(repo: Repo) -> None
     repo.commit("adr")
     plan = json.loads(ok("import", "--json", cwd=repo.path).stdout)
     assert [e["where"] for e in plan["entries"]] == ["docs/adr/0001-empty.md:3-3"]
+
+
+@pytest.mark.parametrize("env", [{"TERM": "dumb"}, {"TERM": "xterm", "NO_COLOR": "1"}], ids=["dumb", "no-color"])
+def test_review_does_not_colour_a_dumb_terminal_or_against_no_color(repo: Repo, env: dict[str, str]) -> None:
+    """`review` wrote ANSI bold and diff colours on TERM=dumb (an Emacs shell) and with NO_COLOR set.
+
+    git colours nothing on a dumb terminal; the escapes show up as `^[[1m` garbage there.
+    """
+    from test_review import PROMPT, Terminal
+
+    ok("propose", "--type", "convention", "--title", "Use tabs", "--body", "Tabs in Makefiles.", cwd=repo.path)
+    base = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    term = Terminal(repo.path, "review", env={**base, **env})
+    screen = term.until(PROMPT)
+    term.answer("q")
+    term.finish()
+    assert b"Use tabs" in screen and b"\x1b[" not in screen

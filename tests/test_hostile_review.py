@@ -321,3 +321,20 @@ def test_review_does_not_colour_a_dumb_terminal_or_against_no_color(repo: Repo, 
     term.answer("q")
     term.finish()
     assert b"Use tabs" in screen and b"\x1b[" not in screen
+
+
+def test_import_prune_keeps_records_of_sources_a_sparse_checkout_leaves_out(repo: Repo) -> None:
+    """In a sparse checkout without `web/`, `import --prune` planned web/AGENTS.md's record as a tombstone.
+
+    Its plan said "its source is gone from web/AGENTS.md": the file is tracked and unchanged, only
+    not checked out, and `--apply` would have tombstoned good memory. It is read from the index.
+    """
+    repo.write("AGENTS.md", "# Team\n\n## Root\n\nAt the root.\n")
+    repo.write("web/AGENTS.md", "## Web\n\nUse React.\n")
+    repo.write("web/app.js", "x\n")
+    repo.commit("agents")
+    ok("import", "--apply", "--commit", cwd=repo.path)
+    git("sparse-checkout", "set", "--no-cone", "/*", "!/web/", cwd=repo.path)
+    assert not (repo.path / "web").exists()
+    plan = json.loads(ok("import", "--prune", "--json", cwd=repo.path).stdout)
+    assert plan["counts"] == {"unchanged": 2}, plan["entries"]

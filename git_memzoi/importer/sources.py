@@ -108,6 +108,13 @@ class Tree:
         self.rev = rev
         self.root: Path | None = None if rev is not None else repo.require_workdir()
         self.entries: dict[str, Tracked] = gitfiles.tracked(repo, rev)
+        # A sparse checkout leaves tracked files out of the work tree: they are not gone (--prune
+        # would tombstone their records), so they are read from the index, as --rev reads a commit.
+        self.left_out: set[str] = set()
+        if rev is None:
+            from git_memzoi.gitrepo import sparse
+
+            self.left_out = set(sparse.skipped(repo, ""))
 
     def adr_dirs(self) -> tuple[str, ...]:
         """The ADR folders: the usual ones plus the one `.adr-dir` names (adr-tools)."""
@@ -127,13 +134,16 @@ class Tree:
         found = [(path, classify(path, dirs)) for path in sorted(self.entries)]
         return [(path, fmt) for path, fmt in found if fmt is not None and self.exists(path)]
 
+    def _in_worktree(self, path: str) -> bool:
+        return self.root is not None and not (path in self.left_out and not os.path.lexists(self.root / path))
+
     def _is_link(self, path: str) -> bool:
-        if self.root is None:
+        if self.root is None or not self._in_worktree(path):
             return self.entries[path].link
         return (self.root / path).is_symlink()
 
     def _raw(self, path: str) -> bytes:
-        if self.root is None:
+        if self.root is None or not self._in_worktree(path):
             oid = self.entries[path].oid
             assert oid is not None
             return gitfiles.blob_bytes(self.repo, oid)
@@ -145,7 +155,7 @@ class Tree:
     def exists(self, path: str) -> bool:
         if path not in self.entries:
             return False
-        return self.root is None or os.path.lexists(self.root / path)
+        return self.root is None or path in self.left_out or os.path.lexists(self.root / path)
 
     def resolve(self, named: str) -> str:
         """The tracked regular file `named` leads to through its symlinks, refusing escapes and loops."""
@@ -170,7 +180,11 @@ class Tree:
         """The text of source `named`: at most MAX_SOURCE_BYTES of UTF-8 (a BOM is dropped, CRLF made LF)."""
         real = self.resolve(named)
         try:
-            if self.root is not None and (self.root / real).stat().st_size > MAX_SOURCE_BYTES:
+            if (
+                self.root is not None
+                and self._in_worktree(real)
+                and (self.root / real).stat().st_size > MAX_SOURCE_BYTES
+            ):
                 raise FormatError("import-too-large", f"larger than {MAX_SOURCE_BYTES} bytes", path=named)
             raw = self._raw(real)
         except OSError as exc:

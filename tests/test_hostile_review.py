@@ -338,3 +338,28 @@ def test_import_prune_keeps_records_of_sources_a_sparse_checkout_leaves_out(repo
     assert not (repo.path / "web").exists()
     plan = json.loads(ok("import", "--prune", "--json", cwd=repo.path).stdout)
     assert plan["counts"] == {"unchanged": 2}, plan["entries"]
+
+
+def test_status_knows_a_chained_hook_and_does_not_send_you_to_a_refusal(repo: Repo) -> None:
+    """With another tool's pre-commit hook, `status` said "to do: git memzoi hook install".
+
+    That command refuses another tool's hook and hints to chain it; once chained, `status` still
+    called the hook "not ours" and sent you back to `hook install`, round and round.
+    """
+    hooks = repo.path / ".git" / "hooks"
+    husky = "#!/bin/sh\nnpx lint-staged\n"
+    (hooks / "pre-commit").write_text(husky)
+    (hooks / "pre-push").write_text(
+        '#!/bin/sh\nrefs=$(cat); printf \'%s\\n\' "$refs" | git-memzoi hook pre-push "$@" || exit $?\n'
+    )
+    for name in ("pre-commit", "pre-push"):
+        (hooks / name).chmod(0o755)
+    before = json.loads(ok("status", "--json", cwd=repo.path).stdout)
+    assert before["hooks"] == {"pre-commit": "not ours", "pre-push": "chained"}
+    assert not [f for f in before["fixes"] if f.endswith("git memzoi hook install")]
+    assert any("git-memzoi hook pre-commit || exit $?" in f for f in before["fixes"])
+    assert memzoi("hook", "install", cwd=repo.path).returncode == 1
+    (hooks / "pre-commit").write_text(husky + "git-memzoi hook pre-commit || exit $?\n")
+    after = json.loads(ok("status", "--json", cwd=repo.path).stdout)
+    assert after["hooks"] == {"pre-commit": "chained", "pre-push": "chained"}
+    assert not [f for f in after["fixes"] if "hook" in f]

@@ -133,8 +133,13 @@ def overview(ws: Workspace) -> Overview:
     if out.inbox.get("approved") or out.pending_files:
         out.fixes.append("approved proposals and pending packets wait to be applied: git memzoi apply ID")
     out.hooks = _hooks(ws)
-    if any(state != "installed" for state in out.hooks.values()):
+    if any(state == "missing" for state in out.hooks.values()):
         out.fixes.append("check memory on every commit and push: git memzoi hook install")
+    from git_memzoi.hooks.install import HOOK_NAMES, chain_line
+
+    for hook in HOOK_NAMES:
+        if out.hooks.get(hook) == "not ours":  # hook install leaves another tool's hook alone: chain it
+            out.fixes.append(f"the {hook} hook is another tool's; to run both, add this line to it: {chain_line(hook)}")
     out.agents = _agents(workdir)
     for client, state in out.agents.items():
         if state != "wired":
@@ -150,8 +155,21 @@ def _hooks(ws: Workspace) -> dict[str, str]:
     found: dict[str, str] = {}
     for name in default_hooks(ws.repo):
         path = folder / name
-        found[name] = "missing" if not path.exists() else "installed" if is_ours(path) else "not ours"
+        found[name] = "missing" if not path.exists() else "installed" if is_ours(path) else _chained(path, name)
     return found
+
+
+def _chained(path: Any, name: str) -> str:
+    """ "chained" when another tool's hook runs git memzoi's check (hook install's hint), else "not ours"."""
+    try:  # never through a link, as hook install
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return "not ours"
+    try:
+        head = os.read(fd, 65536).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+    return "chained" if f"git-memzoi hook {name}" in head or f"git memzoi hook {name}" in head else "not ours"
 
 
 def _agents(workdir: Any) -> dict[str, str]:

@@ -363,3 +363,18 @@ def test_status_knows_a_chained_hook_and_does_not_send_you_to_a_refusal(repo: Re
     after = json.loads(ok("status", "--json", cwd=repo.path).stdout)
     assert after["hooks"] == {"pre-commit": "chained", "pre-push": "chained"}
     assert not [f for f in after["fixes"] if "hook" in f]
+
+
+def test_import_rev_takes_a_source_relative_to_the_cwd_like_the_work_tree_does(repo: Repo) -> None:
+    """In `web/`, `import AGENTS.md` read web/AGENTS.md but `import --rev HEAD AGENTS.md` read the root one.
+
+    With --rev a SOURCE was taken from the top of the repository whatever the cwd: the plan was of
+    another file, without a word.
+    """
+    repo.write("AGENTS.md", "## Root\n\nAt the root.\n")
+    repo.write("web/AGENTS.md", "## Web\n\nUse React.\n")
+    repo.commit("agents")
+    here = json.loads(ok("import", "AGENTS.md", "--json", cwd=repo.path / "web").stdout)
+    at_rev = json.loads(ok("import", "--rev", "HEAD", "AGENTS.md", "--json", cwd=repo.path / "web").stdout)
+    assert [s["path"] for s in here["sources"]] == ["web/AGENTS.md"]
+    assert [s["path"] for s in at_rev["sources"]] == ["web/AGENTS.md"]

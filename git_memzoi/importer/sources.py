@@ -229,11 +229,13 @@ class Tree:
         return out
 
     def _relative(self, source: str, cwd: Path) -> str:
-        if self.root is None:
+        # With --rev in a checkout a SOURCE is still relative to the cwd, as git's pathspecs are.
+        root = self.root if self.root is not None else self.repo.workdir
+        if root is None:  # a bare repository: paths from the top
             return posixpath.normpath(source).lstrip("/")
         full = Path(os.path.abspath(cwd / source))
         try:
-            rel = full.relative_to(self.root).as_posix()
+            rel = full.relative_to(root).as_posix()
         except ValueError:
             raise UsageError(f"{source}: outside the repository") from None
         return rel

@@ -378,3 +378,27 @@ def test_import_rev_takes_a_source_relative_to_the_cwd_like_the_work_tree_does(r
     at_rev = json.loads(ok("import", "--rev", "HEAD", "AGENTS.md", "--json", cwd=repo.path / "web").stdout)
     assert [s["path"] for s in here["sources"]] == ["web/AGENTS.md"]
     assert [s["path"] for s in at_rev["sources"]] == ["web/AGENTS.md"]
+
+
+@pytest.mark.parametrize(
+    "into",
+    [".memzoi/records/semantic/conventions/use-tabs.md", ".memzoi/index.md", ".git/config", ".git/info/exclude"],
+)
+def test_export_into_refuses_memory_files_and_the_git_directory(repo: Repo, into: str) -> None:
+    """`export agents-md --into .git/config` appended the block to git's config: every git command then died.
+
+    `--into` a record edited it in place (the hooks' record-edited), and `--into .memzoi/index.md`
+    made the export part of memory; `export --output` refuses .memzoi/, `--into` took any file.
+    """
+    ok("propose", "--type", "convention", "--title", "Use tabs", "--body", "Tabs in Makefiles.", cwd=repo.path)
+    ok("approve", "--all", cwd=repo.path)
+    ok("apply", "--all", "--commit", cwd=repo.path)
+    target = repo.path / into
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.exists():
+        target.write_text("# excludes\n")
+    before = target.read_bytes()
+    done = memzoi("export", "agents-md", "--into", into, cwd=repo.path)
+    assert done.returncode == 2 and into in done.stderr and done.stderr.count("\n") <= 2, done
+    assert target.read_bytes() == before
+    assert git("status", "--porcelain", cwd=repo.path).stdout == ""

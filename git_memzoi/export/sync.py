@@ -18,6 +18,7 @@ from git_memzoi.export import common, instructions
 from git_memzoi.export.common import BUDGETS, ExportReport
 from git_memzoi.importer import identity, markdown
 from git_memzoi.importer.sources import CURSOR_DIR
+from git_memzoi.layout import MEMZOI_DIR
 from git_memzoi.recall.models import IndexedRecord
 from git_memzoi.runtime.workspace import Workspace
 
@@ -36,6 +37,15 @@ def _repo_path(ws: Workspace, into: str) -> tuple[Path, str]:
             rel = full.relative_to(root).as_posix()
         except ValueError:
             raise UsageError(f"{into}: a symlink that leaves the work tree", field="into") from None
+    # A block written into a record, index.md or .git/config would corrupt memory or the repository.
+    git_dirs = {Path(os.path.abspath(d)) for d in (ws.repo.git_dir, ws.repo.common_dir)}
+    top = rel.split("/", 1)[0]
+    if top in (MEMZOI_DIR, ".git") or any(full == d or d in full.parents for d in git_dirs):
+        where = f"{MEMZOI_DIR}/" if top == MEMZOI_DIR else "the git directory"
+        raise UsageError(
+            f"{into}: inside {where}; --into writes an instruction file such as AGENTS.md or CLAUDE.md",
+            field="into",
+        )
     return full, rel
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from git_memzoi.errors import Ambiguous
+from git_memzoi.errors import Ambiguous, UsageError
 
 #: How many candidates an ambiguous prefix lists (git lists every candidate; these IDs are long).
 LISTED = 10
@@ -12,6 +12,10 @@ LISTED = 10
 
 def expand(name: str, candidates: Iterable[str], what: str) -> str:
     """The one candidate `name` is a prefix of (`name` itself when it is one, or when none matches)."""
+    if not name.strip():
+        # Every ID begins with "": an unset shell variable (`approve "$ID"`) would stand for the
+        # only proposal there is. git refuses an empty object name too.
+        raise UsageError(f"an empty {what} ID", hint="give the ID or a unique prefix of it")
     found = sorted({c for c in candidates if c.startswith(name)})
     if name in found or not found:
         return name

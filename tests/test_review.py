@@ -93,7 +93,7 @@ def test_review_approves_rejects_skips_and_edits_through_a_terminal(ready: Repo,
     for number in range(1, 5):  # the inbox's order: oldest first, then by ID
         screen = term.until(PROMPT)
         assert f"({number}/4)".encode() in screen
-        shown = screen.rsplit(b"\x1b[1mmem_", 1)[-1]
+        shown = screen.rsplit(b"\nmem_", 1)[-1]
         if approve_me.encode()[4:] in shown:
             assert b"title: Use postgres for persistent state" in shown
             term.answer("y")

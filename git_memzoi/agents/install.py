@@ -321,6 +321,8 @@ def install(changes: list[FileChange]) -> None:
                 write_inside(change.root, change.rel, change.after, REAL_FILES)
                 continue
             mode = change.path.stat().st_mode & 0o777 if change.before is not None else 0o644
-            write_atomic(change.path, change.after, mode=mode)
+            # The user's own config (outside any repository) may be a link into a dotfiles
+            # repository: write through it, as `git config --global` does, rather than replace it.
+            write_atomic(Path(os.path.realpath(change.path)), change.after, mode=mode)
         except OSError as exc:
             raise ConfigError(f"{change.path}: cannot write: {exc.strerror}") from None

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from git_memzoi.cli.common import emit_json, json_option, workspace
-from git_memzoi.errors import MemzoiError, NotFound
+from git_memzoi.errors import Ambiguous, MemzoiError, NotFound
 from git_memzoi.runtime.workspace import Workspace
 
 
@@ -26,6 +26,19 @@ def show(id_: str, as_json: bool) -> None:
         found = inbox.show(ws, id_)
     except NotFound:
         found = None
+    except Ambiguous:
+        # A whole record ID names that record, as a whole object name does in git, even when
+        # proposal IDs begin with it (record `mem`, proposals `mem_2026_…`).
+        if _record_id(ws, id_) != id_:
+            raise
+        found = None
+    shown = found.proposal_id if isinstance(found, targets.Settled) else found.id if found is not None else None
+    record_id = _record_id(ws, id_) if shown is not None and shown != id_ else None
+    if record_id is not None:
+        raise Ambiguous(
+            f"{id_!r} is ambiguous: proposal {shown} and record {record_id} begin with it",
+            hint="give more of the ID",
+        )
     if isinstance(found, targets.Settled):
         data = {"kind": "proposal", "id": found.proposal_id, "state": found.outcome, "resolved_path": found.path}
         emit_json(data) if as_json else click.echo(found.message)
@@ -51,6 +64,16 @@ def show(id_: str, as_json: bool) -> None:
     standing = "current" if record.expiry.current else "query-only"
     click.echo(f"record {record.record_id}  {record.status}, {standing}  ({record.path})")
     click.echo(record.document.rstrip("\n"))
+
+
+def _record_id(ws: Workspace, name: str) -> str | None:
+    """The one record ID `name` is or begins, else None."""
+    from git_memzoi.recall import records
+
+    try:
+        return records.get_record(ws, name).record_id
+    except MemzoiError:
+        return None
 
 
 @dataclass
@@ -110,8 +133,13 @@ def overview(ws: Workspace) -> Overview:
     if out.inbox.get("approved") or out.pending_files:
         out.fixes.append("approved proposals and pending packets wait to be applied: git memzoi apply ID")
     out.hooks = _hooks(ws)
-    if any(state != "installed" for state in out.hooks.values()):
+    if any(state == "missing" for state in out.hooks.values()):
         out.fixes.append("check memory on every commit and push: git memzoi hook install")
+    from git_memzoi.hooks.install import HOOK_NAMES, chain_line
+
+    for hook in HOOK_NAMES:
+        if out.hooks.get(hook) == "not ours":  # hook install leaves another tool's hook alone: chain it
+            out.fixes.append(f"the {hook} hook is another tool's; to run both, add this line to it: {chain_line(hook)}")
     out.agents = _agents(workdir)
     for client, state in out.agents.items():
         if state != "wired":
@@ -127,8 +155,21 @@ def _hooks(ws: Workspace) -> dict[str, str]:
     found: dict[str, str] = {}
     for name in default_hooks(ws.repo):
         path = folder / name
-        found[name] = "missing" if not path.exists() else "installed" if is_ours(path) else "not ours"
+        found[name] = "missing" if not path.exists() else "installed" if is_ours(path) else _chained(path, name)
     return found
+
+
+def _chained(path: Any, name: str) -> str:
+    """ "chained" when another tool's hook runs git memzoi's check (hook install's hint), else "not ours"."""
+    try:  # never through a link, as hook install
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return "not ours"
+    try:
+        head = os.read(fd, 65536).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+    return "chained" if f"git-memzoi hook {name}" in head or f"git memzoi hook {name}" in head else "not ours"
 
 
 def _agents(workdir: Any) -> dict[str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -125,7 +126,14 @@ def _edit(ws: Workspace, entry: Any) -> Any | None:
     """The proposal after $EDITOR, validated and saved; None when left unchanged."""
     from git_memzoi.lifecycle import inbox, packets
 
-    text = click.edit(entry.packet, extension=".md", require_save=True)
+    try:
+        text = click.edit(entry.packet, extension=".md", require_save=True)
+    except click.ClickException as exc:  # no such editor, or it exited non-zero: as git, change nothing
+        click.echo(f"git memzoi: {exc.format_message()}; nothing was changed")
+        return None
+    except OSError as exc:  # the editor removed or locked its file
+        click.echo(f"git memzoi: the edited file could not be read back ({exc.strerror}); nothing was changed")
+        return None
     if text is None or text == entry.packet:
         click.echo("unchanged")
         return None
@@ -139,6 +147,11 @@ def _edit(ws: Workspace, entry: Any) -> Any | None:
     else:
         click.echo("\n".join(inbox.revise(ws, entry.id, raw).messages))
     return inbox.show(ws, entry.file if entry.source == "file" else entry.id)
+
+
+def _color() -> bool | None:
+    """False where git would not colour either (TERM=dumb) or the user said NO_COLOR; else click decides."""
+    return False if os.environ.get("TERM") == "dumb" or os.environ.get("NO_COLOR") else None
 
 
 def _show(ws: Workspace, entry: Any) -> None:
@@ -156,7 +169,9 @@ def _show(ws: Workspace, entry: Any) -> None:
     scope: dict[str, Any] = data["scope"] if isinstance(data.get("scope"), dict) else {}
     paths = scope.get("paths") or []
     click.echo("")
-    click.secho(f"{entry.id}  {entry.state}  {action}" + (f"  ({entry.file})" if entry.file else ""), bold=True)
+    click.secho(
+        f"{entry.id}  {entry.state}  {action}" + (f"  ({entry.file})" if entry.file else ""), bold=True, color=_color()
+    )
     click.echo(f"type: {data.get('type')}  lane: {data.get('lane')}  sensitivity: {data.get('sensitivity')}")
     click.echo(f"title: {data.get('title')}")
     click.echo("applies to: " + (", ".join(str(p) for p in paths) if paths else "the whole repository"))
@@ -188,4 +203,4 @@ def _show_target(ws: Workspace, target: str, body: str, action: str) -> None:
     old, new = record.body.splitlines(keepends=True), body.splitlines(keepends=True)
     for line in difflib.unified_diff(old, new, f"a/{record.path}", "b/(proposed)"):
         color = "green" if line.startswith("+") else "red" if line.startswith("-") else None
-        click.secho(line.rstrip("\n"), fg=color)
+        click.secho(line.rstrip("\n"), fg=color, color=_color())

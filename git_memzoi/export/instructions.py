@@ -22,6 +22,9 @@ INSTRUCTION_TYPES: tuple[str, ...] = common.TYPE_ORDER[: common.TYPE_ORDER.index
 
 _HEADING = re.compile(r"^(#{1,6})(\s)")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+# The managed block's own markers (importer.markdown's): a record line that is one would end or
+# start the block `export --into` writes, and the next import or export would refuse the file.
+_MARKERS = ("<!-- memzoi:start -->", "<!-- memzoi:end -->")
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,10 @@ def _one_line(text: str) -> str:
 def entry_text(record: IndexedRecord) -> str:
     """What an entry says: the record's description, else its body under the entry's heading level."""
     if record.description and record.description.strip():
-        return oneline.escape_text(record.description.strip())
+        text = oneline.escape_text(record.description.strip())
+        # A description is one line cut from the body: a leading fence run would open a fence
+        # that swallows the rest of the file (the block's end marker too).
+        return "\\" + text if _FENCE.match(text) or text in _MARKERS else text
     lines = record.body.strip("\n").splitlines()
     if lines and lines[0].startswith("# "):
         lines = lines[1:]
@@ -59,6 +65,8 @@ def entry_text(record: IndexedRecord) -> str:
             # The entry sits under "###": its own headings move below that level.
             level = min(len(heading.group(1)) + 3, 6)
             line = "#" * level + line[len(heading.group(1)) :]
+        elif fence is None and line.strip() in _MARKERS:
+            line = "\\" + line.strip()
         out.append(line.rstrip())
     return oneline.escape_text("\n".join(out).strip("\n"))
 

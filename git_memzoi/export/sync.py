@@ -18,6 +18,7 @@ from git_memzoi.export import common, instructions
 from git_memzoi.export.common import BUDGETS, ExportReport
 from git_memzoi.importer import identity, markdown
 from git_memzoi.importer.sources import CURSOR_DIR
+from git_memzoi.layout import MEMZOI_DIR
 from git_memzoi.recall.models import IndexedRecord
 from git_memzoi.runtime.workspace import Workspace
 
@@ -36,6 +37,15 @@ def _repo_path(ws: Workspace, into: str) -> tuple[Path, str]:
             rel = full.relative_to(root).as_posix()
         except ValueError:
             raise UsageError(f"{into}: a symlink that leaves the work tree", field="into") from None
+    # A block written into a record, index.md or .git/config would corrupt memory or the repository.
+    git_dirs = {Path(os.path.abspath(d)) for d in (ws.repo.git_dir, ws.repo.common_dir)}
+    top = rel.split("/", 1)[0]
+    if top in (MEMZOI_DIR, ".git") or any(full == d or d in full.parents for d in git_dirs):
+        where = f"{MEMZOI_DIR}/" if top == MEMZOI_DIR else "the git directory"
+        raise UsageError(
+            f"{into}: inside {where}; --into writes an instruction file such as AGENTS.md or CLAUDE.md",
+            field="into",
+        )
     return full, rel
 
 
@@ -65,12 +75,15 @@ def export_into(ws: Workspace, target: str, into: str, max_bytes: int | None = N
     rendered = instructions.render(target, records, max_bytes)
     block = f"{markdown.BLOCK_START}\n{rendered.data.decode('utf-8')}{markdown.BLOCK_END}\n"
     try:
-        before = full.read_text(encoding="utf-8")
+        # Bytes, not read_text(): universal newlines would turn a CRLF file's hand-written lines into LF.
+        before = full.read_bytes().decode("utf-8")
     except FileNotFoundError:
         before = ""
     except UnicodeDecodeError:
         raise UsageError(f"{into}: not UTF-8 text", field="into") from None
-    after = replace_block(before, block, rel)
+    after = replace_block(before.replace("\r\n", "\n"), block, rel)
+    if "\r\n" in before:
+        after = after.replace("\n", "\r\n")
     if after != before:
         common.write_file(full, after.encode("utf-8"))
     data = after.encode("utf-8")

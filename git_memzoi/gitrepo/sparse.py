@@ -28,7 +28,7 @@ def tracked(repo: GitRepo, paths: list[str]) -> list[str]:
 
 
 def skipped(repo: GitRepo, prefix: str) -> dict[str, str]:
-    """{path: blob ID} of every skip-worktree index entry under `prefix/`: what a sparse checkout leaves out."""
+    """{path: blob ID} of each skip-worktree index entry under `prefix/` ("": all of them): what sparse leaves out."""
     git_dir_index = repo.git_dir / "index"
     try:
         with open(git_dir_index, "rb") as handle:
@@ -43,7 +43,7 @@ def skipped(repo: GitRepo, prefix: str) -> dict[str, str]:
         return {}
     from pygit2.ffi import C, ffi
 
-    start = (prefix.rstrip("/") + "/").encode()
+    start = (prefix.rstrip("/") + "/").encode() if prefix.strip("/") else b""  # "": the whole index
     raw = index._index
     count = C.git_index_entrycount(raw)
 

@@ -23,6 +23,8 @@ _PROCEDURE = re.compile(
     re.I,
 )
 _STATUS_LINE = re.compile(r"^\s*(?:[*-]\s*)?\**status\**\s*:\s*\**(.+?)\**\s*$", re.I)
+#: A line of nothing but Claude Code `@path` imports (or blank).
+_IMPORTS_ONLY = re.compile(r"^\s*(?:@\S+\s*)*$")
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s#]+)[^)]*\)")
 _GLOB_CHARS = "*?[{"
 
@@ -171,6 +173,8 @@ def items(src: Loaded, *, folder: str | None = None) -> list[Item]:
     for section in markdown.split(lines, 1, base_title):
         if not section.body.strip():
             continue
+        if src.fmt == "claude-md" and all(_IMPORTS_ONLY.match(line) for line in section.body.split("\n")):
+            continue  # `@AGENTS.md` alone: the import is followed, and says nothing of its own
         title = section.title
         if scope_dir and section.title:
             title = f"{scope_dir}: {section.title}"
@@ -270,7 +274,9 @@ def _adr(src: Loaded) -> Item:
         status = "superseded" if status in ("accepted", "unknown") else status
     body_lines, _ = markdown.strip_blocks(src.real, lines)
     text = "\n".join(body_lines).strip("\n")
-    last = first + len(lines) - 1
+    if not lines:  # front matter alone: the item is its closing line, as a rule file's
+        first = max(1, first - 1)
+    last = first + max(len(lines), 1) - 1
     while last > first and not lines[last - first].strip():
         last -= 1
     item = Item("adr", src, (), title, text, first, last, "decision", "semantic", ())

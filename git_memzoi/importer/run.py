@@ -12,9 +12,9 @@ from git_memzoi.errors import FormatError, Refused
 from git_memzoi.importer import formats, identity, markdown
 from git_memzoi.importer.existing import Existing, Records
 from git_memzoi.importer.formats import Item
-from git_memzoi.importer.plan import Entry, ImportPlan, Policy, build
+from git_memzoi.importer.plan import Entry, ImportPlan, Policy, build, plan_digest
 from git_memzoi.importer.sources import CURSOR_DIR, RULE_FORMATS, Loaded, Tree, scope_folder
-from git_memzoi.layout import MEMZOI_DIR, pending_path
+from git_memzoi.layout import MEMZOI_DIR, pending_path, resolved_path
 from git_memzoi.profile import secrets
 from git_memzoi.runtime.workspace import Workspace
 
@@ -149,8 +149,21 @@ def plan_import(ws: Workspace, req: ImportRequest) -> ImportPlan:
     finally:
         if records is not None:
             records.close()
+    # A packet rejected in review stays rejected, as a record tombstoned on purpose stays gone:
+    # planned again under the same ID, --write would put a colliding packet beside its receipt
+    # and --apply would refuse the whole batch. An edit of the source gives a new ID.
+    rejected = [e for e in plan.changes if e.proposal_id and _rejected(tree, e.proposal_id)]
+    for entry in rejected:
+        entry.action, entry.reason = "skipped", f"rejected as {entry.proposal_id}"
+    if rejected:
+        plan.plan_id = plan_digest(plan)
     _refuse_secrets([e.item for e in plan.changes if e.item is not None])
     return plan
+
+
+def _rejected(tree: Tree, proposal_id: str) -> bool:
+    path = resolved_path("rejected", proposal_id)
+    return path in tree.entries if tree.root is None else (tree.root / path).is_file()
 
 
 def _free(record_id: str) -> bool:

@@ -108,6 +108,13 @@ class Tree:
         self.rev = rev
         self.root: Path | None = None if rev is not None else repo.require_workdir()
         self.entries: dict[str, Tracked] = gitfiles.tracked(repo, rev)
+        # A sparse checkout leaves tracked files out of the work tree: they are not gone (--prune
+        # would tombstone their records), so they are read from the index, as --rev reads a commit.
+        self.left_out: set[str] = set()
+        if rev is None:
+            from git_memzoi.gitrepo import sparse
+
+            self.left_out = set(sparse.skipped(repo, ""))
 
     def adr_dirs(self) -> tuple[str, ...]:
         """The ADR folders: the usual ones plus the one `.adr-dir` names (adr-tools)."""
@@ -127,13 +134,16 @@ class Tree:
         found = [(path, classify(path, dirs)) for path in sorted(self.entries)]
         return [(path, fmt) for path, fmt in found if fmt is not None and self.exists(path)]
 
+    def _in_worktree(self, path: str) -> bool:
+        return self.root is not None and not (path in self.left_out and not os.path.lexists(self.root / path))
+
     def _is_link(self, path: str) -> bool:
-        if self.root is None:
+        if self.root is None or not self._in_worktree(path):
             return self.entries[path].link
         return (self.root / path).is_symlink()
 
     def _raw(self, path: str) -> bytes:
-        if self.root is None:
+        if self.root is None or not self._in_worktree(path):
             oid = self.entries[path].oid
             assert oid is not None
             return gitfiles.blob_bytes(self.repo, oid)
@@ -145,7 +155,7 @@ class Tree:
     def exists(self, path: str) -> bool:
         if path not in self.entries:
             return False
-        return self.root is None or os.path.lexists(self.root / path)
+        return self.root is None or path in self.left_out or os.path.lexists(self.root / path)
 
     def resolve(self, named: str) -> str:
         """The tracked regular file `named` leads to through its symlinks, refusing escapes and loops."""
@@ -167,10 +177,14 @@ class Tree:
         return path
 
     def load(self, named: str, fmt: str) -> Loaded:
-        """The text of source `named`: at most MAX_SOURCE_BYTES of UTF-8 (a BOM is dropped)."""
+        """The text of source `named`: at most MAX_SOURCE_BYTES of UTF-8 (a BOM is dropped, CRLF made LF)."""
         real = self.resolve(named)
         try:
-            if self.root is not None and (self.root / real).stat().st_size > MAX_SOURCE_BYTES:
+            if (
+                self.root is not None
+                and self._in_worktree(real)
+                and (self.root / real).stat().st_size > MAX_SOURCE_BYTES
+            ):
                 raise FormatError("import-too-large", f"larger than {MAX_SOURCE_BYTES} bytes", path=named)
             raw = self._raw(real)
         except OSError as exc:
@@ -185,6 +199,9 @@ class Tree:
         if "\x00" in text:
             raise FormatError("import-encoding", "holds NUL bytes: not a text file", path=real)
         oid = gitfiles.blob_oid(raw)
+        # Memory files are LF (the profile's line-endings rule): a CRLF source's sections made
+        # packets that fail validation. A stray CR becomes a space, so line numbers stay git's.
+        text = text.replace("\r\n", "\n").replace("\r", " ")
         return Loaded(named, real, fmt, text.removeprefix("\ufeff"), oid)
 
     def named(self, given: list[str], cwd: Path, forced: str | None) -> list[tuple[str, str]]:
@@ -193,10 +210,14 @@ class Tree:
         out: list[tuple[str, str]] = []
         for source in given:
             rel = self._relative(source, cwd)
+            if rel == MEMZOI_DIR or rel.startswith(MEMZOI_DIR + "/"):
+                # Records and packets are already memory: read as instructions, memory would import itself.
+                raise UsageError(f"{source}: git memzoi's own memory, never an import source")
             if rel in self.entries and not self.exists(rel):
                 raise UsageError(f"{source}: tracked, but missing from the work tree")
             if rel not in self.entries:
-                under = [p for p in sorted(self.entries) if p.startswith(rel.rstrip("/") + "/")]
+                folder = "" if rel == "." else rel.rstrip("/") + "/"
+                under = [p for p in sorted(self.entries) if p.startswith(folder) and not p.startswith(MEMZOI_DIR + "/")]
                 if not under:
                     raise UsageError(f"{source}: not a file git tracks")
                 out.extend((p, f) for p in under if (f := forced or classify(p, dirs)) is not None and self.exists(p))
@@ -208,11 +229,13 @@ class Tree:
         return out
 
     def _relative(self, source: str, cwd: Path) -> str:
-        if self.root is None:
+        # With --rev in a checkout a SOURCE is still relative to the cwd, as git's pathspecs are.
+        root = self.root if self.root is not None else self.repo.workdir
+        if root is None:  # a bare repository: paths from the top
             return posixpath.normpath(source).lstrip("/")
         full = Path(os.path.abspath(cwd / source))
         try:
-            rel = full.relative_to(self.root).as_posix()
+            rel = full.relative_to(root).as_posix()
         except ValueError:
             raise UsageError(f"{source}: outside the repository") from None
         return rel

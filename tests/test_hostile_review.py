@@ -217,9 +217,6 @@ def test_agent_install_codex_global_writes_through_a_dotfiles_symlink(repo: Repo
     assert "already set up" in again.stdout + again.stderr and link.is_symlink()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="apply --commit swallows the commit hooks' output, which git commit shows on stderr"
-)
 def test_apply_commit_shows_the_commit_hooks_output_as_git_does(repo: Repo) -> None:
     """A pre-commit hook's warnings (a linter's, a secret scanner's) reach the user of `git commit`.
 
@@ -232,7 +229,7 @@ def test_apply_commit_shows_the_commit_hooks_output_as_git_does(repo: Repo) -> N
     ok("propose", "--type", "convention", "--title", "Use tabs", "--body", "Tabs in Makefiles.", cwd=repo.path)
     ok("approve", "--all", cwd=repo.path)
     done = ok("apply", "--all", "--commit", cwd=repo.path)
-    assert "lint: 2 warnings in .memzoi/records" in done.stderr
+    assert "lint: 2 warnings in .memzoi/records\nlint: see above\n" in done.stderr
 
 
 def test_import_skips_an_item_whose_packet_was_rejected(repo: Repo) -> None:

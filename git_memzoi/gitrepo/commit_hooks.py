@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,4 +49,9 @@ def run_hook(repo: GitRepo, name: str, *args: str, index_file: Path | None = Non
         )
     except OSError as exc:
         return HookRun(name, False, f"cannot run {path}: {exc.strerror or exc}")
-    return HookRun(name, done.returncode == 0, done.stdout.decode("utf-8", "replace"))
+    output = done.stdout.decode("utf-8", "replace")
+    if output:
+        # as git commit does: what the user's hook prints reaches the user, on stderr (stdout is data)
+        sys.stderr.write(output if output.endswith("\n") else output + "\n")
+        sys.stderr.flush()
+    return HookRun(name, done.returncode == 0, output)

@@ -259,9 +259,17 @@ def test_tombstone_by_apply_is_accepted(remote: Remote) -> None:
     remote.accepted()
 
 
-def test_expiry_needs_no_packet(remote: Remote) -> None:
-    remote.commit({record_path("use-postgres"): set_top_level_scalar(record("use-postgres"), "status", "expired")})
+def test_expiry_past_the_records_own_boundary_needs_no_packet(remote: Remote) -> None:
+    text = record("use-redis").replace("retention: {}\n", "retention:\n  explicit_expires_at: 2026-01-02T00:00:00Z\n")
+    remote.commit({record_path("use-redis"): text})
     remote.accepted()
+    remote.commit({record_path("use-redis"): set_top_level_scalar(text, "status", "expired")})
+    remote.accepted()
+
+
+def test_expiry_before_the_records_own_boundary_is_refused(remote: Remote) -> None:
+    remote.commit({record_path("use-postgres"): set_top_level_scalar(record("use-postgres"), "status", "expired")})
+    remote.rejected("unreviewed-expiry")
 
 
 def test_transition_from_a_retired_record_is_rejected(remote: Remote) -> None:

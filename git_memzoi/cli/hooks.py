@@ -28,6 +28,8 @@ _HINTS = {
     "record-deleted": "retire a record with a tombstone proposal instead of deleting its file",
     "unreviewed-transition": "retire a record with git memzoi apply, which commits the applied packet that "
     "names it together with the status change",
+    "unreviewed-expiry": "a record expires by itself once its retention boundary passes (explicit_expires_at, "
+    "or its lane's window); to retire it sooner, use a tombstone proposal",
     "unreviewed-record": "create records through a proposal (git memzoi propose, approve, apply) so that the "
     "applied packet comes with them",
     "packet-edited": "resolved packets are a record of review: add a new proposal instead of changing one",

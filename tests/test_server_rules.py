@@ -1,0 +1,106 @@
+"""Server rules through real `git push` to a bare repository with the installed hook.
+
+Each rule is shown refused, with one line naming the rule and the commit or ref, next to its
+honest counterpart, accepted: an expiry before the record's own retention says so, the packet
+rules under allow_in_place_edits.
+"""
+
+from __future__ import annotations
+
+from conftest import run_cli
+from git_memzoi.profile.frontmatter import set_top_level_scalar
+from test_hooks import Remote, record, record_path, retire_packet
+
+APPLIED = ".memzoi/proposals/resolved/applied"
+RELAXED = "[hooks]\nallow_in_place_edits = true\n"
+
+
+def expiring(rid: str, expires_at: str) -> str:
+    """A semantic record whose own retention ends ordinary recall at `expires_at`."""
+    return record(rid).replace("retention: {}\n", f"retention:\n  explicit_expires_at: {expires_at}\n")
+
+
+def status(text: str, value: str) -> str:
+    return set_top_level_scalar(text, "status", value)
+
+
+# 1. expired only when the record's own retention says so ---------------------------------------
+
+
+def test_an_active_record_flipped_to_expired_without_a_boundary_is_refused(remote: Remote) -> None:
+    tip = remote.commit({record_path("use-postgres"): status(record("use-postgres"), "expired")}, "Silence it")
+    remote.rejected(
+        f"remote: git memzoi: refs/heads/main at {tip[:12]}",
+        f"remote: {record_path('use-postgres')}:10: unreviewed-expiry: record 'use-postgres' becomes expired "
+        "while its own retention keeps it current: semantic records have no age limit",
+    )
+    checked = run_cli("hook", "check", "origin/main..HEAD", expect=1)
+    assert "unreviewed-expiry" in checked.stderr
+
+
+def test_an_expiry_before_its_explicit_expires_at_is_refused(remote: Remote) -> None:
+    remote.commit({record_path("use-redis"): expiring("use-redis", "2999-01-01T00:00:00Z")})
+    remote.accepted()
+    remote.commit({record_path("use-redis"): status(expiring("use-redis", "2999-01-01T00:00:00Z"), "expired")})
+    stderr = remote.rejected("unreviewed-expiry: record 'use-redis' becomes expired")
+    assert "current until 2999-01-01T00:00:00Z (explicit_expires_at 2999-01-01T00:00:00Z)" in stderr
+
+
+def test_an_expiry_past_its_explicit_expires_at_is_accepted(remote: Remote) -> None:
+    remote.commit({record_path("use-redis"): expiring("use-redis", "2026-01-02T00:00:00Z")})
+    remote.accepted()
+    remote.commit({record_path("use-redis"): status(expiring("use-redis", "2026-01-02T00:00:00Z"), "expired")})
+    remote.accepted()
+
+
+# 2. allow_in_place_edits lifts the record rules only ---------------------------------------------
+
+
+def relaxed(remote: Remote) -> None:
+    remote.commit({".memzoi/config.toml": RELAXED})
+    remote.accepted()
+
+
+def test_allow_in_place_edits_keeps_the_retirement_packet_rule(remote: Remote) -> None:
+    relaxed(remote)
+    tip = remote.commit({record_path("use-postgres"): status(record("use-postgres"), "tombstoned")}, "Bury it")
+    remote.rejected(
+        f"remote: git memzoi: refs/heads/main at {tip[:12]}",
+        "unreviewed-transition: record 'use-postgres' becomes tombstoned without the applied tombstone packet",
+    )
+    # an edited body along with the flip needs the same packet
+    remote.commit({record_path("use-postgres"): status(record("use-postgres", body="Reworded."), "tombstoned")})
+    remote.rejected("unreviewed-transition")
+
+
+def test_allow_in_place_edits_with_the_packet_accepts_the_retirement(remote: Remote) -> None:
+    relaxed(remote)
+    remote.commit(
+        {
+            record_path("use-postgres"): status(record("use-postgres", body="Reworded."), "tombstoned"),
+            f"{APPLIED}/mem_4.md": retire_packet("mem_4", "tombstone", "use-postgres"),
+        }
+    )
+    remote.accepted()
+
+
+def test_allow_in_place_edits_keeps_resolved_packets_append_only(remote: Remote) -> None:
+    remote.commit(
+        {
+            record_path("use-postgres"): status(record("use-postgres"), "tombstoned"),
+            f"{APPLIED}/mem_4.md": retire_packet("mem_4", "tombstone", "use-postgres"),
+            ".memzoi/config.toml": RELAXED,
+        }
+    )
+    remote.accepted()
+    bad = remote.commit({f"{APPLIED}/mem_4.md": None}, "Drop the packet")
+    remote.rejected(
+        f"remote: git memzoi: commit {bad[:12]} (Drop the packet):",
+        f"remote: {APPLIED}/mem_4.md:1: packet-deleted: resolved packet 'mem_4' is deleted",
+    )
+
+
+def test_allow_in_place_edits_still_lifts_the_in_place_edit_rule(remote: Remote) -> None:
+    relaxed(remote)
+    remote.commit({record_path("use-postgres"): record("use-postgres", body="Reworded in place.")})
+    remote.accepted()

@@ -7,7 +7,7 @@ rules under allow_in_place_edits.
 
 from __future__ import annotations
 
-from conftest import run_cli
+from conftest import git, run_cli
 from git_memzoi.profile.frontmatter import set_top_level_scalar
 from test_hooks import Remote, record, record_path, retire_packet
 
@@ -104,3 +104,60 @@ def test_allow_in_place_edits_still_lifts_the_in_place_edit_rule(remote: Remote)
     relaxed(remote)
     remote.commit({record_path("use-postgres"): record("use-postgres", body="Reworded in place.")})
     remote.accepted()
+
+
+# 3. pre-push runs the ref-level rules on every push --------------------------------------------
+
+
+def client_hooks(remote: Remote) -> None:
+    run_cli("hook", "install", cwd=remote.work.path)
+
+
+def refused_by_pre_push(remote: Remote, *args: str) -> str:
+    """Push with the client's pre-push on: refused before anything leaves, the remote's refs unmoved."""
+    before = remote.refs()
+    result = remote.push(*args)
+    assert result.returncode != 0, result.stderr
+    assert "remote:" not in result.stderr  # the server was never asked
+    assert remote.refs() == before
+    return result.stderr
+
+
+def test_pre_push_refuses_a_force_push_that_drops_a_record_without_new_commits(remote: Remote) -> None:
+    older = str(remote.work.git.head.target)
+    remote.commit({record_path("use-redis"): record("use-redis")})
+    remote.accepted()
+    client_hooks(remote)
+    git("reset", "-q", "--hard", older, cwd=remote.work.path)  # a commit the remote has: nothing to walk
+    stderr = refused_by_pre_push(remote, "--force", "main")
+    assert f"git memzoi: refs/heads/main at {older[:12]}, against " in stderr
+    assert f"{record_path('use-redis')}:1: record-deleted: record 'use-redis' is deleted" in stderr
+    # the server says the same without the client's hook
+    remote.rejected("record-deleted", args=("--no-verify", "--force", "main"))
+
+
+def test_pre_push_lets_a_force_push_that_keeps_memory_through(remote: Remote) -> None:
+    older = str(remote.work.git.head.target)
+    remote.commit({"src/app.py": "print(1)\n"})
+    remote.accepted()
+    client_hooks(remote)
+    git("reset", "-q", "--hard", older, cwd=remote.work.path)
+    remote.accepted("--force", "main")
+
+
+def test_deleting_the_default_branch_is_refused_and_another_branch_is_not(remote: Remote) -> None:
+    git("config", "receive.denyDeleteCurrent", "ignore", cwd=remote.bare)  # git's own guard, lifted
+    remote.accepted("main:topic")
+    tip = str(remote.work.git.head.target)
+    remote.rejected(
+        f"remote: git memzoi: refs/heads/main at {tip[:12]}:",
+        "remote: refs/heads/main:1: default-branch-deleted: the default branch gives every new ref its policy",
+        args=(":main",),
+    )
+    client_hooks(remote)
+    # pre-push knows the remote's default branch from refs/remotes/origin/HEAD (a clone of an
+    # empty repository has none yet; without it, the server alone refuses)
+    git("remote", "set-head", "origin", "--auto", cwd=remote.work.path)
+    stderr = refused_by_pre_push(remote, ":main")
+    assert "refs/heads/main:1: default-branch-deleted" in stderr
+    remote.accepted(":topic")

@@ -285,6 +285,14 @@ class History:
         except (KeyError, pygit2.GitError, pygit2.InvalidSpecError, ValueError):
             return None
 
+    def symbolic_target(self, name: str) -> str | None:
+        """The ref a symbolic ref (HEAD, refs/remotes/R/HEAD) names, or None when it is not one."""
+        try:
+            target = self.git.references[name].target
+        except (KeyError, pygit2.GitError, pygit2.InvalidSpecError, ValueError):
+            return None
+        return target if isinstance(target, str) else None
+
     def merge_base(self, a: str, b: str) -> str | None:
         """The best common ancestor of two commits, or None when their histories are unrelated."""
         base = self.git.merge_base(pygit2.Oid(hex=a), pygit2.Oid(hex=b))

@@ -56,11 +56,14 @@ MEMZOI_STAGED=asked; export MEMZOI_STAGED  # git-memzoi need not ask again
 #: names a remote commit this repository has. The pushed commits are then those the tips reach
 #: and no remote commit does, a superset of hooks.quick.plan_push's (which also hides the
 #: remote-tracking refs); each is compared with its first parent (a root commit with nothing),
-#: as hooks.quick._any_touches does. None touches .memzoi/: exit 0. Anything else (a new ref, a
-#: remote commit missing here, odd input, any git error): git-memzoi decides, from the saved lines.
+#: as hooks.quick._any_touches does. The ref-level rules need two more answers: no deleted
+#: branch is a remote's default (refs/remotes/*/HEAD; none known: the server decides), and each
+#: ref's .memzoi/ is the one it holds now (a force push to an older commit walks no commit, yet
+#: can drop a record). All of that holds: exit 0. Anything else (a new ref, a remote commit missing
+#: here, odd input, any git error): git-memzoi decides, from the saved lines.
 _PRE_PUSH_QUICK = r"""refs=$(cat)
 memzoi_untouched() {
-    revs=
+    revs= pairs= deleted= npairs=0
     while IFS= read -r line; do
         case $line in *[![:space:]]*) ;; *) continue ;; esac
         set -f; set -- $line; set +f
@@ -70,22 +73,44 @@ memzoi_untouched() {
             [ ${#sha} -eq 40 ] || [ ${#sha} -eq 64 ] || return 1
         done
         case $3 in refs/replace/*) return 1 ;; esac  # refused by git-memzoi, code or not
-        case $2 in *[!0]*) ;; *) continue ;; esac  # a deletion brings no commits
+        case $2 in *[!0]*) ;; *)  # a deletion brings no commits; only the default branch's is refused
+            case $3 in refs/heads/*) deleted="$deleted ${3#refs/heads/}" ;; esac
+            continue ;;
+        esac
         case $4 in *[!0]*) ;; *) return 1 ;; esac  # a new ref: what the remote has is unknown here
         revs="$revs$2
 ^$4
 "
+        pairs="$pairs$2:.memzoi
+$4:.memzoi
+"
+        npairs=$((npairs + 2))
     done <<MEMZOI_REFS
 $refs
 MEMZOI_REFS
+    if [ -n "$deleted" ]; then
+        # no refs/remotes/*/HEAD: nothing here says which is the default (the server decides)
+        heads=$(git for-each-ref --format='%(symref)' 'refs/remotes/*/HEAD' 2>/dev/null) || return 1
+        set -f
+        for name in $deleted; do
+            for head in $heads; do
+                case $head in refs/remotes/*/"$name") set +f; return 1 ;; esac
+            done
+        done
+        set +f
+    fi
     [ -n "$revs" ] || return 0
     commits=$(printf '%s' "$revs" | git rev-list --stdin 2>/dev/null) || return 1
+    printf '%s' "$pairs" | git cat-file --batch-check='%(objectname)' 2>/dev/null |
+        awk -v n="$npairs" '{ v = ($NF == "missing") ? "-" : $1 } NR % 2 { a = v; next } v != a { d = 1 }
+            END { exit d || NR != n }' ||
+        return 1
     [ -n "$commits" ] || return 0
     touched=$(printf '%s\n' "$commits" | GIT_LITERAL_PATHSPECS=0 git diff-tree --stdin --root \
         --diff-merges=first-parent -r -t --name-only -- ':(top).memzoi' 2>/dev/null) || return 1
     [ -z "$touched" ]
 }
-# memory untouched by every pushed commit: nothing to check, and no need to start Python
+# memory untouched by every pushed commit and every pushed ref: nothing to check, and no need to start Python
 memzoi_untouched && exit 0
 """
 

@@ -109,17 +109,18 @@ def _remote_names_for(remote: str) -> list[str]:
     return sorted(names)
 
 
-def _tracking_refs() -> list[tuple[str, str]]:
+def _remote_refs() -> list[list[str]]:
+    """[type, object, name, symref target] of every ref under refs/remotes/."""
+    out = _git("for-each-ref", "--format=%(objecttype) %(objectname) %(refname) %(symref)", "refs/remotes/")
+    return [line.split(" ") for line in out.splitlines() if line.count(" ") == 3]
+
+
+def _tracking_refs(remote_refs: list[list[str]]) -> list[tuple[str, str]]:
     """(commit, ref name) of every remote-tracking ref that points at a commit."""
-    out = _git("for-each-ref", "--format=%(objecttype) %(objectname) %(refname)", "refs/remotes/")
-    return [
-        (sha, ref)
-        for kind, sha, ref in (line.split(" ", 2) for line in out.splitlines() if line.count(" ") >= 2)
-        if kind == "commit"
-    ]
+    return [(sha, ref) for kind, sha, ref, _ in remote_refs if kind == "commit"]
 
 
-def plan_push(remote: str, lines: list[tuple[str, str]]) -> PushPlan:
+def plan_push(remote: str, lines: list[tuple[str, str, str]]) -> PushPlan:
     """Which commits a push of (local sha, remote sha) pairs brings, and whether they touch .memzoi/.
 
     Known to be on the remote: the remote SHAs git reports that exist here, and the
@@ -129,14 +130,17 @@ def plan_push(remote: str, lines: list[tuple[str, str]]) -> PushPlan:
     commits are taken to be on the remote already. Raises GitUnclear when git cannot say.
     """
     plan = PushPlan()
-    news = [new for new, _ in lines if not _is_zero(new)]
-    olds = [old for _, old in lines if not _is_zero(old)]
+    news = [new for new, _, _ in lines if not _is_zero(new)]
+    olds = [old for _, old, _ in lines if not _is_zero(old)]
     found = _existing_commits(news + olds)
     plan.tips = [sha for sha in found[: len(news)] if sha is not None]
+    peeled = dict(zip(olds, found[len(news) :], strict=True))
+    remote_refs = _remote_refs()
+    plan.touched = _refs_move_memory(remote, lines, peeled, remote_refs)
     if not plan.tips:
         return plan  # deletions (or tags of trees and blobs) bring no commits
     known = {sha for sha in found[len(news) :] if sha is not None}
-    tracking = _tracking_refs()
+    tracking = _tracking_refs(remote_refs)
     if remote:
         # git passes a remote's name, or the URL itself when pushing by URL
         prefixes: tuple[str, ...] = (f"refs/remotes/{remote}/",)
@@ -160,8 +164,73 @@ def plan_push(remote: str, lines: list[tuple[str, str]]) -> PushPlan:
         edge.update(t for t in plan.tips if t not in inside)
         plan.hide = sorted(known | edge)
     plan.commits = [row[0] for row in walked]
-    plan.touched = _any_touches(walked)
+    plan.touched = plan.touched or _any_touches(walked)
     return plan
+
+
+def _remote_heads(remote: str, remote_refs: list[list[str]]) -> tuple[set[str], str | None]:
+    """(the remote's default branch as it names it, refs/heads/NAME; the commit it points to) from refs/remotes/R/HEAD.
+
+    Every remote's default counts when `remote` (a name, or a URL) names no configured remote.
+    """
+    heads = [
+        (ref.split("/")[2], target, sha)
+        for kind, sha, ref, target in remote_refs
+        if kind == "commit" and ref.count("/") == 3 and ref.endswith("/HEAD") and target
+    ]
+    names = {remote} if any(name == remote for name, _, _ in heads) else set(_remote_names_for(remote))
+    mine = [head for head in heads if head[0] in names] or heads
+    branches = {"refs/heads/" + target.removeprefix(f"refs/remotes/{name}/") for name, target, _ in mine}
+    tips = {sha for name, _, sha in mine if name in names}
+    return branches, (tips.pop() if len(tips) == 1 else None)
+
+
+def _refs_move_memory(
+    remote: str, lines: list[tuple[str, str, str]], peeled: dict[str, str | None], remote_refs: list[list[str]]
+) -> bool:
+    """Whether a ref-level rule could object: a deletion of the remote's default branch, or a ref
+    whose .memzoi/ would differ from what it holds (a new ref: from its fork point off the default branch).
+
+    A force push to an older commit, or a new branch, brings no commit to walk and can still drop
+    a record: the per-commit walk alone would never see it. `peeled` maps each remote SHA to the
+    commit it is here (None: not here; the server judges what this repository cannot see).
+    """
+    deletions = [ref for new, old, ref in lines if _is_zero(new) and not _is_zero(old)]
+    updates = [(new, old) for new, old, _ in lines if not _is_zero(new)]
+    if not deletions and not updates:
+        return False
+    defaults, default_tip = _remote_heads(remote, remote_refs)
+    if any(ref in defaults for ref in deletions):
+        return True
+    pairs: list[tuple[str, str, bool]] = []
+    for new, old in updates:
+        base = peeled.get(old) if not _is_zero(old) else default_tip
+        if base is not None:
+            pairs.append((new, base, _is_zero(old)))
+    trees = _memzoi_trees([name for new, base, _ in pairs for name in (new, base)]) if pairs else []
+    for i, (new, base, fresh) in enumerate(pairs):
+        if trees[2 * i] == trees[2 * i + 1]:
+            continue
+        if not fresh:
+            return True
+        try:  # a new ref is judged against its fork point: a branch off an older main is no change
+            fork = _git("merge-base", new, base).strip()
+        except GitUnclear:
+            return True  # no history in common: judged against the default branch's tip
+        ends = _memzoi_trees([new, fork])
+        if ends[0] != ends[1]:
+            return True
+    return False
+
+
+def _memzoi_trees(names: list[str]) -> list[str | None]:
+    """The .memzoi/ tree each commit holds (None: none), in one git process."""
+    out = _git(
+        "cat-file", "--batch-check=%(objectname)", input="".join(f"{n}:{MEMZOI_DIR}\n" for n in names)
+    ).splitlines()
+    if len(out) != len(names):
+        raise GitUnclear("git cat-file answered a different number of lines")
+    return [None if line.endswith(" missing") else line for line in out]
 
 
 def _any_touches(walked: list[list[str]]) -> bool:
@@ -178,8 +247,8 @@ def _any_touches(walked: list[list[str]]) -> bool:
     return any(tree[row[0]] != (tree[row[1]] if len(row) > 1 else None) for row in walked)
 
 
-def parse_push_lines(text: str) -> list[tuple[str, str]]:
-    """(local sha, remote sha) of each `<local ref> <local sha> <remote ref> <remote sha>` line.
+def parse_push_lines(text: str) -> list[tuple[str, str, str]]:
+    """(local sha, remote sha, remote ref) of each `<local ref> <local sha> <remote ref> <remote sha>` line.
 
     Raises GitUnclear on anything else (the full check then reports the line as a usage error),
     and for a push to refs/replace/, which the full check refuses whatever it carries.
@@ -193,7 +262,7 @@ def parse_push_lines(text: str) -> list[tuple[str, str]]:
             raise GitUnclear(f"unexpected pre-push input line {line!r}")
         if parts[2].startswith("refs/replace/"):
             raise GitUnclear("a replacement ref is refused by the full check, code or not")
-        pairs.append((parts[1].lower(), parts[3].lower()))
+        pairs.append((parts[1].lower(), parts[3].lower(), parts[2]))
     return pairs
 
 

@@ -117,6 +117,7 @@ def check_push(
     tree_cache: TreeCache | None = None,
     verify: bool = True,
     default_tip: str | None = None,
+    default_ref: str | None = None,
     fork_point: bool = False,
 ) -> CheckReport:
     """Check every commit the updates bring that no commit in `hide` reaches, parents first.
@@ -125,7 +126,8 @@ def check_push(
     stands in for a new ref's old tip), by the policy of what it holds. With `fork_point`, a
     ref's old tip is replaced by its merge base with the new tip (a pull request's view).
     `verify` re-validates each pushed tip's tree whole (the server's check of the delta logic);
-    `tree_cache` lets the first pushed commit start from its parent's kept tree.
+    `tree_cache` lets the first pushed commit start from its parent's kept tree. Deleting
+    `default_ref` (the default branch, as the pushed-to repository names it) is refused.
     """
     history = History(repo)
     checker = MemoryChecker(history, base_config(repo), tree_cache)
@@ -136,7 +138,9 @@ def check_push(
             checker.replace_ref(update.ref, update.new)
             continue
         if update.is_deletion:
-            continue  # deleting a ref adds nothing to memory
+            if update.ref == default_ref:
+                checker.default_branch_deleted(update.ref, update.old)
+            continue  # deleting any other ref adds nothing to memory
         tip = history.commit_sha(update.new)
         if tip is None:  # a tag of a tree or blob carries no commits to check
             continue
@@ -239,7 +243,13 @@ class _Walk:
 def check_server_push(repo: GitRepo, updates: Iterable[RefUpdate]) -> CheckReport:
     """pre-receive / update: the commits no existing ref of this (bare) repository reaches yet."""
     history = History(repo)
-    return check_push(repo, updates, history.ref_commits(), default_tip=history.symbolic_tip("HEAD"))
+    return check_push(
+        repo,
+        updates,
+        history.ref_commits(),
+        default_tip=history.symbolic_tip("HEAD"),
+        default_ref=history.symbolic_target("HEAD"),
+    )
 
 
 def known_remote_commits(repo: GitRepo, remote: str, updates: list[RefUpdate]) -> set[str]:
@@ -259,7 +269,11 @@ def check_client_push(repo: GitRepo, updates: list[RefUpdate], hide: Iterable[st
 
     A ref the remote lacks is judged from the remote's default branch (refs/remotes/REMOTE/HEAD).
     """
-    default_tip = History(repo).symbolic_tip(f"refs/remotes/{remote}/HEAD") if remote else None
+    history = History(repo)
+    default_tip = history.symbolic_tip(f"refs/remotes/{remote}/HEAD") if remote else None
+    tracking = history.symbolic_target(f"refs/remotes/{remote}/HEAD") if remote else None
+    prefix = f"refs/remotes/{remote}/"
+    default_ref = "refs/heads/" + tracking.removeprefix(prefix) if tracking and tracking.startswith(prefix) else None
     return check_push(
         repo,
         updates,
@@ -267,6 +281,7 @@ def check_client_push(repo: GitRepo, updates: list[RefUpdate], hide: Iterable[st
         tree_cache=TreeCache(Layout.for_repo(repo).hook_trees),
         verify=False,
         default_tip=default_tip,
+        default_ref=default_ref,
     )
 
 

@@ -7,7 +7,11 @@ rules under allow_in_place_edits.
 
 from __future__ import annotations
 
-from conftest import git, run_cli
+from pathlib import Path
+
+import pygit2
+
+from conftest import AUTHOR, git, run_cli
 from git_memzoi.profile.frontmatter import set_top_level_scalar
 from test_hooks import Remote, record, record_path, retire_packet
 
@@ -161,3 +165,46 @@ def test_deleting_the_default_branch_is_refused_and_another_branch_is_not(remote
     stderr = refused_by_pre_push(remote, ":main")
     assert "refs/heads/main:1: default-branch-deleted" in stderr
     remote.accepted(":topic")
+
+
+# 4. a new branch: every commit no existing ref reaches, however many ----------------------------
+
+
+def chain(remote: Remote, first: dict[str, str], count: int) -> tuple[str, str]:
+    """On a new branch `topic` off main: one commit writing `first`, then count - 1 commits of code. (first, tip)"""
+    repo = remote.work.git
+    git("checkout", "-q", "-b", "topic", cwd=remote.work.path)
+    oldest = remote.commit(first, "The oldest")
+    parent = repo.get(oldest)
+    for number in range(count - 1):
+        builder = repo.TreeBuilder(parent.tree)
+        builder.insert("counter.txt", repo.create_blob(f"{number}\n".encode()), pygit2.enums.FileMode.BLOB)
+        sha = repo.create_commit(None, AUTHOR, AUTHOR, f"code {number}", builder.write(), [parent.id])
+        parent = repo.get(sha)
+    repo.references["refs/heads/topic"].set_target(parent.id)
+    git("reset", "-q", "--hard", "topic", cwd=remote.work.path)
+    return oldest, str(parent.id)
+
+
+def test_a_new_branch_of_300_commits_is_judged_down_to_its_oldest(remote: Remote, tmp_path: Path) -> None:
+    oldest, _ = chain(remote, {record_path("use-postgres"): record("use-postgres", body="Edited long ago.")}, 300)
+    remote.rejected(
+        f"remote: git memzoi: commit {oldest[:12]} (The oldest):",
+        f"remote: {record_path('use-postgres')}:24: record-edited",
+        args=("--no-verify", "topic"),
+    )
+    # pre-push, pushing by URL to a repository nothing here says anything about: walked whole
+    fresh = tmp_path / "fresh.git"
+    git("init", "--bare", "-q", str(fresh), cwd=tmp_path)
+    client_hooks(remote)
+    done = git("push", str(fresh), "topic", cwd=remote.work.path, check=False)
+    assert done.returncode == 1, done.stderr
+    assert f"git memzoi: commit {oldest[:12]} (The oldest):" in done.stderr
+    assert "record-edited" in done.stderr
+    assert git("for-each-ref", cwd=fresh).stdout == ""
+
+
+def test_a_new_branch_of_300_honest_commits_is_accepted(remote: Remote) -> None:
+    chain(remote, {record_path("use-redis"): record("use-redis")}, 300)
+    client_hooks(remote)
+    remote.accepted("topic")

@@ -182,8 +182,9 @@ def pre_push(remote: str, url: str, as_json: bool) -> None:
 
     Reads `<local ref> <local sha> <remote ref> <remote sha>` lines. Commits the remote is
     known to have (its remote SHAs, the tracking refs of REMOTE or of the remotes using that
-    URL) are not checked again; when nothing is known, at most the 200 newest commits are.
-    Exits at once when none of the commits checked changes .memzoi/.
+    URL) are not checked again; when nothing is known, the remote-tracking refs of every
+    remote are, and every commit they do not reach is checked. Exits at once when none of the
+    commits checked changes .memzoi/ and no pushed ref would hold another .memzoi/ than it does.
     """
     text = _stdin()
     try:
@@ -194,20 +195,13 @@ def pre_push(remote: str, url: str, as_json: bool) -> None:
         _untouched(as_json, len(plan.commits))
         return
     # checks load after the untouched exit (Client hooks: git push URL main, one code commit)
-    from git_memzoi.cli.common import say, workspace
+    from git_memzoi.cli.common import workspace
     from git_memzoi.hooks.run import check_client_push, known_remote_commits, parse_pre_push
 
     ws = workspace(bound=False)
     updates = parse_pre_push(text)
-    if plan is None:  # git's plumbing failed where pygit2 reads the repository: the unbounded walk
-        hide = known_remote_commits(ws.repo, remote, updates)
-    else:
-        hide = set(plan.hide)
-        if plan.bounded and not as_json:
-            say(
-                f"git memzoi: nothing says which commits {remote or 'the remote'} has: "
-                f"checking the {len(plan.commits)} newest"
-            )
+    # git's plumbing failed where pygit2 reads the repository: the same walk, through pygit2
+    hide = known_remote_commits(ws.repo, remote, updates) if plan is None else set(plan.hide)
     _render(check_client_push(ws.repo, updates, hide, remote), as_json, "push")
 
 

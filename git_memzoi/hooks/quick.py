@@ -21,8 +21,6 @@ import sys
 
 from git_memzoi.layout import MEMZOI_DIR
 
-#: When nothing says what the remote has, at most this many of the newest commits are checked.
-UNKNOWN_REMOTE_LIMIT = 200
 _ZERO = frozenset("0")
 
 
@@ -65,16 +63,15 @@ def staged_untouched() -> bool:
 class PushPlan:
     """The commits a pre-push looks at: reachable from `tips` and from none of `hide`.
 
-    `bounded` is True when nothing said what the remote has and the walk stopped at
-    UNKNOWN_REMOTE_LIMIT commits; `touched` is whether any of those commits changes .memzoi/.
-    (A plain class: importing dataclasses would cost this module's whole budget again.)
+    `touched` is whether any of those commits changes .memzoi/, or a ref-level rule could
+    object to what a pushed ref would hold. (A plain class: importing dataclasses would cost
+    this module's whole budget again.)
     """
 
     def __init__(self) -> None:
         self.tips: list[str] = []
         self.hide: list[str] = []
         self.commits: list[str] = []
-        self.bounded = False
         self.touched = False
 
 
@@ -121,13 +118,13 @@ def _tracking_refs(remote_refs: list[list[str]]) -> list[tuple[str, str]]:
 
 
 def plan_push(remote: str, lines: list[tuple[str, str, str]]) -> PushPlan:
-    """Which commits a push of (local sha, remote sha) pairs brings, and whether they touch .memzoi/.
+    """Which commits a push of (local sha, remote sha, remote ref) lines brings, and whether they touch .memzoi/.
 
     Known to be on the remote: the remote SHAs git reports that exist here, and the
     remote-tracking refs of `remote` (a name, or a URL some configured remote uses). When
-    that is nothing at all, every remote-tracking ref of any remote counts as known and the
-    walk stops after the UNKNOWN_REMOTE_LIMIT newest commits (by commit date): older
-    commits are taken to be on the remote already. Raises GitUnclear when git cannot say.
+    that is nothing at all, every remote-tracking ref of any remote counts as known, and every
+    commit none of them reaches is walked, however many: a push of a new branch is judged down
+    to its oldest commit. Raises GitUnclear when git cannot say.
     """
     plan = PushPlan()
     news = [new for new, _, _ in lines if not _is_zero(new)]
@@ -147,22 +144,11 @@ def plan_push(remote: str, lines: list[tuple[str, str, str]]) -> PushPlan:
         if not any(ref.startswith(prefixes) for _, ref in tracking):
             prefixes = tuple(f"refs/remotes/{name}/" for name in _remote_names_for(remote))
         known.update(sha for sha, ref in tracking if prefixes and ref.startswith(prefixes))
-    limit = None
     if not known:
         known.update(sha for sha, _ in tracking)
-        limit = UNKNOWN_REMOTE_LIMIT
     revs = "".join(f"{t}\n" for t in plan.tips) + "".join(f"^{h}\n" for h in sorted(known))
-    args = ["rev-list", "--parents", "--stdin"] + ([f"--max-count={limit + 1}"] if limit is not None else [])
-    walked = [line.split(" ") for line in _git(*args, input=revs).splitlines()]
+    walked = [line.split(" ") for line in _git("rev-list", "--parents", "--stdin", input=revs).splitlines()]
     plan.hide = sorted(known)
-    if limit is not None and len(walked) > limit:
-        walked = walked[:limit]
-        plan.bounded = True
-        inside = {row[0] for row in walked}
-        # What the window's commits stand on is taken as the remote's, and so is a tip beyond it.
-        edge = {p for row in walked for p in row[1:] if p not in inside}
-        edge.update(t for t in plan.tips if t not in inside)
-        plan.hide = sorted(known | edge)
     plan.commits = [row[0] for row in walked]
     plan.touched = plan.touched or _any_touches(walked)
     return plan

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pygit2
+import pytest
 
 from conftest import AUTHOR, git, run_cli
 from git_memzoi.profile.frontmatter import set_top_level_scalar
@@ -208,3 +209,65 @@ def test_a_new_branch_of_300_honest_commits_is_accepted(remote: Remote) -> None:
     chain(remote, {record_path("use-redis"): record("use-redis")}, 300)
     client_hooks(remote)
     remote.accepted("topic")
+
+
+# 5. tags: of trees, and of commits no branch holds ----------------------------------------------
+
+
+def edited_tree(remote: Remote) -> str:
+    """main's root tree with use-postgres edited in place (a tree no commit vouches for)."""
+    remote.work.write(record_path("use-postgres"), record("use-postgres", body="Edited under a tag."))
+    git("add", "-A", cwd=remote.work.path)
+    tree = git("write-tree", cwd=remote.work.path).stdout.strip()
+    git("reset", "-q", "--hard", "HEAD", cwd=remote.work.path)
+    return tree
+
+
+@pytest.mark.parametrize("annotated", [False, True])
+def test_a_tag_of_a_tree_with_another_memzoi_is_refused(remote: Remote, annotated: bool) -> None:
+    tree = edited_tree(remote)
+    git("tag", *(["-a", "-m", "tree"] if annotated else []), "v-tree", tree, cwd=remote.work.path)
+    tag = git("rev-parse", "v-tree", cwd=remote.work.path).stdout.strip()
+    remote.rejected(
+        f"remote: git memzoi: refs/tags/v-tree at {tag[:12]}:",
+        "remote: refs/tags/v-tree:1: tree-tag: a tag of a tree holds a .memzoi that is not the one the default branch",
+        args=("--no-verify", "v-tree"),
+    )
+    client_hooks(remote)
+    assert "refs/tags/v-tree:1: tree-tag" in refused_by_pre_push(remote, "v-tree")
+
+
+def test_a_tag_of_a_tree_holding_what_main_holds_is_accepted(remote: Remote) -> None:
+    remote.work.write("src/app.py", "print(1)\n")
+    git("add", "-A", cwd=remote.work.path)
+    tree = git("write-tree", cwd=remote.work.path).stdout.strip()
+    git("tag", "-a", "-m", "code only", "v-code", tree, cwd=remote.work.path)
+    client_hooks(remote)
+    # what main holds is what pre-push compares the tree with (unknown, a tree tag is refused)
+    git("remote", "set-head", "origin", "--auto", cwd=remote.work.path)
+    remote.accepted("v-code")
+
+
+@pytest.mark.parametrize("orphan", [False, True])
+def test_a_tag_of_a_commit_no_branch_holds_is_judged_like_a_branch(remote: Remote, orphan: bool) -> None:
+    tree = edited_tree(remote)
+    parents = [] if orphan else ["-p", "HEAD"]
+    commit = git("commit-tree", tree, *parents, "-m", "tagged only", cwd=remote.work.path).stdout.strip()
+    git("tag", "-a", "-m", "release", "v-edit", commit, cwd=remote.work.path)
+    stderr = remote.rejected(
+        f"{record_path('use-postgres')}:24: record-edited", args=("--no-verify", "refs/tags/v-edit")
+    )
+    assert commit[:12] in stderr
+    # the same commit with a new record instead of the edit is accepted
+    remote.work.write(record_path("use-redis"), record("use-redis"))
+    git("add", "-A", cwd=remote.work.path)
+    honest = git(
+        "commit-tree",
+        git("write-tree", cwd=remote.work.path).stdout.strip(),
+        *parents,
+        "-m",
+        "new",
+        cwd=remote.work.path,
+    ).stdout.strip()
+    git("tag", "-a", "-m", "release", "v-new", honest, cwd=remote.work.path)
+    remote.accepted("refs/tags/v-new")

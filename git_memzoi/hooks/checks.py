@@ -181,21 +181,9 @@ class MemoryChecker:
             ref,
         )
 
-    def default_branch_deleted(self, ref: str, where: str) -> list[Problem]:
-        """Refuse deleting the default branch: a new ref takes its policy and fork point from it."""
-        return self._record(
-            where,
-            [
-                Problem(
-                    ref,
-                    1,
-                    "default-branch-deleted",
-                    "the default branch gives every new ref its policy and fork point; deleted, the next "
-                    "push of it would be judged against nothing",
-                )
-            ],
-            ref,
-        )
+    def refuse_ref(self, ref: str, where: str, code: str, message: str) -> list[Problem]:
+        """Refuse a ref update by a rule on the ref itself (default-branch-deleted, tree-tag), naming the ref."""
+        return self._record(where, [Problem(ref, 1, code, message)], ref)
 
     def malformed_tree(self, where: str, path: str, why: str) -> list[Problem]:
         """Refuse a tree under .memzoi/ that git would not have written (see gitrepo.treeshape), by path."""

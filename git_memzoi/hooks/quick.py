@@ -132,8 +132,9 @@ def plan_push(remote: str, lines: list[tuple[str, str, str]]) -> PushPlan:
     found = _existing_commits(news + olds)
     plan.tips = [sha for sha in found[: len(news)] if sha is not None]
     peeled = dict(zip(olds, found[len(news) :], strict=True))
+    tree_tags = {new for new, sha in zip(news, found, strict=False) if sha is None}  # tags of trees (or blobs)
     remote_refs = _remote_refs()
-    plan.touched = _refs_move_memory(remote, lines, peeled, remote_refs)
+    plan.touched = _refs_move_memory(remote, lines, peeled, remote_refs, tree_tags)
     if not plan.tips:
         return plan  # deletions (or tags of trees and blobs) bring no commits
     known = {sha for sha in found[len(news) :] if sha is not None}
@@ -172,14 +173,19 @@ def _remote_heads(remote: str, remote_refs: list[list[str]]) -> tuple[set[str], 
 
 
 def _refs_move_memory(
-    remote: str, lines: list[tuple[str, str, str]], peeled: dict[str, str | None], remote_refs: list[list[str]]
+    remote: str,
+    lines: list[tuple[str, str, str]],
+    peeled: dict[str, str | None],
+    remote_refs: list[list[str]],
+    tree_tags: set[str],
 ) -> bool:
     """Whether a ref-level rule could object: a deletion of the remote's default branch, or a ref
     whose .memzoi/ would differ from what it holds (a new ref: from its fork point off the default branch).
 
     A force push to an older commit, or a new branch, brings no commit to walk and can still drop
     a record: the per-commit walk alone would never see it. `peeled` maps each remote SHA to the
-    commit it is here (None: not here; the server judges what this repository cannot see).
+    commit it is here (None: not here; the server judges what this repository cannot see);
+    `tree_tags` are the pushed objects that peel to no commit (a tag of a tree is judged by its .memzoi).
     """
     deletions = [ref for new, old, ref in lines if _is_zero(new) and not _is_zero(old)]
     updates = [(new, old) for new, old, _ in lines if not _is_zero(new)]
@@ -188,6 +194,8 @@ def _refs_move_memory(
     defaults, default_tip = _remote_heads(remote, remote_refs)
     if any(ref in defaults for ref in deletions):
         return True
+    if default_tip is None and tree_tags and any(held is not None for held in _memzoi_trees(sorted(tree_tags))):
+        return True  # a tree tag holding a .memzoi, and no default branch known to compare it with
     pairs: list[tuple[str, str, bool]] = []
     for new, old in updates:
         base = peeled.get(old) if not _is_zero(old) else default_tip

@@ -107,6 +107,15 @@ def judgement(history: History, update: RefUpdate, tip: str, default_tip: str | 
 #: Replacement refs make git (git show, archive, web views, clients that fetch them) show another
 #: object in place of a checked one; the hooks take none.
 REPLACE_REFS = "refs/replace/"
+DEFAULT_BRANCH_DELETED = (
+    "the default branch gives every new ref its policy and fork point; deleted, the next push of it "
+    "would be judged against nothing"
+)
+#: A tag of a tree has no commit to judge, yet `git archive` and web views show its .memzoi/.
+TREE_TAG = (
+    "a tag of a tree holds a .memzoi that is not the one the default branch holds; no commit vouches "
+    "for it (tag a commit instead)"
+)
 
 
 def check_push(
@@ -139,10 +148,13 @@ def check_push(
             continue
         if update.is_deletion:
             if update.ref == default_ref:
-                checker.default_branch_deleted(update.ref, update.old)
+                checker.refuse_ref(update.ref, update.old, "default-branch-deleted", DEFAULT_BRANCH_DELETED)
             continue  # deleting any other ref adds nothing to memory
         tip = history.commit_sha(update.new)
-        if tip is None:  # a tag of a tree or blob carries no commits to check
+        if tip is None:  # a tag of a tree or blob: no commits, but a tree may carry a .memzoi
+            held = history.tree_memzoi(update.new)
+            if held is not None and held != (history.memzoi_of(default_tip) if default_tip is not None else None):
+                checker.refuse_ref(update.ref, update.new, "tree-tag", TREE_TAG)
             continue
         judged = judgement(history, update, tip, default_tip)
         if fork_point and judged.base is not None:

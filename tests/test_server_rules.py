@@ -14,7 +14,7 @@ import pytest
 
 from conftest import AUTHOR, git, run_cli
 from git_memzoi.profile.frontmatter import set_top_level_scalar
-from test_hooks import Remote, record, record_path, retire_packet
+from test_hooks import Remote, packet, record, record_path, retire_packet
 
 APPLIED = ".memzoi/proposals/resolved/applied"
 RELAXED = "[hooks]\nallow_in_place_edits = true\n"
@@ -271,3 +271,39 @@ def test_a_tag_of_a_commit_no_branch_holds_is_judged_like_a_branch(remote: Remot
     ).stdout.strip()
     git("tag", "-a", "-m", "release", "v-new", honest, cwd=remote.work.path)
     remote.accepted("refs/tags/v-new")
+
+
+# 6. a floor the administrator sets in the bare repository's git config -------------------------
+
+
+def test_the_server_floor_keeps_in_place_edits_refused_after_a_branch_relaxes_them(remote: Remote) -> None:
+    git("config", "memzoi.hooks.allowInPlaceEdits", "false", cwd=remote.bare)
+    relaxed(remote)  # the first push: the branch says yes, and lands
+    tip = remote.commit({record_path("use-postgres"): record("use-postgres", body="Reworded.")}, "Reword")
+    remote.rejected(
+        f"remote: git memzoi: commit {tip[:12]} (Reword):",
+        f"remote: {record_path('use-postgres')}:24: record-edited",
+    )
+
+
+def test_without_the_floor_the_two_pushes_relax_the_rule(remote: Remote) -> None:
+    relaxed(remote)
+    remote.commit({record_path("use-postgres"): record("use-postgres", body="Reworded.")})
+    remote.accepted()
+
+
+def test_the_server_floor_asks_every_new_record_for_its_packet(remote: Remote) -> None:
+    git("config", "memzoi.hooks.requireProposals", "true", cwd=remote.bare)
+    remote.commit({".memzoi/config.toml": "[hooks]\nrequire_proposals = false\n"})
+    remote.accepted()
+    remote.commit({record_path("use-redis"): record("use-redis")})
+    remote.rejected(f"{record_path('use-redis')}:1: unreviewed-record: new record 'use-redis' has no applied packet")
+    remote.commit({f"{APPLIED}/mem_1.md": packet("mem_1", status="applied", affected="use-redis")})
+    remote.accepted()
+
+
+def test_a_floor_that_is_not_a_boolean_fails_the_hook_naming_the_key(remote: Remote) -> None:
+    git("config", "memzoi.hooks.allowInPlaceEdits", "maybe", cwd=remote.bare)
+    remote.commit({"src/app.py": "print(1)\n"})
+    stderr = remote.rejected("git config memzoi.hooks.allowInPlaceEdits: 'maybe' is not a boolean")
+    assert "Traceback" not in stderr

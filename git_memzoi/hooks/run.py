@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from git_memzoi.errors import UsageError
+from git_memzoi.errors import ConfigError, UsageError
 from git_memzoi.gitrepo import GitRepo
+from git_memzoi.gitrepo.config import config_value
 from git_memzoi.gitrepo.history import History, PushedCommit, is_zero, touches_memzoi
 from git_memzoi.hooks import verdicts
 from git_memzoi.hooks.checks import CheckReport, MemoryChecker
@@ -67,6 +68,41 @@ def base_config(repo: GitRepo) -> list[configmod.ConfigSource]:
     """The config files below the checked tree's own .memzoi/config.toml: user, then project."""
     layout = Layout.for_repo(repo)
     return [configmod.file_source(layout.user_config), configmod.file_source(layout.project_config)]
+
+
+#: git config of the repository a hook runs in (the bare repository, for a server) that sets a
+#: floor under every branch's [hooks]: a branch's .memzoi/config.toml may only make rules stricter.
+FLOOR_ALLOW_EDITS = "memzoi.hooks.allowInPlaceEdits"
+FLOOR_REQUIRE_PROPOSALS = "memzoi.hooks.requireProposals"
+_YES, _NO = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+
+
+def _floor_bool(repo: GitRepo, key: str) -> bool | None:
+    value = config_value(repo, key)
+    if value is None:
+        return None
+    word = value.strip().lower()
+    if word in _YES or word in _NO:
+        return word in _YES
+    raise ConfigError(f"git config {key}: {value!r} is not a boolean (true or false)")
+
+
+def policy_floor(repo: GitRepo) -> Callable[[configmod.HooksConfig], configmod.HooksConfig]:
+    """What the repository's own git config makes of a branch's [hooks] policy: never looser.
+
+    `memzoi.hooks.allowInPlaceEdits = false` keeps the in-place edit rule whatever a branch says;
+    `memzoi.hooks.requireProposals = true` asks every new record for its packet whatever a branch says.
+    A value that is not a boolean fails the hook, naming the key.
+    """
+    allow, require = _floor_bool(repo, FLOOR_ALLOW_EDITS), _floor_bool(repo, FLOOR_REQUIRE_PROPOSALS)
+
+    def floored(policy: configmod.HooksConfig) -> configmod.HooksConfig:
+        return configmod.HooksConfig(
+            allow_in_place_edits=policy.allow_in_place_edits and allow is not False,
+            require_proposals=policy.require_proposals or require is True,
+        )
+
+    return floored
 
 
 @dataclass(frozen=True)
@@ -140,6 +176,7 @@ def check_push(
     """
     history = History(repo)
     checker = MemoryChecker(history, base_config(repo), tree_cache)
+    floored = policy_floor(repo)
     judged_refs: list[_Judged] = []
     policies: dict[str | None, configmod.HooksConfig] = {}
     for update in updates:
@@ -166,7 +203,7 @@ def check_push(
                 if judged.policy_from is not None and history.memzoi_of(judged.policy_from)
                 else None
             )
-            policies[judged.policy_from] = checker.policy(policy_config)
+            policies[judged.policy_from] = floored(checker.policy(policy_config))
         judged_refs.append(_Judged(update.ref, tip, judged.base, policies[judged.policy_from]))
     walk = _Walk(history, checker, tree_cache, set(hide))
     # One walk per policy over every tip it judges (refs pushed together share their commits: a
@@ -345,7 +382,8 @@ def check_staged(repo: GitRepo) -> CheckReport:
         config_blob = ("staged", config) if config is not None else None
         # as on the server, the [hooks] policy is HEAD's: a commit cannot relax the rules it is checked by
         head_config = history.config_blob(parents[0], REPO_CONFIG) if parents and parent_memzoi[0] else None
-        checker.check("index", memzoi, parents, parent_memzoi, config_blob, checker.policy(head_config))
+        policy = policy_floor(repo)(checker.policy(head_config))
+        checker.check("index", memzoi, parents, parent_memzoi, config_blob, policy)
         checker.remember(memzoi)
         state = checker.state_of(memzoi) if memzoi is not None else None
         if report.ok and state is not None and memzoi is not None:

@@ -151,7 +151,8 @@ def test_pre_push_lets_a_force_push_that_keeps_memory_through(remote: Remote) ->
 
 
 def test_deleting_the_default_branch_is_refused_and_another_branch_is_not(remote: Remote) -> None:
-    git("config", "receive.denyDeleteCurrent", "ignore", cwd=remote.bare)  # git's own guard, lifted
+    for key, value in (("receive.denyDeleteCurrent", "ignore"), ("receive.denyDeletes", "false")):
+        git("config", key, value, cwd=remote.bare)  # git's own guards, lifted
     remote.accepted("main:topic")
     tip = str(remote.work.git.head.target)
     remote.rejected(
@@ -307,3 +308,40 @@ def test_a_floor_that_is_not_a_boolean_fails_the_hook_naming_the_key(remote: Rem
     remote.commit({"src/app.py": "print(1)\n"})
     stderr = remote.rejected("git config memzoi.hooks.allowInPlaceEdits: 'maybe' is not a boolean")
     assert "Traceback" not in stderr
+
+
+# 7. hook install in a bare repository sets git's own guards -------------------------------------
+
+
+def test_install_in_a_bare_repository_sets_fsck_and_deny_deletes(tmp_path: Path) -> None:
+    bare = tmp_path / "server.git"
+    git("init", "--bare", "-q", str(bare), cwd=tmp_path)
+    git("config", "receive.denyDeletes", "false", cwd=bare)
+    installed = run_cli("hook", "install", cwd=bare)
+    assert "git memzoi: git config receive.fsckObjects = true set (was unset)" in installed.stderr
+    assert "git memzoi: git config receive.denyDeletes = true set (was false)" in installed.stderr
+    for key in ("receive.fsckObjects", "receive.denyDeletes"):
+        assert git("config", "--bool", key, cwd=bare).stdout.strip() == "true"
+    again = run_cli("hook", "install", "--json", cwd=bare).json()
+    assert [(g["key"], g["action"]) for g in again["git_config"]] == [
+        ("receive.fsckObjects", "unchanged"),
+        ("receive.denyDeletes", "unchanged"),
+    ]
+
+
+def test_install_with_no_git_config_leaves_and_reports_them(tmp_path: Path) -> None:
+    bare = tmp_path / "server.git"
+    git("init", "--bare", "-q", str(bare), cwd=tmp_path)
+    installed = run_cli("hook", "install", "--no-git-config", cwd=bare)
+    assert "git config receive.denyDeletes is unset, left as it is (--no-git-config); true is recommended" in (
+        installed.stderr
+    )
+    assert git("config", "receive.denyDeletes", cwd=bare, check=False).returncode == 1
+
+
+def test_a_deleted_branch_pushed_back_squashed_cannot_launder_an_edit(remote: Remote) -> None:
+    """Why denyDeletes: with it, the branch that carried an edit cannot be deleted and re-created."""
+    remote.accepted("main:topic")
+    stderr = remote.push(":topic").stderr
+    assert "deletion prohibited" in stderr
+    assert "refs/heads/topic" in remote.refs()

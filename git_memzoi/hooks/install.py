@@ -147,6 +147,47 @@ def chain_line(name: HookName) -> str:
     )
 
 
+#: What git itself must refuse on a server, set by install in a bare repository: malformed
+#: objects anywhere in the repository (the hook reads trees under .memzoi/ only), and deleting
+#: refs (a branch deleted, then pushed back squashed as a new one, launders an edit it carried).
+SERVER_GIT_CONFIG: tuple[tuple[str, bool], ...] = (("receive.fsckObjects", True), ("receive.denyDeletes", True))
+
+
+@dataclass(frozen=True)
+class GitSetting:
+    """One server git setting and what install did: set it, found it already so, or left it (--no-git-config)."""
+
+    key: str
+    value: bool
+    action: Literal["set", "unchanged", "left"]
+    was: str | None  # the value the repository's config held before (None: unset)
+
+
+def server_git_config(repo: GitRepo, *, change: bool) -> list[GitSetting]:
+    """Set SERVER_GIT_CONFIG in the repository's own config file (or, without `change`, only report it)."""
+    import pygit2  # only a bare repository's install reads git config
+
+    config = pygit2.Config(str(repo.common_dir / "config"))
+    done = []
+    for key, value in SERVER_GIT_CONFIG:
+        try:
+            was: str | None = str(config[key])
+        except (KeyError, pygit2.GitError):
+            was = None
+        try:
+            holds = was is not None and config.get_bool(key) is value
+        except (KeyError, pygit2.GitError, ValueError):
+            holds = False  # not a boolean git reads: set it
+        if holds:
+            done.append(GitSetting(key, value, "unchanged", was))
+        elif change:
+            config[key] = value
+            done.append(GitSetting(key, value, "set", was))
+        else:
+            done.append(GitSetting(key, value, "left", was))
+    return done
+
+
 def is_ours(path: Path) -> bool:
     """True when `path` is a regular hook file git memzoi wrote (a symlink is never followed, so never ours)."""
     try:

@@ -7,12 +7,14 @@ rules under allow_in_place_edits.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pygit2
 import pytest
+import yaml
 
-from conftest import AUTHOR, git, run_cli
+from conftest import AUTHOR, Repo, git, run_cli
 from git_memzoi.profile.frontmatter import set_top_level_scalar
 from test_hooks import Remote, packet, record, record_path, retire_packet
 
@@ -345,3 +347,19 @@ def test_a_deleted_branch_pushed_back_squashed_cannot_launder_an_edit(remote: Re
     stderr = remote.push(":topic").stderr
     assert "deletion prohibited" in stderr
     assert "refs/heads/topic" in remote.refs()
+
+
+# 8. the generated workflow pins its actions by commit and keeps no credentials ------------------
+
+
+def test_the_workflow_pins_actions_by_commit_and_persists_no_credentials(repo: Repo) -> None:
+    run_cli("hook", "install", "--ci", "github")
+    text = (repo.path / ".github/workflows/memzoi.yml").read_text()
+    uses = re.findall(r"uses: (\S+)@(\S+) # (v\S+)\n", text)
+    assert [(action, tag) for action, _, tag in uses] == [
+        ("actions/checkout", "v4.4.0"),
+        ("actions/setup-python", "v5.6.0"),
+    ]
+    assert all(re.fullmatch(r"[0-9a-f]{40}", sha) for _, sha, _ in uses)
+    steps = yaml.safe_load(text)["jobs"]["memory"]["steps"]
+    assert steps[0]["with"]["persist-credentials"] is False

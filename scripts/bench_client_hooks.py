@@ -358,8 +358,8 @@ def section(workdir: Path, quick: bool = False) -> str:
         "commit, made through pre-commit, by URL (no remote, no remote-tracking refs) with the hook "
         "or with `--no-verify`, alternately, "
         f"median of {p['runs']} each. `main` is an existing branch (git reports its old commit); a new "
-        "branch is the case where nothing says what the remote has: the 200 newest commits are checked, "
-        "and with a record every 200 commits one of them always touches `.memzoi/`.",
+        "branch is the case where nothing says what the remote has: every commit no remote-tracking ref "
+        "reaches is walked (here the whole history), and each one that touches `.memzoi/` is checked.",
         "",
         f"`python -c pass` (this interpreter, {sys.executable.rsplit('/', 1)[-1]}, not a shell shim): "
         f"{_ms(base)}, median, measured before and after in the same run. Commit targets are the hook's "

@@ -259,9 +259,17 @@ def test_tombstone_by_apply_is_accepted(remote: Remote) -> None:
     remote.accepted()
 
 
-def test_expiry_needs_no_packet(remote: Remote) -> None:
-    remote.commit({record_path("use-postgres"): set_top_level_scalar(record("use-postgres"), "status", "expired")})
+def test_expiry_past_the_records_own_boundary_needs_no_packet(remote: Remote) -> None:
+    text = record("use-redis").replace("retention: {}\n", "retention:\n  explicit_expires_at: 2026-01-02T00:00:00Z\n")
+    remote.commit({record_path("use-redis"): text})
     remote.accepted()
+    remote.commit({record_path("use-redis"): set_top_level_scalar(text, "status", "expired")})
+    remote.accepted()
+
+
+def test_expiry_before_the_records_own_boundary_is_refused(remote: Remote) -> None:
+    remote.commit({record_path("use-postgres"): set_top_level_scalar(record("use-postgres"), "status", "expired")})
+    remote.rejected("unreviewed-expiry")
 
 
 def test_transition_from_a_retired_record_is_rejected(remote: Remote) -> None:
@@ -345,7 +353,8 @@ def test_tag_of_a_bad_commit_is_rejected(remote: Remote) -> None:
     assert "refs/tags/v1" not in remote.refs()
 
 
-def test_deleting_a_ref_is_allowed(remote: Remote) -> None:
+def test_deleting_a_ref_is_allowed_by_the_hook(remote: Remote) -> None:
+    git("config", "receive.denyDeletes", "false", cwd=remote.bare)  # git's own guard, set by install, lifted
     remote.accepted("main:refs/heads/old")
     remote.accepted(":refs/heads/old")
     assert "refs/heads/old" not in remote.refs()

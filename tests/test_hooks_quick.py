@@ -1,4 +1,4 @@
-"""Client hooks exit before heavy imports when .memzoi/ is untouched, and pre-push stays bounded by URL."""
+"""Client hooks exit before heavy imports when .memzoi/ is untouched, and pre-push by URL walks what it must."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import pygit2
 import pytest
 
 from conftest import Repo, git, make_repo, run_cli, run_importtime
-from git_memzoi.hooks.quick import UNKNOWN_REMOTE_LIMIT
 from test_hooks import Remote, make_remote, record, record_path
 
 #: What an untouched commit or push must never load: the checks' dependencies.
@@ -110,37 +109,46 @@ def test_pre_push_of_code_only_imports_nothing_heavy(tmp_path: Path) -> None:
 
 
 def _long_history(repo: Repo, commits: int) -> None:
-    """`commits` code-only commits on top of HEAD, written with fast-import."""
+    """`commits` code-only commits on top of HEAD (main), written with fast-import."""
+    _long_history_on(repo, "main", commits)
+
+
+def _long_history_on(repo: Repo, branch: str, commits: int) -> None:
+    """`commits` code-only commits on top of `branch` (checked out), written with fast-import."""
     head = str(repo.git.head.target)
     stream = []
     for n in range(commits):
         content = f"print({n})\n".encode()
         stream.append(
-            f"commit refs/heads/main\nmark :{n + 1}\ncommitter T <t@example.com> {1767225600 + n} +0000\ndata 4\nstep\n"
+            f"commit refs/heads/{branch}\nmark :{n + 1}\ncommitter T <t@example.com> {1767225600 + n} +0000\n"
+            "data 4\nstep\n"
         )
         stream.append(f"from {head}\n" if n == 0 else "")
         stream.append(f"M 100644 inline src/app.py\ndata {len(content)}\n{content.decode()}\n")
-    git("fast-import", "--quiet", cwd=repo.path, input="".join(stream))
-    git("reset", "-q", "--hard", "main", cwd=repo.path)
+    git("fast-import", "--quiet", "--force", cwd=repo.path, input="".join(stream))
+    git("reset", "-q", "--hard", branch, cwd=repo.path)
     repo.git.index.read(force=True)
 
 
-def test_pre_push_by_url_to_an_unknown_remote_is_bounded(tmp_path: Path) -> None:
+def test_pre_push_by_url_to_an_unknown_remote_walks_every_commit_no_ref_reaches(tmp_path: Path) -> None:
     work = make_repo(tmp_path / "work")
-    _long_history(work, UNKNOWN_REMOTE_LIMIT + 50)
+    _long_history(work, 250)
     bare = tmp_path / "server.git"
     git("init", "--bare", "-q", str(bare), cwd=tmp_path)
     tip = str(work.git.head.target)
     result = run_cli("hook", "pre-push", str(bare), str(bare), "--json", cwd=work.path, input=_push_lines(tip, ZERO))
-    assert result.json()["commits_walked"] == UNKNOWN_REMOTE_LIMIT
+    assert result.json()["commits_walked"] == 251  # the whole history, its root included
 
-    # a bad record among the newest commits is caught through a real push by URL
+    # a bad record at the root, under 250 commits of code, is caught through a real push by URL
+    git("checkout", "-q", "--orphan", "bad", cwd=work.path)
     work.write(record_path("bad"), record("bad").replace("lane: semantic\n", ""))
-    work.commit("bad record")
+    git("add", "-A", cwd=work.path)
+    git("commit", "-q", "--no-verify", "-m", "bad root", cwd=work.path)
+    _long_history_on(work, "bad", 250)
     run_cli("hook", "install", "--pre-push", cwd=work.path)
-    done = git("push", str(bare), "main", cwd=work.path, check=False)
+    done = git("push", str(bare), "bad", cwd=work.path, check=False)
     assert done.returncode == 1
-    assert "nothing says which commits" in done.stderr and "field-missing" in done.stderr
+    assert "field-missing" in done.stderr
     assert git("for-each-ref", cwd=bare).stdout == ""
 
 

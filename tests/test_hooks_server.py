@@ -104,11 +104,11 @@ def test_status_flip_whose_packet_is_already_on_the_ref_is_accepted(remote: Remo
     remote.accepted()
 
 
-def test_allow_in_place_edits_lifts_the_packet_rules(remote: Remote) -> None:
+def test_allow_in_place_edits_keeps_the_packet_rules(remote: Remote) -> None:
     remote.commit({".memzoi/config.toml": "[hooks]\nallow_in_place_edits = true\n"})
     remote.accepted()
     remote.commit({record_path("use-postgres"): set_top_level_scalar(record("use-postgres"), "status", "tombstoned")})
-    remote.accepted()
+    remote.rejected("unreviewed-transition")
 
 
 def test_new_records_need_no_packet_by_default(remote: Remote) -> None:

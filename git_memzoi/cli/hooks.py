@@ -28,6 +28,8 @@ _HINTS = {
     "record-deleted": "retire a record with a tombstone proposal instead of deleting its file",
     "unreviewed-transition": "retire a record with git memzoi apply, which commits the applied packet that "
     "names it together with the status change",
+    "unreviewed-expiry": "a record expires by itself once its retention boundary passes (explicit_expires_at, "
+    "or its lane's window); to retire it sooner, use a tombstone proposal",
     "unreviewed-record": "create records through a proposal (git memzoi propose, approve, apply) so that the "
     "applied packet comes with them",
     "packet-edited": "resolved packets are a record of review: add a new proposal instead of changing one",
@@ -180,8 +182,9 @@ def pre_push(remote: str, url: str, as_json: bool) -> None:
 
     Reads `<local ref> <local sha> <remote ref> <remote sha>` lines. Commits the remote is
     known to have (its remote SHAs, the tracking refs of REMOTE or of the remotes using that
-    URL) are not checked again; when nothing is known, at most the 200 newest commits are.
-    Exits at once when none of the commits checked changes .memzoi/.
+    URL) are not checked again; when nothing is known, the remote-tracking refs of every
+    remote are, and every commit they do not reach is checked. Exits at once when none of the
+    commits checked changes .memzoi/ and no pushed ref would hold another .memzoi/ than it does.
     """
     text = _stdin()
     try:
@@ -192,20 +195,13 @@ def pre_push(remote: str, url: str, as_json: bool) -> None:
         _untouched(as_json, len(plan.commits))
         return
     # checks load after the untouched exit (Client hooks: git push URL main, one code commit)
-    from git_memzoi.cli.common import say, workspace
+    from git_memzoi.cli.common import workspace
     from git_memzoi.hooks.run import check_client_push, known_remote_commits, parse_pre_push
 
     ws = workspace(bound=False)
     updates = parse_pre_push(text)
-    if plan is None:  # git's plumbing failed where pygit2 reads the repository: the unbounded walk
-        hide = known_remote_commits(ws.repo, remote, updates)
-    else:
-        hide = set(plan.hide)
-        if plan.bounded and not as_json:
-            say(
-                f"git memzoi: nothing says which commits {remote or 'the remote'} has: "
-                f"checking the {len(plan.commits)} newest"
-            )
+    # git's plumbing failed where pygit2 reads the repository: the same walk, through pygit2
+    hide = known_remote_commits(ws.repo, remote, updates) if plan is None else set(plan.hide)
     _render(check_client_push(ws.repo, updates, hide, remote), as_json, "push")
 
 
@@ -264,13 +260,24 @@ def check(range_spec: str, as_json: bool) -> None:
     default=None,
     help="What the CI workflow pip-installs (default: git-memzoi==<this version>).",
 )
+@click.option(
+    "--no-git-config",
+    "keep_git_config",
+    is_flag=True,
+    help="In a bare repository, leave receive.fsckObjects and receive.denyDeletes as they are (reported).",
+)
 @json_option
-def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, as_json: bool) -> None:
+def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, keep_git_config: bool, as_json: bool) -> None:
     """Install hook scripts where git runs them (core.hooksPath is honoured), or a CI workflow.
 
     Without options: pre-commit and pre-push in a checkout, pre-receive in a bare repository.
     A hook file git memzoi did not write is never replaced: install stops, changes nothing,
     and prints the line to add to that hook instead. Running install again is safe.
+
+    In a bare repository, install also sets git's own guards in its config:
+    receive.fsckObjects = true (malformed objects anywhere) and receive.denyDeletes = true (no
+    ref is deleted by a push), and says what it set; `--no-git-config` leaves them, saying what
+    they are.
 
     `--ci github` writes .github/workflows/memzoi.yml in the work tree instead: on each pull
     request it fetches the whole history, pip-installs git memzoi (`--pip-spec`, default this
@@ -279,7 +286,7 @@ def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, as_jso
     """
     # checks load after the untouched exit (Client hooks: git commit of code only)
     from git_memzoi.cli.common import emit_json, say, workspace
-    from git_memzoi.hooks.install import HOOK_NAMES, HookName, default_hooks
+    from git_memzoi.hooks.install import HOOK_NAMES, HookName, default_hooks, server_git_config
     from git_memzoi.hooks.install import install as install_hooks
 
     ws = workspace(bound=False)
@@ -303,8 +310,25 @@ def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, as_jso
     if "pre-commit" in chosen and ws.repo.is_bare:
         raise UsageError("a bare repository has no commits made in it; install --pre-receive there")
     done = install_hooks(ws.repo, chosen)
+    settings = server_git_config(ws.repo, change=not keep_git_config) if ws.repo.is_bare else []
     if as_json:
-        emit_json({"hooks": [{"name": i.name, "path": str(i.path), "action": i.action} for i in done]})
-    else:
-        for item in done:
-            say(f"git memzoi: {item.name} hook {item.action}: {item.path}")
+        emit_json(
+            {
+                "hooks": [{"name": i.name, "path": str(i.path), "action": i.action} for i in done],
+                "git_config": [{"key": g.key, "value": g.value, "action": g.action, "was": g.was} for g in settings],
+            }
+        )
+        return
+    for item in done:
+        say(f"git memzoi: {item.name} hook {item.action}: {item.path}")
+    for g in settings:
+        want = str(g.value).lower()
+        if g.action == "set":
+            say(f"git memzoi: git config {g.key} = {want} set (was {g.was if g.was is not None else 'unset'})")
+        elif g.action == "unchanged":
+            say(f"git memzoi: git config {g.key} = {want} already")
+        else:
+            say(
+                f"git memzoi: git config {g.key} is {g.was if g.was is not None else 'unset'}, left as it is "
+                f"(--no-git-config); {want} is recommended"
+            )

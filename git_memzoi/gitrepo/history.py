@@ -304,6 +304,30 @@ class History:
         except (KeyError, pygit2.GitError, pygit2.InvalidSpecError, ValueError):
             return None
 
+    def tree_memzoi(self, sha: str) -> str | None:
+        """The object ID of the `.memzoi` entry (any kind) of the tree `sha` peels to; None: no tree, or none held.
+
+        For a tag of a tree. Each entry is looked at by name, so a crafted tree's twin or
+        out-of-order `.memzoi` is not missed (the last one found counts; any differs from a
+        checked tree's ID).
+        """
+        try:
+            tree = self.git[sha].peel(pygit2.Tree)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+        found = [str(entry.id) for entry in tree if entry.name == MEMZOI_DIR]
+        if len(found) > 1:
+            return "twins:" + ",".join(found)
+        return found[0] if found else None
+
+    def symbolic_target(self, name: str) -> str | None:
+        """The ref a symbolic ref (HEAD, refs/remotes/R/HEAD) names, or None when it is not one."""
+        try:
+            target = self.git.references[name].target
+        except (KeyError, pygit2.GitError, pygit2.InvalidSpecError, ValueError):
+            return None
+        return target if isinstance(target, str) else None
+
     def merge_base(self, a: str, b: str) -> str | None:
         """The best common ancestor of two commits, or None when their histories are unrelated."""
         base = self.git.merge_base(pygit2.Oid(hex=a), pygit2.Oid(hex=b))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from git_memzoi.errors import ConfigError
 from git_memzoi.gitrepo import treeshape
@@ -99,6 +100,9 @@ class MemoryChecker:
         self._scanned: dict[tuple[str | None, str], list[secrets.SecretFinding]] = {}
         self._configs: dict[str | None, tuple[configmod.HooksConfig, Problem | None]] = {}
         self._seen: set[str] = set()
+        self._lease: float | None = None
+        #: the push's time: whether a record's retention has passed is decided against it
+        self.now = datetime.now(UTC)
 
     # the entry point ---------------------------------------------------------------
     def check(
@@ -137,14 +141,13 @@ class MemoryChecker:
             for path in self.history.gitlinks(first, memzoi)
         )
         for change in changes:
-            if not allow_edits:
-                problem = (
-                    refrules.record_rule(self.history, self._file, change)
-                    if refrules.is_record_path(change.path)
-                    else refrules.packet_rule(self.history, self._file, change, memzoi)
-                )
-                if problem is not None:
-                    problems.append(problem)
+            if refrules.is_record_path(change.path):
+                # allow_in_place_edits lifts the record-file rules only: the packet rules stay
+                problem = None if allow_edits else refrules.record_rule(self.history, self._file, change)
+            else:
+                problem = refrules.packet_rule(self.history, self._file, change, memzoi)
+            if problem is not None:
+                problems.append(problem)
             if change.new_oid is not None and not change.new_symlink:
                 problems.extend(self._secrets(change))
         return self._record(where, problems)
@@ -153,7 +156,16 @@ class MemoryChecker:
         self, ref: str, where: str, base: str | None, tip: str | None, policy: configmod.HooksConfig
     ) -> list[Problem]:
         """Judge what `ref` would hold (commit `where`, subtree `tip`) against what it holds (subtree `base`)."""
-        return self._record(where, refrules.ref_rules(self.history, self._file, base, tip, policy), ref)
+        problems = refrules.ref_rules(
+            self.history, self._file, base, tip, policy, now=self.now, lease_hours=self._lease_hours()
+        )
+        return self._record(where, problems, ref)
+
+    def _lease_hours(self) -> float:
+        """The server's [retention] session lease (a pushed config.toml cannot move an expiry earlier)."""
+        if self._lease is None:
+            self._lease = configmod.load(self.base_config).retention.session_lease_hours
+        return self._lease
 
     def odd_memzoi(self, where: str, kind: str) -> list[Problem]:
         """Refuse a `.memzoi` that is not a directory (a symlink, a gitlink, a file), by name."""
@@ -174,6 +186,10 @@ class MemoryChecker:
             ],
             ref,
         )
+
+    def refuse_ref(self, ref: str, where: str, code: str, message: str) -> list[Problem]:
+        """Refuse a ref update by a rule on the ref itself (default-branch-deleted, tree-tag), naming the ref."""
+        return self._record(where, [Problem(ref, 1, code, message)], ref)
 
     def malformed_tree(self, where: str, path: str, why: str) -> list[Problem]:
         """Refuse a tree under .memzoi/ that git would not have written (see gitrepo.treeshape), by path."""

@@ -45,10 +45,17 @@ def install_command(pip_spec: str) -> str:
     return json.dumps(f"python -m pip install {shlex.quote(check_pip_spec(pip_spec))}", ensure_ascii=False)
 
 
+#: The actions the workflow uses, pinned by commit (a tag can be moved to other code; a commit
+#: cannot), with the release tag it was read from in a comment for whoever updates them.
+CHECKOUT = "11d5960a326750d5838078e36cf38b85af677262 # v4.4.0"
+SETUP_PYTHON = "a26af69be951a213d495a4c3e4e4022e16d87065 # v5.6.0"
+
+
 def github_workflow(pip_spec: str) -> str:
     """The GitHub Actions workflow: on each pull request, `hook check BASE..HEAD` and `validate --rev HEAD`."""
     # The base SHA reaches the shell through env, never spliced into the script, as GitHub advises
-    # for event data.
+    # for event data. The checkout keeps no token in .git/config: nothing after it needs to push,
+    # and the PR's own code runs in the steps after it.
     install = install_command(pip_spec)
     return f"""{MARKER} github
 # Written by `git memzoi hook install --ci github`; run it again to update this file, delete it to
@@ -64,11 +71,12 @@ jobs:
     runs-on: ubuntu-latest
     steps:
       - name: Check out the pull request with its whole history
-        uses: actions/checkout@v4
+        uses: actions/checkout@{CHECKOUT}
         with:
           fetch-depth: 0
+          persist-credentials: false
       - name: Set up Python
-        uses: actions/setup-python@v5
+        uses: actions/setup-python@{SETUP_PYTHON}
         with:
           python-version: "3.12"
       - name: Install git memzoi

@@ -57,11 +57,14 @@ MEMZOI_STAGED=asked; export MEMZOI_STAGED  # git-memzoi need not ask again
 #: names a remote commit this repository has. The pushed commits are then those the tips reach
 #: and no remote commit does, a superset of hooks.quick.plan_push's (which also hides the
 #: remote-tracking refs); each is compared with its first parent (a root commit with nothing),
-#: as hooks.quick._any_touches does. None touches .memzoi/: exit 0. Anything else (a new ref, a
-#: remote commit missing here, odd input, any git error): git-memzoi decides, from the saved lines.
+#: as hooks.quick._any_touches does. The ref-level rules need two more answers: no deleted
+#: branch is a remote's default (refs/remotes/*/HEAD; none known: the server decides), and each
+#: ref's .memzoi/ is the one it holds now (a force push to an older commit walks no commit, yet
+#: can drop a record). All of that holds: exit 0. Anything else (a new ref, a remote commit missing
+#: here, odd input, any git error): git-memzoi decides, from the saved lines.
 _PRE_PUSH_QUICK = r"""refs=$(cat)
 memzoi_untouched() {
-    revs=
+    revs= pairs= deleted= npairs=0
     while IFS= read -r line; do
         case $line in *[![:space:]]*) ;; *) continue ;; esac
         set -f; set -- $line; set +f
@@ -71,16 +74,38 @@ memzoi_untouched() {
             [ ${#sha} -eq 40 ] || [ ${#sha} -eq 64 ] || return 1
         done
         case $3 in refs/replace/*) return 1 ;; esac  # refused by git-memzoi, code or not
-        case $2 in *[!0]*) ;; *) continue ;; esac  # a deletion brings no commits
+        case $2 in *[!0]*) ;; *)  # a deletion brings no commits; only the default branch's is refused
+            case $3 in refs/heads/*) deleted="$deleted ${3#refs/heads/}" ;; esac
+            continue ;;
+        esac
         case $4 in *[!0]*) ;; *) return 1 ;; esac  # a new ref: what the remote has is unknown here
         revs="$revs$2
 ^$4
 "
+        pairs="$pairs$2:.memzoi
+$4:.memzoi
+"
+        npairs=$((npairs + 2))
     done <<MEMZOI_REFS
 $refs
 MEMZOI_REFS
+    if [ -n "$deleted" ]; then
+        # no refs/remotes/*/HEAD: nothing here says which is the default (the server decides)
+        heads=$(git for-each-ref --format='%(symref)' 'refs/remotes/*/HEAD' 2>/dev/null) || return 1
+        set -f
+        for name in $deleted; do
+            for head in $heads; do
+                case $head in refs/remotes/*/"$name") set +f; return 1 ;; esac
+            done
+        done
+        set +f
+    fi
     [ -n "$revs" ] || return 0
     commits=$(printf '%s' "$revs" | git rev-list --stdin 2>/dev/null) || return 1
+    printf '%s' "$pairs" | git cat-file --batch-check='%(objectname)' 2>/dev/null |
+        awk -v n="$npairs" '{ v = ($NF == "missing") ? "-" : $1 } NR % 2 { a = v; next } v != a { d = 1 }
+            END { exit d || NR != n }' ||
+        return 1
     [ -n "$commits" ] || return 0
     touched=$(printf '%s\n' "$commits" | GIT_LITERAL_PATHSPECS=0 git diff-tree --stdin --root \
         --diff-merges=first-parent -r -t --name-only -- ':(top).memzoi' 2>/dev/null) || return 1
@@ -90,7 +115,7 @@ MEMZOI_REFS
         --diff-merges=first-parent -r --name-only -- TWIN_PATHSPECS 2>/dev/null) || return 1
     [ -z "$twins" ]
 }
-# memory untouched by every pushed commit: nothing to check, and no need to start Python
+# memory untouched by every pushed commit and every pushed ref: nothing to check, and no need to start Python
 memzoi_untouched && exit 0
 """.replace("TWIN_PATHSPECS", " ".join(f"'{spec}'" for spec in MEMZOI_PATHSPECS[1:]))
 
@@ -125,6 +150,47 @@ def chain_line(name: HookName) -> str:
         f'refs=$(cat); printf \'%s\\n\' "$refs" | git-memzoi hook {name} "$@" || exit $? '
         '(then read the ref lines from "$refs")'
     )
+
+
+#: What git itself must refuse on a server, set by install in a bare repository: malformed
+#: objects anywhere in the repository (the hook reads trees under .memzoi/ only), and deleting
+#: refs (a branch deleted, then pushed back squashed as a new one, launders an edit it carried).
+SERVER_GIT_CONFIG: tuple[tuple[str, bool], ...] = (("receive.fsckObjects", True), ("receive.denyDeletes", True))
+
+
+@dataclass(frozen=True)
+class GitSetting:
+    """One server git setting and what install did: set it, found it already so, or left it (--no-git-config)."""
+
+    key: str
+    value: bool
+    action: Literal["set", "unchanged", "left"]
+    was: str | None  # the value the repository's config held before (None: unset)
+
+
+def server_git_config(repo: GitRepo, *, change: bool) -> list[GitSetting]:
+    """Set SERVER_GIT_CONFIG in the repository's own config file (or, without `change`, only report it)."""
+    import pygit2  # only a bare repository's install reads git config
+
+    config = pygit2.Config(str(repo.common_dir / "config"))
+    done = []
+    for key, value in SERVER_GIT_CONFIG:
+        try:
+            was: str | None = str(config[key])
+        except (KeyError, pygit2.GitError):
+            was = None
+        try:
+            holds = was is not None and config.get_bool(key) is value
+        except (KeyError, pygit2.GitError, ValueError):
+            holds = False  # not a boolean git reads: set it
+        if holds:
+            done.append(GitSetting(key, value, "unchanged", was))
+        elif change:
+            config[key] = value
+            done.append(GitSetting(key, value, "set", was))
+        else:
+            done.append(GitSetting(key, value, "left", was))
+    return done
 
 
 def is_ours(path: Path) -> bool:

@@ -21,8 +21,6 @@ import sys
 
 from git_memzoi.layout import MEMZOI_DIR, MEMZOI_PATHSPECS
 
-#: When nothing says what the remote has, at most this many of the newest commits are checked.
-UNKNOWN_REMOTE_LIMIT = 200
 _ZERO = frozenset("0")
 
 
@@ -65,16 +63,15 @@ def staged_untouched() -> bool:
 class PushPlan:
     """The commits a pre-push looks at: reachable from `tips` and from none of `hide`.
 
-    `bounded` is True when nothing said what the remote has and the walk stopped at
-    UNKNOWN_REMOTE_LIMIT commits; `touched` is whether any of those commits changes .memzoi/.
-    (A plain class: importing dataclasses would cost this module's whole budget again.)
+    `touched` is whether any of those commits changes .memzoi/, or a ref-level rule could
+    object to what a pushed ref would hold. (A plain class: importing dataclasses would cost
+    this module's whole budget again.)
     """
 
     def __init__(self) -> None:
         self.tips: list[str] = []
         self.hide: list[str] = []
         self.commits: list[str] = []
-        self.bounded = False
         self.touched = False
 
 
@@ -109,59 +106,125 @@ def _remote_names_for(remote: str) -> list[str]:
     return sorted(names)
 
 
-def _tracking_refs() -> list[tuple[str, str]]:
+def _remote_refs() -> list[list[str]]:
+    """[type, object, name, symref target] of every ref under refs/remotes/."""
+    out = _git("for-each-ref", "--format=%(objecttype) %(objectname) %(refname) %(symref)", "refs/remotes/")
+    return [line.split(" ") for line in out.splitlines() if line.count(" ") == 3]
+
+
+def _tracking_refs(remote_refs: list[list[str]]) -> list[tuple[str, str]]:
     """(commit, ref name) of every remote-tracking ref that points at a commit."""
-    out = _git("for-each-ref", "--format=%(objecttype) %(objectname) %(refname)", "refs/remotes/")
-    return [
-        (sha, ref)
-        for kind, sha, ref in (line.split(" ", 2) for line in out.splitlines() if line.count(" ") >= 2)
-        if kind == "commit"
-    ]
+    return [(sha, ref) for kind, sha, ref, _ in remote_refs if kind == "commit"]
 
 
-def plan_push(remote: str, lines: list[tuple[str, str]]) -> PushPlan:
-    """Which commits a push of (local sha, remote sha) pairs brings, and whether they touch .memzoi/.
+def plan_push(remote: str, lines: list[tuple[str, str, str]]) -> PushPlan:
+    """Which commits a push of (local sha, remote sha, remote ref) lines brings, and whether they touch .memzoi/.
 
     Known to be on the remote: the remote SHAs git reports that exist here, and the
     remote-tracking refs of `remote` (a name, or a URL some configured remote uses). When
-    that is nothing at all, every remote-tracking ref of any remote counts as known and the
-    walk stops after the UNKNOWN_REMOTE_LIMIT newest commits (by commit date): older
-    commits are taken to be on the remote already. Raises GitUnclear when git cannot say.
+    that is nothing at all, every remote-tracking ref of any remote counts as known, and every
+    commit none of them reaches is walked, however many: a push of a new branch is judged down
+    to its oldest commit. Raises GitUnclear when git cannot say.
     """
     plan = PushPlan()
-    news = [new for new, _ in lines if not _is_zero(new)]
-    olds = [old for _, old in lines if not _is_zero(old)]
+    news = [new for new, _, _ in lines if not _is_zero(new)]
+    olds = [old for _, old, _ in lines if not _is_zero(old)]
     found = _existing_commits(news + olds)
     plan.tips = [sha for sha in found[: len(news)] if sha is not None]
+    peeled = dict(zip(olds, found[len(news) :], strict=True))
+    tree_tags = {new for new, sha in zip(news, found, strict=False) if sha is None}  # tags of trees (or blobs)
+    remote_refs = _remote_refs()
+    plan.touched = _refs_move_memory(remote, lines, peeled, remote_refs, tree_tags)
     if not plan.tips:
         return plan  # deletions (or tags of trees and blobs) bring no commits
     known = {sha for sha in found[len(news) :] if sha is not None}
-    tracking = _tracking_refs()
+    tracking = _tracking_refs(remote_refs)
     if remote:
         # git passes a remote's name, or the URL itself when pushing by URL
         prefixes: tuple[str, ...] = (f"refs/remotes/{remote}/",)
         if not any(ref.startswith(prefixes) for _, ref in tracking):
             prefixes = tuple(f"refs/remotes/{name}/" for name in _remote_names_for(remote))
         known.update(sha for sha, ref in tracking if prefixes and ref.startswith(prefixes))
-    limit = None
     if not known:
         known.update(sha for sha, _ in tracking)
-        limit = UNKNOWN_REMOTE_LIMIT
     revs = "".join(f"{t}\n" for t in plan.tips) + "".join(f"^{h}\n" for h in sorted(known))
-    args = ["rev-list", "--parents", "--stdin"] + ([f"--max-count={limit + 1}"] if limit is not None else [])
-    walked = [line.split(" ") for line in _git(*args, input=revs).splitlines()]
+    walked = [line.split(" ") for line in _git("rev-list", "--parents", "--stdin", input=revs).splitlines()]
     plan.hide = sorted(known)
-    if limit is not None and len(walked) > limit:
-        walked = walked[:limit]
-        plan.bounded = True
-        inside = {row[0] for row in walked}
-        # What the window's commits stand on is taken as the remote's, and so is a tip beyond it.
-        edge = {p for row in walked for p in row[1:] if p not in inside}
-        edge.update(t for t in plan.tips if t not in inside)
-        plan.hide = sorted(known | edge)
     plan.commits = [row[0] for row in walked]
-    plan.touched = _any_touches(walked)
+    plan.touched = plan.touched or _any_touches(walked)
     return plan
+
+
+def _remote_heads(remote: str, remote_refs: list[list[str]]) -> tuple[set[str], str | None]:
+    """(the remote's default branch as it names it, refs/heads/NAME; the commit it points to) from refs/remotes/R/HEAD.
+
+    Every remote's default counts when `remote` (a name, or a URL) names no configured remote.
+    """
+    heads = [
+        (ref.split("/")[2], target, sha)
+        for kind, sha, ref, target in remote_refs
+        if kind == "commit" and ref.count("/") == 3 and ref.endswith("/HEAD") and target
+    ]
+    names = {remote} if any(name == remote for name, _, _ in heads) else set(_remote_names_for(remote))
+    mine = [head for head in heads if head[0] in names] or heads
+    branches = {"refs/heads/" + target.removeprefix(f"refs/remotes/{name}/") for name, target, _ in mine}
+    tips = {sha for name, _, sha in mine if name in names}
+    return branches, (tips.pop() if len(tips) == 1 else None)
+
+
+def _refs_move_memory(
+    remote: str,
+    lines: list[tuple[str, str, str]],
+    peeled: dict[str, str | None],
+    remote_refs: list[list[str]],
+    tree_tags: set[str],
+) -> bool:
+    """Whether a ref-level rule could object: a deletion of the remote's default branch, or a ref
+    whose .memzoi/ would differ from what it holds (a new ref: from its fork point off the default branch).
+
+    A force push to an older commit, or a new branch, brings no commit to walk and can still drop
+    a record: the per-commit walk alone would never see it. `peeled` maps each remote SHA to the
+    commit it is here (None: not here; the server judges what this repository cannot see);
+    `tree_tags` are the pushed objects that peel to no commit (a tag of a tree is judged by its .memzoi).
+    """
+    deletions = [ref for new, old, ref in lines if _is_zero(new) and not _is_zero(old)]
+    updates = [(new, old) for new, old, _ in lines if not _is_zero(new)]
+    if not deletions and not updates:
+        return False
+    defaults, default_tip = _remote_heads(remote, remote_refs)
+    if any(ref in defaults for ref in deletions):
+        return True
+    if default_tip is None and tree_tags and any(held is not None for held in _memzoi_trees(sorted(tree_tags))):
+        return True  # a tree tag holding a .memzoi, and no default branch known to compare it with
+    pairs: list[tuple[str, str, bool]] = []
+    for new, old in updates:
+        base = peeled.get(old) if not _is_zero(old) else default_tip
+        if base is not None:
+            pairs.append((new, base, _is_zero(old)))
+    trees = _memzoi_trees([name for new, base, _ in pairs for name in (new, base)]) if pairs else []
+    for i, (new, base, fresh) in enumerate(pairs):
+        if trees[2 * i] == trees[2 * i + 1]:
+            continue
+        if not fresh:
+            return True
+        try:  # a new ref is judged against its fork point: a branch off an older main is no change
+            fork = _git("merge-base", new, base).strip()
+        except GitUnclear:
+            return True  # no history in common: judged against the default branch's tip
+        ends = _memzoi_trees([new, fork])
+        if ends[0] != ends[1]:
+            return True
+    return False
+
+
+def _memzoi_trees(names: list[str]) -> list[str | None]:
+    """The .memzoi/ tree each commit holds (None: none), in one git process."""
+    out = _git(
+        "cat-file", "--batch-check=%(objectname)", input="".join(f"{n}:{MEMZOI_DIR}\n" for n in names)
+    ).splitlines()
+    if len(out) != len(names):
+        raise GitUnclear("git cat-file answered a different number of lines")
+    return [None if line.endswith(" missing") else line for line in out]
 
 
 def _any_touches(walked: list[list[str]]) -> bool:
@@ -192,8 +255,8 @@ def _any_touches(walked: list[list[str]]) -> bool:
     return any(line and not _is_hex(line) for line in twins.splitlines())
 
 
-def parse_push_lines(text: str) -> list[tuple[str, str]]:
-    """(local sha, remote sha) of each `<local ref> <local sha> <remote ref> <remote sha>` line.
+def parse_push_lines(text: str) -> list[tuple[str, str, str]]:
+    """(local sha, remote sha, remote ref) of each `<local ref> <local sha> <remote ref> <remote sha>` line.
 
     Raises GitUnclear on anything else (the full check then reports the line as a usage error),
     and for a push to refs/replace/, which the full check refuses whatever it carries.
@@ -207,7 +270,7 @@ def parse_push_lines(text: str) -> list[tuple[str, str]]:
             raise GitUnclear(f"unexpected pre-push input line {line!r}")
         if parts[2].startswith("refs/replace/"):
             raise GitUnclear("a replacement ref is refused by the full check, code or not")
-        pairs.append((parts[1].lower(), parts[3].lower()))
+        pairs.append((parts[1].lower(), parts[3].lower(), parts[2]))
     return pairs
 
 

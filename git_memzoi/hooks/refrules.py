@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from git_memzoi.errors import FormatError
 from git_memzoi.gitrepo.history import History, TreeChange
 from git_memzoi.layout import MAX_FILE_BYTES, PENDING, RECORDS, RESOLVED, RESOLVED_BY_OUTCOME, SUFFIX
-from git_memzoi.profile import frontmatter
+from git_memzoi.profile import frontmatter, retention
 from git_memzoi.profile.document import ParsedPacket, ParsedRecord, Problem
+from git_memzoi.profile.timefmt import format_rfc3339
 from git_memzoi.profile.tree import TreeReport
 from git_memzoi.runtime.config import HooksConfig
 
@@ -104,20 +106,35 @@ class _Applied:
     affected: set[str]
 
 
-def ref_rules(history: History, parse: Parse, base: str | None, tip: str | None, policy: HooksConfig) -> list[Problem]:
-    """What a ref would hold (`tip`) against what it holds (`base`), both .memzoi/ subtree OIDs."""
-    if policy.allow_in_place_edits:
-        return []  # the repository opted out of every lifecycle rule
+def ref_rules(
+    history: History,
+    parse: Parse,
+    base: str | None,
+    tip: str | None,
+    policy: HooksConfig,
+    *,
+    now: datetime,
+    lease_hours: float,
+) -> list[Problem]:
+    """What a ref would hold (`tip`) against what it holds (`base`), both .memzoi/ subtree OIDs.
+
+    `now` is the push's time, against which a record's own retention decides whether it may
+    become `expired`; `lease_hours` is the server's [retention] session lease.
+    """
     problems: list[Problem] = []
     applied: _Applied | None = None
     for change in history.changes(base, tip):
         if is_record_path(change.path):
             problem = record_rule(history, parse, change)
-            if problem is not None:
+            if problem is not None and not policy.allow_in_place_edits:
                 problems.append(problem)
                 continue
-            retired = _retirement(history, parse, change)
-            if retired is not None:
+            retired = _retirement(history, parse, change, loose=policy.allow_in_place_edits)
+            if retired is not None and retired[1] == "expired":
+                early = _early_expiry(parse, change, now, lease_hours)
+                if early is not None:
+                    problems.append(early)
+            elif retired is not None:
                 applied = applied if applied is not None else _applied(history, parse, tip)
                 record_id, status = retired
                 if (APPLY_ACTIONS[status], record_id) not in applied.retirements:
@@ -152,15 +169,44 @@ def ref_rules(history: History, parse: Parse, base: str | None, tip: str | None,
     return problems
 
 
-def _retirement(history: History, parse: Parse, change: TreeChange) -> tuple[str, str] | None:
-    """(record ID, new status) when the change is apply's supersede or tombstone of a record."""
+def _early_expiry(parse: Parse, change: TreeChange, now: datetime, lease_hours: float) -> Problem | None:
+    """unreviewed-expiry when a record becomes expired before its own retention boundary (None: it has passed)."""
+    parsed = _old_record(change, parse)
+    assert parsed is not None  # a retirement has an old record
+    record = parsed.record
+    fields = record.retention.model_dump()
+    # No runtime facts at the server: facts only ever extend an episodic window, so without
+    # them the boundary is the earliest the record could expire, never a later one.
+    b = retention.boundary(record.id, record.lane, "active", fields, (), lease_hours)
+    if b.at is not None and now >= b.at:
+        return None
+    why = f"it is current until {format_rfc3339(b.at)} ({b.basis})" if b.at is not None else b.basis
+    return Problem(
+        change.path,
+        _status_line(parse, change),
+        "unreviewed-expiry",
+        f"record {record.id!r} becomes expired while its own retention keeps it current: {why}",
+    )
+
+
+def _retirement(history: History, parse: Parse, change: TreeChange, *, loose: bool) -> tuple[str, str] | None:
+    """(record ID, new status) when the change takes an active record to superseded, tombstoned or expired.
+
+    Strictly that is apply's one-line status change; `loose` (in-place edits allowed) also
+    counts a change that edits other lines along with the status, which needs the same packet.
+    """
     parsed = _old_record(change, parse)
     if parsed is None or change.new_oid is None or change.new_symlink:
         return None
     if history.size(change.new_oid) > MAX_FILE_BYTES:
         return None  # not read: refused by its size
     status = transition_to(history.blob(change.old_oid or ""), history.blob(change.new_oid), parsed.record.status)
-    return (parsed.record.id, status) if status in APPLY_ACTIONS else None
+    if status is None and loose:
+        new = _new_record(parse, change)
+        allowed = ALLOWED_TRANSITIONS.get(parsed.record.status, frozenset())
+        if new is not None and new.record.id == parsed.record.id and new.record.status in allowed:
+            status = new.record.status
+    return (parsed.record.id, status) if status is not None else None
 
 
 def _new_record(parse: Parse, change: TreeChange) -> ParsedRecord | None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from git_memzoi.errors import UsageError
+from git_memzoi.errors import ConfigError, UsageError
 from git_memzoi.gitrepo import GitRepo
+from git_memzoi.gitrepo.config import config_value
 from git_memzoi.gitrepo.history import History, PushedCommit, is_zero, touches_memzoi
 from git_memzoi.hooks import verdicts
 from git_memzoi.hooks.checks import CheckReport, MemoryChecker
@@ -69,6 +70,41 @@ def base_config(repo: GitRepo) -> list[configmod.ConfigSource]:
     return [configmod.file_source(layout.user_config), configmod.file_source(layout.project_config)]
 
 
+#: git config of the repository a hook runs in (the bare repository, for a server) that sets a
+#: floor under every branch's [hooks]: a branch's .memzoi/config.toml may only make rules stricter.
+FLOOR_ALLOW_EDITS = "memzoi.hooks.allowInPlaceEdits"
+FLOOR_REQUIRE_PROPOSALS = "memzoi.hooks.requireProposals"
+_YES, _NO = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+
+
+def _floor_bool(repo: GitRepo, key: str) -> bool | None:
+    value = config_value(repo, key)
+    if value is None:
+        return None
+    word = value.strip().lower()
+    if word in _YES or word in _NO:
+        return word in _YES
+    raise ConfigError(f"git config {key}: {value!r} is not a boolean (true or false)")
+
+
+def policy_floor(repo: GitRepo) -> Callable[[configmod.HooksConfig], configmod.HooksConfig]:
+    """What the repository's own git config makes of a branch's [hooks] policy: never looser.
+
+    `memzoi.hooks.allowInPlaceEdits = false` keeps the in-place edit rule whatever a branch says;
+    `memzoi.hooks.requireProposals = true` asks every new record for its packet whatever a branch says.
+    A value that is not a boolean fails the hook, naming the key.
+    """
+    allow, require = _floor_bool(repo, FLOOR_ALLOW_EDITS), _floor_bool(repo, FLOOR_REQUIRE_PROPOSALS)
+
+    def floored(policy: configmod.HooksConfig) -> configmod.HooksConfig:
+        return configmod.HooksConfig(
+            allow_in_place_edits=policy.allow_in_place_edits and allow is not False,
+            require_proposals=policy.require_proposals or require is True,
+        )
+
+    return floored
+
+
 @dataclass(frozen=True)
 class Judgement:
     """What a ref update is judged against: the commit it is compared with, and the one giving policy.
@@ -107,6 +143,15 @@ def judgement(history: History, update: RefUpdate, tip: str, default_tip: str | 
 #: Replacement refs make git (git show, archive, web views, clients that fetch them) show another
 #: object in place of a checked one; the hooks take none.
 REPLACE_REFS = "refs/replace/"
+DEFAULT_BRANCH_DELETED = (
+    "the default branch gives every new ref its policy and fork point; deleted, the next push of it "
+    "would be judged against nothing"
+)
+#: A tag of a tree has no commit to judge, yet `git archive` and web views show its .memzoi/.
+TREE_TAG = (
+    "a tag of a tree holds a .memzoi that is not the one the default branch holds; no commit vouches "
+    "for it (tag a commit instead)"
+)
 
 
 def check_push(
@@ -117,6 +162,7 @@ def check_push(
     tree_cache: TreeCache | None = None,
     verify: bool = True,
     default_tip: str | None = None,
+    default_ref: str | None = None,
     fork_point: bool = False,
 ) -> CheckReport:
     """Check every commit the updates bring that no commit in `hide` reaches, parents first.
@@ -125,10 +171,12 @@ def check_push(
     stands in for a new ref's old tip), by the policy of what it holds. With `fork_point`, a
     ref's old tip is replaced by its merge base with the new tip (a pull request's view).
     `verify` re-validates each pushed tip's tree whole (the server's check of the delta logic);
-    `tree_cache` lets the first pushed commit start from its parent's kept tree.
+    `tree_cache` lets the first pushed commit start from its parent's kept tree. Deleting
+    `default_ref` (the default branch, as the pushed-to repository names it) is refused.
     """
     history = History(repo)
     checker = MemoryChecker(history, base_config(repo), tree_cache)
+    floored = policy_floor(repo)
     judged_refs: list[_Judged] = []
     policies: dict[str | None, configmod.HooksConfig] = {}
     for update in updates:
@@ -136,9 +184,14 @@ def check_push(
             checker.replace_ref(update.ref, update.new)
             continue
         if update.is_deletion:
-            continue  # deleting a ref adds nothing to memory
+            if update.ref == default_ref:
+                checker.refuse_ref(update.ref, update.old, "default-branch-deleted", DEFAULT_BRANCH_DELETED)
+            continue  # deleting any other ref adds nothing to memory
         tip = history.commit_sha(update.new)
-        if tip is None:  # a tag of a tree or blob carries no commits to check
+        if tip is None:  # a tag of a tree or blob: no commits, but a tree may carry a .memzoi
+            held = history.tree_memzoi(update.new)
+            if held is not None and held != (history.memzoi_of(default_tip) if default_tip is not None else None):
+                checker.refuse_ref(update.ref, update.new, "tree-tag", TREE_TAG)
             continue
         judged = judgement(history, update, tip, default_tip)
         if fork_point and judged.base is not None:
@@ -150,7 +203,7 @@ def check_push(
                 if judged.policy_from is not None and history.memzoi_of(judged.policy_from)
                 else None
             )
-            policies[judged.policy_from] = checker.policy(policy_config)
+            policies[judged.policy_from] = floored(checker.policy(policy_config))
         judged_refs.append(_Judged(update.ref, tip, judged.base, policies[judged.policy_from]))
     walk = _Walk(history, checker, tree_cache, set(hide))
     # One walk per policy over every tip it judges (refs pushed together share their commits: a
@@ -242,7 +295,13 @@ class _Walk:
 def check_server_push(repo: GitRepo, updates: Iterable[RefUpdate]) -> CheckReport:
     """pre-receive / update: the commits no existing ref of this (bare) repository reaches yet."""
     history = History(repo)
-    return check_push(repo, updates, history.ref_commits(), default_tip=history.symbolic_tip("HEAD"))
+    return check_push(
+        repo,
+        updates,
+        history.ref_commits(),
+        default_tip=history.symbolic_tip("HEAD"),
+        default_ref=history.symbolic_target("HEAD"),
+    )
 
 
 def known_remote_commits(repo: GitRepo, remote: str, updates: list[RefUpdate]) -> set[str]:
@@ -262,7 +321,11 @@ def check_client_push(repo: GitRepo, updates: list[RefUpdate], hide: Iterable[st
 
     A ref the remote lacks is judged from the remote's default branch (refs/remotes/REMOTE/HEAD).
     """
-    default_tip = History(repo).symbolic_tip(f"refs/remotes/{remote}/HEAD") if remote else None
+    history = History(repo)
+    default_tip = history.symbolic_tip(f"refs/remotes/{remote}/HEAD") if remote else None
+    tracking = history.symbolic_target(f"refs/remotes/{remote}/HEAD") if remote else None
+    prefix = f"refs/remotes/{remote}/"
+    default_ref = "refs/heads/" + tracking.removeprefix(prefix) if tracking and tracking.startswith(prefix) else None
     return check_push(
         repo,
         updates,
@@ -270,6 +333,7 @@ def check_client_push(repo: GitRepo, updates: list[RefUpdate], hide: Iterable[st
         tree_cache=TreeCache(Layout.for_repo(repo).hook_trees),
         verify=False,
         default_tip=default_tip,
+        default_ref=default_ref,
     )
 
 
@@ -322,7 +386,8 @@ def check_staged(repo: GitRepo) -> CheckReport:
         config_blob = ("staged", config) if config is not None else None
         # as on the server, the [hooks] policy is HEAD's: a commit cannot relax the rules it is checked by
         head_config = history.config_blob(parents[0], REPO_CONFIG) if parents and parent_memzoi[0] else None
-        checker.check("index", memzoi, parents, parent_memzoi, config_blob, checker.policy(head_config))
+        policy = policy_floor(repo)(checker.policy(head_config))
+        checker.check("index", memzoi, parents, parent_memzoi, config_blob, policy)
         checker.remember(memzoi)
         state = checker.state_of(memzoi) if memzoi is not None else None
         if report.ok and state is not None and memzoi is not None:

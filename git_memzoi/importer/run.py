@@ -142,13 +142,9 @@ def plan_import(ws: Workspace, req: ImportRequest) -> ImportPlan:
         prune_paths = frozenset([*(s.real for s in loaded), *(s.named for s in loaded)])
     policy = Policy(req.prune, req.adr_statuses, req.type_override, prune_paths)
     records = _records(ws, req.rev)
-    try:
-        plan = build(
-            items, loaded, records.imported if records else [], records.taken if records else _free, policy, reported
-        )
-    finally:
-        if records is not None:
-            records.close()
+    plan = build(
+        items, loaded, records.imported if records else [], records.taken if records else _free, policy, reported
+    )
     _refuse_secrets([e.item for e in plan.changes if e.item is not None])
     return plan
 

@@ -55,6 +55,8 @@ def blob_bytes(repo: GitRepo, oid: str) -> bytes:
 
 def blob_oid(data: bytes) -> str:
     """The OID git gives a blob holding `data` (as `git hash-object` does)."""
-    import pygit2  # pygit2 on first use (Command start-up: search)
+    import hashlib  # what pygit2.hash computes, without loading pygit2 (tens of ms) for a digest
 
-    return str(pygit2.hash(data))
+    digest = hashlib.sha1(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()

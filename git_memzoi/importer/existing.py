@@ -25,9 +25,18 @@ class Existing:
     status: str
     origin_key: str
     key_digest: str
-    source_ref: identity.SourceRef | None
-    blob: str
+    source_ref_text: str | None
     raw: bytes
+
+    @cached_property
+    def blob(self) -> str:
+        """The record file's blob OID (what a supersede or tombstone packet names as its target_blob)."""
+        return gitfiles.blob_oid(self.raw)
+
+    @cached_property
+    def source_ref(self) -> identity.SourceRef | None:
+        """The parsed source_ref: only a record whose item is gone needs it, so it is parsed on first use."""
+        return identity.parse_source_ref(self.source_ref_text)
 
     @cached_property
     def _data(self) -> dict[str, Any]:
@@ -105,8 +114,7 @@ def _existing(path: str, raw: bytes) -> Existing | None:
         status=str(data.get("status")),
         origin_key=str(okey),
         key_digest=digest,
-        source_ref=identity.parse_source_ref(ref if isinstance(ref, str) else None),
-        blob=gitfiles.blob_oid(raw),
+        source_ref_text=ref if isinstance(ref, str) else None,
         raw=raw,
     )
 

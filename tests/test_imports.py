@@ -77,3 +77,16 @@ def test_the_read_path_queries_need_only_the_standard_library() -> None:
     assert "git_memzoi.index.queries" in modules and "sqlite3" in modules
     outside = sorted(m for m in modules if m.split(".")[0] not in (*sys.stdlib_module_names, "git_memzoi"))
     assert outside == []
+
+
+def test_an_import_plan_loads_neither_pygit2_nor_the_parsers(indexed_repo: Repo) -> None:
+    """`git memzoi import` plans from git's index file and the index: pygit2 and PyYAML only write or apply."""
+    from conftest import git
+
+    indexed_repo.write("pkg/AGENTS.md", "# Package\n\n## Build\n\nRun `make`.\n\n## Style\n\nShort names.\n")
+    git("add", "pkg/AGENTS.md", cwd=indexed_repo.path)
+    proc, modules = run_importtime(("import", "--json"), indexed_repo.path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert '"create": 2' in proc.stdout  # the plan was made: two sections to create
+    heavy = sorted(m for m in modules if m.split(".")[0] in FORBIDDEN)
+    assert heavy == [], f"git memzoi import --json imported {heavy[:5]}"

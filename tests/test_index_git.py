@@ -67,3 +67,16 @@ def test_racily_clean_entries_are_left_out_and_bad_indexes_give_nothing(repo: Re
     (tmp_path / "index").write_bytes(b"DIRC\x00\x00\x00\x02\x00\x00\x00\x05truncated")
     assert tracked_stats(tmp_path, ".memzoi/") is None
     assert tracked_stats(tmp_path / "missing", ".memzoi/") is None
+
+
+@pytest.mark.parametrize(
+    "data", [b"", b"x", b"# AGENTS\n\n## Rule\n\ntext\n", "caf\u00e9\r\n".encode() * 300, bytes(range(256))]
+)
+def test_gitrepo_blob_oid_is_what_git_hash_object_prints(tmp_path: Path, data: bytes) -> None:
+    import pygit2
+
+    from git_memzoi.gitrepo.files import blob_oid as gitrepo_blob_oid
+
+    (tmp_path / "f").write_bytes(data)
+    printed = git("hash-object", "--no-filters", "f", cwd=tmp_path).stdout.strip()
+    assert gitrepo_blob_oid(data) == printed == str(pygit2.hash(data))

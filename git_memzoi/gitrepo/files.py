@@ -9,6 +9,10 @@ if TYPE_CHECKING:
     from git_memzoi.gitrepo.repo import GitRepo
 
 
+#: git's modes for a symlink and for a submodule (pygit2.enums.FileMode.LINK and COMMIT).
+_LINK_MODE, _GITLINK_MODE = 0o120000, 0o160000
+
+
 @dataclass(frozen=True)
 class Tracked:
     """One tracked path: whether git stores it as a symlink, and its blob OID (None for a submodule)."""
@@ -20,6 +24,12 @@ class Tracked:
 
 def tracked(repo: GitRepo, rev: str | None = None) -> dict[str, Tracked]:
     """Every file git tracks: the index of the work tree, or the tree of commit `rev`."""
+    if rev is None:
+        from git_memzoi.gitrepo.index_file import entries
+
+        listed = entries(repo.git_dir)  # a plain index is read without loading pygit2
+        if listed is not None:
+            return {path: Tracked(path, mode == _LINK_MODE, oid) for path, mode, oid in listed if mode != _GITLINK_MODE}
     import pygit2  # pygit2 on first use (Command start-up: search)
 
     link_mode = int(pygit2.enums.FileMode.LINK)
@@ -55,6 +65,8 @@ def blob_bytes(repo: GitRepo, oid: str) -> bytes:
 
 def blob_oid(data: bytes) -> str:
     """The OID git gives a blob holding `data` (as `git hash-object` does)."""
-    import pygit2  # pygit2 on first use (Command start-up: search)
+    import hashlib  # what pygit2.hash computes, without loading pygit2 (tens of ms) for a digest
 
-    return str(pygit2.hash(data))
+    digest = hashlib.sha1(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import pygit2
+from typing import TYPE_CHECKING
 
 from git_memzoi.gitrepo.repo import GitRepo
+
+if TYPE_CHECKING:  # pygit2 on first use: an index without skip-worktree entries never loads it (import plans)
+    import pygit2
 
 __all__ = ["skipped", "tracked"]
 
@@ -13,6 +16,8 @@ _SKIP_WORKTREE = 1 << 14
 
 
 def _index(repo: GitRepo) -> pygit2.Index | None:
+    import pygit2
+
     try:
         index: pygit2.Index = repo.pygit.index
         index.read(True)

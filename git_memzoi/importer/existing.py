@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sqlite3
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -12,7 +11,6 @@ from git_memzoi.errors import FormatError
 from git_memzoi.gitrepo import files as gitfiles
 from git_memzoi.importer import identity
 from git_memzoi.layout import RECORDS, SUFFIX
-from git_memzoi.profile import frontmatter
 from git_memzoi.runtime.workspace import Workspace
 
 _LINE = re.compile(r"^(id|status|source_ref|  origin_key|  route):[ ]?(.*)$", re.MULTILINE)
@@ -27,14 +25,23 @@ class Existing:
     status: str
     origin_key: str
     key_digest: str
-    source_ref: identity.SourceRef | None
-    blob: str
+    source_ref_text: str | None
     raw: bytes
+
+    @cached_property
+    def blob(self) -> str:
+        """The record file's blob OID (what a supersede or tombstone packet names as its target_blob)."""
+        return gitfiles.blob_oid(self.raw)
+
+    @cached_property
+    def source_ref(self) -> identity.SourceRef | None:
+        """The parsed source_ref: only a record whose item is gone needs it, so it is parsed on first use."""
+        return identity.parse_source_ref(self.source_ref_text)
 
     @cached_property
     def _data(self) -> dict[str, Any]:
         try:
-            return frontmatter.parse(self.raw, self.path).data
+            return _parse(self.raw, self.path)
         except FormatError:
             return {}
 
@@ -54,6 +61,13 @@ class Existing:
     def applies_to(self) -> tuple[str, ...]:
         applies = self._data.get("applies_to")
         return tuple(str(a) for a in applies) if isinstance(applies, list) else ()
+
+
+def _parse(raw: bytes, path: str) -> dict[str, Any]:
+    """A record's frontmatter through the YAML parser: only for what its plain lines do not say."""
+    from git_memzoi.profile import frontmatter  # PyYAML stays unloaded while every record reads plainly
+
+    return frontmatter.parse(raw, path).data
 
 
 def _scalar(value: str) -> str | None:
@@ -79,7 +93,7 @@ def _fields(path: str, raw: bytes) -> dict[str, Any]:
             origin = {"origin_key": found.pop("origin_key"), "route": found.pop("route")}
             return found | {"origin": origin}
     try:
-        return frontmatter.parse(raw, path).data
+        return _parse(raw, path)
     except FormatError:
         return {}
 
@@ -100,8 +114,7 @@ def _existing(path: str, raw: bytes) -> Existing | None:
         status=str(data.get("status")),
         origin_key=str(okey),
         key_digest=digest,
-        source_ref=identity.parse_source_ref(ref if isinstance(ref, str) else None),
-        blob=gitfiles.blob_oid(raw),
+        source_ref_text=ref if isinstance(ref, str) else None,
         raw=raw,
     )
 
@@ -112,15 +125,19 @@ class Records:
     def __init__(self, ws: Workspace, rev: str | None) -> None:
         self.imported: list[Existing] = []
         self._taken: set[str] = set()
-        self._conn: sqlite3.Connection | None = None
         if ws.repo.workdir is not None:
             from git_memzoi.index import lookup
 
-            self._conn = lookup.open_records(ws)
-            for path, text in lookup.documents(self._conn, "route: " + identity.ROUTE):
-                found = _existing(path, text.encode("utf-8"))
-                if found is not None:
-                    self.imported.append(found)
+            conn = lookup.open_records(ws)
+            try:
+                for path, text in lookup.documents(conn, "route: " + identity.ROUTE):
+                    found = _existing(path, text.encode("utf-8"))
+                    if found is not None:
+                        self.imported.append(found)
+                # one query for every ID a plan may ask about, not one per item
+                self._taken = lookup.record_ids(conn)
+            finally:
+                conn.close()
             return
         commit = ws.repo.resolve(rev or "HEAD")
         for file in ws.repo.tree_files(commit.tree, RECORDS):
@@ -131,7 +148,7 @@ class Records:
             if found is not None:
                 self.imported.append(found)
             try:
-                rid = frontmatter.parse(raw, file.path).data.get("id")
+                rid = _parse(raw, file.path).get("id")
             except FormatError:
                 rid = None
             if isinstance(rid, str):
@@ -139,13 +156,4 @@ class Records:
 
     def taken(self, record_id: str) -> bool:
         """Is `record_id` already some record's ID?"""
-        if self._conn is not None:
-            from git_memzoi.index import lookup
-
-            return bool(lookup.with_id(self._conn, record_id))
         return record_id in self._taken
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None

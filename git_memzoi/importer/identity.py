@@ -26,27 +26,36 @@ def key(item: Item, ordinal: int = 1) -> str:
     return "\0".join(parts)
 
 
-def normalised(item: Item) -> str:
-    """What decides whether an item changed: its text with whitespace collapsed, its fields and activation."""
+def collapsed(item: Item) -> str:
+    """The item's body with every run of whitespace made one space: what its text digests are taken over."""
+    return " ".join(item.body.split())
+
+
+def normalised(item: Item, body: str | None = None) -> str:
+    """What decides whether an item changed: its text with whitespace collapsed, its fields and activation.
+
+    `body` is `collapsed(item)` when the caller has it already (a plan computes it once per item).
+    """
     return "\0".join(
         [
-            " ".join(item.body.split()),
+            collapsed(item) if body is None else body,
             item.title,
             item.type,
             item.lane,
             " ".join(item.applies_to),
-            urlencode(sorted(item.activation.items())),
+            urlencode(sorted(item.activation.items())) if item.activation else "",
         ]
     )
 
 
-def text_digest(item: Item) -> str:
+def text_digest(item: Item, body: str | None = None) -> str:
     """The digest duplicates are found by: the body alone, whitespace collapsed."""
-    return _hex(" ".join(item.body.split()))
+    return _hex(collapsed(item) if body is None else body)
 
 
-def origin_key(item_key: str, item: Item) -> str:
-    return f"{ORIGIN_PREFIX}{_hex(item_key)}:{_hex(normalised(item))}"
+def origin_key(item_key: str, item: Item, body: str | None = None, *, digest: str | None = None) -> str:
+    """`import:<key digest>:<content digest>` (`digest`: `key_digest(item_key)` when the caller has it)."""
+    return f"{ORIGIN_PREFIX}{digest or _hex(item_key)}:{_hex(normalised(item, body))}"
 
 
 def key_part(origin: str) -> str | None:

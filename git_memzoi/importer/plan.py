@@ -148,12 +148,13 @@ def build(
             if item.superseded_by:
                 entry.reason += " by " + ", ".join(item.superseded_by)
             continue
-        text = identity.text_digest(item)
+        body = identity.collapsed(item)  # both digests below are taken over it
+        text = identity.text_digest(item, body)
         if text in texts:
             entry.action, entry.reason = "duplicate", f"same text as {texts[text]}"
             continue
         texts[text] = item.where
-        origin = identity.origin_key(item_key, item)
+        origin = identity.origin_key(item_key, item, body, digest=digest)
         entry.origin_key = origin
         records = by_key.get(digest, [])
         if any(r.origin_key == origin and r.status == "active" for r in records):

@@ -142,13 +142,9 @@ def plan_import(ws: Workspace, req: ImportRequest) -> ImportPlan:
         prune_paths = frozenset([*(s.real for s in loaded), *(s.named for s in loaded)])
     policy = Policy(req.prune, req.adr_statuses, req.type_override, prune_paths)
     records = _records(ws, req.rev)
-    try:
-        plan = build(
-            items, loaded, records.imported if records else [], records.taken if records else _free, policy, reported
-        )
-    finally:
-        if records is not None:
-            records.close()
+    plan = build(
+        items, loaded, records.imported if records else [], records.taken if records else _free, policy, reported
+    )
     # A packet rejected in review stays rejected, as a record tombstoned on purpose stays gone:
     # planned again under the same ID, --write would put a colliding packet beside its receipt
     # and --apply would refuse the whole batch. An edit of the source gives a new ID.

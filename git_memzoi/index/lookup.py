@@ -96,6 +96,11 @@ def with_id(conn: sqlite3.Connection, record_id: str) -> list[tuple[str, str, st
     return [(str(path), str(status), str(scope)) for path, status, scope in rows]
 
 
+def record_ids(conn: sqlite3.Connection) -> set[str]:
+    """The ID of every valid repository record (one query, for callers that ask about many IDs)."""
+    return {str(row[0]) for row in conn.execute("SELECT record_id FROM records WHERE store = 'repo'")}
+
+
 def invalid_paths(conn: sqlite3.Connection) -> list[str]:
     """Record files the index holds as invalid (or as duplicates of another's ID)."""
     return [str(row[0]) for row in conn.execute("SELECT path FROM invalid ORDER BY path")]

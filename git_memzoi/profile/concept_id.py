@@ -8,6 +8,7 @@ import unicodedata
 from git_memzoi.errors import FormatError
 
 _SEGMENT = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
+_WORD = re.compile(r"[a-z0-9]+")
 RESERVED_NAMES = ("index", "log")
 MAX_LENGTH = 200
 
@@ -48,8 +49,11 @@ def from_record_path(relpath: str) -> str:
 
 def slug(text: str, max_length: int = 80) -> str:
     """A concept-ID segment from free text: lowercase ASCII words joined by hyphens."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    # NFKD leaves ASCII as it is, and an import names a thousand records by mostly ASCII headings
+    ascii_text = (
+        text if text.isascii() else unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    )
+    words = _WORD.findall(ascii_text.lower())
     out = ""
     for word in words:
         candidate = f"{out}-{word}" if out else word

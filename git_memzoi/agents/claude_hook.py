@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
@@ -239,22 +240,18 @@ def _memory(ws: Workspace, event: HookEvent) -> SessionMemory:
     return SessionMemory(ws.layout.agent_sessions, event.session_id)
 
 
-def guidance(ws: Workspace, kind: str, value: str) -> list[tuple[RecordRow, str]]:
+def guidance(conn: sqlite3.Connection, kind: str, value: str) -> list[tuple[RecordRow, str]]:
     """(row, scope) of the GUIDANCE_TYPES records for a repository path (by `applies_to`, deepest scope first)
     or a command (by its words, the best COMMAND_GUIDANCE); the scope is the entry or the words that matched."""
     flt = Filter(now=now()[1], types=GUIDANCE_TYPES)
-    conn = open_index(ws)
-    try:
-        if kind == "path":
-            found: dict[int, tuple[RecordRow, str, int]] = {}
-            for row, entry, base in queries.covering(conn, pathmatch.ancestors(value), flt):
-                if row.rowid not in found or len(base) > found[row.rowid][2]:
-                    found[row.rowid] = (row, entry, len(base))
-            ordered = sorted(found.values(), key=lambda f: (-f[2], GUIDANCE_TYPES.index(f[0].type), f[0].record_id))
-            return [(row, entry) for row, entry, _ in ordered]
-        matched = by_words(conn, value, flt)
-    finally:
-        conn.close()
+    if kind == "path":
+        found: dict[int, tuple[RecordRow, str, int]] = {}
+        for row, entry, base in queries.covering(conn, pathmatch.ancestors(value), flt):
+            if row.rowid not in found or len(base) > found[row.rowid][2]:
+                found[row.rowid] = (row, entry, len(base))
+        ordered = sorted(found.values(), key=lambda f: (-f[2], GUIDANCE_TYPES.index(f[0].type), f[0].record_id))
+        return [(row, entry) for row, entry, _ in ordered]
+    matched = by_words(conn, value, flt)
     matched.sort(key=lambda f: (f[2], GUIDANCE_TYPES.index(f[0].type), -float(f[0].confidence), f[0].record_id))
     return [(row, how) for row, how, _ in matched[:COMMAND_GUIDANCE]]
 
@@ -287,9 +284,14 @@ def _fit(rows: list[RecordRow], memory: SessionMemory, limit: int) -> tuple[list
 def pretool_answer(ws: Workspace, event: HookEvent, kind: str, value: str, risk_decision: str) -> dict[str, Any] | None:
     """The PreToolUse answer: the warnings on a path or command (every time), then, once per session and scope,
     what else applies to it; None when there is nothing to say."""
-    result = precheck(ws, **{kind: value})
+    conn = open_index(ws)  # one check of the index against the files for both questions
+    try:
+        result = precheck(ws, conn=conn, **{kind: value})
+        found = guidance(conn, kind, value)
+    finally:
+        conn.close()
     memory = _memory(ws, event)
-    fresh = [(row, scope) for row, scope in guidance(ws, kind, value) if not memory.seen(f"{row.record_id}@{scope}")]
+    fresh = [(row, scope) for row, scope in found if not memory.seen(f"{row.record_id}@{scope}")]
     if not result.warnings and not fresh:
         return None
     what = f"`{result.value}`" if kind == "command" else result.value

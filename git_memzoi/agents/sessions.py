@@ -9,13 +9,12 @@ unreadable state is treated as empty: forgetting only means a record is shown ag
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 
+from git_memzoi.gitrepo.discover import light_sha256
 from git_memzoi.layout import TEMP_PREFIX
 
 MAX_IDS = 2_000
@@ -31,9 +30,7 @@ class SessionMemory:
     def __init__(self, folder: Path, session_id: str | None) -> None:
         self.folder = folder
         self.path = (
-            folder / (hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".json")
-            if session_id
-            else None
+            folder / (_sha256_hex(session_id.encode("utf-8", "surrogatepass"))[:32] + ".json") if session_id else None
         )
         self.given: dict[str, None] = {}
         self._loaded: set[str] = set()
@@ -69,7 +66,8 @@ class SessionMemory:
             self.folder.mkdir(parents=True, exist_ok=True)
             # Replaced whole, so a reader never sees half a file; not fsynced: losing it after a crash
             # only means a record is shown again, and an fsync per prompt would cost more than the answer.
-            fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=self.folder)
+            tmp = self.folder / f"{TEMP_PREFIX}{os.getpid()}-{time.monotonic_ns()}"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # tempfile costs the hook ms to import
             try:
                 with os.fdopen(fd, "wb") as handle:
                     handle.write(json.dumps({"given": keep}).encode())
@@ -91,3 +89,9 @@ class SessionMemory:
         for number, (mtime, path) in enumerate(files):
             if number >= MAX_SESSIONS or now - mtime > MAX_AGE:
                 path.unlink(missing_ok=True)
+
+
+def _sha256_hex(data: bytes) -> str:
+    digest = light_sha256()
+    digest.update(data)
+    return str(digest.hexdigest())

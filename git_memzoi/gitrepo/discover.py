@@ -18,6 +18,10 @@ import os
 import stat
 from pathlib import Path
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the start-up path
+if TYPE_CHECKING:
+    from typing import Any
+
 #: Variables that change where git looks; when any is set, pygit2 does the looking.
 DISCOVERY_ENV = (
     "GIT_DIR",
@@ -124,16 +128,21 @@ def repository_name(common_dir: str | os.PathLike[str]) -> str:
     return base[:-4] if base.endswith(".git") else base
 
 
-def runtime_key(label: str, kind: str, *paths: str | os.PathLike[str]) -> str:
-    """`<readable-prefix>-<16 hex>`: the hex from a length-prefixed hash of the kind and canonical paths."""
+def light_sha256() -> Any:
+    """A new SHA-256 object from CPython's own module (hashlib loads OpenSSL: milliseconds on start-up paths)."""
     try:
-        from _sha256 import sha256  # CPython's own: hashlib loads OpenSSL (ms)
+        from _sha256 import sha256
     except ImportError:
         try:
             from _sha2 import sha256  # its name from Python 3.12
         except ImportError:
             from hashlib import sha256
-    digest = sha256()
+    return sha256()
+
+
+def runtime_key(label: str, kind: str, *paths: str | os.PathLike[str]) -> str:
+    """`<readable-prefix>-<16 hex>`: the hex from a length-prefixed hash of the kind and canonical paths."""
+    digest = light_sha256()
     digest.update(len(kind).to_bytes(8, "big") + kind.encode())
     for path in paths:
         data = os.fsencode(os.path.realpath(path))

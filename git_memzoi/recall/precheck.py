@@ -79,9 +79,18 @@ def by_words(conn: sqlite3.Connection, text: str, flt: Filter) -> list[Found]:
 
 
 def precheck(
-    ws: Workspace, *, path: str | None = None, command: str | None = None, action: str | None = None
+    ws: Workspace,
+    *,
+    path: str | None = None,
+    command: str | None = None,
+    action: str | None = None,
+    conn: sqlite3.Connection | None = None,
 ) -> PrecheckResult:
-    """Warnings that apply to exactly one of a path, a command or an action, most severe first."""
+    """Warnings that apply to exactly one of a path, a command or an action, most severe first.
+
+    `conn`: an index connection the caller opened (and closes) for several questions of one moment,
+    so the index is checked against the files once, not once per question.
+    """
     given = [
         (name, value) for name, value in (("path", path), ("command", command), ("action", action)) if value is not None
     ]
@@ -92,15 +101,16 @@ def precheck(
     if not value.strip():
         raise UsageError("must not be empty", field=subject)
     flt = _filter(now()[1])
-    conn = open_index(ws)
+    db = conn if conn is not None else open_index(ws)
     try:
         if subject == "path":
             value = pathmatch.normalise(value, ws.repo.workdir)
-            found = _by_path(conn, value, flt)
+            found = _by_path(db, value, flt)
         else:
-            found = by_words(conn, value, flt)
+            found = by_words(db, value, flt)
     finally:
-        conn.close()
+        if conn is None:
+            db.close()
     found.sort(key=lambda f: (SEVERITY[f[0].type], f[2], -float(f[0].confidence), f[0].record_id, f[0].path))
     warnings = [
         PrecheckWarning(

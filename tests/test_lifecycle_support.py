@@ -253,3 +253,16 @@ def repair(root: Path, step: str, committed: bool) -> None:
         assert any(line.startswith("completed") for line in repaired) or step == "journal-deleted", repaired
     elif step not in ("planned", "journal-temp"):
         assert any(line.startswith("rolled back") for line in repaired), repaired
+
+
+def inbox_ready(repo: Repo) -> Repo:
+    """`repo` with its shared.db made and the clock pinned at PROPOSED_AT: ready to propose into."""
+    shared_db.connect(Workspace.open(repo.path).layout.shared_db).close()
+    at(PROPOSED_AT)
+    return repo
+
+
+def propose_decision(title: str, *extra: str) -> str:
+    """Propose a decision titled `title` (a body of its own, so no two are duplicates); its proposal ID."""
+    body = f"The body of {title}."
+    return str(run_cli("propose", "--type", "decision", "--title", title, "--body", body, *extra).stdout.strip())

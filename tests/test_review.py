@@ -13,24 +13,18 @@ from pathlib import Path
 import pytest
 
 from conftest import Repo, memzoi_exe, run_cli
-from git_memzoi.index import shared_db
 from git_memzoi.profile import frontmatter
-from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import PROPOSED_AT, add_record, at
+from test_lifecycle_support import add_record, inbox_ready, propose_decision
 
 PROMPT = b"[y,n,r,e,q,?]"
 
 
 @pytest.fixture
 def ready(repo: Repo) -> Repo:
-    shared_db.connect(Workspace.open(repo.path).layout.shared_db).close()
-    at(PROPOSED_AT)
-    return repo
+    return inbox_ready(repo)
 
 
-def propose(title: str, *extra: str) -> str:
-    body = f"The body of {title}."
-    return str(run_cli("propose", "--type", "decision", "--title", title, "--body", body, *extra).stdout.strip())
+propose = propose_decision
 
 
 class Terminal:

@@ -7,22 +7,16 @@ import subprocess
 import pytest
 
 from conftest import Repo, run_cli
-from git_memzoi.index import shared_db
 from git_memzoi.profile import frontmatter
-from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import PROPOSED_AT, add_record, at
+from test_lifecycle_support import add_record, inbox_ready, propose_decision
 
 
 @pytest.fixture
 def ready(repo: Repo) -> Repo:
-    shared_db.connect(Workspace.open(repo.path).layout.shared_db).close()
-    at(PROPOSED_AT)
-    return repo
+    return inbox_ready(repo)
 
 
-def propose(title: str, *extra: str) -> str:
-    body = f"The body of {title}."
-    return str(run_cli("propose", "--type", "decision", "--title", title, "--body", body, *extra).stdout.strip())
+propose = propose_decision
 
 
 def test_a_unique_prefix_stands_for_the_proposal_and_an_ambiguous_one_lists_candidates(ready: Repo) -> None:

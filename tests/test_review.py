@@ -171,3 +171,25 @@ def test_approve_and_apply_take_several_ids_and_all(ready: Repo) -> None:
     assert sorted(r["proposal_id"] for r in applied["results"]) == sorted([one, two, three])
     assert run_cli("apply", "--all").stderr.startswith("nothing to do")
     assert "not both" in run_cli("apply", one, "--all", expect=2).stderr
+
+
+@pytest.mark.parametrize(
+    ("config", "term", "coloured"),
+    [
+        ("color.ui=always", "dumb", True),  # always wins, as for git diff
+        ("color.ui=never", "xterm", False),  # a terminal, and still none
+        ("color.memzoi=false", "xterm", False),  # the command's own key first
+        ("color.ui=auto", "xterm", True),  # a terminal
+        ("color.ui=auto", "dumb", False),
+    ],
+)
+def test_review_colours_as_git_config_says(ready: Repo, config: str, term: str, coloured: bool) -> None:
+    propose("Colour me")
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env.update(TERM=term, GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0=config.split("=")[0])
+    env["GIT_CONFIG_VALUE_0"] = config.split("=")[1]
+    session = Terminal(ready.path, "review", env=env)
+    screen = session.until(PROMPT)
+    session.answer("q")
+    session.finish()
+    assert (b"\x1b[" in screen) is coloured, screen

@@ -149,9 +149,17 @@ def _edit(ws: Workspace, entry: Any) -> Any | None:
     return inbox.show(ws, entry.file if entry.source == "file" else entry.id)
 
 
-def _color() -> bool | None:
-    """False where git would not colour either (TERM=dumb) or the user said NO_COLOR; else click decides."""
-    return False if os.environ.get("TERM") == "dumb" or os.environ.get("NO_COLOR") else None
+def _color(ws: Workspace) -> bool | None:
+    """Colour as git would: color.memzoi, then color.ui (`always`, `never`, `auto`); TERM=dumb or NO_COLOR: none.
+
+    None leaves it to click, which colours a terminal only.
+    """
+    from git_memzoi.gitrepo.config import color_choice
+
+    choice = color_choice(ws.repo, "color.memzoi")
+    if choice is None and (os.environ.get("TERM") == "dumb" or os.environ.get("NO_COLOR")):
+        return False
+    return choice
 
 
 def _show(ws: Workspace, entry: Any) -> None:
@@ -170,7 +178,7 @@ def _show(ws: Workspace, entry: Any) -> None:
     paths = scope.get("paths") or []
     click.echo("")
     click.secho(
-        f"{entry.id}  {entry.state}  {action}" + (f"  ({entry.file})" if entry.file else ""), bold=True, color=_color()
+        f"{entry.id}  {entry.state}  {action}" + (f"  ({entry.file})" if entry.file else ""), bold=True, color=_color(ws)
     )
     click.echo(f"type: {data.get('type')}  lane: {data.get('lane')}  sensitivity: {data.get('sensitivity')}")
     click.echo(f"title: {data.get('title')}")
@@ -203,4 +211,4 @@ def _show_target(ws: Workspace, target: str, body: str, action: str) -> None:
     old, new = record.body.splitlines(keepends=True), body.splitlines(keepends=True)
     for line in difflib.unified_diff(old, new, f"a/{record.path}", "b/(proposed)"):
         color = "green" if line.startswith("+") else "red" if line.startswith("-") else None
-        click.secho(line.rstrip("\n"), fg=color, color=_color())
+        click.secho(line.rstrip("\n"), fg=color, color=_color(ws))

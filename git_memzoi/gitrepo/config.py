@@ -71,3 +71,22 @@ def config_bool(repo: GitRepo, key: str) -> bool:
     if value is None:
         return False
     return value.strip().lower() in _TRUE and value.strip().lower() not in _FALSE
+
+
+def color_choice(repo: GitRepo, command_key: str) -> bool | None:
+    """Whether to colour, as git decides for one command: `command_key` (such as color.diff), then color.ui.
+
+    True for `always`, False for `never` or false, None for `auto`, true or unset (the caller
+    colours a terminal only, and never where TERM is dumb).
+    """
+    for key in (command_key, "color.ui"):
+        value = config_value(repo, key)
+        if value is None:
+            continue
+        word = value.strip().lower()
+        if word == "always":
+            return True
+        if word == "never" or word in _FALSE:
+            return False
+        return None
+    return None

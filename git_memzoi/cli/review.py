@@ -178,7 +178,9 @@ def _show(ws: Workspace, entry: Any) -> None:
     paths = scope.get("paths") or []
     click.echo("")
     click.secho(
-        f"{entry.id}  {entry.state}  {action}" + (f"  ({entry.file})" if entry.file else ""), bold=True, color=_color(ws)
+        f"{entry.id}  {entry.state}  {action}" + (f"  ({entry.file})" if entry.file else ""),
+        bold=True,
+        color=_color(ws),
     )
     click.echo(f"type: {data.get('type')}  lane: {data.get('lane')}  sensitivity: {data.get('sensitivity')}")
     click.echo(f"title: {data.get('title')}")

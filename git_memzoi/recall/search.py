@@ -10,12 +10,11 @@ from git_memzoi.errors import UsageError
 from git_memzoi.index import fts, queries
 from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
-from git_memzoi.index.rebuild import open_index
 from git_memzoi.profile.vocab import LANES, MEMORY_TYPES
 from git_memzoi.recall import paths as pathmatch
 from git_memzoi.recall import query as pipeline
 from git_memzoi.recall.models import Hit, SearchResult
-from git_memzoi.recall.records import citation, now
+from git_memzoi.recall.records import citation, index_connection, now
 from git_memzoi.recall.text import clean_body
 
 if TYPE_CHECKING:
@@ -107,14 +106,11 @@ def search(
     bases = pathmatch.ancestors(norm_path) if norm_path is not None else []
     # The shared pipeline (stopwords, synonyms); text of stopwords alone is still searched as typed.
     query_terms = pipeline.terms(query, pipeline.synonyms(ws.config.recall.synonyms)) or fts.terms(query)
-    conn = open_index(ws)
-    try:
+    with index_connection(ws) as conn:
         if query_terms:
             found = queries.ranked(conn, query_terms, flt, count, bases)
         else:  # no words: the filters alone, in path order
             found = [(row, 0.0) for row in queries.in_path_order(conn, flt, count, bases)]
-    finally:
-        conn.close()
     pattern = snippet_pattern(fts.words(query))
     hits = [_hit(row, score, snippet(row, pattern), at) for row, score in found]
     return SearchResult(

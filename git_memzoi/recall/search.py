@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from git_memzoi.errors import UsageError
 from git_memzoi.index import fts, queries
@@ -86,18 +86,21 @@ def _hit(row: RecordRow, score: float, text: str, at: float) -> Hit:
     )
 
 
-def search(
-    ws: Workspace,
-    query: str,
-    *,
-    path: str | None = None,
-    type: str | None = None,
-    lane: str | None = None,
-    limit: int | None = None,
-    include_all: bool = False,
-    include_local: bool = False,
-) -> SearchResult:
+class Filters(TypedDict, total=False):
+    """What `search` narrows to; every key may be left out."""
+
+    path: str | None  # records whose applies_to covers this repository path
+    type: str | None
+    lane: str | None
+    limit: int | None  # default: recall.search_limit
+    include_all: bool  # query-only records too
+    include_local: bool  # private records and runtime (local, session) memory too
+
+
+def search(ws: Workspace, query: str, **filters: Unpack[Filters]) -> SearchResult:
     """Search current records (or, with include_all, every record); any query text is safe."""
+    path, type, lane, limit = filters.get("path"), filters.get("type"), filters.get("lane"), filters.get("limit")
+    include_all, include_local = filters.get("include_all", False), filters.get("include_local", False)
     check_filters(type, lane, limit)
     norm_path = pathmatch.normalise(path, ws.repo.workdir) if path is not None else None
     count = limit if limit is not None else ws.config.recall.search_limit

@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,47 +25,51 @@ from git_memzoi.runtime.workspace import Workspace
 INTEROP_RECORDS = interop_dir() / ".memzoi" / "records"
 
 
-def record_text(
-    record_id: str,
-    *,
-    type: str = "decision",
-    lane: str = "semantic",
-    title: str | None = None,
-    body: str | None = None,
-    status: str = "active",
-    visibility: str = "repo",
-    applies_to: tuple[str, ...] = (),
-    retention: str = "{}",
-    description: str | None = None,
-    supersedes: str | None = None,
-) -> str:
+@dataclass(kw_only=True)
+class RecordFields:
+    """What a test record says besides its ID; each test names only the fields it cares about."""
+
+    type: str = "decision"
+    lane: str = "semantic"
+    title: str | None = None
+    body: str | None = None
+    status: str = "active"
+    visibility: str = "repo"
+    applies_to: tuple[str, ...] = ()
+    retention: str = "{}"
+    description: str | None = None
+    supersedes: str | None = None
+
+
+def record_text(record_id: str, **fields: Any) -> str:
     """A valid canonical record file."""
-    title = title or record_id.replace("-", " ").capitalize()
+    f = RecordFields(**fields)
+    title = f.title or record_id.replace("-", " ").capitalize()
     lines = [
         "---",
         f"id: {record_id}",
         "kind: memory",
         "profile: memzoi",
-        f"type: {type}",
-        f"lane: {lane}",
+        f"type: {f.type}",
+        f"lane: {f.lane}",
         f"title: {json.dumps(title, ensure_ascii=False)}",
     ]
-    if description is not None:
-        lines.append(f"description: {json.dumps(description, ensure_ascii=False)}")
+    if f.description is not None:
+        lines.append(f"description: {json.dumps(f.description, ensure_ascii=False)}")
     lines += [
         "timestamp: 2026-01-01T00:00:00Z",
-        f"status: {status}",
+        f"status: {f.status}",
         "scope: repo",
-        f"visibility: {visibility}",
+        f"visibility: {f.visibility}",
         "content_class: general_repo_knowledge",
         "confidence: 1.0",
     ]
-    if applies_to:
+    if f.applies_to:
         lines.append("applies_to:")
-        lines += [f"  - {p}" for p in applies_to]
-    if supersedes:
-        lines.append(f"supersedes: {supersedes}")
-    lines.append(f"retention: {retention}")
+        lines += [f"  - {p}" for p in f.applies_to]
+    if f.supersedes:
+        lines.append(f"supersedes: {f.supersedes}")
+    lines.append(f"retention: {f.retention}")
     lines += [
         "origin:",
         f"  origin_key: test:{record_id}",
@@ -71,7 +77,7 @@ def record_text(
         "---",
         f"# {title}",
         "",
-        body or f"The {title.lower()} body.",
+        f.body or f"The {title.lower()} body.",
         "",
     ]
     return "\n".join(lines)

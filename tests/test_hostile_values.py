@@ -157,8 +157,13 @@ _OFFSETS = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
-@given(
+def _timestamp(year: int, month: int, day: int, hour: int, second: int, fraction: str, offset: str) -> str:
+    return f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:00:{second:02d}{'.' + fraction if fraction else ''}{offset}"
+
+
+#: RFC 3339-shaped text from the whole range of each part: years 0 to 9999, leap second 60, any fraction
+_TIMESTAMPS = st.builds(
+    _timestamp,
     st.integers(0, 9999),
     st.integers(1, 12),
     st.integers(1, 31),
@@ -166,12 +171,12 @@ _OFFSETS = st.one_of(
     st.integers(0, 60),
     st.text(st.sampled_from("0123456789"), max_size=30),
     _OFFSETS,
-    st.sampled_from(["semantic", "episodic", "session"]),
 )
-def test_any_well_formed_timestamp_parses_or_is_refused_and_retention_never_overflows(
-    year: int, month: int, day: int, hour: int, second: int, fraction: str, offset: str, lane: str
-) -> None:
-    value = f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:00:{second:02d}{'.' + fraction if fraction else ''}{offset}"
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TIMESTAMPS, st.sampled_from(["semantic", "episodic", "session"]))
+def test_any_well_formed_timestamp_parses_or_is_refused_and_retention_never_overflows(value: str, lane: str) -> None:
     try:
         moment = timefmt.parse_rfc3339(value)
     except ValueError:

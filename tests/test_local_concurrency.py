@@ -22,6 +22,7 @@ def _worker(module: str, step: str) -> str:
 import sys, time
 from pathlib import Path
 go, arg, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+from git_memzoi.lifecycle.draft import MemoryFields
 from git_memzoi.local import {module}
 from git_memzoi.runtime.workspace import Workspace
 ws = Workspace.open()
@@ -34,7 +35,7 @@ print("done")
 
 
 #: adds N records titled "ARG item I"
-WORKER = _worker("memory", 'memory.add(ws, title=f"{arg} item {i}", body=f"{arg} body {i}", type="fact")')
+WORKER = _worker("memory", 'memory.add(ws, MemoryFields(title=f"{arg} item {i}", body=f"{arg} body {i}", type="fact"))')
 #: renews the checkpoint ARG N times
 RENEWER = _worker("sessions", "sessions.renew(ws, arg)")
 

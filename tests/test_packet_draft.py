@@ -5,10 +5,15 @@ from __future__ import annotations
 import pytest
 
 from conftest import Repo, run_cli
-from git_memzoi.lifecycle.draft import FIELD_ORDER, PacketDraft
+from git_memzoi.errors import UsageError
+from git_memzoi.lifecycle import propose
+from git_memzoi.lifecycle.draft import FIELD_ORDER, MemoryFields, PacketDraft
 from git_memzoi.lifecycle.packets import render_packet
+from git_memzoi.lifecycle.propose import ProposeRequest
+from git_memzoi.local import memory
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.document import InvalidDocument, read_packet
+from git_memzoi.runtime.workspace import Workspace
 from test_lifecycle_support import PROPOSED_AT, at
 
 NOW = "2026-03-01T00:00:00Z"
@@ -76,3 +81,49 @@ def test_propose_and_local_promote_build_through_the_same_draft(repo: Repo) -> N
         assert data["proposal"]["proposed_at"] == PROPOSED_AT and data["proposal"]["proposed_by"] == "tester"
     assert shown[promoted["id"]]["origin"] == {"origin_key": f"local-promotion:{local_id}", "route": "local_promotion"}
     assert shown[proposed["id"]]["origin"]["origin_key"] == f"proposal:{proposed['id']}"
+
+
+def test_the_propose_rules_run_without_the_command_line(repo: Repo) -> None:
+    """lifecycle.propose.draft judges a ProposeRequest as `propose` judges its flags, with the same messages."""
+    ws = Workspace.open()
+    made = propose.draft(ws, ProposeRequest(type="risk", title=" Deploys ", body="Friday deploys.", confidence="HIGH"))
+    assert made.body == "# Deploys\n\nFriday deploys.\n"
+    assert made.fields["proposal"] == {"action": "create", "confidence": "high"}
+    assert (made.fields["title"], made.fields["content_class"]) == ("Deploys", "general_repo_knowledge")
+    episodic = propose.draft(ws, ProposeRequest(type="risk", lane="episodic", title="T", body="B"))
+    assert set(episodic.fields["retention"]) == {"occurred_at"}
+    given = {"type": "risk", "title": "T", "body": "B"}
+    flags = ("--type", "risk", "--title", "T", "--body", "B")
+    refusals = [
+        (
+            ProposeRequest(**given, target="x"),
+            (*flags, "--target", "x"),
+            "--target: a create proposal cannot name a target",
+        ),
+        (
+            ProposeRequest(action="tombstone"),
+            ("--action", "tombstone"),
+            "--target: a tombstone proposal needs the record ID it acts on",
+        ),
+        (ProposeRequest(**given, route="r"), (*flags, "--route", "r"), "--route needs --origin-key"),
+        (
+            ProposeRequest(**given, occurred_at=NOW),
+            (*flags, "--occurred-at", NOW),
+            "--occurred-at applies to the episodic lane only",
+        ),
+    ]
+    for request, argv, message in refusals:
+        with pytest.raises(UsageError) as caught:
+            propose.draft(ws, request)
+        assert caught.value.message == message
+        assert run_cli("propose", *argv, expect=2).stderr.strip() == f"git memzoi: {message}"
+
+
+def test_local_memory_takes_the_same_fields_and_refuses_a_missing_title(repo: Repo) -> None:
+    ws = Workspace.open()
+    added = memory.add(ws, MemoryFields(title="Deploys", body="Friday deploys.", tags=("ops",)), confidence=0.5)
+    record = added.record.record
+    assert (record.type, record.lane, record.confidence, record.tags) == ("note", "semantic", 0.5, ["ops"])
+    with pytest.raises(UsageError) as caught:
+        memory.add(ws, MemoryFields(body="Friday deploys."))
+    assert caught.value.field == "title"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -11,64 +12,69 @@ from conftest import Repo
 from git_memzoi.index import runtime_store
 
 
-def record_text(
-    rid: str,
-    *,
-    title: str | None = None,
-    body: str | None = None,
-    type: str = "decision",
-    lane: str = "semantic",
-    status: str = "active",
-    visibility: str = "repo",
-    applies_to: list[str] | None = None,
-    tags: list[str] | None = None,
-    source: str | None = "human",
-    source_ref: str | None = None,
-    proposal_id: str | None = None,
-    description: str | None = None,
-    retention: dict[str, str] | None = None,
-    confidence: float = 1.0,
-    scope: str = "repo",
-) -> str:
-    """A valid record file (frontmatter + body)."""
+@dataclass(kw_only=True)
+class RecordFields:
+    """What a test record says besides its ID; each test names only the fields it cares about."""
+
+    title: str | None = None
+    body: str | None = None
+    type: str = "decision"
+    lane: str = "semantic"
+    status: str = "active"
+    visibility: str = "repo"
+    applies_to: list[str] | None = None
+    tags: list[str] | None = None
+    source: str | None = "human"
+    source_ref: str | None = None
+    proposal_id: str | None = None
+    description: str | None = None
+    retention: dict[str, str] | None = None
+    confidence: float = 1.0
+    scope: str = "repo"
+
+
+def record_text(rid: str, **fields: Any) -> str:
+    """A valid record file (frontmatter + body); `fields` as RecordFields names them."""
+    f = RecordFields(**fields)
+    retention = f.retention
     if retention is None:
         retention = (
             {"occurred_at": "2026-01-01T00:00:00Z"}
-            if lane == "episodic"
+            if f.lane == "episodic"
             else {"started_at": "2026-01-01T00:00:00Z"}
-            if lane == "session"
+            if f.lane == "session"
             else {}
         )
     data: dict[str, Any] = {
         "id": rid,
         "kind": "memory",
         "profile": "memzoi",
-        "type": type,
-        "lane": lane,
-        "title": title or rid.replace("-", " ").capitalize(),
+        "type": f.type,
+        "lane": f.lane,
+        "title": f.title or rid.replace("-", " ").capitalize(),
     }
-    if description is not None:
-        data["description"] = description
+    if f.description is not None:
+        data["description"] = f.description
     data |= {
         "timestamp": "2026-01-01T00:00:00Z",
-        "status": status,
-        "scope": scope,
-        "visibility": visibility,
+        "status": f.status,
+        "scope": f.scope,
+        "visibility": f.visibility,
         "content_class": "general_repo_knowledge",
-        "confidence": confidence,
+        "confidence": f.confidence,
     }
-    if applies_to is not None:
-        data["applies_to"] = applies_to
-    if tags is not None:
-        data["tags"] = tags
-    data["source"] = source
-    data["source_ref"] = source_ref
-    if proposal_id is not None:
-        data["proposal_id"] = proposal_id
+    if f.applies_to is not None:
+        data["applies_to"] = f.applies_to
+    if f.tags is not None:
+        data["tags"] = f.tags
+    data["source"] = f.source
+    data["source_ref"] = f.source_ref
+    if f.proposal_id is not None:
+        data["proposal_id"] = f.proposal_id
     data["retention"] = retention
     data["origin"] = {"origin_key": f"test:{rid}", "route": "repository_materialization"}
     front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-    text = body if body is not None else f"Body of {rid}."
+    text = f.body if f.body is not None else f"Body of {rid}."
     return f"---\n{front}---\n# {data['title']}\n\n{text}\n"
 
 

@@ -107,18 +107,14 @@ def overview(ws: Workspace) -> Overview:
     """Records, inbox, packets, index health, hooks and agent wiring of this worktree."""
     from git_memzoi.index import inbox_store, queries
     from git_memzoi.index.queries import Filter
-    from git_memzoi.index.rebuild import open_index
-    from git_memzoi.recall.records import now
+    from git_memzoi.recall.records import index_connection, now
 
     out = Overview()
     _, at = now()
-    conn = open_index(ws)
-    try:
+    with index_connection(ws) as conn:
         out.records = queries.counts(conn, Filter(now=at, stores=("repo",), shared=False))
         out.all_records = sum(n for _, _, n in queries.counts(conn, Filter(stores=("repo",), shared=False)))
         out.invalid_files = queries.invalid_files(conn)
-    finally:
-        conn.close()
     if out.invalid_files:
         out.fixes.append(f"{out.invalid_files} record file(s) are not indexed: git memzoi validate names the problems")
     workdir = ws.repo.require_workdir()

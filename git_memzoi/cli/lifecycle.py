@@ -18,28 +18,13 @@ from git_memzoi.cli.common import (
 )
 from git_memzoi.errors import EXIT_NO, FormatError, MemzoiError, UsageError
 from git_memzoi.lifecycle import inbox, packets, targets
+from git_memzoi.lifecycle import propose as propose_rules
 from git_memzoi.lifecycle.apply import apply as run_apply
-from git_memzoi.lifecycle.draft import DEFAULT_ROUTE, PacketDraft
 from git_memzoi.lifecycle.inbox import STATUS_FILTERS
+from git_memzoi.lifecycle.propose import ProposeRequest
 from git_memzoi.lifecycle.reject import reject as run_reject
-from git_memzoi.lifecycle.state import now_text
 from git_memzoi.profile import concept_id, vocab
-from git_memzoi.profile.timefmt import OutOfRange, parse_rfc3339
-from git_memzoi.recall import records
-
-CONFIDENCE_LABELS = ("low", "medium", "high")
-
-
-def _time(value: str | None, flag: str) -> str | None:
-    if value is None:
-        return None
-    try:
-        parse_rfc3339(value)
-    except OutOfRange as exc:
-        raise UsageError(f"{flag}: {exc}") from None
-    except ValueError:
-        raise UsageError(f"{flag} {value!r} is not an RFC 3339 date-time with a timezone") from None
-    return value
+from git_memzoi.runtime.workspace import Workspace
 
 
 def _concept_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -153,26 +138,9 @@ def propose(**o: Any) -> None:
     """
     ws = workspace()
     if o["from_file"] is not None:
-        given = [
-            flag
-            for flag, key in (
-                ("--title", "title"),
-                ("--body", "body"),
-                ("--body-file", "body_file"),
-                ("--type", "type_"),
-                ("--target", "target"),
-                ("--reason", "reason"),
-            )
-            if o[key] is not None
-        ]
-        if given:
-            raise UsageError(f"--from-file takes the whole packet; drop {', '.join(given)}")
-        raw = read_text_arg(o["from_file"], "--from-file").encode("utf-8")
-        # The file is the whole packet: it must validate as it stands, nothing is filled in.
-        parsed = packets.load_packet(raw, o["from_file"])
-        entry = inbox.submit(ws, dict(parsed.doc.data), parsed.doc.body, packet_file=o["packet_file"], fill=False)
+        entry = _propose_file(ws, o)
     else:
-        entry = inbox.submit_draft(ws, _draft(ws, o), packet_file=o["packet_file"])
+        entry = inbox.submit_draft(ws, propose_rules.draft(ws, _request(o)), packet_file=o["packet_file"])
     if o["as_json"]:
         emit_json(entry.summary() | {"messages": entry.messages})
     else:
@@ -180,107 +148,55 @@ def propose(**o: Any) -> None:
     _warn(entry.messages)
 
 
-def _draft(ws: Any, o: dict[str, Any]) -> Any:
-    """The PacketDraft the flags describe (`o`: propose's options by parameter name)."""
-    action, target, reason, lane = o["action"], o["target"], o["reason"], o["lane"]
+def _propose_file(ws: Workspace, o: dict[str, Any]) -> inbox.InboxEntry:
+    """--from-file: the file is the whole packet; it must validate as it stands, nothing is filled in."""
+    given = [
+        flag
+        for flag, key in (
+            ("--title", "title"),
+            ("--body", "body"),
+            ("--body-file", "body_file"),
+            ("--type", "type_"),
+            ("--target", "target"),
+            ("--reason", "reason"),
+        )
+        if o[key] is not None
+    ]
+    if given:
+        raise UsageError(f"--from-file takes the whole packet; drop {', '.join(given)}")
+    raw = read_text_arg(o["from_file"], "--from-file").encode("utf-8")
+    parsed = packets.load_packet(raw, o["from_file"])
+    return inbox.submit(ws, dict(parsed.doc.data), parsed.doc.body, packet_file=o["packet_file"], fill=False)
+
+
+def _request(o: dict[str, Any]) -> ProposeRequest:
+    """propose's flags (`o`, by parameter name) as a request; the body read from --body-file when given."""
     if o["body"] is not None and o["body_file"] is not None:
         raise UsageError("give --body or --body-file, not both")
-    if action == "create" and target is not None:
-        raise UsageError("--target: a create proposal cannot name a target")
-    if action != "create" and target is None:
-        raise UsageError(f"--target: a {action} proposal needs the record ID it acts on")
-    text = read_text_arg(o["body_file"], "--body-file") if o["body_file"] is not None else o["body"]
-    if target is not None:
-        target = records.expand_record_id(ws, target)
-    # a supersede or tombstone keeps what it does not say otherwise from its target (same scope, same kind)
-    facts = inbox.record_facts(ws, target) if target else {}
-    title = o["title"]
-    if title is None and action == "tombstone" and target:
-        title = f"Tombstone {target}"
-    if title is None or not title.strip():
-        raise UsageError("--title is required")
-    if text is None and action == "tombstone" and reason:
-        text = reason
-    if text is None or not text.strip():
-        raise UsageError("give the memory with --body TEXT or --body-file PATH")
-    if not text.lstrip().startswith("#"):
-        text = f"# {title.strip()}\n\n{text.strip()}\n"
-    type_ = o["type_"] or facts.get("type")
-    if type_ is None:
-        raise UsageError("--type is required (one of " + ", ".join(vocab.MEMORY_TYPES) + ")")
-    lane = lane or facts.get("lane") or "semantic"
-    number, label = _confidence(o["confidence"])
-    retention: dict[str, Any] = {}
-    if lane == "episodic":
-        retention["occurred_at"] = _time(o["occurred_at"], "--occurred-at") or _now()
-    elif o["occurred_at"] is not None:
-        raise UsageError("--occurred-at applies to the episodic lane only")
-    if lane == "session":
-        retention["started_at"] = _time(o["started_at"], "--started-at") or _now()
-    elif o["started_at"] is not None:
-        raise UsageError("--started-at applies to the session lane only")
-    if o["expires_at"] is not None:
-        retention["explicit_expires_at"] = _time(o["expires_at"], "--expires-at")
-    origin = None
-    if o["origin_key"] is not None or o["route"] is not None:
-        if o["origin_key"] is None:
-            raise UsageError("--route needs --origin-key")
-        origin = {"origin_key": o["origin_key"], "route": o["route"] or DEFAULT_ROUTE}
-    return PacketDraft.create(
-        type=type_,
-        lane=lane,
-        title=title.strip(),
-        body=text,
-        action=action,
-        target=target,
-        reason=reason,
+    return ProposeRequest(
+        action=o["action"],
+        target=o["target"],
+        reason=o["reason"],
+        type=o["type_"],
+        lane=o["lane"],
+        title=o["title"],
+        body=read_text_arg(o["body_file"], "--body-file") if o["body_file"] is not None else o["body"],
         description=o["description"],
-        applies_to=o["applies_to"] or _inherited(facts, "applies_to"),
-        tags=o["tags"] or _inherited(facts, "tags"),
+        applies_to=o["applies_to"],
+        tags=o["tags"],
         sensitivity=o["sensitivity"],
-        content_class=o["content_class"] or _text(facts.get("content_class")) or "general_repo_knowledge",
-        visibility=o["visibility"] or _text(facts.get("visibility")),
+        content_class=o["content_class"],
+        visibility=o["visibility"],
         source=o["source"],
         source_ref=o["source_ref"],
-        confidence=number if number is not None or label is not None else _number(facts.get("confidence")),
-        confidence_label=label,
-        origin=origin,
-        retention=retention,
+        confidence=o["confidence"],
+        origin_key=o["origin_key"],
+        route=o["route"],
+        occurred_at=o["occurred_at"],
+        started_at=o["started_at"],
+        expires_at=o["expires_at"],
         proposed_by=o["proposed_by"],
     )
-
-
-def _inherited(facts: dict[str, Any], key: str) -> tuple[str, ...]:
-    """A target's list field (applies_to, tags) as a supersede or tombstone keeps it; () when it has none."""
-    value = facts.get(key)
-    return tuple(item for item in value if isinstance(item, str)) if isinstance(value, list) else ()
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _confidence(given: str | None) -> tuple[float | None, str | None]:
-    """--confidence as (a number for `confidence`, or a label for `proposal.confidence`)."""
-    if given is None:
-        return None, None
-    if given.strip().lower() in CONFIDENCE_LABELS:
-        return None, given.strip().lower()
-    try:
-        number = float(given)
-    except ValueError:
-        raise UsageError(f"--confidence {given!r}: give a number from 0.0 to 1.0 or low/medium/high") from None
-    if not 0.0 <= number <= 1.0:
-        raise UsageError(f"--confidence {given!r} is outside 0.0 to 1.0")
-    return number, None
-
-
-def _now() -> str:
-    return now_text()
 
 
 # --- proposals ------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import click
 
 from git_memzoi.cli.common import UnitInterval, emit_json, human_time, json_option, read_text_arg, say, workspace
 from git_memzoi.errors import UsageError
+from git_memzoi.lifecycle.draft import MemoryFields
 from git_memzoi.local import events as events_mod
 from git_memzoi.local import extension, memory, promote, sessions
 from git_memzoi.profile import vocab
@@ -99,7 +100,7 @@ def local() -> None:
 @click.option("--occurred-at", metavar="TIME", help="Episodic only: when it happened (default now).")
 @click.option("--expires-at", metavar="TIME", help="An explicit expiry (RFC 3339).")
 @json_option
-def local_add(
+def local_add(  # noqa: PLR0913 - click passes one parameter per option
     type_: str,
     title: str,
     body: str | None,
@@ -116,22 +117,20 @@ def local_add(
     as_json: bool,
 ) -> None:
     """Store a private local memory record; prints its ID."""
-    text = _one_of(body, body_file, "--body", "--body-file")
-    added = memory.add(
-        workspace(),
+    fields = MemoryFields(
         title=title,
-        body=text,
+        body=_one_of(body, body_file, "--body", "--body-file"),
         type=type_,
         lane=lane,
-        confidence=confidence,
         description=description,
-        source=source,
-        source_ref=source_ref,
         applies_to=applies_to,
         tags=tags,
+        source=source,
+        source_ref=source_ref,
         occurred_at=occurred_at,
         expires_at=expires_at,
     )
+    added = memory.add(workspace(), fields, confidence=confidence)
     for warning in added.warnings:
         say(f"warning: {warning} (local memory is private, but never promote it as repo-safe)")
     if as_json:
@@ -267,7 +266,7 @@ def checkpoint() -> None:
 @click.option("--source", help="Provenance kind (agent, human, …).")
 @click.option("--source-ref", help="A durable reference.")
 @json_option
-def checkpoint_add(
+def checkpoint_add(  # noqa: PLR0913 - click passes one parameter per option
     task: str,
     note: str | None,
     from_file: str | None,

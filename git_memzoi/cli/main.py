@@ -200,14 +200,7 @@ def run(args: list[str]) -> int:
         exc.show()
         code = EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code
     except MemzoiError as exc:
-        if debug:
-            import traceback  # only with --debug (Command start-up: search)
-
-            traceback.print_exc()
-        _report(exc)
-        code = exc.exit_code
-        if isinstance(exc, NoSpace):
-            _give_space_back()
+        code = _failed(exc, debug=debug)
     except KeyboardInterrupt:
         code = 130
     except BrokenPipeError:
@@ -218,19 +211,32 @@ def run(args: list[str]) -> int:
         _report(_OUT_OF_MEMORY)
         code = _OUT_OF_MEMORY.exit_code
     except Exception as exc:  # noqa: BLE001 - the one place unexpected failures become a line
-        if debug:
-            import traceback  # only with --debug (Command start-up: search)
-
-            traceback.print_exc()
-        known = _OUT_OF_MEMORY if _out_of_memory(exc) else from_environment(exc)
-        if known is not None:  # no space, read-only, a name too long: the machine's answer, not a bug
-            _report(known)
-            if isinstance(known, NoSpace):
-                _give_space_back()
-            sys.stdout.flush()
-            return known.exit_code
-        click.echo(f"git memzoi: internal error: {type(exc).__name__}: {exc}", err=True)
-        click.echo("hint: rerun with --debug for a traceback", err=True)
-        code = EXIT_INTERNAL
+        code = _unexpected(exc, debug=debug)
     sys.stdout.flush()
     return code if isinstance(code, int) else 0
+
+
+def _failed(exc: MemzoiError, *, debug: bool) -> int:
+    """A failure the package names: one `git memzoi:` line and its hint; its exit code."""
+    if debug:
+        import traceback  # only with --debug (Command start-up: search)
+
+        traceback.print_exc()
+    _report(exc)
+    if isinstance(exc, NoSpace):
+        _give_space_back()
+    return exc.exit_code
+
+
+def _unexpected(exc: Exception, *, debug: bool) -> int:
+    """Any other exception: the machine's answer when it is one (no space, read-only, a name too long), else a bug."""
+    if debug:
+        import traceback  # only with --debug (Command start-up: search)
+
+        traceback.print_exc()
+    known = _OUT_OF_MEMORY if _out_of_memory(exc) else from_environment(exc)
+    if known is not None:
+        return _failed(known, debug=False)
+    click.echo(f"git memzoi: internal error: {type(exc).__name__}: {exc}", err=True)
+    click.echo("hint: rerun with --debug for a traceback", err=True)
+    return EXIT_INTERNAL

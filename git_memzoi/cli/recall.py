@@ -111,7 +111,7 @@ def rebuild(full: bool, strict: bool, as_json: bool) -> None:
     "--include-local", "include_local", is_flag=True, help="Include private records and local/session memory."
 )
 @json_option
-def search(
+def search(  # noqa: PLR0913 - click passes one parameter per option
     query: tuple[str, ...],
     path: str | None,
     type_: str | None,

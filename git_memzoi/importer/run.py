@@ -254,13 +254,13 @@ def write(ws: Workspace, plan: ImportPlan, expected: str | None = None) -> Impor
         paths = [c.path for c in changes]
         snap = state.gather(ws)
         step = Plan(
-            "propose",
-            f"import-{plan.plan_id}",
-            "import",
-            "proposed",
-            tuple(changes),
-            DbChange(EventSpec("import", tuple(e.proposal_id or "" for e in plan.changes), _detail(plan))),
-            new_dirs_for(paths, snap.dirs),
+            operation="propose",
+            proposal_id=f"import-{plan.plan_id}",
+            action="import",
+            outcome="proposed",
+            files=tuple(changes),
+            db=DbChange(EventSpec("import", tuple(e.proposal_id or "" for e in plan.changes), _detail(plan))),
+            new_dirs=new_dirs_for(paths, snap.dirs),
         )
         install.install(session.root, ws.layout, session.conn, step)
         result.written = paths

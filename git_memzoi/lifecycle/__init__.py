@@ -3,6 +3,6 @@
 plan_* functions are pure (a snapshot in, a Plan out); install.install is the only code that
 mutates, through a journal that recovery.repair replays or rolls back after a crash.
 
-Entry points: inbox.submit / inbox.submit_draft (a draft.PacketDraft) / inbox.approve /
+Entry points: inbox.submit / inbox.submit_draft (a draft.PacketDraft, from propose.draft) / inbox.approve /
 inbox.list_items / inbox.show, apply.apply, reject.reject, recovery.repair / recovery.pending_journals.
 """

@@ -6,22 +6,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from git_memzoi.errors import FormatError, Refused, UsageError
-from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow
+from git_memzoi.index.inbox_store import DbChange, EventSpec
 from git_memzoi.layout import GITATTRIBUTES, LOG, record_path, resolved_path
-from git_memzoi.lifecycle import checks, install, packets, recovery, state, targets
+from git_memzoi.lifecycle import bookkeeping, checks, install, packets, recovery, state, targets
+from git_memzoi.lifecycle.bookkeeping import Resolution
 from git_memzoi.lifecycle.plan import FileChange, Plan, RecordChange, new_dirs_for
 from git_memzoi.lifecycle.state import Snapshot
 from git_memzoi.lifecycle.targets import Settled, Source
 from git_memzoi.profile import concept_id as concept
 from git_memzoi.profile import frontmatter
-from git_memzoi.profile.document import InvalidDocument, ParsedPacket, read_record
+from git_memzoi.profile.document import InvalidDocument, ParsedPacket, ParsedRecord, read_record
 from git_memzoi.runtime.workspace import Workspace
 
 #: How many `-N` suffixes a supersede tries when its default concept ID is taken.
 MAX_SUFFIX = 50
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ApplyOptions:
     reviewer: str
     now: str
@@ -29,7 +30,7 @@ class ApplyOptions:
     reason: str | None = None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ApplyResult:
     """What an apply did (or why it had nothing to do)."""
 
@@ -177,10 +178,49 @@ def _new_record_path(
 def plan_apply(
     snap: Snapshot, src: Source, opts: ApplyOptions, receipt: Settled | None = None, base: str | None = None
 ) -> Plan | Settled:
-    """The complete apply of `src` against `snap` (pure): or Settled when it is already applied."""
+    """The complete apply of `src` against `snap` (pure): or Settled when it is already applied.
+
+    In four steps: the checks, the record changes, the bookkeeping every resolution shares with
+    reject (resolved packet, pending file, log line, .gitattributes), and the database change.
+    """
     parsed = src.require_valid()
-    packet = parsed.packet
-    pid, action, where = packet.id, packet.proposal.action, _where(src)
+    where = _where(src)
+    settled = _checks(snap, src, parsed, where, receipt)
+    if settled is not None:
+        return settled
+    made = _record_changes(snap, parsed, opts, where, base)
+    pid, action = parsed.packet.id, parsed.packet.proposal.action
+    reason = opts.reason
+    if reason is None and made.replayed:
+        reason = f"exact source replay of {made.affected[0]}"
+    res = Resolution(outcome="applied", reviewer=opts.reviewer, now=opts.now, reason=reason, affected=made.affected)
+    log_line = f"- {opts.now} applied {pid} ({action}): {made.summary}; reviewer {opts.reviewer}"
+    changes = [*made.files, bookkeeping.resolved_file(snap, parsed, res), *bookkeeping.tail(snap, src, log_line)]
+    known = {a for a in made.affected if snap.record(a) is not None} | {r.record_id for r in made.records}
+    checks.outputs(changes, known)
+    message = (
+        f"{pid} is an exact source replay of record {made.affected[0]}: nothing new created; resolved as applied"
+        if made.replayed
+        else f"applied {pid} ({action}): {made.summary}"
+    )
+    return Plan(
+        operation="apply",
+        proposal_id=pid,
+        action=action,
+        outcome="replay" if made.replayed else "applied",
+        files=tuple(changes),
+        db=_db_change(src, parsed, res, base, replayed=made.replayed),
+        new_dirs=new_dirs_for([c.path for c in changes if c.before is None], snap.dirs),
+        records=made.records,
+        resolved_path=resolved_path("applied", pid),
+        log_line=log_line,
+        messages=(message,),
+    )
+
+
+def _checks(snap: Snapshot, src: Source, parsed: ParsedPacket, where: str, receipt: Settled | None) -> Settled | None:
+    """Refuse what may not be applied; Settled when it already is."""
+    pid = parsed.packet.id
     outcome = checks.resolved_collision(snap, parsed, intent="apply")
     if outcome == "applied":
         return Settled(
@@ -199,123 +239,97 @@ def plan_apply(
             f"({receipt.path}); give the packet a new ID",
             code="packet-id-collision",
         )
-    if not packet.repo_safe:
+    if not parsed.packet.repo_safe:
         _refuse_sensitivity(parsed, where)
-    if packets.scope_kind(packet) == "local":
+    if packets.scope_kind(parsed.packet) == "local":
         raise Refused(
             f"{where}: scope.kind: local memory cannot become a repository record",
             hint="keep it with git memzoi local add",
             code="scope-local",
         )
+    return None
 
-    changes: list[FileChange] = []
-    records: list[RecordChange] = []
-    affected: list[str] = []
-    replayed = (
-        snap.record_with_origin(packet.origin.origin_key, packet.origin.route)
-        if action in ("create", "supersede")
-        else None
-    )
-    if replayed is not None:
-        affected = [replayed.id or replayed.path]
-        summary = f"exact source replay of {affected[0]}: no new record"
-    else:
-        target = checks.target(snap, parsed, where, base) if action != "create" else None
-        if action in ("create", "supersede"):
-            cid, rid = _new_record_path(snap, parsed, opts, where, target.record.id if target else None)
-            path = record_path(cid)
-            text = packets.record_text(
-                parsed, record_id=rid, timestamp=opts.now, supersedes=target.record.id if target else None
-            )
-            try:
-                read_record(text, path)
-            except InvalidDocument as exc:
-                raise Refused(
-                    f"{where}: the record it maps to would not validate: {exc.problems[0]}", code="record-invalid"
-                ) from None
-            changes.append(FileChange(path, None, text))
-            records.append(RecordChange(rid, path, "active", True))
-            affected.append(rid)
-        if target is not None:
-            status = "superseded" if action == "supersede" else "tombstoned"
-            assert snap.target is not None
-            old = snap.target.raw
-            try:
-                new = frontmatter.set_top_level_scalar(old.decode("utf-8"), "status", status).encode("utf-8")
-            except FormatError as exc:
-                raise Refused(f"{snap.target.path}: {exc.message}", code="target-invalid") from None
-            changes.append(FileChange(snap.target.path, old, new))
-            records.append(RecordChange(target.record.id, snap.target.path, status, False))
-            affected.append(target.record.id)
-        summary = ", ".join(f"{'created' if r.created else r.status} {r.record_id}" for r in records)
 
-    resolved = resolved_path("applied", pid)
-    checks.no_symlinked_parent(snap, resolved)
-    reason = (
-        opts.reason
-        if opts.reason is not None
-        else (f"exact source replay of {affected[0]}" if replayed is not None else None)
-    )
-    block = packets.resolution("applied", opts.reviewer, opts.now, reason, affected)
-    changes.append(FileChange(resolved, None, packets.resolved_text(parsed.doc, block)))
-    if src.file_path is not None:
-        changes.append(FileChange(src.file_path, src.file_raw, None))
-    log_line = f"- {opts.now} applied {pid} ({action}): {summary}; reviewer {opts.reviewer}"
-    changes.append(FileChange(LOG, snap.read(LOG), packets.append_log(snap.read(LOG), log_line)))
-    attributes = packets.union_merge(snap.read(GITATTRIBUTES))
-    if attributes is not None:
-        changes.append(FileChange(GITATTRIBUTES, snap.read(GITATTRIBUTES), attributes))
-    known = {a for a in affected if snap.record(a) is not None} | {r.record_id for r in records}
-    checks.outputs(changes, known)
+@dataclass(frozen=True, kw_only=True)
+class _Made:
+    """The record side of an apply: the files it changes, the records, the IDs it touches, a summary."""
 
-    row = src.row
-    after = ProposalRow(
-        id=pid,
-        state="applied",
-        packet=src.raw.decode("utf-8"),
-        body_digest=packets.body_digest(parsed.doc.body),
-        file_id=row.file_id if row else (src.file_id if src.file_path else None),
-        created_at=row.created_at if row else opts.now,
-        updated_at=opts.now,
-        reviewer=opts.reviewer,
-        reason=reason,
-        resolved_at=opts.now,
-        affected_ids=tuple(affected),
-        target_blob=row.target_blob if row else base,
+    files: tuple[FileChange, ...] = ()
+    records: tuple[RecordChange, ...] = ()
+    affected: tuple[str, ...]
+    replayed: bool = False
+    summary: str
+
+
+def _record_changes(snap: Snapshot, parsed: ParsedPacket, opts: ApplyOptions, where: str, base: str | None) -> _Made:
+    """The new record (create, supersede) and the retired target (supersede, tombstone); none for a replay."""
+    packet = parsed.packet
+    action = packet.proposal.action
+    if action in ("create", "supersede"):
+        replayed = snap.record_with_origin(packet.origin.origin_key, packet.origin.route)
+        if replayed is not None:
+            first = replayed.id or replayed.path
+            return _Made(affected=(first,), replayed=True, summary=f"exact source replay of {first}: no new record")
+    target = checks.target(snap, parsed, where, base) if action != "create" else None
+    made = [_new_record(snap, parsed, opts, where, target)] if action in ("create", "supersede") else []
+    if target is not None:
+        made.append(_retire(snap, target.record.id, action))
+    records = tuple(record for _, record in made)
+    return _Made(
+        files=tuple(change for change, _ in made),
+        records=records,
+        affected=tuple(r.record_id for r in records),
+        summary=", ".join(f"{'created' if r.created else r.status} {r.record_id}" for r in records),
     )
-    db = DbChange(
+
+
+def _new_record(
+    snap: Snapshot, parsed: ParsedPacket, opts: ApplyOptions, where: str, target: ParsedRecord | None
+) -> tuple[FileChange, RecordChange]:
+    """The record a create or supersede adds, validated as it will be written."""
+    old_id = target.record.id if target else None
+    cid, rid = _new_record_path(snap, parsed, opts, where, old_id)
+    path = record_path(cid)
+    text = packets.record_text(parsed, record_id=rid, timestamp=opts.now, supersedes=old_id)
+    try:
+        read_record(text, path)
+    except InvalidDocument as exc:
+        raise Refused(
+            f"{where}: the record it maps to would not validate: {exc.problems[0]}", code="record-invalid"
+        ) from None
+    return FileChange(path, None, text), RecordChange(record_id=rid, path=path, status="active", created=True)
+
+
+def _retire(snap: Snapshot, record_id: str, action: str) -> tuple[FileChange, RecordChange]:
+    """The target's status set to superseded or tombstoned, its text otherwise as it is."""
+    status = "superseded" if action == "supersede" else "tombstoned"
+    assert snap.target is not None
+    old = snap.target.raw
+    try:
+        new = frontmatter.set_top_level_scalar(old.decode("utf-8"), "status", status).encode("utf-8")
+    except FormatError as exc:
+        raise Refused(f"{snap.target.path}: {exc.message}", code="target-invalid") from None
+    change = RecordChange(record_id=record_id, path=snap.target.path, status=status, created=False)
+    return FileChange(snap.target.path, old, new), change
+
+
+def _db_change(src: Source, parsed: ParsedPacket, res: Resolution, base: str | None, *, replayed: bool) -> DbChange:
+    """The proposal's row as applied, guarded by the state it was planned from, with the audit event."""
+    pid = parsed.packet.id
+    return DbChange(
         event=EventSpec(
             "apply",
-            (pid, *affected),
+            (pid, *res.affected),
             {
-                "action": action,
-                "records": affected,
-                "resolved": resolved,
-                "replay": replayed is not None,
-                "reviewer": opts.reviewer,
+                "action": parsed.packet.proposal.action,
+                "records": list(res.affected),
+                "resolved": resolved_path("applied", pid),
+                "replay": replayed,
+                "reviewer": res.reviewer,
             },
         ),
-        expect=((pid, row.state if row else None),),
-        upsert=after,
-    )
-    outcome_name = "replay" if replayed is not None else "applied"
-    message = (
-        f"{pid} is an exact source replay of record {affected[0]}: nothing new created; resolved as applied"
-        if replayed is not None
-        else f"applied {pid} ({action}): {summary}"
-    )
-    return Plan(
-        "apply",
-        pid,
-        action,
-        outcome_name,
-        tuple(changes),
-        db,
-        new_dirs_for([c.path for c in changes if c.before is None], snap.dirs),
-        tuple(records),
-        resolved,
-        log_line,
-        (message,),
+        expect=((pid, src.row.state if src.row else None),),
+        upsert=bookkeeping.resolved_row(src, parsed, res, base),
     )
 
 
@@ -349,22 +363,24 @@ def apply(
             since=checks.history_since(parsed, base),
             records=True,
         )
-        opts = ApplyOptions(reviewer or state.who(ws.repo), state.now_text(), concept_id, reason)
+        opts = ApplyOptions(
+            reviewer=reviewer or state.who(ws.repo), now=state.now_text(), concept_id=concept_id, reason=reason
+        )
         plan = plan_apply(snap, found, opts, receipt, base)
         if isinstance(plan, Settled):
             return _settled(plan, session.repaired)
         warnings, sha = install.install_and_commit(ws, session.root, session.conn, plan, verb="apply", commit=commit)
     return ApplyResult(
-        plan.proposal_id,
-        plan.outcome,
-        plan.action,
-        list(plan.records),
-        plan.paths,
-        plan.resolved_path,
-        sha,
-        plan.messages[0],
-        warnings,
-        session.repaired,
+        proposal_id=plan.proposal_id,
+        outcome=plan.outcome,
+        action=plan.action,
+        records=list(plan.records),
+        files=plan.paths,
+        resolved_path=plan.resolved_path,
+        commit=sha,
+        message=plan.messages[0],
+        warnings=warnings,
+        repaired=session.repaired,
     )
 
 
@@ -372,8 +388,8 @@ def _settled(found: Settled, repaired: list[str]) -> ApplyResult:
     if found.outcome == "rejected":
         raise Refused(found.message + "; it cannot be applied", code="rejected")
     return ApplyResult(
-        found.proposal_id,
-        "already-applied",
+        proposal_id=found.proposal_id,
+        outcome="already-applied",
         resolved_path=found.path,
         message=f"nothing to do: {found.message}",
         repaired=repaired,

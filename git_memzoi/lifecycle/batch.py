@@ -82,17 +82,15 @@ def merge(name: str, plans: list[Plan], log_before: bytes | None, receipt: str) 
         more=tuple(rows[1:]),
     )
     return Plan(
-        "apply",
-        name,
-        "batch",
-        "applied",
-        tuple(files),
-        db,
-        (),
-        tuple(records),
-        None,
-        receipt,
-        (f"applied {len(plans)} packets ({name})",),
+        operation="apply",
+        proposal_id=name,
+        action="batch",
+        outcome="applied",
+        files=tuple(files),
+        db=db,
+        records=tuple(records),
+        log_line=receipt,
+        messages=(f"applied {len(plans)} packets ({name})",),
     )
 
 
@@ -107,7 +105,7 @@ def apply_batch(
 ) -> BatchResult:
     """Apply every packet of `batch` under repo-lifecycle.lock in one install; refuse all if one is refused."""
     with recovery.locked(ws) as session:
-        opts = ApplyOptions(reviewer or state.who(ws.repo), state.now_text())
+        opts = ApplyOptions(reviewer=reviewer or state.who(ws.repo), now=state.now_text())
         sources = [_source(item) for item in batch]
         reads = [LOG, GITATTRIBUTES]
         for src in sources:

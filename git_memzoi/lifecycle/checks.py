@@ -9,7 +9,7 @@ from git_memzoi.index.inbox_store import ProposalRow
 from git_memzoi.layout import MEMZOI_DIR, RECORDS, resolved_path
 from git_memzoi.lifecycle import packets
 from git_memzoi.lifecycle.plan import FileChange
-from git_memzoi.lifecycle.state import Snapshot
+from git_memzoi.lifecycle.state import Snapshot, TargetFacts
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.document import InvalidDocument, ParsedPacket, ParsedRecord, read_record
 from git_memzoi.profile.timefmt import format_rfc3339, parse_rfc3339
@@ -89,6 +89,12 @@ def target(snap: Snapshot, parsed: ParsedPacket, where: str, base: str | None) -
             f"target {tid!r} belongs to it",
             code="target-scope",
         )
+    _unchanged(facts, where, base, packet.proposal.proposed_at)
+    return parsed_target
+
+
+def _unchanged(facts: TargetFacts, where: str, base: str | None, proposed_at: str) -> None:
+    """Refuse a target that changed since it was proposed: dirty, uncommitted, or changed on HEAD since."""
     if not facts.clean:
         raise Refused(
             f"{where}: target {facts.path} has uncommitted changes (or is untracked); it must be unchanged "
@@ -115,11 +121,10 @@ def target(snap: Snapshot, parsed: ParsedPacket, where: str, base: str | None) -
         sha, when = facts.change_after
         raise Refused(
             f"{where}: target {facts.path} changed after the proposal: commit {sha[:12]} at "
-            f"{format_rfc3339(when)} is later than proposal.proposed_at {packet.proposal.proposed_at}",
+            f"{format_rfc3339(when)} is later than proposal.proposed_at {proposed_at}",
             hint="propose again against the current record",
             code="target-changed",
         )
-    return parsed_target
 
 
 def not_checked_out(snap: Snapshot, record_id: str, where: str = "") -> None:

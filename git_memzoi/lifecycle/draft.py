@@ -13,7 +13,7 @@ import copy
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 from git_memzoi.lifecycle import packets
 from git_memzoi.profile import concept_id as concept
@@ -66,6 +66,49 @@ def _description(body: str, title: str) -> str:
     return title
 
 
+class DraftFields(TypedDict, total=False):
+    """The named values a draft is made from (`PacketDraft.create`); the four marked Required always."""
+
+    type: Required[str]
+    lane: Required[str]
+    title: Required[str]
+    body: Required[str]
+    action: str  # create (default), supersede, tombstone
+    target: str | None
+    reason: str | None
+    description: str | None
+    applies_to: tuple[str, ...]
+    tags: tuple[str, ...]
+    sensitivity: str  # default repo-safe
+    content_class: str  # default general_repo_knowledge
+    visibility: str | None
+    source: str | None
+    source_ref: str | None
+    confidence: float | None
+    confidence_label: str | None  # low / medium / high, kept as proposal.confidence
+    origin: Mapping[str, str] | None
+    retention: Mapping[str, str] | None
+    proposed_by: str | None
+
+
+def _put(data: dict[str, Any], **values: Any) -> None:
+    """Set each of `values` that is not None, in the order given."""
+    data.update((key, value) for key, value in values.items() if value is not None)
+
+
+def _proposal(given: DraftFields) -> dict[str, Any]:
+    """The packet's `proposal` block: action, proposer, reason, a tombstone's target, a confidence label."""
+    action = given.get("action", "create")
+    proposal: dict[str, Any] = {"action": action}
+    if given.get("proposed_by"):
+        proposal["proposed_by"] = given.get("proposed_by")
+    _put(proposal, reason=given.get("reason"))
+    if action == "tombstone":
+        proposal["target"] = given.get("target")
+    _put(proposal, confidence=given.get("confidence_label"))
+    return proposal
+
+
 @dataclass(frozen=True)
 class PacketDraft:
     """What a proposal says before it has an ID and times: the fields given, as the profile names them.
@@ -78,68 +121,32 @@ class PacketDraft:
     body: str
 
     @classmethod
-    def create(
-        cls,
-        *,
-        type: str,
-        lane: str,
-        title: str,
-        body: str,
-        action: str = "create",
-        target: str | None = None,
-        reason: str | None = None,
-        description: str | None = None,
-        applies_to: tuple[str, ...] = (),
-        tags: tuple[str, ...] = (),
-        sensitivity: str = "repo-safe",
-        content_class: str = "general_repo_knowledge",
-        visibility: str | None = None,
-        source: str | None = None,
-        source_ref: str | None = None,
-        confidence: float | None = None,
-        confidence_label: str | None = None,
-        origin: Mapping[str, str] | None = None,
-        retention: Mapping[str, str] | None = None,
-        proposed_by: str | None = None,
-    ) -> PacketDraft:
+    def create(cls, **given: Unpack[DraftFields]) -> PacketDraft:
         """A draft from named values (flags, a local record); None and empty values are left out."""
-        proposal: dict[str, Any] = {"action": action}
-        if proposed_by:
-            proposal["proposed_by"] = proposed_by
-        if reason is not None:
-            proposal["reason"] = reason
-        if action == "tombstone":
-            proposal["target"] = target
-        if confidence_label is not None:
-            proposal["confidence"] = confidence_label
-        data: dict[str, Any] = {"type": type, "lane": lane, "title": title}
-        if description is not None:
-            data["description"] = description
-        data["proposal"] = proposal
-        scope: dict[str, Any] = {"kind": "project"}
-        if applies_to:
-            scope["paths"] = list(applies_to)
-        data["scope"] = scope
+        action = given.get("action", "create")
+        proposed_by = given.get("proposed_by")
+        applies_to, tags = given.get("applies_to", ()), given.get("tags", ())
+        data: dict[str, Any] = {"type": given["type"], "lane": given["lane"], "title": given["title"]}
+        _put(data, description=given.get("description"))
+        data["proposal"] = _proposal(given)
+        data["scope"] = {"kind": "project", "paths": list(applies_to)} if applies_to else {"kind": "project"}
         if tags:
             data["tags"] = list(tags)
         if proposed_by:
             data["created_by"] = proposed_by
-        if source is not None:
-            data["source"] = source
-        if source_ref is not None:
-            data["source_ref"] = source_ref
-        data["supersedes"] = [target] if action == "supersede" else []
-        data["sensitivity"] = sensitivity
-        data["content_class"] = content_class
-        if visibility is not None:
-            data["visibility"] = visibility
-        if confidence is not None:
-            data["confidence"] = confidence
-        if retention is not None:
-            data["retention"] = dict(retention)
-        if origin is not None:
-            data["origin"] = dict(origin)
-        return cls(data, body)
+        _put(data, source=given.get("source"), source_ref=given.get("source_ref"))
+        data["supersedes"] = [given.get("target")] if action == "supersede" else []
+        data["sensitivity"] = given.get("sensitivity", "repo-safe")
+        data["content_class"] = given.get("content_class", "general_repo_knowledge")
+        retention, origin = given.get("retention"), given.get("origin")
+        _put(
+            data,
+            visibility=given.get("visibility"),
+            confidence=given.get("confidence"),
+            retention=dict(retention) if retention is not None else None,
+            origin=dict(origin) if origin is not None else None,
+        )
+        return cls(data, given["body"])
 
     def to_packet(self, *, now: str, actor: str, proposal_id: str | None = None) -> dict[str, Any]:
         """The complete packet frontmatter: what the draft gives, plus the documented fill-ins, in field order.
@@ -177,3 +184,24 @@ class PacketDraft:
         ordered = {key: out[key] for key in FIELD_ORDER if key in out}
         ordered.update({key: value for key, value in out.items() if key not in ordered})
         return ordered
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryFields:
+    """What a new memory says, as `propose` and `local add` take it from their flags (None: not given).
+
+    `body` is the text itself (the front end reads --body-file). Each command applies its own
+    rules and defaults: lifecycle.propose.draft for a proposal, local.memory.add for local memory.
+    """
+
+    title: str | None = None
+    body: str | None = None
+    type: str | None = None
+    lane: str | None = None
+    description: str | None = None
+    applies_to: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    source: str | None = None
+    source_ref: str | None = None
+    occurred_at: str | None = None
+    expires_at: str | None = None

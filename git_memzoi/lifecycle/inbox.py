@@ -173,13 +173,13 @@ def plan_propose(snap: Snapshot, raw: bytes, ctx: ProposeContext, id_hint: str) 
         + (f", packet {pending_path(pid)}" if file_id else ""),
     )
     return Plan(
-        "propose",
-        pid,
-        packet.proposal.action,
-        new_state,
-        tuple(changes),
-        db,
-        new_dirs_for([c.path for c in changes], snap.dirs),
+        operation="propose",
+        proposal_id=pid,
+        action=packet.proposal.action,
+        outcome=new_state,
+        files=tuple(changes),
+        db=db,
+        new_dirs=new_dirs_for([c.path for c in changes], snap.dirs),
         messages=tuple(messages),
     )
 
@@ -200,22 +200,17 @@ def plan_approve(row: ProposalRow, parsed: ParsedPacket | None, now: str, snap: 
             checks.target(
                 snap, parsed, f"inbox:{row.id}", checks.proposed_base(parsed, row.packet.encode("utf-8"), row)
             )
-    after = ProposalRow(
-        row.id,
-        "approved",
-        row.packet,
-        row.body_digest,
-        row.file_id,
-        row.created_at,
-        now,
-        row.reviewer,
-        row.reason,
-        row.resolved_at,
-        row.affected_ids,
-        row.target_blob,
-    )
+    after = row._replace(state="approved", updated_at=now)
     db = DbChange(EventSpec("approve", (row.id,), {"from": row.state}), expect=((row.id, row.state),), upsert=after)
-    return Plan("approve", row.id, parsed.packet.proposal.action, "approved", (), db, messages=(f"approved {row.id}",))
+    return Plan(
+        operation="approve",
+        proposal_id=row.id,
+        action=parsed.packet.proposal.action,
+        outcome="approved",
+        files=(),
+        db=db,
+        messages=(f"approved {row.id}",),
+    )
 
 
 # --- entry points ------------------------------------------------------------------------------------------
@@ -364,7 +359,15 @@ def revise(ws: Workspace, proposal_id: str, raw: bytes) -> InboxEntry:
             upsert=upsert,
         )
         message = f"edited {proposal_id}: {upsert.state}"
-        plan = Plan("propose", proposal_id, planned.action, upsert.state, files, db, messages=(message,))
+        plan = Plan(
+            operation="propose",
+            proposal_id=proposal_id,
+            action=planned.action,
+            outcome=upsert.state,
+            files=files,
+            db=db,
+            messages=(message,),
+        )
         install.install(root, ws.layout, session.conn, plan)
         after = inbox_store.get(session.conn, proposal_id)
     assert after is not None

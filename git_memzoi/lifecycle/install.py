@@ -163,12 +163,7 @@ def install(
     """
     fault("planned")
     clean = refuse_secrets(plan)
-    for change in plan.files:
-        if read_or_none(safe_path(root, change.path)) != change.before:
-            raise Refused(
-                f"{change.path} changed while the {plan.operation} was being planned; nothing was changed",
-                hint="run the command again",
-            )
+    _refuse_changed(root, plan)
     prepared = gitcommit.prepare(commit.repo, plan.paths) if commit is not None else None
     step = (
         journals.CommitStep(commit.message, prepared.ref, prepared.head, prepared.index_before)
@@ -210,22 +205,10 @@ def install(
         settle(journal, committed)
         jpath.unlink()
         fsync_dir(jpath.parent)
-        if isinstance(exc, inbox_store.Conflict):
-            raise Refused(f"{exc}: another process changed it first; nothing was changed") from None
-        if isinstance(exc, sqlite3.DatabaseError):
-            raise StateError(f"{layout.shared_db}: {exc}; the {plan.operation} was rolled back") from None
+        _reraise(exc, layout, plan)
         raise
     if commit is not None and prepared is not None and built is not None and built.oid is not None:
-        try:
-            gitcommit.advance(commit.repo, prepared, built.oid, commit.message)
-        except Refused as exc:
-            # as git does when its ref update fails: no commit, and the index as it was, so that the
-            # files cannot ride along in the user's next, unrelated commit
-            try:
-                gitcommit.withdraw(commit.repo, prepared)
-                built = gitcommit.Built(None, exc.message, staged=False)
-            except Refused as busy:
-                built = gitcommit.Built(None, f"{exc.message}; the index could not be restored ({busy.message})")
+        built = _advance(commit, prepared, built)
         fault("head-moved")
     put(jpath, replace(journal, committed=True).to_bytes(), "journal-commit")
     jpath.unlink()
@@ -233,6 +216,40 @@ def install(
     fault("journal-deleted")
     if commit is not None and built is not None and built.oid is not None:
         gitcommit.run_post_commit(commit.repo)
+    return built
+
+
+def _refuse_changed(root: Path, plan: Plan) -> None:
+    """Refuse when a file is no longer what the plan was made from (its before-image)."""
+    for change in plan.files:
+        if read_or_none(safe_path(root, change.path)) != change.before:
+            raise Refused(
+                f"{change.path} changed while the {plan.operation} was being planned; nothing was changed",
+                hint="run the command again",
+            )
+
+
+def _reraise(exc: BaseException, layout: Layout, plan: Plan) -> None:
+    """After a roll back: a lost compare-and-swap or an unusable shared.db as the package's errors."""
+    if isinstance(exc, inbox_store.Conflict):
+        raise Refused(f"{exc}: another process changed it first; nothing was changed") from None
+    if isinstance(exc, sqlite3.DatabaseError):
+        raise StateError(f"{layout.shared_db}: {exc}; the {plan.operation} was rolled back") from None
+
+
+def _advance(commit: CommitRequest, prepared: gitcommit.Prepared, built: gitcommit.Built) -> gitcommit.Built:
+    """Move the branch to the built commit; when that is refused, no commit and the index as it was."""
+    assert built.oid is not None
+    try:
+        gitcommit.advance(commit.repo, prepared, built.oid, commit.message)
+    except Refused as exc:
+        # as git does when its ref update fails: no commit, and the index as it was, so that the
+        # files cannot ride along in the user's next, unrelated commit
+        try:
+            gitcommit.withdraw(commit.repo, prepared)
+            return gitcommit.Built(None, exc.message, staged=False)
+        except Refused as busy:
+            return gitcommit.Built(None, f"{exc.message}; the index could not be restored ({busy.message})")
     return built
 
 

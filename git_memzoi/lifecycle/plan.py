@@ -26,7 +26,7 @@ class FileChange:
         return "delete" if self.after is None else "modify"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RecordChange:
     """A record the step creates or whose status it changes (for reports)."""
 
@@ -36,9 +36,12 @@ class RecordChange:
     created: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Plan:
-    """A complete lifecycle step: install writes the files, then commits the database change."""
+    """A complete lifecycle step: install writes the files, then commits the database change.
+
+    Built with keyword arguments only: eleven fields read wrongly by position would still type-check.
+    """
 
     operation: Operation
     proposal_id: str  # the ID reports may show (a receipt ID for hash-only rejections)

@@ -14,7 +14,8 @@ from typing import Any
 from git_memzoi.errors import Refused, UsageError
 from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow, RejectionRow
 from git_memzoi.layout import GITATTRIBUTES, LOG, resolved_path
-from git_memzoi.lifecycle import checks, install, packets, recovery, state
+from git_memzoi.lifecycle import bookkeeping, checks, install, packets, recovery, state
+from git_memzoi.lifecycle.bookkeeping import Resolution
 from git_memzoi.lifecycle.plan import FileChange, Plan, new_dirs_for
 from git_memzoi.lifecycle.state import Snapshot
 from git_memzoi.lifecycle.targets import Settled, Source
@@ -22,7 +23,7 @@ from git_memzoi.profile import vocab
 from git_memzoi.runtime.workspace import Workspace
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RejectResult:
     """What a reject did (or why it had nothing to do)."""
 
@@ -52,15 +53,6 @@ class RejectResult:
 
 def _hash_only(src: Source) -> bool:
     return src.parsed is None or not src.parsed.packet.repo_safe
-
-
-def _common_tail(snap: Snapshot, changes: list[FileChange], src: Source, log_line: str) -> None:
-    if src.file_path is not None:
-        changes.append(FileChange(src.file_path, src.file_raw, None))
-    changes.append(FileChange(LOG, snap.read(LOG), packets.append_log(snap.read(LOG), log_line)))
-    attributes = packets.union_merge(snap.read(GITATTRIBUTES))
-    if attributes is not None:
-        changes.append(FileChange(GITATTRIBUTES, snap.read(GITATTRIBUTES), attributes))
 
 
 def plan_reject(snap: Snapshot, src: Source, *, reviewer: str, now: str, reason: str) -> Plan | Settled:
@@ -93,44 +85,27 @@ def plan_reject(snap: Snapshot, src: Source, *, reviewer: str, now: str, reason:
         return Settled("rejected", pid, resolved_path("rejected", pid), f"{pid} is already rejected")
     if outcome == "applied":
         raise Refused(f"{pid} is already applied ({resolved_path('applied', pid)})", code="applied")
-    resolved = resolved_path("rejected", pid)
-    checks.no_symlinked_parent(snap, resolved)
-    block = packets.resolution("rejected", reviewer, now, reason, [])
-    changes = [FileChange(resolved, None, packets.resolved_text(parsed.doc, block))]
+    res = Resolution(outcome="rejected", reviewer=reviewer, now=now, reason=reason)
     log_line = f"- {now} rejected {pid}: {packets.one_line(reason)}; reviewer {reviewer}"
-    _common_tail(snap, changes, src, log_line)
+    changes = [bookkeeping.resolved_file(snap, parsed, res), *bookkeeping.tail(snap, src, log_line)]
     checks.outputs(changes, set())
-    after = ProposalRow(
-        id=pid,
-        state="rejected",
-        packet=src.raw.decode("utf-8"),
-        body_digest=packets.body_digest(parsed.doc.body),
-        file_id=row.file_id if row else (src.file_id if src.file_path else None),
-        created_at=row.created_at if row else now,
-        updated_at=now,
-        reviewer=reviewer,
-        reason=reason,
-        resolved_at=now,
-        affected_ids=(),
-        target_blob=row.target_blob if row else None,
-    )
+    resolved = resolved_path("rejected", pid)
     db = DbChange(
         EventSpec("reject", (pid,), {"resolved": resolved, "hash_only": False, "reviewer": reviewer}),
         expect=((pid, row.state if row else None),),
-        upsert=after,
+        upsert=bookkeeping.resolved_row(src, parsed, res),
     )
     return Plan(
-        "reject",
-        pid,
-        parsed.packet.proposal.action,
-        "rejected",
-        tuple(changes),
-        db,
-        new_dirs_for([c.path for c in changes if c.before is None], snap.dirs),
-        (),
-        resolved,
-        log_line,
-        (f"rejected {pid}: moved to {resolved}",),
+        operation="reject",
+        proposal_id=pid,
+        action=parsed.packet.proposal.action,
+        outcome="rejected",
+        files=tuple(changes),
+        db=db,
+        new_dirs=new_dirs_for([c.path for c in changes if c.before is None], snap.dirs),
+        resolved_path=resolved,
+        log_line=log_line,
+        messages=(f"rejected {pid}: moved to {resolved}",),
     )
 
 
@@ -154,9 +129,8 @@ def _plan_receipt(snap: Snapshot, src: Source, *, reviewer: str, now: str, reaso
             "rejected", None, resolved, f"that proposal is already rejected (receipt {rid}, {resolved})", hash_only=True
         )
     checks.no_symlinked_parent(snap, resolved)
-    changes = [FileChange(resolved, None, text)]
     log_line = f"- {now} rejected {rid} (hash-only receipt: not repo-safe, contents withheld); reviewer {reviewer}"
-    _common_tail(snap, changes, src, log_line)
+    changes = [FileChange(resolved, None, text), *bookkeeping.tail(snap, src, log_line)]
     checks.outputs(changes, set())
     aliases = sorted({packets.alias_sha256(src.proposal_id), packets.alias_sha256(src.file_id)})
     row = src.row
@@ -184,17 +158,16 @@ def _plan_receipt(snap: Snapshot, src: Source, *, reviewer: str, now: str, reaso
         rejections=tuple(RejectionRow(a, rid, resolved, now) for a in aliases),
     )
     return Plan(
-        "reject",
-        rid,
-        "create",
-        "rejected",
-        tuple(changes),
-        db,
-        new_dirs_for([c.path for c in changes if c.before is None], snap.dirs),
-        (),
-        resolved,
-        log_line,
-        (f"rejected as a hash-only receipt {rid} ({resolved}); the packet's IDs and content were not kept",),
+        operation="reject",
+        proposal_id=rid,
+        action="create",
+        outcome="rejected",
+        files=tuple(changes),
+        db=db,
+        new_dirs=new_dirs_for([c.path for c in changes if c.before is None], snap.dirs),
+        resolved_path=resolved,
+        log_line=log_line,
+        messages=(f"rejected as a hash-only receipt {rid} ({resolved}); the packet's IDs and content were not kept",),
     )
 
 
@@ -222,15 +195,15 @@ def reject(
     # a hash-only result never names the pending file: its name is the file ID alias
     files = [p for p in plan.paths if not (hash_only and p == found.file_path)]
     return RejectResult(
-        None if hash_only else plan.proposal_id,
-        "rejected",
-        hash_only,
-        plan.resolved_path,
-        files,
-        sha,
-        plan.messages[0],
-        warnings,
-        session.repaired,
+        proposal_id=None if hash_only else plan.proposal_id,
+        outcome="rejected",
+        hash_only=hash_only,
+        resolved_path=plan.resolved_path,
+        files=files,
+        commit=sha,
+        message=plan.messages[0],
+        warnings=warnings,
+        repaired=session.repaired,
     )
 
 
@@ -238,10 +211,10 @@ def _settled(found: Settled, repaired: list[str]) -> RejectResult:
     if found.outcome == "applied":
         raise Refused(found.message + "; it cannot be rejected", code="applied")
     return RejectResult(
-        found.proposal_id,
-        "already-rejected",
-        found.hash_only,
-        found.path,
+        proposal_id=found.proposal_id,
+        outcome="already-rejected",
+        hash_only=found.hash_only,
+        resolved_path=found.path,
         message=f"nothing to do: {found.message}",
         repaired=repaired,
     )

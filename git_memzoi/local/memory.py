@@ -8,12 +8,12 @@ content; the audit log keeps only the ID and the record's shape, never its text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from git_memzoi.errors import UsageError
 from git_memzoi.index import runtime_store, shared_db
+from git_memzoi.lifecycle.draft import MemoryFields
 from git_memzoi.local import store
 from git_memzoi.local.store import RuntimeRecord
 from git_memzoi.profile import secrets
@@ -47,23 +47,13 @@ def _timestamp(value: str | None, field: str) -> str | None:
     return format_rfc3339(parse_rfc3339(value))
 
 
-def add(
-    ws: Workspace,
-    *,
-    title: str,
-    body: str,
-    type: str = "note",
-    lane: str = "semantic",
-    confidence: float = DEFAULT_CONFIDENCE,
-    description: str | None = None,
-    source: str | None = None,
-    source_ref: str | None = None,
-    applies_to: Sequence[str] = (),
-    tags: Sequence[str] = (),
-    occurred_at: str | None = None,
-    expires_at: str | None = None,
-) -> Added:
-    """Store a private local memory record in shared.db (validated as a profile record first)."""
+def add(ws: Workspace, fields: MemoryFields, *, confidence: float = DEFAULT_CONFIDENCE) -> Added:
+    """Store a private local memory record in shared.db (validated as a profile record first).
+
+    `fields` as `local add` takes them; type defaults to note and lane to semantic.
+    """
+    title, body = fields.title, fields.body or ""
+    type, lane = fields.type or "note", fields.lane or "semantic"
     if lane == "session":
         raise UsageError(
             "local memory does not take lane session; session state is a checkpoint",
@@ -71,16 +61,18 @@ def add(
         )
     if lane not in LOCAL_LANES:
         raise UsageError(f"{lane!r} is not one of {', '.join(LOCAL_LANES)}", field="lane")
-    if occurred_at is not None and lane != "episodic":
+    if fields.occurred_at is not None and lane != "episodic":
         raise UsageError("applies only to lane episodic", field="occurred_at")
+    if title is None:
+        raise UsageError("is required", field="title")
     if not body.strip():
         raise UsageError("is empty; give the memory itself", field="body")
     record_id = store.new_id("local")
     stamp = store.now_text()
     retention: dict[str, str] = {}
     if lane == "episodic":
-        retention["occurred_at"] = _timestamp(occurred_at, "occurred_at") or stamp
-    expires = _timestamp(expires_at, "expires_at")
+        retention["occurred_at"] = _timestamp(fields.occurred_at, "occurred_at") or stamp
+    expires = _timestamp(fields.expires_at, "expires_at")
     if expires is not None:
         retention["explicit_expires_at"] = expires
     data: dict[str, Any] = {
@@ -91,8 +83,8 @@ def add(
         "lane": lane,
         "title": title,
     }
-    if description is not None:
-        data["description"] = description
+    if fields.description is not None:
+        data["description"] = fields.description
     data |= {
         "timestamp": stamp,
         "status": "active",
@@ -101,13 +93,13 @@ def add(
         "content_class": LOCAL_CONTENT_CLASS,
         "confidence": confidence,
     }
-    if applies_to:
-        data["applies_to"] = list(applies_to)
-    if tags:
-        data["tags"] = list(tags)
+    if fields.applies_to:
+        data["applies_to"] = list(fields.applies_to)
+    if fields.tags:
+        data["tags"] = list(fields.tags)
     data |= {
-        "source": source,
-        "source_ref": source_ref,
+        "source": fields.source,
+        "source_ref": fields.source_ref,
         "retention": retention,
         "origin": {"origin_key": f"local:{record_id}", "route": "local_memory"},
     }
@@ -123,7 +115,7 @@ def add(
             action="local.add",
             detail={"store": "local", "lane": lane, "type": type},
         )
-    warnings = [finding.describe() for finding in secrets.scan(f"{title}\n{description or ''}\n{body}")]
+    warnings = [finding.describe() for finding in secrets.scan(f"{title}\n{fields.description or ''}\n{body}")]
     return Added(store.parse(row), warnings)
 
 

@@ -305,6 +305,19 @@ class Packet(_Memory):
 
     @model_validator(mode="after")
     def _action_rules(self) -> Packet:
+        action = self.proposal.action
+        self._target_rules()
+        if action in ("supersede", "tombstone") and self.proposal.reason is None:
+            raise PydanticCustomError(
+                "proposal-reason", "a {action} proposal needs proposal.reason", {"action": action}
+            )
+        self._resolution_rules()
+        if self.receipt is not None and (self.status != "rejected" or action != "create"):
+            raise PydanticCustomError("receipt-invalid", "a hash-only receipt is a rejected, create-shaped packet")
+        return self
+
+    def _target_rules(self) -> None:
+        """A create names no target; a supersede exactly one, in supersedes; a tombstone one, in proposal.target."""
         action, block = self.proposal.action, self.proposal
         if action == "create":
             if block.target is not None or self.supersedes:
@@ -327,10 +340,9 @@ class Packet(_Memory):
                 raise PydanticCustomError("proposal-target", "a tombstone proposal needs proposal.target")
             if self.supersedes:
                 raise PydanticCustomError("proposal-target", "a tombstone proposal cannot list supersedes")
-        if action in ("supersede", "tombstone") and block.reason is None:
-            raise PydanticCustomError(
-                "proposal-reason", "a {action} proposal needs proposal.reason", {"action": action}
-            )
+
+    def _resolution_rules(self) -> None:
+        """A pending packet has no resolution; a resolved one has one whose outcome is its status."""
         if self.status == "proposed" and self.resolution is not None:
             raise PydanticCustomError("resolution-invalid", "a pending packet (status: proposed) has no resolution")
         if self.status != "proposed":
@@ -346,9 +358,6 @@ class Packet(_Memory):
                     "resolution.outcome '{outcome}' does not match status '{status}'",
                     {"outcome": self.resolution.outcome, "status": self.status},
                 )
-        if self.receipt is not None and (self.status != "rejected" or action != "create"):
-            raise PydanticCustomError("receipt-invalid", "a hash-only receipt is a rejected, create-shaped packet")
-        return self
 
     @property
     def target_id(self) -> str | None:

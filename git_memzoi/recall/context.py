@@ -24,11 +24,10 @@ from git_memzoi.errors import UsageError
 from git_memzoi.index import queries
 from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
-from git_memzoi.index.rebuild import open_index
 from git_memzoi.recall import paths as pathmatch
 from git_memzoi.recall import query, standing
 from git_memzoi.recall.models import ContextItem, ContextPack, Omission
-from git_memzoi.recall.records import citation, now
+from git_memzoi.recall.records import citation, index_connection, now
 from git_memzoi.recall.text import clean_body
 
 if TYPE_CHECKING:
@@ -127,8 +126,7 @@ def candidates(
     at = now()[1]
     flt = Filter(now=at, shared=not include_local)
     found: dict[int, _Candidate] = {}
-    conn = open_index(ws)
-    try:
+    with index_connection(ws) as conn:
         query_terms = query.terms(task, query.synonyms(ws.config.recall.synonyms))
         if query_terms:
             hits = queries.ranked(conn, query_terms, flt, TEXT_CANDIDATES)
@@ -142,8 +140,6 @@ def candidates(
                 cand.why.append("matches the task")
         _by_paths(conn, norm, flt, found)
         standing_rows = standing.standing_rules(conn, at) if rules else []
-    finally:
-        conn.close()
     return norm, sorted(found.values(), key=lambda c: c.rank), standing_rows
 
 

@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any
 from git_memzoi.index import inbox_store, queries
 from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
-from git_memzoi.index.rebuild import open_index
 from git_memzoi.recall.context import build_context
 from git_memzoi.recall.models import Checkpoint, Handoff, InboxItem
-from git_memzoi.recall.records import decision, now
+from git_memzoi.recall.records import decision, index_connection, now
 
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
@@ -63,11 +62,8 @@ def open_inbox(ws: Workspace) -> list[tuple[InboxItem, bool]]:
 def latest_checkpoint(ws: Workspace) -> Checkpoint | None:
     """The newest current session record in shared.db's runtime memory, or None."""
     moment, at = now()
-    conn = open_index(ws)
-    try:
+    with index_connection(ws) as conn:
         rows = queries.records(conn, Filter(now=at, shared=False, stores=("session",)))
-    finally:
-        conn.close()
     if not rows:
         return None
 

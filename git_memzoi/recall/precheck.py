@@ -10,16 +10,16 @@ failed attempts; within a type, the most specific match first.
 from __future__ import annotations
 
 import sqlite3
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Literal
 
 from git_memzoi.errors import UsageError
 from git_memzoi.index import fts, queries
 from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
-from git_memzoi.index.rebuild import open_index
 from git_memzoi.recall import paths as pathmatch
 from git_memzoi.recall.models import PrecheckResult, PrecheckWarning
-from git_memzoi.recall.records import citation, now
+from git_memzoi.recall.records import citation, index_connection, now
 from git_memzoi.recall.text import clean_body
 
 if TYPE_CHECKING:
@@ -101,16 +101,12 @@ def precheck(
     if not value.strip():
         raise UsageError("must not be empty", field=subject)
     flt = _filter(now()[1])
-    db = conn if conn is not None else open_index(ws)
-    try:
+    with nullcontext(conn) if conn is not None else index_connection(ws) as db:
         if subject == "path":
             value = pathmatch.normalise(value, ws.repo.workdir)
             found = _by_path(db, value, flt)
         else:
             found = by_words(db, value, flt)
-    finally:
-        if conn is None:
-            db.close()
     found.sort(key=lambda f: (SEVERITY[f[0].type], f[2], -float(f[0].confidence), f[0].record_id, f[0].path))
     warnings = [
         PrecheckWarning(

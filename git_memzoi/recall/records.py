@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,14 @@ from git_memzoi.runtime import clock
 
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
+
+
+def index_connection(ws: Workspace) -> closing[sqlite3.Connection]:
+    """This worktree's index.db, brought up to date by `open_index`, for a `with` block that closes it.
+
+    Every reader opens the index through this one door: `with index_connection(ws) as conn:`.
+    """
+    return closing(open_index(ws))
 
 
 def now() -> tuple[datetime, float]:
@@ -84,11 +93,8 @@ def current_records(ws: Workspace, *, include_private: bool = False) -> list[Ind
     may leave this machine. With it, private records and runtime (local, session) memory too.
     """
     moment, at = now()
-    conn = open_index(ws)
-    try:
+    with index_connection(ws) as conn:
         rows = queries.records(conn, Filter(now=at, shared=not include_private))
-    finally:
-        conn.close()
     return [indexed(row, moment) for row in rows]
 
 
@@ -101,11 +107,8 @@ def expand_id(conn: sqlite3.Connection, name: str) -> str:
 
 def expand_record_id(ws: Workspace, name: str) -> str:
     """`expand_id` over this worktree's index."""
-    conn = open_index(ws)
-    try:
+    with index_connection(ws) as conn:
         return expand_id(conn, name)
-    finally:
-        conn.close()
 
 
 def row_by_id(conn: sqlite3.Connection, record_id: str) -> RecordRow:
@@ -122,30 +125,21 @@ def row_by_id(conn: sqlite3.Connection, record_id: str) -> RecordRow:
 def get_record(ws: Workspace, record_id: str) -> IndexedRecord:
     """One record by ID (a repository record before runtime memory of the same ID); NotFound otherwise."""
     moment, _ = now()
-    conn = open_index(ws)
-    try:
+    with index_connection(ws) as conn:
         row = row_by_id(conn, record_id)
-    finally:
-        conn.close()
     return indexed(row, moment)
 
 
 def shareable_records(ws: Workspace) -> list[tuple[str, str, str, str | None]]:
     """(concept ID, record ID, title, description) of each current, non-private repository record, by path."""
-    conn = open_index(ws)
-    try:
+    with index_connection(ws) as conn:
         return queries.shareable(conn, now()[1])
-    finally:
-        conn.close()
 
 
 def shareable_document(ws: Workspace, concept_id: str) -> str:
     """The file text of the current, non-private repository record at `concept_id`; NotFound otherwise."""
-    conn = open_index(ws)
-    try:
+    with index_connection(ws) as conn:
         text = queries.shareable_document(conn, now()[1], concept_id)
-    finally:
-        conn.close()
     if text is None:
         raise NotFound(
             f"no current shareable record at concept ID {concept_id!r}",
@@ -161,12 +155,9 @@ def explain(ws: Workspace, record_id: str) -> ExpiryDecision:
     (validated when indexed), its current facts and the configured lease: no file is parsed.
     """
 
-    conn = open_index(ws)
-    try:
+    with index_connection(ws) as conn:
         row = row_by_id(conn, record_id)
         facts = queries.facts(conn, row.record_id)
-    finally:
-        conn.close()
     b = retention_rules.boundary(
         row.record_id, row.lane, row.status, json.loads(row.retention), facts, ws.config.retention.session_lease_hours
     )

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from git_memzoi.errors import UsageError
 from git_memzoi.index import fts, queries
 from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
-from git_memzoi.index.rebuild import open_index
 from git_memzoi.profile.vocab import LANES, MEMORY_TYPES
 from git_memzoi.recall import paths as pathmatch
 from git_memzoi.recall import query as pipeline
 from git_memzoi.recall.models import Hit, SearchResult
-from git_memzoi.recall.records import citation, now
+from git_memzoi.recall.records import citation, index_connection, now
 from git_memzoi.recall.text import clean_body
 
 if TYPE_CHECKING:
@@ -87,18 +86,21 @@ def _hit(row: RecordRow, score: float, text: str, at: float) -> Hit:
     )
 
 
-def search(
-    ws: Workspace,
-    query: str,
-    *,
-    path: str | None = None,
-    type: str | None = None,
-    lane: str | None = None,
-    limit: int | None = None,
-    include_all: bool = False,
-    include_local: bool = False,
-) -> SearchResult:
+class Filters(TypedDict, total=False):
+    """What `search` narrows to; every key may be left out."""
+
+    path: str | None  # records whose applies_to covers this repository path
+    type: str | None
+    lane: str | None
+    limit: int | None  # default: recall.search_limit
+    include_all: bool  # query-only records too
+    include_local: bool  # private records and runtime (local, session) memory too
+
+
+def search(ws: Workspace, query: str, **filters: Unpack[Filters]) -> SearchResult:
     """Search current records (or, with include_all, every record); any query text is safe."""
+    path, type, lane, limit = filters.get("path"), filters.get("type"), filters.get("lane"), filters.get("limit")
+    include_all, include_local = filters.get("include_all", False), filters.get("include_local", False)
     check_filters(type, lane, limit)
     norm_path = pathmatch.normalise(path, ws.repo.workdir) if path is not None else None
     count = limit if limit is not None else ws.config.recall.search_limit
@@ -107,14 +109,11 @@ def search(
     bases = pathmatch.ancestors(norm_path) if norm_path is not None else []
     # The shared pipeline (stopwords, synonyms); text of stopwords alone is still searched as typed.
     query_terms = pipeline.terms(query, pipeline.synonyms(ws.config.recall.synonyms)) or fts.terms(query)
-    conn = open_index(ws)
-    try:
+    with index_connection(ws) as conn:
         if query_terms:
             found = queries.ranked(conn, query_terms, flt, count, bases)
         else:  # no words: the filters alone, in path order
             found = [(row, 0.0) for row in queries.in_path_order(conn, flt, count, bases)]
-    finally:
-        conn.close()
     pattern = snippet_pattern(fts.words(query))
     hits = [_hit(row, score, snippet(row, pattern), at) for row, score in found]
     return SearchResult(

@@ -125,6 +125,7 @@ class Records:
     def __init__(self, ws: Workspace, rev: str | None) -> None:
         self.imported: list[Existing] = []
         self._taken: set[str] = set()
+        self._ws, self._rev = ws, rev
         if ws.repo.workdir is not None:
             from git_memzoi.index import lookup
 
@@ -157,3 +158,31 @@ class Records:
     def taken(self, record_id: str) -> bool:
         """Is `record_id` already some record's ID?"""
         return record_id in self._taken
+
+    def at(self, concept_id: str) -> Existing | None:
+        """The record at `concept_id`, whatever made it (an OKF bundle names its records so), or None."""
+        path = f"{RECORDS}/{concept_id}{SUFFIX}"
+        raw = self._raw(path)
+        if raw is None:
+            return None
+        data = _fields(path, raw)
+        origin = data.get("origin")
+        okey = origin.get("origin_key") if isinstance(origin, dict) else None
+        if not isinstance(data.get("id"), str):
+            return None
+        return Existing(data["id"], path, str(data.get("status")), str(okey or ""), "", None, raw)
+
+    def _raw(self, path: str) -> bytes | None:
+        """A record file's bytes in the work tree (a regular file only), or in the commit `rev` names."""
+        workdir = self._ws.repo.workdir
+        if self._rev is None and workdir is not None:
+            full = workdir / path
+            return full.read_bytes() if full.is_file() and not full.is_symlink() else None
+        import pygit2  # a plan of the work tree stays without it
+
+        tree = self._ws.repo.resolve(self._rev or "HEAD").tree
+        try:
+            obj = tree[path]
+        except KeyError:
+            return None
+        return obj.data if isinstance(obj, pygit2.Blob) and obj.filemode != pygit2.enums.FileMode.LINK else None

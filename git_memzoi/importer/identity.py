@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, urlencode
 
@@ -19,8 +20,12 @@ def _hex(text: str) -> str:
 
 
 def key(item: Item, ordinal: int = 1) -> str:
-    """(format, source path, heading path): stable while the item's place in its source stays."""
-    parts = [item.fmt, item.source.real, *item.heading]
+    """(format, source path, heading path): stable while the item's place in its source stays.
+
+    An OKF bundle record's key is its concept ID alone: the same record in a bundle anywhere.
+    """
+    anchor = "" if item.concept_id is not None else item.source.real
+    parts = [item.fmt, anchor, *item.heading]
     if ordinal > 1:
         parts.append(f"#{ordinal}")
     return "\0".join(parts)
@@ -44,6 +49,7 @@ def normalised(item: Item, body: str | None = None) -> str:
             item.lane,
             " ".join(item.applies_to),
             urlencode(sorted(item.activation.items())) if item.activation else "",
+            *([json.dumps(item.kept, sort_keys=True, default=str)] if item.kept else []),
         ]
     )
 

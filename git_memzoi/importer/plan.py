@@ -315,15 +315,16 @@ def _free_id(slug: str, entry: Entry, state: _State) -> str | None:
 def _name(entry: Entry, state: _State) -> None:
     """Choose the new record's concept ID (what apply would choose), retitling when its record ID is taken.
 
-    A create from an OKF bundle keeps the record's concept ID while its record ID is free.
+    An OKF bundle's record keeps its concept ID while its record ID is free (a supersede: `<ID>-2`…).
     """
     item = entry.item
     assert item is not None and entry.type is not None
-    if entry.action == "create" and item.concept_id is not None:
-        rid = item.concept_id.rsplit("/", 1)[-1]
-        if rid not in state.used_ids and not state.known.taken(rid):
-            state.used_ids.add(rid)
-            entry.concept_id, entry.slug = item.concept_id, rid
+    if item.concept_id is not None:
+        folder, _, rid = item.concept_id.rpartition("/")
+        free = _free_id(rid, entry, state)
+        if free is not None:
+            state.used_ids.add(free)
+            entry.concept_id, entry.slug = f"{folder}/{free}" if folder else free, rid
             return
     for title in _titles(entry.title, item.source.named):
         slug = concept.slug(title)

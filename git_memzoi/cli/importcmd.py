@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from git_memzoi.cli.common import emit_json, json_option, say, workspace
+from git_memzoi.cli.common import emit_rows, json_option, say, workspace
 from git_memzoi.errors import UsageError
 from git_memzoi.importer import formats
 from git_memzoi.importer.plan import Entry, ImportPlan
@@ -89,13 +89,13 @@ def import_(
     plan = plan_import(ws, ImportRequest(sources, rev, fmt, type_, prune, statuses))
     if not (do_write or do_apply):
         if as_json:
-            emit_json(plan.as_json())
+            emit_rows(plan.as_json(), "entries")
         else:
             _show(plan)
         return
     result = apply(ws, plan, plan_id, commit=commit) if do_apply else write(ws, plan, plan_id)
     if as_json:
-        emit_json(result.as_json())
+        emit_rows(result.as_json(), "entries")
     else:
         _show(plan)
     if do_apply:

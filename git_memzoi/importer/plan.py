@@ -20,7 +20,7 @@ CHANGES = ("create", "supersede", "tombstone")
 MAX_SUFFIX = 50
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     """One line of the plan: what happens to one item (or to one record whose item is gone)."""
 
@@ -202,7 +202,7 @@ def _plan_item(item: Item, state: _State) -> Entry:
         item.type = state.policy.type_override
         item.lane = _lane_for(item.type)
     entry = Entry("create", item.where, item.title, item.type, item.lane, item.applies_to, item=item)
-    entry.warnings = list(item.warnings)
+    entry.warnings = item.warnings
     left_out = _left_out(item, state.policy)
     if left_out is not None:
         entry.action, entry.reason = left_out
@@ -243,24 +243,31 @@ def _match_bundled(entry: Entry, item: Item, concept_id: str, state: _State) -> 
 
 def _match(entry: Entry, records: list[Existing], state: _State) -> bool:
     """Settle `entry` against the records of its key: True when it is a change (create or supersede)."""
-    active = [r for r in records if r.status == "active"]
-    same = next((r for r in active if r.origin_key == entry.origin_key), None)
-    if same is not None:
-        entry.action, entry.target = "unchanged", same
-        return False
-    if not active and any(r.status == "tombstoned" for r in records):
-        entry.action = "skipped"
-        entry.reason = "tombstoned on purpose: " + next(r.id for r in records if r.status == "tombstoned")
-        return False
     item = entry.item
     assert item is not None
+    if not records:  # a new item: a create, or a new ADR superseding an imported one
+        if item.fmt == "adr":
+            _supersede(entry, *_replaced_adr(item, state), state)
+        return True
+    active = [r for r in records if r.status == "active"]
+    for record in active:
+        if record.origin_key == entry.origin_key:
+            entry.action, entry.target = "unchanged", record
+            return False
+    tombstoned = [r.id for r in records if r.status == "tombstoned"]
+    if not active and tombstoned:
+        entry.action, entry.reason = "skipped", "tombstoned on purpose: " + tombstoned[0]
+        return False
     reason = f"{item.source.named} changed since {active[0].id} was imported" if active else ""
-    if not records and item.fmt == "adr":
-        active, reason = _replaced_adr(item, state)
+    _supersede(entry, active, reason, state)
+    return True
+
+
+def _supersede(entry: Entry, active: list[Existing], reason: str, state: _State) -> None:
+    """Make `entry` a supersede of the first `active` record, unless another item claimed it."""
     if active and active[0].id not in state.claimed:
         entry.action, entry.target, entry.reason = "supersede", active[0], reason
         state.claimed.add(active[0].id)
-    return True
 
 
 def _replaced_adr(item: Item, state: _State) -> tuple[list[Existing], str]:

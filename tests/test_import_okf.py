@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import Repo, git, make_repo, run_cli
+from git_memzoi.profile import frontmatter
 from test_import import BASIC, copy_fixture, entries, memzoi_files, pending, plan
 from test_lifecycle_support import add_record
-
-from git_memzoi.profile import frontmatter
 
 
 @pytest.fixture

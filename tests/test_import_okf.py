@@ -158,3 +158,16 @@ def test_the_rust_memzois_generated_projection_is_not_memory(repo: Repo) -> None
     }
     # the header counts only at the top: further down it is text of a hand-written file
     assert "api: Errors" in [e["title"] for e in entries(result, "create")]
+
+
+def test_a_committed_bundle_plans_nothing_from_a_bare_clone(source: Repo, tmp_path: Path) -> None:
+    """With --rev the records are read from the commit: the bundle's records are found there, unchanged."""
+    run_cli("export", "okf", "--output", "docs")
+    source.commit("the bundle")
+    bare = tmp_path / "bare.git"
+    git("clone", "--bare", "-q", str(source.path), str(bare), cwd=tmp_path)
+    result = run_cli("import", "--json", "--rev", "main", cwd=bare).json()
+    bundled = [e for e in result["entries"] if e["where"].startswith("docs/okf/records/")]
+    assert len(bundled) == 19 and result["changes"] == 0
+    hand = [e for e in bundled if "auth-tokens" in e["where"]]
+    assert [e["action"] for e in hand] == ["unchanged"] and hand[0]["target"] == "auth-tokens"

@@ -126,6 +126,7 @@ class Records:
         self.imported: list[Existing] = []
         self._taken: set[str] = set()
         self._ws, self._rev = ws, rev
+        self._files: dict[str, bytes] = {}  # with a commit: every record file's bytes, by path
         if ws.repo.workdir is not None:
             from git_memzoi.index import lookup
 
@@ -145,6 +146,7 @@ class Records:
             if file.oid == "symlink" or not file.path.endswith(SUFFIX):
                 continue
             raw = file.read()
+            self._files[file.path] = raw
             found = _existing(file.path, raw)
             if found is not None:
                 self.imported.append(found)
@@ -173,16 +175,9 @@ class Records:
         return Existing(data["id"], path, str(data.get("status")), str(okey or ""), "", None, raw)
 
     def _raw(self, path: str) -> bytes | None:
-        """A record file's bytes in the work tree (a regular file only), or in the commit `rev` names."""
+        """A record file's bytes where the other records were read: the work tree (a regular file), or the commit."""
         workdir = self._ws.repo.workdir
-        if self._rev is None and workdir is not None:
+        if workdir is not None:
             full = workdir / path
             return full.read_bytes() if full.is_file() and not full.is_symlink() else None
-        import pygit2  # a plan of the work tree stays without it
-
-        tree = self._ws.repo.resolve(self._rev or "HEAD").tree
-        try:
-            obj = tree[path]
-        except KeyError:
-            return None
-        return obj.data if isinstance(obj, pygit2.Blob) and obj.filemode != pygit2.enums.FileMode.LINK else None
+        return self._files.get(path)

@@ -105,13 +105,15 @@ class _Reading:
         if reason is not None:
             self.reported.append(Entry("generated", f"{path}:1", name, reason=reason))
             return True
+        if src.fmt == "okf":  # a record file: its body is memory, whatever it quotes
+            return False
         ruler = markdown.ruler_sources(src.text.split("\n")) if "Source:" in src.text else []
         if not ruler:
             return False
         origins = [posixpath.normpath(p.strip()) for _, p in ruler]
         reason = "Ruler output of " + ", ".join(origins)
         self.reported.append(Entry("generated", f"{path}:{ruler[0][0]}", name, reason=reason))
-        fmt = src.fmt if src.fmt not in ("adr", "okf") else "agents-md"
+        fmt = src.fmt if src.fmt != "adr" else "agents-md"
         self.queue.extend((origin, fmt, None) for origin in origins if self.tree.exists(origin))
         return True
 

@@ -41,10 +41,12 @@ def test_export_okf_then_import_plans_nothing(source: Repo) -> None:
         assert result["changes"] == 0, [e for e in result["entries"] if e["action"] != "unchanged"]
         assert len(entries(result, "unchanged")) == 19
         assert {e["where"].split(":")[0] for e in result["entries"]} == {f"okf/records/{c}.md" for c in records}
-    # the plan does not depend on where the bundle lies
+    # the plan does not depend on where the bundle lies: outside the repository, or inside and untracked
     elsewhere = source.path.parent / "elsewhere" / "okf"
     shutil.copytree(bundle, elsewhere)
     assert plan(str(elsewhere))["plan_id"] == plan(str(bundle))["plan_id"]
+    run_cli("export", "okf", "--output", ".")
+    assert plan("okf")["plan_id"] == plan(str(bundle))["plan_id"]
 
 
 def test_a_bundle_committed_in_the_tree_is_discovered_and_plans_nothing(source: Repo) -> None:

@@ -95,6 +95,19 @@ def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
 
 
+def emit_rows(data: dict[str, Any], rows: str) -> None:
+    """One JSON document on stdout, as emit_json, with each item of the list `data[rows]` on one line.
+
+    For a document of a thousand rows: indenting every field of every row is done by json's
+    pure-Python encoder, one row a line by its C encoder, many times faster.
+    """
+    marker = "\x00rows\x00"
+    head = json.dumps({**data, rows: marker}, indent=2, sort_keys=False, ensure_ascii=False)
+    items = [json.dumps(row, ensure_ascii=False) for row in data[rows]]
+    body = "[\n    " + ",\n    ".join(items) + "\n  ]" if items else "[]"
+    sys.stdout.write(head.replace(json.dumps(marker), body, 1) + "\n")
+
+
 def say(message: str) -> None:
     """A message for the person: stderr, so stdout stays data."""
     click.echo(message, err=True)

@@ -1,14 +1,17 @@
-"""`git memzoi import`: bring AGENTS.md, CLAUDE.md, Cursor and Copilot rules and ADRs in as reviewable proposals."""
+"""`git memzoi import`: bring AGENTS.md, CLAUDE.md, Cursor/Copilot rules, ADRs and OKF bundles in as proposals."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import click
 
-from git_memzoi.cli.common import emit_json, json_option, say, workspace
+from git_memzoi.cli.common import emit_rows, json_option, say, workspace
 from git_memzoi.errors import UsageError
 from git_memzoi.importer import formats
 from git_memzoi.importer.plan import Entry, ImportPlan
-from git_memzoi.importer.run import ImportRequest, apply, plan_import, write
+from git_memzoi.importer.run import ImportRequest, ImportResult, apply, plan_import, write
 from git_memzoi.importer.sources import FORMATS
 from git_memzoi.profile import vocab
 
@@ -56,49 +59,66 @@ def _show(plan: ImportPlan) -> None:
 @click.option("--commit", is_flag=True, help="With --apply: record exactly the touched files in one git commit.")
 @click.option("--plan-id", metavar="ID", help="With --write or --apply: refuse unless the plan still has this ID.")
 @json_option
-def import_(
-    sources: tuple[str, ...],
-    fmt: str | None,
-    rev: str | None,
-    type_: str | None,
-    adr_statuses: tuple[str, ...],
-    prune: bool,
-    do_write: bool,
-    do_apply: bool,
-    commit: bool,
-    plan_id: str | None,
-    as_json: bool,
-) -> None:
+def import_(sources: tuple[str, ...], **options: Any) -> None:
     """Plan an import of the memory files the repository already has; write or apply it on request.
 
     With no SOURCE, the known locations in the tracked tree are read: AGENTS.md, CLAUDE.md,
     GEMINI.md (nested too), .claude/rules/, .cursor/rules/*.mdc, .cursorrules, Copilot's
-    instruction files, .windsurf/rules/, .clinerules and ADR folders. The default prints the
-    plan and writes nothing; records are only ever made by apply.
+    instruction files, .windsurf/rules/, .clinerules, ADR folders and OKF bundles (okf/ folders
+    with an index.md). A SOURCE folder holding an OKF bundle git does not track, such as the
+    output of `export okf`, is read from disk. The default prints the plan and writes nothing;
+    records are only ever made by apply.
     """
-    if do_write and do_apply:
-        raise UsageError("--write and --apply exclude each other (--apply writes too)")
-    if commit and not do_apply:
-        raise UsageError("--commit goes with --apply")
-    if plan_id is not None and not (do_write or do_apply):
-        raise UsageError("--plan-id goes with --write or --apply")
-    if rev is not None and (do_write or do_apply):
-        raise UsageError("--rev only plans: write or apply from the work tree")
-    statuses = tuple(dict.fromkeys(formats.IMPORTED_STATUSES + adr_statuses))
+    opts = _Options(**options)  # click passes one keyword per option
+    opts.check()
+    statuses = tuple(dict.fromkeys(formats.IMPORTED_STATUSES + opts.adr_statuses))
     ws = workspace()
-    plan = plan_import(ws, ImportRequest(sources, rev, fmt, type_, prune, statuses))
-    if not (do_write or do_apply):
-        if as_json:
-            emit_json(plan.as_json())
+    plan = plan_import(ws, ImportRequest(sources, opts.rev, opts.fmt, opts.type_, opts.prune, statuses))
+    if not (opts.do_write or opts.do_apply):
+        if opts.as_json:
+            emit_rows(plan.as_json(), "entries")
         else:
             _show(plan)
         return
-    result = apply(ws, plan, plan_id, commit=commit) if do_apply else write(ws, plan, plan_id)
-    if as_json:
-        emit_json(result.as_json())
+    result = apply(ws, plan, opts.plan_id, commit=opts.commit) if opts.do_apply else write(ws, plan, opts.plan_id)
+    if opts.as_json:
+        emit_rows(result.as_json(), "entries")
     else:
         _show(plan)
-    if do_apply:
+    _tell(result, opts.do_apply)
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The command's options, as click passes them."""
+
+    fmt: str | None
+    rev: str | None
+    type_: str | None
+    adr_statuses: tuple[str, ...]
+    prune: bool
+    do_write: bool
+    do_apply: bool
+    commit: bool
+    plan_id: str | None
+    as_json: bool
+
+    def check(self) -> None:
+        """Refuse options that do not go together (exit 2)."""
+        if self.do_write and self.do_apply:
+            raise UsageError("--write and --apply exclude each other (--apply writes too)")
+        if self.commit and not self.do_apply:
+            raise UsageError("--commit goes with --apply")
+        if self.plan_id is not None and not (self.do_write or self.do_apply):
+            raise UsageError("--plan-id goes with --write or --apply")
+        if self.rev is not None and (self.do_write or self.do_apply):
+            raise UsageError("--rev only plans: write or apply from the work tree")
+
+
+def _tell(result: ImportResult, applied: bool) -> None:
+    """What --write or --apply did, for the person (stderr)."""
+    plan = result.plan
+    if applied:
         say(f"applied plan {plan.plan_id}: {len(result.records)} record change(s)")
         if result.commit:
             say(f"committed {result.commit[:12]}")

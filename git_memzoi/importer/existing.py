@@ -125,6 +125,8 @@ class Records:
     def __init__(self, ws: Workspace, rev: str | None) -> None:
         self.imported: list[Existing] = []
         self._taken: set[str] = set()
+        self._ws, self._rev = ws, rev
+        self._files: dict[str, bytes] = {}  # with a commit: every record file's bytes, by path
         if ws.repo.workdir is not None:
             from git_memzoi.index import lookup
 
@@ -144,6 +146,7 @@ class Records:
             if file.oid == "symlink" or not file.path.endswith(SUFFIX):
                 continue
             raw = file.read()
+            self._files[file.path] = raw
             found = _existing(file.path, raw)
             if found is not None:
                 self.imported.append(found)
@@ -157,3 +160,24 @@ class Records:
     def taken(self, record_id: str) -> bool:
         """Is `record_id` already some record's ID?"""
         return record_id in self._taken
+
+    def at(self, concept_id: str) -> Existing | None:
+        """The record at `concept_id`, whatever made it (an OKF bundle names its records so), or None."""
+        path = f"{RECORDS}/{concept_id}{SUFFIX}"
+        raw = self._raw(path)
+        if raw is None:
+            return None
+        data = _fields(path, raw)
+        origin = data.get("origin")
+        okey = origin.get("origin_key") if isinstance(origin, dict) else None
+        if not isinstance(data.get("id"), str):
+            return None
+        return Existing(data["id"], path, str(data.get("status")), str(okey or ""), "", None, raw)
+
+    def _raw(self, path: str) -> bytes | None:
+        """A record file's bytes where the other records were read: the work tree (a regular file), or the commit."""
+        workdir = self._ws.repo.workdir
+        if workdir is not None:
+            full = workdir / path
+            return full.read_bytes() if full.is_file() and not full.is_symlink() else None
+        return self._files.get(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from git_memzoi.errors import FormatError
 from git_memzoi.importer import markdown
@@ -50,6 +51,8 @@ class Item:
     adr_status: str | None = None
     superseded_by: tuple[str, ...] = ()  # repository paths of ADRs that replace this one
     supersedes: tuple[str, ...] = ()  # repository paths of ADRs this one replaces
+    concept_id: str | None = None  # an OKF bundle record's concept ID: its key, and the ID a create keeps
+    kept: dict[str, Any] = field(default_factory=dict)  # an OKF record's fields its packet carries over
 
     @property
     def where(self) -> str:

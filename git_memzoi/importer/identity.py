@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, quote, urlencode
 
 from git_memzoi.importer.formats import Item
 
@@ -19,8 +19,12 @@ def _hex(text: str) -> str:
 
 
 def key(item: Item, ordinal: int = 1) -> str:
-    """(format, source path, heading path): stable while the item's place in its source stays."""
-    parts = [item.fmt, item.source.real, *item.heading]
+    """(format, source path, heading path): stable while the item's place in its source stays.
+
+    An OKF bundle record's key is its concept ID alone: the same record in a bundle anywhere.
+    """
+    anchor = "" if item.concept_id is not None else item.source.real
+    parts = [item.fmt, anchor, *item.heading]
     if ordinal > 1:
         parts.append(f"#{ordinal}")
     return "\0".join(parts)
@@ -43,9 +47,17 @@ def normalised(item: Item, body: str | None = None) -> str:
             item.type,
             item.lane,
             " ".join(item.applies_to),
-            urlencode(sorted(item.activation.items())) if item.activation else "",
+            _query(sorted(item.activation.items())) if item.activation else "",
+            *([json.dumps(item.kept, sort_keys=True, default=str)] if item.kept else []),
         ]
     )
+
+
+def _query(pairs: list[tuple[str, str]], safe: str = "") -> str:
+    """`urlencode(pairs)`, with urllib loaded only by the items that have activation or make packets."""
+    from urllib.parse import urlencode
+
+    return urlencode(pairs, safe=safe)
 
 
 def text_digest(item: Item, body: str | None = None) -> str:
@@ -86,14 +98,16 @@ def source_ref(item: Item) -> str:
     """`import:<path>?format=F&blob=OID&lines=A-B[&globs=…&alwaysApply=…]`: provenance an export can read back."""
     query = [("format", item.fmt), ("blob", item.source.oid), ("lines", f"{item.first}-{item.last}")]
     query += sorted(item.activation.items())
-    return f"import:{quote(item.source.real, safe='/')}?{urlencode(query, safe='/*,')}"
+    from urllib.parse import quote
+
+    return f"import:{quote(item.source.real, safe='/')}?{_query(query, safe='/*,')}"
 
 
 def parse_source_ref(ref: str | None) -> SourceRef | None:
     """A source_ref written by `source_ref`, or None."""
     if not ref or not ref.startswith("import:") or "?" not in ref:
         return None
-    from urllib.parse import unquote
+    from urllib.parse import parse_qsl, unquote
 
     path, _, query = ref[len("import:") :].partition("?")
     values = dict(parse_qsl(query, keep_blank_values=True))

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import itertools
-import json
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from git_memzoi.importer import identity
 from git_memzoi.importer.existing import Existing
@@ -22,7 +20,7 @@ CHANGES = ("create", "supersede", "tombstone")
 MAX_SUFFIX = 50
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     """One line of the plan: what happens to one item (or to one record whose item is gone)."""
 
@@ -39,6 +37,7 @@ class Entry:
     warnings: list[str] = field(default_factory=list)
     item: Item | None = None
     proposal_id: str | None = None
+    slug: str | None = None  # the slug of the new record ID (the packet ID is named after it)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -100,86 +99,193 @@ def _lane_for(kind: str) -> str:
     return "procedural" if kind in ("procedure", "runbook") else "semantic"
 
 
+class Known(Protocol):
+    """The repository's records as a plan sees them."""
+
+    imported: list[Existing]
+
+    def taken(self, record_id: str) -> bool:
+        """Is `record_id` already some record's ID?"""
+
+    def at(self, concept_id: str) -> Existing | None:
+        """The record at `concept_id`, whatever made it, or None."""
+
+
+class NoRecords:
+    """A repository without .memzoi/: no record, no ID taken."""
+
+    def __init__(self) -> None:
+        self.imported: list[Existing] = []
+
+    def taken(self, record_id: str) -> bool:
+        return False
+
+    def at(self, concept_id: str) -> Existing | None:
+        return None
+
+
+@dataclass
+class _State:
+    """What a plan remembers from one item to the next."""
+
+    by_key: dict[str, list[Existing]]
+    replaces: dict[str, list[str]]  # an ADR's path -> the paths of the ADRs it supersedes
+    known: Known
+    policy: Policy
+    seen_keys: set[str] = field(default_factory=set)
+    texts: dict[str, str] = field(default_factory=dict)  # collapsed body -> where it was first seen
+    ordinals: dict[str, int] = field(default_factory=dict)
+    used_ids: set[str] = field(default_factory=set)
+    claimed: set[str] = field(default_factory=set)
+
+    @classmethod
+    def start(cls, items: list[Item], known: Known, policy: Policy) -> _State:
+        by_key: dict[str, list[Existing]] = {}
+        for record in known.imported:
+            by_key.setdefault(record.key_digest, []).append(record)
+        replaces: dict[str, list[str]] = {}
+        for item in items:
+            for new in item.superseded_by:
+                replaces.setdefault(new, []).append(item.source.real)
+            if item.supersedes:
+                replaces.setdefault(item.source.real, []).extend(item.supersedes)
+        return cls(by_key, replaces, known, policy)
+
+    def key_of(self, item: Item) -> tuple[str, str]:
+        """(the item's key, its digest): a repeated heading path gets `#2`, `#3`."""
+        base = identity.key(item)
+        ordinal = self.ordinals.get(base, 0) + 1
+        self.ordinals[base] = ordinal
+        item_key = base if ordinal == 1 else identity.key(item, ordinal)
+        digest = identity.key_digest(item_key)
+        self.seen_keys.add(digest)
+        return item_key, digest
+
+
 def build(
     items: list[Item],
     sources: list[Loaded],
-    imported: list[Existing],
-    taken: Callable[[str], bool],
+    known: Known,
     policy: Policy,
     reported: list[Entry] | None = None,
 ) -> ImportPlan:
-    """The plan for `items` against the `imported` records (`taken`: is a record ID in use?)."""
+    """The plan for `items` against the records `known` (those earlier imports made, and every record ID)."""
+    state = _State.start(items, known, policy)
     entries: list[Entry] = list(reported or [])
-    by_key: dict[str, list[Existing]] = {}
+    entries.extend(_plan_item(item, state) for item in items)
+    entries.extend(_gone(known.imported, state))
+    plan = ImportPlan(entries, sources)
+    for entry in plan.changes:
+        entry.proposal_id = _proposal_id(entry)
+    plan.plan_id = plan_digest(plan)
+    return plan
+
+
+def _left_out(item: Item, policy: Policy) -> tuple[str, str] | None:
+    """(action, reason) of an item that is reported but never planned: generated, skipped, an ADR's status."""
+    if item.generated is not None:
+        return "generated", item.generated
+    if item.skip is not None:
+        return "skipped", item.skip
+    if item.fmt == "adr" and item.adr_status not in policy.adr_statuses:
+        reason = f"ADR status: {item.adr_status}"
+        if item.superseded_by:
+            reason += " by " + ", ".join(item.superseded_by)
+        return "skipped", reason
+    return None
+
+
+def _plan_item(item: Item, state: _State) -> Entry:
+    """The entry of one item: left out, a duplicate, unchanged, or a change with its new concept ID."""
+    item_key, digest = state.key_of(item)
+    if state.policy.type_override is not None and item.fmt != "adr":
+        item.type = state.policy.type_override
+        item.lane = _lane_for(item.type)
+    entry = Entry("create", item.where, item.title, item.type, item.lane, item.applies_to, item=item)
+    entry.warnings = item.warnings
+    left_out = _left_out(item, state.policy)
+    if left_out is not None:
+        entry.action, entry.reason = left_out
+        return entry
+    body = identity.collapsed(item)  # duplicates are found by it, and the origin is taken over it
+    first = state.texts.get(body)
+    if first is not None:
+        entry.action, entry.reason = "duplicate", f"same text as {first}"
+        return entry
+    state.texts[body] = entry.where
+    entry.origin_key = identity.origin_key(item_key, item, body, digest=digest)
+    records = state.by_key.get(digest, [])
+    if not records and item.concept_id is not None:
+        if _match_bundled(entry, item, item.concept_id, state):
+            _name(entry, state)
+    elif _match(entry, records, state):
+        _name(entry, state)
+    return entry
+
+
+def _match_bundled(entry: Entry, item: Item, concept_id: str, state: _State) -> bool:
+    """An OKF record no import made: against the record at its concept ID (True when it is a change)."""
+    record = state.known.at(concept_id)
+    if record is None:
+        return True
+    if record.raw.decode("utf-8", "replace").replace("\r\n", "\n").removeprefix("\ufeff") == item.source.text:
+        entry.action, entry.target = "unchanged", record
+        return False
+    if record.status != "active":
+        entry.action, entry.reason = "skipped", f"record {record.id} at {concept_id} is {record.status}"
+        return False
+    if record.id not in state.claimed:
+        entry.action, entry.target = "supersede", record
+        entry.reason = f"{item.source.named} differs from record {record.id}"
+        state.claimed.add(record.id)
+    return True
+
+
+def _match(entry: Entry, records: list[Existing], state: _State) -> bool:
+    """Settle `entry` against the records of its key: True when it is a change (create or supersede)."""
+    item = entry.item
+    assert item is not None
+    if not records:  # a new item: a create, or a new ADR superseding an imported one
+        if item.fmt == "adr":
+            _supersede(entry, *_replaced_adr(item, state), state)
+        return True
+    active = [r for r in records if r.status == "active"]
+    for record in active:
+        if record.origin_key == entry.origin_key:
+            entry.action, entry.target = "unchanged", record
+            return False
+    tombstoned = [r.id for r in records if r.status == "tombstoned"]
+    if not active and tombstoned:
+        entry.action, entry.reason = "skipped", "tombstoned on purpose: " + tombstoned[0]
+        return False
+    reason = f"{item.source.named} changed since {active[0].id} was imported" if active else ""
+    _supersede(entry, active, reason, state)
+    return True
+
+
+def _supersede(entry: Entry, active: list[Existing], reason: str, state: _State) -> None:
+    """Make `entry` a supersede of the first `active` record, unless another item claimed it."""
+    if active and active[0].id not in state.claimed:
+        entry.action, entry.target, entry.reason = "supersede", active[0], reason
+        state.claimed.add(active[0].id)
+
+
+def _replaced_adr(item: Item, state: _State) -> tuple[list[Existing], str]:
+    """The active record of an ADR this new ADR supersedes (linked either way), with the reason."""
+    for old_path in state.replaces.get(item.source.real, []):
+        old_key = identity.key_digest("\0".join(["adr", old_path]))
+        active = [r for r in state.by_key.get(old_key, []) if r.status == "active" and r.id not in state.claimed]
+        if active:
+            return active, f"{item.source.named} supersedes {old_path}"
+    return [], ""
+
+
+def _gone(imported: list[Existing], state: _State) -> list[Entry]:
+    """A tombstone (with --prune) or a report for each active imported record whose item is gone."""
+    out: list[Entry] = []
+    policy = state.policy
     for record in imported:
-        by_key.setdefault(record.key_digest, []).append(record)
-    seen_keys: set[str] = set()
-    texts: dict[str, str] = {}
-    ordinals: dict[str, int] = {}
-    used_ids: set[str] = set()
-    claimed: set[str] = set()
-    replaces: dict[str, list[str]] = {}  # an ADR's path -> the paths of the ADRs it supersedes
-    for item in items:
-        for new in item.superseded_by:
-            replaces.setdefault(new, []).append(item.source.real)
-        for old in item.supersedes:
-            replaces.setdefault(item.source.real, []).append(old)
-    for item in items:
-        base = identity.key(item)
-        ordinals[base] = ordinals.get(base, 0) + 1
-        item_key = identity.key(item, ordinals[base])
-        digest = identity.key_digest(item_key)
-        seen_keys.add(digest)
-        if policy.type_override is not None and item.fmt != "adr":
-            item.type = policy.type_override
-            item.lane = _lane_for(item.type)
-        entry = Entry("create", item.where, item.title, item.type, item.lane, item.applies_to, item=item)
-        entry.warnings = list(item.warnings)
-        entries.append(entry)
-        if item.generated is not None:
-            entry.action, entry.reason = "generated", item.generated
-            continue
-        if item.skip is not None:
-            entry.action, entry.reason = "skipped", item.skip
-            continue
-        if item.fmt == "adr" and item.adr_status not in policy.adr_statuses:
-            entry.action = "skipped"
-            entry.reason = f"ADR status: {item.adr_status}"
-            if item.superseded_by:
-                entry.reason += " by " + ", ".join(item.superseded_by)
-            continue
-        body = identity.collapsed(item)  # both digests below are taken over it
-        text = identity.text_digest(item, body)
-        if text in texts:
-            entry.action, entry.reason = "duplicate", f"same text as {texts[text]}"
-            continue
-        texts[text] = item.where
-        origin = identity.origin_key(item_key, item, body, digest=digest)
-        entry.origin_key = origin
-        records = by_key.get(digest, [])
-        if any(r.origin_key == origin and r.status == "active" for r in records):
-            entry.action = "unchanged"
-            entry.target = next(r for r in records if r.origin_key == origin and r.status == "active")
-            continue
-        active = [r for r in records if r.status == "active"]
-        if not active and any(r.status == "tombstoned" for r in records):
-            entry.action = "skipped"
-            entry.reason = "tombstoned on purpose: " + next(r.id for r in records if r.status == "tombstoned")
-            continue
-        reason = f"{item.source.named} changed since {active[0].id} was imported" if active else ""
-        if not active and not records and item.fmt == "adr":
-            for old_path in replaces.get(item.source.real, []):
-                old_key = identity.key_digest("\0".join(["adr", old_path]))
-                active = [r for r in by_key.get(old_key, []) if r.status == "active" and r.id not in claimed]
-                if active:
-                    reason = f"{item.source.named} supersedes {old_path}"
-                    break
-        if active and active[0].id not in claimed:
-            entry.action, entry.target, entry.reason = "supersede", active[0], reason
-            claimed.add(active[0].id)
-        _name(entry, taken, used_ids)
-    for record in imported:
-        if record.status != "active" or record.key_digest in seen_keys or record.id in claimed:
+        if record.status != "active" or record.key_digest in state.seen_keys or record.id in state.claimed:
             continue
         ref = record.source_ref
         if policy.prune_paths is not None and (ref is None or ref.path not in policy.prune_paths):
@@ -191,33 +297,50 @@ def build(
             gone.reason = f"its source is gone from {ref.path if ref else 'the imported files'}"
         else:
             gone.action, gone.reason = "skipped", "gone from its source; --prune tombstones it"
-        entries.append(gone)
-    plan = ImportPlan(entries, sources)
-    for entry in plan.changes:
-        entry.proposal_id = _proposal_id(entry)
-    plan.plan_id = plan_digest(plan)
-    return plan
+        out.append(gone)
+    return out
 
 
-def _name(entry: Entry, taken: Callable[[str], bool], used: set[str]) -> None:
-    """Choose the new record's concept ID (what apply would choose), retitling when its record ID is taken."""
+def _titles(base: str, named: str) -> Iterator[str]:
+    """The titles a new record may take: its own, then with its source path, then numbered."""
+    yield base
+    yield f"{base} ({named})"
+    for n in range(2, MAX_SUFFIX):
+        yield f"{base} ({named} {n})"
+
+
+def _free_id(slug: str, entry: Entry, state: _State) -> str | None:
+    """The first record ID from `slug` that is free (a supersede may add `-2`… as apply does)."""
+    target = entry.target.id if entry.target else None
+    for suffix in range(1, (MAX_SUFFIX if entry.action == "supersede" else 1) + 1):
+        rid = slug + (f"-{suffix}" if suffix > 1 else "")
+        if rid not in state.used_ids and rid != target and not state.known.taken(rid):
+            return rid
+    return None
+
+
+def _name(entry: Entry, state: _State) -> None:
+    """Choose the new record's concept ID (what apply would choose), retitling when its record ID is taken.
+
+    An OKF bundle's record keeps its concept ID while its record ID is free (a supersede: `<ID>-2`…).
+    """
     item = entry.item
     assert item is not None and entry.type is not None
-    base = entry.title
-    titles = itertools.chain(
-        (base, f"{base} ({item.source.named})"), (f"{base} ({item.source.named} {n})" for n in range(2, MAX_SUFFIX))
-    )
-    folder = f"{entry.lane}/{entry.type.replace('_', '-')}s"
-    target = entry.target.id if entry.target else None
-    for title in titles:
+    if item.concept_id is not None:
+        folder, _, rid = item.concept_id.rpartition("/")
+        free = _free_id(rid, entry, state)
+        if free is not None:
+            state.used_ids.add(free)
+            entry.concept_id, entry.slug = f"{folder}/{free}" if folder else free, rid
+            return
+    for title in _titles(entry.title, item.source.named):
         slug = concept.slug(title)
-        for suffix in range(1, (MAX_SUFFIX if entry.action == "supersede" else 1) + 1):
-            rid = slug + (f"-{suffix}" if suffix > 1 else "")
-            if rid in used or rid == target or taken(rid):
-                continue
-            used.add(rid)
+        free = _free_id(slug, entry, state)
+        if free is not None:
+            state.used_ids.add(free)
             entry.title = title
-            entry.concept_id = f"{folder}/{rid}"
+            entry.concept_id = f"{entry.lane}/{entry.type.replace('_', '-')}s/{free}"
+            entry.slug = slug
             return
     entry.action, entry.reason = "skipped", "no free record ID for its title"
 
@@ -226,13 +349,37 @@ def _proposal_id(entry: Entry) -> str:
     """A packet ID that is the same whenever the same change is planned (so a second --write finds it)."""
     seed = "\0".join([entry.action, entry.origin_key or "", entry.target.id if entry.target else ""])
     tail = hashlib.sha256(seed.encode("utf-8")).hexdigest()[:10]
-    return f"import_{concept.slug(entry.title, max_length=40).replace('-', '_')}_{tail}"
+    name = _shorter(entry.slug, 40) if entry.slug is not None else concept.slug(entry.title, max_length=40)
+    return f"import_{name.replace('-', '_')}_{tail}"
+
+
+def _shorter(slug: str, max_length: int) -> str:
+    """`concept.slug(title, max_length)` from `concept.slug(title)`: its words while they fit (hyphens join words)."""
+    if len(slug) <= max_length:
+        return slug
+    cut = slug.rfind("-", 0, max_length + 1)
+    return slug[:cut] if cut > 0 else "memory"
 
 
 def plan_digest(plan: ImportPlan) -> str:
     """The plan's ID: a digest of every entry and every source blob, so any change to either changes it."""
-    body = {
-        "sources": [(s.named, s.oid) for s in plan.sources],
-        "entries": [e.as_json() for e in plan.entries],
-    }
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode("utf-8")).hexdigest()[:16]
+    digest = hashlib.sha256()
+    for source in plan.sources:
+        digest.update(f"{source.named}\0{source.oid}\n".encode())
+    for entry in plan.entries:
+        fields = (
+            entry.action,
+            entry.where,
+            entry.title,
+            entry.concept_id or "",
+            entry.type or "",
+            entry.lane or "",
+            "\x1f".join(entry.applies_to),
+            entry.origin_key or "",
+            entry.target.id if entry.target else "",
+            entry.proposal_id or "",
+            entry.reason or "",
+            "\x1f".join(entry.warnings),
+        )
+        digest.update(("\0".join(fields) + "\n").encode())
+    return digest.hexdigest()[:16]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,43 +37,61 @@ FORMATS = (
     "cline",
     "cline-rule",
     "adr",
+    "okf",
 )
 #: Formats whose file is one record (a rule), not split by heading.
 RULE_FORMATS = ("claude-rule", "cursor-rule", "copilot-rule", "windsurf-rule", "cline-rule")
 _NOT_ADRS = ("readme.md", "index.md", "template.md", "adr-template.md")
 
 
-def classify(path: str, adr_dirs: tuple[str, ...] = ADR_DIRS) -> str | None:
+_BY_NAME = {
+    "CLAUDE.local.md": "personal",
+    "AGENTS.md": "agents-md",
+    "AGENTS.override.md": "agents-md",
+    "CLAUDE.md": "claude-md",
+    "GEMINI.md": "gemini-md",
+}
+_BY_PATH = {".cursorrules": "cursorrules", ".github/copilot-instructions.md": "copilot", ".clinerules": "cline"}
+#: (folder prefix, file name ending, format) of the rule folders.
+_BY_FOLDER = (
+    (".claude/rules/", ".md", "claude-rule"),
+    (".cursor/rules/", ".mdc", "cursor-rule"),
+    (".github/instructions/", ".instructions.md", "copilot-rule"),
+    (".windsurf/rules/", ".md", "windsurf-rule"),
+    (".clinerules/", ".md", "cline-rule"),
+)
+#: An OKF bundle as `export okf` writes it: `okf/index.md` and `okf/records/<concept-id>.md`.
+BUNDLE_NAME = "okf"
+BUNDLE_INDEX = "index.md"
+BUNDLE_RECORDS = "records"
+
+
+def bundle_roots(paths: Iterable[str]) -> frozenset[str]:
+    """The bundles among `paths`: every `okf/` folder (at any depth) that holds an `index.md`."""
+    roots = {posixpath.dirname(p) for p in paths if posixpath.basename(p) == BUNDLE_INDEX}
+    return frozenset(r for r in roots if posixpath.basename(r) == BUNDLE_NAME)
+
+
+def in_bundle(path: str, roots: frozenset[str]) -> bool:
+    """Is `path` a record file (`<bundle>/records/….md`) of one of the bundles `roots`?"""
+    head, sep, _ = path.partition("/" + BUNDLE_RECORDS + "/")
+    return bool(sep) and head in roots and path.endswith(".md")
+
+
+def classify(path: str, adr_dirs: tuple[str, ...] = ADR_DIRS, bundles: frozenset[str] = frozenset()) -> str | None:
     """The format a tracked path is read as, `personal` for files never imported, or None."""
-    name = posixpath.basename(path)
-    folder = posixpath.dirname(path)
     if path.startswith(MEMZOI_DIR + "/"):
         return None
-    if name == "CLAUDE.local.md":
-        return "personal"
-    if name in ("AGENTS.md", "AGENTS.override.md"):
-        return "agents-md"
-    if name == "CLAUDE.md":
-        return "claude-md"
-    if name == "GEMINI.md":
-        return "gemini-md"
-    if path.startswith(".claude/rules/") and name.endswith(".md"):
-        return "claude-rule"
-    if path.startswith(".cursor/rules/") and name.endswith(".mdc"):
-        return "cursor-rule"
-    if path == ".cursorrules":
-        return "cursorrules"
-    if path == ".github/copilot-instructions.md":
-        return "copilot"
-    if path.startswith(".github/instructions/") and name.endswith(".instructions.md"):
-        return "copilot-rule"
-    if path.startswith(".windsurf/rules/") and name.endswith(".md"):
-        return "windsurf-rule"
-    if path == ".clinerules":
-        return "cline"
-    if path.startswith(".clinerules/") and name.endswith(".md"):
-        return "cline-rule"
-    if folder in adr_dirs and name.endswith(".md") and name.lower() not in _NOT_ADRS:
+    name = posixpath.basename(path)
+    fmt = _BY_NAME.get(name) or _BY_PATH.get(path)
+    if fmt is not None:
+        return fmt
+    for prefix, ending, rule in _BY_FOLDER:
+        if path.startswith(prefix) and name.endswith(ending):
+            return rule
+    if bundles and in_bundle(path, bundles):
+        return "okf"
+    if posixpath.dirname(path) in adr_dirs and name.endswith(".md") and name.lower() not in _NOT_ADRS:
         return "adr"
     return None
 
@@ -130,8 +149,8 @@ class Tree:
 
     def discover(self) -> list[tuple[str, str]]:
         """(path, format) of every tracked file in a known location, personal files included, by path."""
-        dirs = self.adr_dirs()
-        found = [(path, classify(path, dirs)) for path in sorted(self.entries)]
+        dirs, bundles = self.adr_dirs(), bundle_roots(self.entries)
+        found = [(path, classify(path, dirs, bundles)) for path in sorted(self.entries)]
         return [(path, fmt) for path, fmt in found if fmt is not None and self.exists(path)]
 
     def _in_worktree(self, path: str) -> bool:
@@ -206,7 +225,7 @@ class Tree:
 
     def named(self, given: list[str], cwd: Path, forced: str | None) -> list[tuple[str, str]]:
         """(path, format) of the SOURCEs given on the command line, as repository paths."""
-        dirs = self.adr_dirs()
+        dirs, bundles = self.adr_dirs(), bundle_roots(self.entries)
         out: list[tuple[str, str]] = []
         for source in given:
             rel = self._relative(source, cwd)
@@ -216,17 +235,38 @@ class Tree:
             if rel in self.entries and not self.exists(rel):
                 raise UsageError(f"{source}: tracked, but missing from the work tree")
             if rel not in self.entries:
-                folder = "" if rel == "." else rel.rstrip("/") + "/"
-                under = [p for p in sorted(self.entries) if p.startswith(folder) and not p.startswith(MEMZOI_DIR + "/")]
-                if not under:
-                    raise UsageError(f"{source}: not a file git tracks")
-                out.extend((p, f) for p in under if (f := forced or classify(p, dirs)) is not None and self.exists(p))
+                out.extend(self._under(source, rel, forced, dirs, bundles))
                 continue
-            fmt = forced or classify(rel, dirs)
+            fmt = forced or classify(rel, dirs, bundles)
             if fmt is None:
                 raise UsageError(f"{source}: not a known memory file; name its format with --from", field="from")
             out.append((rel, fmt))
         return out
+
+    def _under(
+        self, source: str, rel: str, forced: str | None, dirs: tuple[str, ...], bundles: frozenset[str]
+    ) -> list[tuple[str, str]]:
+        """(path, format) of the memory files git tracks in folder SOURCE (`rel` from the top)."""
+        folder = "" if rel == "." else rel.rstrip("/") + "/"
+        under = [p for p in sorted(self.entries) if p.startswith(folder) and not p.startswith(MEMZOI_DIR + "/")]
+        if not under:
+            raise UsageError(f"{source}: not a file git tracks")
+        if forced == "okf":  # a bundle's record files, not its index
+            under = [p for p in under if p.endswith(".md") and (p.startswith("records/") or "/records/" in p)]
+        found = [(p, forced or classify(p, dirs, bundles)) for p in under]
+        return [(p, f) for p, f in found if f is not None and self.exists(p)]
+
+    def tracks_under(self, folder: Path) -> bool:
+        """Does git track any file in `folder` (False for a folder outside the repository)?"""
+        root = self.root if self.root is not None else self.repo.workdir
+        if root is None:
+            return False
+        try:
+            rel = folder.relative_to(root).as_posix()
+        except ValueError:
+            return False
+        prefix = "" if rel == "." else rel + "/"
+        return any(p.startswith(prefix) for p in self.entries)
 
     def _relative(self, source: str, cwd: Path) -> str:
         # With --rev in a checkout a SOURCE is still relative to the cwd, as git's pathspecs are.

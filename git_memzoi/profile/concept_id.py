@@ -54,12 +54,14 @@ def slug(text: str, max_length: int = 80) -> str:
         text if text.isascii() else unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     )
     words = _WORD.findall(ascii_text.lower())
-    out = ""
-    for word in words:
-        candidate = f"{out}-{word}" if out else word
-        if len(candidate) > max_length:
-            break
-        out = candidate
+    out = "-".join(words)
+    if len(out) > max_length:  # the words while they fit
+        out = ""
+        for word in words:
+            candidate = f"{out}-{word}" if out else word
+            if len(candidate) > max_length:
+                break
+            out = candidate
     if not out or out in RESERVED_NAMES:
         out = f"memory-{out}" if out else "memory"
     return out

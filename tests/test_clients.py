@@ -1,8 +1,11 @@
-"""The real clients (Claude Code, Codex, the MCP Inspector) against `agent install` and `mcp serve`.
+"""The real clients (Claude Code, Codex, Gemini CLI, the MCP Inspector) against `agent install`, `agent hook`
+and `mcp serve`.
 
 The clients come from the npm registry into a cache outside the hermetic HOME (reused across
 runs; `MEMZOI_CLIENTS_CACHE` moves it). Without npm, or when the registry cannot be reached,
-these tests skip and say why. They need no API key: they only list and call MCP servers.
+these tests skip and say why. They need no API key: they list and call MCP servers, and run a
+session against a model endpoint that cannot be reached, which the session hooks answer before
+the first request; the request (or the session's transcript) then shows what the hooks gave.
 """
 
 from __future__ import annotations
@@ -11,7 +14,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,8 +30,11 @@ pytestmark = pytest.mark.clients
 
 #: Resolved at import, before the hermetic fixture points HOME at a temp folder.
 CACHE = Path(os.environ.get("MEMZOI_CLIENTS_CACHE") or Path.home() / ".cache" / "memzoi-clients")
-PACKAGES = ("@anthropic-ai/claude-code", "@openai/codex", "@modelcontextprotocol/inspector")
-BINARIES = ("claude", "codex", "mcp-inspector")
+PACKAGES = ("@anthropic-ai/claude-code", "@openai/codex", "@google/gemini-cli", "@modelcontextprotocol/inspector")
+BINARIES = ("claude", "codex", "gemini", "mcp-inspector")
+#: A model endpoint nothing listens on: the session starts, runs its hooks, then fails to connect.
+UNREACHABLE = "http://127.0.0.1:9"
+PROMPT = "Add a column to the orders table in db/migrations/0042_orders.sql"
 QUIET = {
     "DISABLE_AUTOUPDATER": "1",
     "DISABLE_TELEMETRY": "1",
@@ -165,3 +174,130 @@ def test_inspector_lists_and_reads_the_records(clients: Path, project: Repo, her
     )
     warnings = called["structuredContent"]["warnings"]
     assert [w["record_id"] for w in warnings] == ["migrations-lock-users"]
+
+
+def run_until(command: list[str], cwd: Path, env: dict[str, str], seen: Callable[[], bool], limit: float = 120) -> None:
+    """Run a client session until `seen()` (what its hooks gave has arrived), then stop it and its children."""
+    proc = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + limit
+        while proc.poll() is None and not seen() and time.monotonic() < deadline:
+            time.sleep(0.25)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def codex_home_for(project: Repo, home: Path) -> Path:
+    """A Codex home that trusts the project and points its model at UNREACHABLE."""
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(
+        'model = "gpt-5.5"\nmodel_provider = "offline"\n'
+        f'[model_providers.offline]\nname = "offline"\nbase_url = "{UNREACHABLE}/v1"\nwire_api = "responses"\n'
+        "request_max_retries = 0\nstream_max_retries = 0\n"
+        f'[projects.{json.dumps(str(project.path.resolve()))}]\ntrust_level = "trusted"\n'
+    )
+    return codex_home
+
+
+def developer_texts(codex_home: Path) -> list[str]:
+    """The developer messages of every session transcript (rollout) Codex wrote: hook context lands there."""
+    texts = []
+    for rollout in sorted(codex_home.glob("sessions/**/rollout-*.jsonl")):
+        for line in rollout.read_text(encoding="utf-8").splitlines():
+            payload = json.loads(line).get("payload", {})
+            if payload.get("type") == "message" and payload.get("role") == "developer":
+                texts += [part.get("text", "") for part in payload.get("content", [])]
+    return texts
+
+
+def test_codex_runs_the_installed_hooks_and_takes_their_context(clients: Path, project: Repo, hermetic: Path) -> None:
+    codex_home = codex_home_for(project, hermetic)
+    run_cli("agent", "install", "codex", env={"CODEX_HOME": str(codex_home)})
+    env = env_for(hermetic, CODEX_HOME=str(codex_home))
+
+    def seen() -> bool:
+        return sum("git memzoi" in text for text in developer_texts(codex_home)) >= 2
+
+    # new hooks wait for the user's review; this flag is how automation that vets them runs them
+    command = [str(clients / "codex"), "exec", "--dangerously-bypass-hook-trust", PROMPT]
+    run_until(command, project.path, env, seen)
+    texts = [t for t in developer_texts(codex_home) if t.startswith("git memzoi")]
+    assert len(texts) == 2, texts
+    start, prompt = texts
+    assert "## Standing rules" in start and "Use React Query (use-react-query)" in start
+    assert prompt.startswith("git memzoi: project memory relevant to this prompt:")
+    assert "Migrations lock the users table (migrations-lock-users)" in prompt
+
+
+def codex_schemas(clients: Path) -> dict[str, dict]:  # type: ignore[type-arg]
+    """The hook input and output JSON schemas the installed Codex embeds, by title."""
+    found = sorted((clients.parent / "@openai").glob("codex-*/vendor/*/bin/codex"))
+    if not found:
+        pytest.skip("the installed Codex has no native binary here to read its hook schemas from")
+    data = found[0].read_bytes()
+    schemas = {}
+    for title in ("session-start", "user-prompt-submit", "pre-tool-use"):
+        for kind in ("input", "output"):
+            name = f"{title}.command.{kind}"
+            at = data.index(f'"title": "{name}"'.encode())
+            start = data.rindex(b'{\n  "$schema"', 0, at)
+            schemas[name] = json.loads(data[start : data.index(b"\n}", at) + 2])
+    return schemas
+
+
+def test_codex_events_and_answers_match_the_schemas_codex_embeds(clients: Path, project: Repo) -> None:
+    import jsonschema
+
+    from test_agent_hook_clients import event, hook
+
+    schemas = codex_schemas(clients)
+    project.write(".memzoi/config.toml", '[agents]\nrisk_decision = "deny"\n')
+    for name, title in (
+        ("sessionstart", "session-start"),
+        ("userpromptsubmit", "user-prompt-submit"),
+        ("pretooluse-bash", "pre-tool-use"),
+        ("pretooluse-apply-patch", "pre-tool-use"),
+    ):
+        text = event("codex", name, project.path)
+        if name == "pretooluse-bash":
+            text = text.replace("git push --force origin main", "python manage.py migrations --table users")
+        jsonschema.validate(json.loads(text), schemas[f"{title}.command.input"])
+        out, err = hook("codex", text)
+        assert out is not None, (name, err)
+        jsonschema.validate(out, schemas[f"{title}.command.output"])
+
+
+def test_gemini_runs_the_installed_hooks_and_sends_their_context(clients: Path, project: Repo, hermetic: Path) -> None:
+    run_cli("agent", "install", "gemini")
+    settings = project.path / ".gemini" / "settings.json"
+    data = json.loads(settings.read_text())
+    # a test's own hook on the model request shows what the request carries (it then fails to connect)
+    log = hermetic / "model-requests.jsonl"
+    data["hooks"]["BeforeModel"] = [{"hooks": [{"type": "command", "command": f"cat >> {log}; echo '{{}}'"}]}]
+    settings.write_text(json.dumps(data))
+    (hermetic / ".gemini").mkdir(exist_ok=True)
+    (hermetic / ".gemini" / "settings.json").write_text(
+        json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}})
+    )
+    env = env_for(
+        hermetic, GEMINI_API_KEY="offline", GEMINI_CLI_TRUST_WORKSPACE="true", GOOGLE_GEMINI_BASE_URL=UNREACHABLE
+    )
+    run_until([str(clients / "gemini"), "-m", "gemini-2.5-flash", "-p", PROMPT], project.path, env, log.exists)
+    time.sleep(0.5)  # the hook writes the whole request, then answers
+    request = json.loads(log.read_text().splitlines()[0])["llm_request"]
+    sent = "\n".join(m["content"] for m in request["messages"] if m["role"] == "user")
+    assert "## Standing rules" in sent and "Use React Query (use-react-query)" in sent
+    assert "git memzoi: project memory relevant to this prompt:" in sent
+    assert "Migrations lock the users table (migrations-lock-users)" in sent
+    assert sent.count("Use React Query (use-react-query)") == 1, "the prompt's pack does not repeat the session's rules"

@@ -10,15 +10,19 @@ the first request; the request (or the session's transcript) then shows what the
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import os
 import re
 import shutil
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from filelock import FileLock
@@ -35,6 +39,8 @@ BINARIES = ("claude", "codex", "gemini", "mcp-inspector")
 #: A model endpoint nothing listens on: the session starts, runs its hooks, then fails to connect.
 UNREACHABLE = "http://127.0.0.1:9"
 PROMPT = "Add a column to the orders table in db/migrations/0042_orders.sql"
+#: How the SessionStart answer and a prompt's pack begin.
+SESSION, PACK = "git memzoi: this repository keeps", "git memzoi: project memory relevant to this prompt:"
 QUIET = {
     "DISABLE_AUTOUPDATER": "1",
     "DISABLE_TELEMETRY": "1",
@@ -197,13 +203,82 @@ def run_until(command: list[str], cwd: Path, env: dict[str, str], seen: Callable
         proc.wait(timeout=30)
 
 
-def codex_home_for(project: Repo, home: Path) -> Path:
-    """A Codex home that trusts the project and points its model at UNREACHABLE."""
+class ScriptedModel(http.server.ThreadingHTTPServer):
+    """A model endpoint that answers the first request with one tool call and every later one with a message,
+    keeping each request's JSON: the Responses API as Codex streams it, or Gemini's streamGenerateContent."""
+
+    def __init__(self, call: dict[str, Any]) -> None:
+        self.call = call
+        self.requests: list[dict[str, Any]] = []
+        super().__init__(("127.0.0.1", 0), _Responder)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+def _responses_events(number: int, call: dict[str, Any]) -> str:
+    done = {"type": "message", "role": "assistant", "id": f"msg_{number}"}
+    done["content"] = [{"type": "output_text", "text": "done"}]
+    usage = {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}
+    events = [
+        {"type": "response.created", "response": {"id": f"resp_{number}"}},
+        {"type": "response.output_item.done", "output_index": 0, "item": call if number == 1 else done},
+        {"type": "response.completed", "response": {"id": f"resp_{number}", "usage": usage}},
+    ]
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+
+
+def _gemini_events(number: int, call: dict[str, Any]) -> str:
+    part = {"functionCall": call} if number == 1 else {"text": "done"}
+    chunk = {
+        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+    }
+    return f"data: {json.dumps(chunk)}\r\n\r\n"
+
+
+class _Responder(http.server.BaseHTTPRequestHandler):
+    server: ScriptedModel
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        if not self.path.endswith("/responses") and ":streamGenerateContent" not in self.path:
+            self.send_response(404)
+            self.end_headers()
+            return
+        self.server.requests.append(request)
+        answer = _responses_events if self.path.endswith("/responses") else _gemini_events
+        body = answer(len(self.server.requests), self.server.call).encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        return
+
+
+@contextlib.contextmanager
+def scripted(call: dict[str, Any]) -> Iterator[ScriptedModel]:
+    model = ScriptedModel(call)
+    thread = threading.Thread(target=model.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield model
+    finally:
+        model.shutdown()
+        model.server_close()
+
+
+def codex_home_for(project: Repo, home: Path, url: str = UNREACHABLE) -> Path:
+    """A Codex home that trusts the project and points its model at `url` (by default, where nothing listens)."""
     codex_home = home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
     (codex_home / "config.toml").write_text(
         'model = "gpt-5.5"\nmodel_provider = "offline"\n'
-        f'[model_providers.offline]\nname = "offline"\nbase_url = "{UNREACHABLE}/v1"\nwire_api = "responses"\n'
+        f'[model_providers.offline]\nname = "offline"\nbase_url = "{url}/v1"\nwire_api = "responses"\n'
         "request_max_retries = 0\nstream_max_retries = 0\n"
         f'[projects.{json.dumps(str(project.path.resolve()))}]\ntrust_level = "trusted"\n'
     )
@@ -227,17 +302,17 @@ def test_codex_runs_the_installed_hooks_and_takes_their_context(clients: Path, p
     env = env_for(hermetic, CODEX_HOME=str(codex_home))
 
     def seen() -> bool:
-        return sum("git memzoi" in text for text in developer_texts(codex_home)) >= 2
+        return any(text.startswith(PACK) for text in developer_texts(codex_home))
 
     # new hooks wait for the user's review; this flag is how automation that vets them runs them
     command = [str(clients / "codex"), "exec", "--dangerously-bypass-hook-trust", PROMPT]
     run_until(command, project.path, env, seen)
-    texts = [t for t in developer_texts(codex_home) if t.startswith("git memzoi")]
-    assert len(texts) == 2, texts
-    start, prompt = texts
-    assert "## Standing rules" in start and "Use React Query (use-react-query)" in start
-    assert prompt.startswith("git memzoi: project memory relevant to this prompt:")
-    assert "Migrations lock the users table (migrations-lock-users)" in prompt
+    texts = developer_texts(codex_home)
+    start = [t for t in texts if t.startswith(SESSION)]
+    prompt = [t for t in texts if t.startswith(PACK)]
+    assert len(start) == 1 and len(prompt) == 1, texts
+    assert "## Standing rules" in start[0] and "Use React Query (use-react-query)" in start[0]
+    assert "Migrations lock the users table (migrations-lock-users)" in prompt[0]
 
 
 def codex_schemas(clients: Path) -> dict[str, dict]:  # type: ignore[type-arg]
@@ -298,6 +373,81 @@ def test_gemini_runs_the_installed_hooks_and_sends_their_context(clients: Path, 
     request = json.loads(log.read_text().splitlines()[0])["llm_request"]
     sent = "\n".join(m["content"] for m in request["messages"] if m["role"] == "user")
     assert "## Standing rules" in sent and "Use React Query (use-react-query)" in sent
-    assert "git memzoi: project memory relevant to this prompt:" in sent
+    assert PACK in sent
     assert "Migrations lock the users table (migrations-lock-users)" in sent
     assert sent.count("Use React Query (use-react-query)") == 1, "the prompt's pack does not repeat the session's rules"
+
+
+@pytest.mark.parametrize(
+    "call, setting",
+    [
+        # a shell command the migrations risk is about: Codex runs it, the model gets the warning as context
+        (
+            {
+                "type": "function_call",
+                "name": "exec_command",
+                "arguments": json.dumps({"cmd": "echo migrations users"}),
+            },
+            "ask",
+        ),
+        # a patch adding a migration: refused before the file exists, the model gets the reason
+        (
+            {
+                "type": "custom_tool_call",
+                "name": "apply_patch",
+                "input": "*** Begin Patch\n*** Add File: db/migrations/0042_orders.sql\n+SELECT 1;\n*** End Patch\n",
+            },
+            "deny",
+        ),
+    ],
+)
+def test_codex_runs_the_tool_hook_before_a_command_or_patch(
+    clients: Path, project: Repo, hermetic: Path, call: dict[str, Any], setting: str
+) -> None:
+    project.write(".memzoi/config.toml", f'[agents]\nrisk_decision = "{setting}"\n')
+    with scripted({**call, "id": "call_item_1", "call_id": "call_1"}) as model:
+        codex_home = codex_home_for(project, hermetic, model.url)
+        run_cli("agent", "install", "codex", env={"CODEX_HOME": str(codex_home)})
+        env = env_for(hermetic, CODEX_HOME=str(codex_home))
+        command = [str(clients / "codex"), "exec", "--dangerously-bypass-hook-trust", "go"]
+        run_until(command, project.path, env, lambda: len(model.requests) >= 2)
+        assert len(model.requests) >= 2, "Codex made the tool call and came back with its result"
+        after = json.dumps(model.requests[1]["input"])
+    assert "git memzoi risk migrations-lock-users" in after or "[risk] Migrations lock the users table" in after
+    if setting == "deny":
+        assert not (project.path / "db/migrations/0042_orders.sql").exists(), "the hook refused the patch"
+
+
+@pytest.mark.parametrize(
+    "call, setting",
+    [
+        # a shell command the migrations risk is about: it runs, and AfterTool adds the warning to its result
+        ({"name": "run_shell_command", "args": {"command": "echo migrations users"}}, "ask"),
+        # a new migration: BeforeTool refuses it before the file exists, and the model gets the reason
+        (
+            {"name": "write_file", "args": {"file_path": "db/migrations/0042_orders.sql", "content": "SELECT 1;"}},
+            "deny",
+        ),
+    ],
+)
+def test_gemini_runs_the_tool_hooks_around_a_command_or_edit(
+    clients: Path, project: Repo, hermetic: Path, call: dict[str, Any], setting: str
+) -> None:
+    project.write(".memzoi/config.toml", f'[agents]\nrisk_decision = "{setting}"\n')
+    run_cli("agent", "install", "gemini")
+    (hermetic / ".gemini").mkdir(exist_ok=True)
+    auth = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    (hermetic / ".gemini" / "settings.json").write_text(json.dumps(auth))
+    if call["name"] == "write_file":
+        call["args"]["file_path"] = str(project.path / call["args"]["file_path"])
+    with scripted(call) as model:
+        env = env_for(
+            hermetic, GEMINI_API_KEY="offline", GEMINI_CLI_TRUST_WORKSPACE="true", GOOGLE_GEMINI_BASE_URL=model.url
+        )
+        command = [str(clients / "gemini"), "-m", "gemini-2.5-flash", "--approval-mode", "yolo", "-p", "go"]
+        run_until(command, project.path, env, lambda: len(model.requests) >= 2)
+        assert len(model.requests) >= 2, "Gemini CLI made the tool call and came back with its result"
+        after = json.dumps(model.requests[1]["contents"][-1])
+    assert "[risk] Migrations lock the users table (id: migrations-lock-users)" in after
+    if setting == "deny":
+        assert not (project.path / "db/migrations/0042_orders.sql").exists(), "the hook refused the write"

@@ -84,6 +84,11 @@ def test_codex_apply_patch_checks_every_file_of_the_patch(memory: Repo) -> None:
     # the decision for apps/active is explained once per session; the risk's warning comes every time
     again = context(hook("codex", event("codex", "pretooluse-apply-patch", memory.path))[0], "PreToolUse")
     assert "(use-react-query)" not in again and "Migrations are append-only" in again
+    # a patch of thousands of files: the first PATCH_FILES are checked, the rest cost nothing
+    many = "".join(f"*** Add File: notes/n{n}.md\n+x\n" for n in range(5000))
+    many = f"*** Begin Patch\n*** Update File: db/migrations/0042_orders.sql\n{many}*** End Patch\n"
+    big, err = hook("codex", event("codex", "pretooluse-apply-patch", memory.path, tool_input={"command": many}))
+    assert err == "" and "Migrations are append-only" in context(big, "PreToolUse")
     # a patch that touches only files outside the repository, or no file: nothing to say
     outside = "*** Begin Patch\n*** Add File: ../elsewhere/x.txt\n+x\n*** End Patch\n"
     quiet, err = hook("codex", event("codex", "pretooluse-apply-patch", memory.path, tool_input={"command": outside}))
@@ -96,6 +101,10 @@ def test_codex_apply_patch_checks_every_file_of_the_patch(memory: Repo) -> None:
         ({"hook_event_name": "Stop"}, "unsupported hook event 'Stop'; use one of SessionStart, UserPromptSubmit"),
         ({"tool_input": {"command": ["git", "push"]}}, "PreToolUse event for Bash: tool_input.command is not a string"),
         ({"tool_name": ""}, "PreToolUse event has no tool_name"),
+        (
+            {"tool_name": "apply_patch", "tool_input": {"command": "*** Add File: db/a\u0000b.sql\n"}},
+            "PreToolUse event for apply_patch: tool_input.command holds a NUL character",
+        ),
     ],
 )
 def test_codex_bad_events_never_block(memory: Repo, override: dict[str, Any], message: str) -> None:  # noqa: F811

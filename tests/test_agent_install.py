@@ -1,4 +1,4 @@
-"""`git memzoi agent install claude|codex`: merged into real existing config files, idempotent, refusing."""
+"""`git memzoi agent install claude|codex|gemini`: merged into real existing config files, idempotent, refusing."""
 
 from __future__ import annotations
 
@@ -269,7 +269,7 @@ def test_codex_file_without_final_newline(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_install_needs_a_known_client(repo: Repo) -> None:
-    assert "Invalid value for '{claude|codex}'" in run_cli("agent", "install", "cursor", expect=2).stderr
+    assert "Invalid value for '{claude|codex|gemini}'" in run_cli("agent", "install", "cursor", expect=2).stderr
 
 
 def test_codex_gets_the_projects_own_config_by_default(
@@ -291,3 +291,88 @@ def test_codex_gets_the_projects_own_config_by_default(
     refused = run_cli("agent", "install", "codex", cwd=outside, expect=2)
     assert "inside a work tree" in refused.stderr and "--global" in refused.stderr
     assert "--global is for codex" in run_cli("agent", "install", "claude", "--global", expect=2, cwd=repo.path).stderr
+
+
+CODEX_HOOK = {"type": "command", "command": "git memzoi agent hook codex"}
+GEMINI_HOOK = {"name": "memzoi", "type": "command", "command": "git memzoi agent hook gemini"}
+
+
+def test_codex_hooks_beside_the_config_merged_into_the_users_own(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    mine = {"type": "command", "command": "./scripts/audit.sh", "timeout": 30}
+    repo.write(".codex/hooks.json", json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [mine]}]}}))
+    result = run_cli("agent", "install", "codex", cwd=repo.path)
+    hooks_json = repo.path / ".codex" / "hooks.json"
+    assert f"{hooks_json}: updated" in result.stderr
+    assert json.loads(hooks_json.read_text()) == {
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [mine]},
+                {"matcher": "Bash|apply_patch", "hooks": [CODEX_HOOK]},
+            ],
+            "SessionStart": [{"hooks": [CODEX_HOOK]}],
+            "UserPromptSubmit": [{"hooks": [CODEX_HOOK]}],
+        }
+    }
+    before = snapshot(hooks_json, repo.path / ".codex" / "config.toml")
+    assert run_cli("agent", "install", "codex", cwd=repo.path).stderr.count("already set up, unchanged") == 2
+    assert snapshot(hooks_json, repo.path / ".codex" / "config.toml") == before
+    # --global: the same hooks in $CODEX_HOME/hooks.json, next to its config.toml
+    run_cli("agent", "install", "codex", "--global", cwd=repo.path)
+    assert json.loads((tmp_path / "codex-home" / "hooks.json").read_text())["hooks"]["SessionStart"] == [
+        {"hooks": [CODEX_HOOK]}
+    ]
+
+
+def test_codex_hooks_json_that_is_not_ours_to_fix(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path))
+    repo.write(".codex/hooks.json", '{"hooks": {"SessionStart": {"hooks": []}}}')
+    result = run_cli("agent", "install", "codex", cwd=repo.path, expect=2)
+    assert "hooks.SessionStart is not a list" in result.stderr and ".codex/hooks.json" in result.stderr
+    assert not (repo.path / ".codex" / "config.toml").exists(), "nothing is written when one file is refused"
+
+
+def test_gemini_settings_get_the_server_and_the_hooks(repo: Repo) -> None:
+    repo.write(
+        ".gemini/settings.json",
+        json.dumps({"model": {"name": "gemini-2.5-pro"}, "mcpServers": {"docs": {"command": "npx", "args": ["docs"]}}}),
+    )
+    result = run_cli("agent", "install", "gemini", cwd=repo.path)
+    assert ".gemini/settings.json: updated" in result.stderr
+    settings = json.loads((repo.path / ".gemini/settings.json").read_text())
+    tools = "write_file|replace|run_shell_command"
+    assert settings == {
+        "model": {"name": "gemini-2.5-pro"},
+        "mcpServers": {
+            "docs": {"command": "npx", "args": ["docs"]},
+            "memzoi": {"command": "git", "args": ["memzoi", "mcp", "serve"]},
+        },
+        "hooks": {
+            "SessionStart": [{"hooks": [GEMINI_HOOK]}],
+            "BeforeAgent": [{"hooks": [GEMINI_HOOK]}],
+            "BeforeTool": [{"matcher": tools, "hooks": [GEMINI_HOOK]}],
+            "AfterTool": [{"matcher": tools, "hooks": [GEMINI_HOOK]}],
+        },
+    }
+    before = snapshot(repo.path / ".gemini/settings.json")
+    assert "already set up, unchanged" in run_cli("agent", "install", "gemini", cwd=repo.path).stderr
+    assert snapshot(repo.path / ".gemini/settings.json") == before
+
+
+def test_gemini_dry_run_refusal_and_symlink(repo: Repo, tmp_path: Path) -> None:
+    dry = run_cli("agent", "install", "gemini", "--dry-run", cwd=repo.path)
+    assert dry.stdout.startswith("--- /dev/null\n+++ b/.gemini/settings.json\n") and '"BeforeAgent"' in dry.stdout
+    assert not (repo.path / ".gemini").exists()
+    repo.write(".gemini/settings.json", json.dumps({"mcpServers": {"memzoi": {"command": "memzoi-server"}}}))
+    refused = run_cli("agent", "install", "gemini", cwd=repo.path, expect=1)
+    assert "mcpServers already has a server named 'memzoi'" in refused.stderr
+    (repo.path / ".gemini/settings.json").unlink()
+    (repo.path / ".gemini").rmdir()
+    elsewhere = tmp_path / "dotfiles"
+    elsewhere.mkdir()
+    (repo.path / ".gemini").symlink_to(elsewhere)
+    linked = run_cli("agent", "install", "gemini", cwd=repo.path, expect=1)
+    assert ".gemini is a symlink" in linked.stderr and not list(elsewhere.iterdir())
+    assert "--global is for codex" in run_cli("agent", "install", "gemini", "--global", expect=2).stderr

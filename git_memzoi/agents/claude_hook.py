@@ -1,426 +1,67 @@
-"""Claude Code hooks: one hook event in (JSON), precheck warnings or a session handoff out.
+"""Claude Code's hook: its events in (JSON on stdin), its hook output out; the memory itself is hook_core's.
 
-`PreToolUse` for a file tool (Edit, Write, MultiEdit, NotebookEdit) prechecks the file's
-repository path; for Bash it prechecks the command. `SessionStart` answers with a handoff.
-The answer is Claude Code's hook output: `hookSpecificOutput` with `hookEventName`, plus
-`additionalContext` and, for a `risk` record, `permissionDecision`. Nothing to say is None.
-This module stays import-light (no pydantic, YAML or MCP until a warning is rendered), since
-Claude Code runs it before every edit.
+`SessionStart` gets the standing rules, checkpoint and inbox; `UserPromptSubmit` a context pack;
+`PreToolUse` for a file tool (Edit, Write, MultiEdit, NotebookEdit) or Bash the warnings on the
+file or command and what else applies to it; `PreCompact` and `SessionEnd` keep a session
+checkpoint. The answer is `hookSpecificOutput` with `hookEventName` and `additionalContext`, plus
+`permissionDecision` for a `risk` record. Nothing to say is None.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import sqlite3
-from dataclasses import dataclass
-from itertools import accumulate
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from git_memzoi.agents.sessions import SessionMemory
-from git_memzoi.errors import UsageError
-from git_memzoi.index import queries
-from git_memzoi.index.index_db import RecordRow
-from git_memzoi.index.queries import Filter
-from git_memzoi.index.rebuild import open_index
-from git_memzoi.layout import RECORDS
-from git_memzoi.profile import oneline
-from git_memzoi.recall import paths as pathmatch
-from git_memzoi.recall import standing
-from git_memzoi.recall.context import candidates
-from git_memzoi.recall.precheck import by_words, precheck
-from git_memzoi.recall.records import now
+from git_memzoi.agents import hook_core as core
+from git_memzoi.agents.hook_core import CONTEXT_LIMIT, MAX_EVENT_BYTES, HookEvent, event_text
 
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
 
+__all__ = ["CONTEXT_LIMIT", "DIALECT", "MAX_EVENT_BYTES", "answer", "event_text", "parse_event"]
+
 #: File tools and the tool_input field that names the file they change.
 FILE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
-COMMAND_TOOLS = {"Bash": "command"}
-EVENTS = ("PreToolUse", "SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
-#: The events that keep what the session did as a session checkpoint (agents/capture.py).
-CAPTURE_EVENTS = ("PreCompact", "SessionEnd")
-#: Claude Code cuts hook context beyond this many characters; we cut first, and say so.
-CONTEXT_LIMIT = 10_000
-#: The largest event read. A Write event carries the whole file the model wrote, which its output
-#: limit keeps far below this; anything larger is not read, let alone parsed.
-MAX_EVENT_BYTES = 4 * 1024 * 1024
-#: The deepest nesting of arrays and objects parsed. Claude Code's events nest 4 deep at most.
-MAX_EVENT_DEPTH = 64
-
-#: A JSON string once its escaped backslashes and quotes are gone (or an unterminated one, to the end).
-_STRING = re.compile(rb'"[^"]*(?:"|\Z)')
-#: Every byte but the brackets, dropped; `{` and `}` counted as `[` and `]`.
-_BRACKETS = bytes.maketrans(b"{}", b"[]")
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_STEP = [0] * 256
-_STEP[ord("[")], _STEP[ord("]")] = 1, -1
-_ROUNDS = 2
-#: Kinds of record PreToolUse adds as guidance for a path or command (precheck gives the warnings).
-GUIDANCE_TYPES = ("constraint", "convention", "decision", "preference", "procedure", "runbook")
-#: At most this many guidance records for one command (its words match loosely; the best few).
-COMMAND_GUIDANCE = 3
-#: At most this many records answer a prompt (the best; the budget may stop earlier).
-PROMPT_RECORDS = 6
-#: SessionStart shows this much of a checkpoint's note (the open inbox as handoff lists it).
-CHECKPOINT_NOTE = 600
-#: A prompt's paths: at most this many are used, this many candidates checked, each at most this long.
-NAMED_PATHS, NAMED_CHECKED, PATH_MAX = 8, 64, 1024
-#: A path a prompt names: segments joined by slashes, or a file name with an extension.
-_PATHLIKE = re.compile(r"(?<![\w:/.-])((?:[\w.@-]+/)+[\w.@-]+|[\w-]+\.[A-Za-z]\w{0,9})(?![\w/])")
-
-
-@dataclass(frozen=True)
-class HookEvent:
-    """The parts of a Claude Code hook event the answer depends on."""
-
-    name: str
-    cwd: Path
-    tool_name: str | None = None
-    tool_input: dict[str, Any] | None = None
-    source: str | None = None
-    session_id: str | None = None
-    prompt: str | None = None
-    transcript_path: str | None = None
-    trigger: str | None = None  # PreCompact's trigger (manual, auto) or SessionEnd's reason
-
-
-def event_text(data: bytes) -> str:
-    """The event's text once its size and nesting are within bounds, checked before any parsing.
-
-    A UsageError (the hook's one-line, fail-open answer) for an event over MAX_EVENT_BYTES (the
-    reader stops one byte past it), nested deeper than MAX_EVENT_DEPTH, or not UTF-8.
-    """
-    if len(data) > MAX_EVENT_BYTES:
-        raise UsageError(f"hook input is larger than {MAX_EVENT_BYTES} bytes; not read further")
-    if too_deep(data):
-        raise UsageError(f"hook input nests arrays and objects more than {MAX_EVENT_DEPTH} deep")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError("hook input is not UTF-8 text") from None
-
-
-def too_deep(data: bytes, limit: int = MAX_EVENT_DEPTH) -> bool:
-    """Does JSON `data` nest arrays and objects more than `limit` deep (brackets in strings not counted)?
-
-    Linear in the size, and most of it in C: strings are dropped, a long run of openers answers
-    at once, two rounds of removing innermost pairs shrink wide shallow shapes (each round lowers
-    the depth by one), and the depth of what is left is its deepest running count.
-    """
-    # Escapes go first, pairs of backslashes before escaped quotes, so that what is left of each
-    # string is a plain run between two quotes that one simple pattern removes.
-    unescaped = data.replace(b"\\\\", b"").replace(b'\\"', b"")
-    brackets = _STRING.sub(b"", unescaped).translate(_BRACKETS, _NOT_BRACKETS)
-    if b"[" * (limit + 1) in brackets:  # the usual shape of a deep one
-        return True
-    for removed in range(_ROUNDS):
-        if not brackets:
-            return removed > limit
-        brackets = brackets.replace(b"[]", b"")
-    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) + _ROUNDS > limit
-
-
-def _plain(value: str, where: str) -> str:
-    """`value`, or a UsageError when it holds a NUL or an unpaired surrogate: neither names a file nor prints."""
-    if "\x00" in value:
-        raise UsageError(f"{where} holds a NUL character")
-    if not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise UsageError(f"{where} holds an unpaired surrogate") from None
-    return value
+DIALECT = core.Dialect(
+    client="claude",
+    events={
+        name: name for name in (core.BEFORE_TOOL, core.SESSION_START, core.PROMPT, core.PRE_COMPACT, core.SESSION_END)
+    },
+    file_tools=FILE_TOOLS,
+    command_tools={"Bash": "command"},
+)
 
 
 def parse_event(text: str) -> HookEvent:
     """A hook event from Claude Code's stdin JSON; a UsageError naming the field when it is malformed."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"hook input is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
-    if not isinstance(data, dict):
-        raise UsageError("hook input is not a JSON object")
-    name = data.get("hook_event_name")
-    if not isinstance(name, str) or not name:
-        raise UsageError("hook input has no hook_event_name")
-    _plain(name, "hook_event_name")
-    cwd = data.get("cwd")
-    if not isinstance(cwd, str) or not os.path.isabs(cwd):
-        raise UsageError(f"{name} event: cwd must be an absolute path, not {cwd!r}")
-    _plain(cwd, f"{name} event: cwd")
-    tool_name = data.get("tool_name")
-    tool_input = data.get("tool_input")
-    if name == "PreToolUse":
-        if not isinstance(tool_name, str) or not tool_name:
-            raise UsageError("PreToolUse event has no tool_name")
-        _plain(tool_name, "PreToolUse event: tool_name")
-        if not isinstance(tool_input, dict):
-            raise UsageError(f"PreToolUse event for {tool_name}: tool_input is not an object")
-    prompt = data.get("prompt")
-    if name == "UserPromptSubmit" and not isinstance(prompt, str):
-        raise UsageError("UserPromptSubmit event: prompt is not a string")
-    if isinstance(prompt, str):
-        _plain(prompt, f"{name} event: prompt")
-    source = data.get("source")
-    if isinstance(source, str):
-        _plain(source, f"{name} event: source")
-    session_id = data.get("session_id")
-    if isinstance(session_id, str):
-        _plain(session_id, f"{name} event: session_id")
-    transcript, trigger = data.get("transcript_path"), data.get("trigger", data.get("reason"))
-    if name in CAPTURE_EVENTS:
-        if not isinstance(transcript, str) or not os.path.isabs(transcript):
-            raise UsageError(f"{name} event: transcript_path must be an absolute path, not {transcript!r}")
-        _plain(transcript, f"{name} event: transcript_path")
-        if isinstance(trigger, str):
-            _plain(trigger, f"{name} event: {'trigger' if name == 'PreCompact' else 'reason'}")
-    return HookEvent(
-        name,
-        Path(cwd),
-        tool_name if isinstance(tool_name, str) else None,
-        tool_input if isinstance(tool_input, dict) else None,
-        source if isinstance(source, str) else None,
-        session_id if isinstance(session_id, str) and session_id else None,
-        prompt if isinstance(prompt, str) else None,
-        transcript if isinstance(transcript, str) and name in CAPTURE_EVENTS else None,
-        trigger if isinstance(trigger, str) else None,
-    )
+    return core.parse_event(text, DIALECT)
 
 
-def subject(event: HookEvent, workdir: Path) -> tuple[str, str] | None:
-    """("path", repository path) or ("command", text) to precheck, or None when there is nothing to check."""
-    if event.tool_name is None or event.tool_input is None:
+def _output(event: HookEvent, context: str | None) -> dict[str, Any] | None:
+    if context is None:
         return None
-    if event.tool_name in COMMAND_TOOLS:
-        command = event.tool_input.get(COMMAND_TOOLS[event.tool_name])
-        if not isinstance(command, str):
-            raise UsageError(f"PreToolUse event for {event.tool_name}: tool_input.command is not a string")
-        _plain(command, f"PreToolUse event for {event.tool_name}: tool_input.command")
-        return ("command", command) if command.strip() else None
-    field = FILE_TOOLS.get(event.tool_name)
-    if field is None:
+    return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": context}}
+
+
+def tool_output(found: core.ToolContext | None, risk_decision: str) -> dict[str, Any] | None:
+    """Claude Code's PreToolUse output (Codex's too): the context, and for a risk the permission decision."""
+    if found is None:
         return None
-    given = event.tool_input.get(field)
-    if not isinstance(given, str) or not given.strip():
-        raise UsageError(f"PreToolUse event for {event.tool_name}: tool_input.{field} is not a path")
-    _plain(given, f"PreToolUse event for {event.tool_name}: tool_input.{field}")
-    rel = repository_path(given, event.cwd, workdir)
-    return ("path", rel) if rel is not None else None
-
-
-def repository_path(given: str, cwd: Path, workdir: Path) -> str | None:
-    """`given` (absolute, or relative to the event's cwd) as a repository path; None when outside it."""
-    full = Path(os.path.normpath(cwd / given))
-    root = Path(os.path.realpath(workdir))
-    for candidate in (full, Path(os.path.realpath(full))):
-        try:
-            rel = candidate.relative_to(root).as_posix()
-        except ValueError:
-            continue
-        # The repository root itself and git's own directory are not files an agent edits.
-        if rel in ("", ".") or rel == ".git" or rel.startswith(".git/"):
-            return None
-        return rel
-    return None
-
-
-def _clip(text: str) -> str:
-    if len(text) <= CONTEXT_LIMIT:
-        return text
-    note = "\n\n[cut to fit Claude Code's hook context limit; run `git memzoi precheck` or `handoff` for all of it]\n"
-    kept = text[: CONTEXT_LIMIT - len(note)]
-    # at a line's end, so that no list entry (an inbox line, a citation) is left half written
-    return kept[: kept.rfind("\n") + 1 or len(kept)].rstrip() + note
-
-
-def _memory(ws: Workspace, event: HookEvent) -> SessionMemory:
-    return SessionMemory(ws.layout.agent_sessions, event.session_id)
-
-
-def guidance(conn: sqlite3.Connection, kind: str, value: str) -> list[tuple[RecordRow, str]]:
-    """(row, scope) of the GUIDANCE_TYPES records for a repository path (by `applies_to`, deepest scope first)
-    or a command (by its words, the best COMMAND_GUIDANCE); the scope is the entry or the words that matched."""
-    flt = Filter(now=now()[1], types=GUIDANCE_TYPES)
-    if kind == "path":
-        found: dict[int, tuple[RecordRow, str, int]] = {}
-        for row, entry, base in queries.covering(conn, pathmatch.ancestors(value), flt):
-            if row.rowid not in found or len(base) > found[row.rowid][2]:
-                found[row.rowid] = (row, entry, len(base))
-        ordered = sorted(found.values(), key=lambda f: (-f[2], GUIDANCE_TYPES.index(f[0].type), f[0].record_id))
-        return [(row, entry) for row, entry, _ in ordered]
-    matched = by_words(conn, value, flt)
-    matched.sort(key=lambda f: (f[2], GUIDANCE_TYPES.index(f[0].type), -float(f[0].confidence), f[0].record_id))
-    return [(row, how) for row, how, _ in matched[:COMMAND_GUIDANCE]]
-
-
-def _fit(rows: list[RecordRow], memory: SessionMemory, limit: int) -> tuple[list[str], list[str]]:
-    """(text parts, IDs given in full) for `rows` best first: full text for what this session has not seen while
-    `limit` characters last, one line for the rest (and for what it was already given)."""
-    parts: list[str] = []
-    given: list[str] = []
-    earlier: list[str] = []
-    used = 0
-    for row in rows:
-        if memory.seen(row.record_id):
-            earlier.append(row.record_id)
-            continue
-        text = standing.full(row)
-        if used + len(text) > limit:
-            text = standing.line(row)
-            if used + len(text) > limit:
-                break
-        else:
-            given.append(row.record_id)
-        parts.append(text)
-        used += len(text)
-    if earlier:
-        parts.append(f"Given earlier in this session, still in force: {', '.join(earlier)}\n")
-    return parts, given
-
-
-def pretool_answer(ws: Workspace, event: HookEvent, kind: str, value: str, risk_decision: str) -> dict[str, Any] | None:
-    """The PreToolUse answer: the warnings on a path or command (every time), then, once per session and scope,
-    what else applies to it; None when there is nothing to say."""
-    conn = open_index(ws)  # one check of the index against the files for both questions
-    try:
-        result = precheck(ws, conn=conn, **{kind: value})
-        found = guidance(conn, kind, value)
-    finally:
-        conn.close()
-    memory = _memory(ws, event)
-    fresh = [(row, scope) for row, scope in found if not memory.seen(f"{row.record_id}@{scope}")]
-    if not result.warnings and not fresh:
-        return None
-    what = f"`{result.value}`" if kind == "command" else result.value
-    lines: list[str] = []
-    count = len(result.warnings)
-    if count:
-        lines += [f"git memzoi: project memory has {count} warning{'s' if count > 1 else ''} for {kind} {what}:", ""]
-        for number, w in enumerate(result.warnings, 1):
-            lines += [
-                oneline.escape(f"{number}. [{w.type}] {w.title} (id: {w.record_id})"),
-                oneline.escape(f"   {w.message}"),
-                oneline.escape(f"   Next: {w.next_step}"),
-            ]
-    if fresh:
-        parts, given = _fit([row for row, _ in fresh], memory, ws.config.agents.prompt_budget)
-        lines += ([""] if lines else []) + [f"git memzoi: what applies to {kind} {what}:", "", *parts]
-        memory.add(given + [f"{row.record_id}@{scope}" for row, scope in fresh])
-        memory.save()
-    out: dict[str, Any] = {"hookEventName": "PreToolUse", "additionalContext": _clip("\n".join(lines) + "\n")}
-    risks = [w for w in result.warnings if w.type == "risk"]
-    if risks and risk_decision != "context":
-        more = f" (+{count - 1} more in context)" if count > 1 else ""
+    out: dict[str, Any] = {"hookEventName": core.BEFORE_TOOL, "additionalContext": found.text}
+    if found.risks and risk_decision != "context":
         out["permissionDecision"] = risk_decision
-        out["permissionDecisionReason"] = oneline.escape(
-            " ".join(f"git memzoi risk {risks[0].record_id}: {risks[0].title}{more}".split())
-        )
+        out["permissionDecisionReason"] = found.reason()
     return {"hookSpecificOutput": out}
-
-
-def named_paths(prompt: str, cwd: Path, workdir: Path) -> list[str]:
-    """The repository paths a prompt names: slash-separated paths inside the work tree, and file names that exist."""
-    out: list[str] = []
-    for checked, match in enumerate(_PATHLIKE.finditer(prompt)):
-        if checked == NAMED_CHECKED or len(out) == NAMED_PATHS:
-            break  # a prompt of thousands of file-like words costs no more than a few stats
-        given = match.group(1).rstrip(".")
-        if len(given) > PATH_MAX:
-            continue
-        try:
-            if "/" not in given and not (cwd / given).exists():
-                continue
-        except OSError:  # a name the file system refuses (too long) is no path the repository holds
-            continue
-        rel = repository_path(given, cwd, workdir)
-        if rel is not None and rel not in out:
-            out.append(rel)
-    return out
-
-
-def prompt_answer(ws: Workspace, event: HookEvent) -> dict[str, Any] | None:
-    """The UserPromptSubmit answer: the records the prompt (and the paths it names) needs that this session was
-    not given yet, best first, within `[agents] prompt_budget`; None when nothing is relevant."""
-    prompt = event.prompt or ""
-    if not prompt.strip():
-        return None
-    paths = named_paths(prompt, event.cwd, ws.repo.require_workdir())
-    _, ordered, _ = candidates(ws, prompt, paths, rules=False)
-    if not ordered:
-        return None
-    memory = _memory(ws, event)
-    parts, given = _fit([c.row for c in ordered[:PROMPT_RECORDS]], memory, ws.config.agents.prompt_budget)
-    if not parts:
-        return None
-    memory.add(given)
-    memory.save()
-    text = "git memzoi: project memory relevant to this prompt:\n\n" + "\n".join(parts)
-    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": _clip(text)}}
-
-
-def session_answer(ws: Workspace, event: HookEvent | None = None) -> dict[str, Any]:
-    """The SessionStart answer: every standing rule (full text while the budget lasts, one line each after), then
-    the current checkpoint with its task's records, then the open inbox, within `[agents] session_budget`."""
-    # SessionStart only: PreToolUse never loads the inbox (Agent hook: Claude Code PreToolUse)
-    from git_memzoi.recall.handoff import inbox_lines, latest_checkpoint, open_inbox
-
-    budget = min(ws.config.agents.session_budget, CONTEXT_LIMIT)
-    intro = (
-        f"git memzoi: this repository keeps reviewed project memory under {RECORDS}/. Before risky changes, run "
-        "`git memzoi precheck`; search it with `git memzoi search`.\n"
-        'To propose what you learn, for a person to review: `git memzoi propose --type convention --title "..." '
-        '--body "..." --source agent --packet`.\n'
-        'A private note for yourself (never in the repository): `git memzoi local add --title "..." --body "..."`.\n'
-    )
-    tail: list[str] = []
-    checkpoint = latest_checkpoint(ws)
-    if checkpoint is not None and checkpoint.current:
-        note = " ".join(checkpoint.note.split())
-        note = note if len(note) <= CHECKPOINT_NOTE else note[: CHECKPOINT_NOTE - 1].rstrip() + "…"
-        tail += ["## Session checkpoint", "", f"{checkpoint.task} ({checkpoint.record_id})", "", note, ""]
-        _, ordered, _ = candidates(ws, checkpoint.task, rules=False)
-        rows = [c.row for c in ordered[:PROMPT_RECORDS] if not standing.is_standing(c.row)]
-        if rows:
-            tail += ["### Records for this task", ""]
-            tail += [standing.line(row).rstrip("\n") for row in rows] + [""]
-    inbox = open_inbox(ws)
-    if inbox:
-        tail += ["## Open inbox", "", *inbox_lines([item for item, _ in inbox]), ""]
-    rest = "\n".join(tail)
-    conn = open_index(ws)
-    try:
-        rules = standing.standing_rules(conn, now()[1])
-    finally:
-        conn.close()
-    heading = "## Standing rules\n\n"
-    room = max(budget - len(intro) - len(rest) - len(heading) - 2, 0)
-    rules_text, in_full = standing.render(rules, room)
-    text = intro + ("\n" + heading + rules_text if rules_text else "") + ("\n" + rest if rest else "")
-    if event is not None:
-        memory = SessionMemory(ws.layout.agent_sessions, event.session_id)
-        memory.given = {}  # a new, cleared or compacted context holds only what this answer gives
-        memory.add(in_full)
-        memory.save()
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": _clip(text)}}
 
 
 def answer(event: HookEvent, ws: Workspace, risk_decision: str) -> dict[str, Any] | None:
     """Claude Code's hook output for `event`, or None when memory has nothing to say."""
-    if event.name == "SessionStart":
-        return session_answer(ws, event)
-    if event.name == "UserPromptSubmit":
-        return prompt_answer(ws, event)
-    if event.name in CAPTURE_EVENTS:
-        from git_memzoi.agents.capture import capture  # only on these rare events
-
-        capture(ws, event.name, event.transcript_path, f"{event.name} ({event.trigger or 'unknown'})")
+    moment = DIALECT.moment(event.name)
+    if moment == core.SESSION_START:
+        return _output(event, core.session_context(ws, event))
+    if moment == core.PROMPT:
+        return _output(event, core.prompt_context(ws, event))
+    if moment in core.CAPTURE_MOMENTS:
+        core.keep_session(ws, event)
         return None
-    if event.name != "PreToolUse":
-        raise UsageError(f"unsupported hook event {event.name!r}; use one of {', '.join(EVENTS)}")
-    found = subject(event, ws.repo.require_workdir())
-    if found is None:
-        return None
-    return pretool_answer(ws, event, found[0], found[1], risk_decision)
+    touched = core.subjects(event, DIALECT, ws.repo.require_workdir())
+    return tool_output(core.tool_context(ws, event, touched), risk_decision) if touched else None

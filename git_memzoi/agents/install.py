@@ -1,10 +1,11 @@
 """Client configuration for coding agents: merge git memzoi's MCP server and hooks into what is there.
 
-Claude Code: the project's `.mcp.json` (server `memzoi`) and `.claude/settings.json` (the
-SessionStart, UserPromptSubmit and PreToolUse hooks). Codex: `[mcp_servers.memzoi]` in `$CODEX_HOME/config.toml`
-(default `~/.codex/config.toml`), added as text so comments and layout stay, and read back
-with tomllib to prove the result. Every plan is computed first; nothing is written when an
-entry named `memzoi` that we did not write is in the way, and a second run changes no byte.
+Claude Code: the project's `.mcp.json` (server `memzoi`) and `.claude/settings.json` (its hooks).
+Codex: `[mcp_servers.memzoi]` in the project's `.codex/config.toml` (or `$CODEX_HOME/config.toml`),
+added as text so comments and layout stay, and read back with tomllib to prove the result; its
+hooks in `hooks.json` beside it. Gemini CLI: server and hooks in the project's `.gemini/settings.json`.
+Every plan is computed first; nothing is written when an entry named `memzoi` that we did not
+write is in the way, and a second run changes no byte.
 
 A file inside the repository is read and written only when no component of its path, from the
 work tree root, is a symlink: a clone can commit `.mcp.json` or `.claude` as a link to a file of
@@ -30,8 +31,27 @@ SERVER_NAME = "memzoi"
 SERVER_COMMAND = "git"
 SERVER_ARGS = ["memzoi", "mcp", "serve"]
 HOOK_COMMAND = "git memzoi agent hook claude"
+CODEX_HOOK_COMMAND = "git memzoi agent hook codex"
+GEMINI_HOOK_COMMAND = "git memzoi agent hook gemini"
 PRETOOLUSE_MATCHER = "Edit|Write|MultiEdit|NotebookEdit|Bash"
-CLIENTS = ("claude", "codex")
+#: The events each client's hook is wired to, with the tool matcher of a tool event.
+CLAUDE_EVENTS: dict[str, str | None] = {
+    "SessionStart": None,
+    "UserPromptSubmit": None,
+    "PreToolUse": PRETOOLUSE_MATCHER,
+    "PreCompact": None,
+    "SessionEnd": None,
+}
+#: Codex matches Edit and Write to apply_patch too; its shell tools all come as Bash.
+CODEX_EVENTS: dict[str, str | None] = {"SessionStart": None, "UserPromptSubmit": None, "PreToolUse": "Bash|apply_patch"}
+GEMINI_TOOLS = "write_file|replace|run_shell_command"
+GEMINI_EVENTS: dict[str, str | None] = {
+    "SessionStart": None,
+    "BeforeAgent": None,
+    "BeforeTool": GEMINI_TOOLS,
+    "AfterTool": GEMINI_TOOLS,
+}
+CLIENTS = ("claude", "codex", "gemini")
 #: What a refused symlink's message adds.
 REAL_FILES = "agent install reads and writes only real files inside the repository, never through a link"
 
@@ -117,60 +137,99 @@ def claude_server() -> dict[str, Any]:
     return {"type": "stdio", "command": SERVER_COMMAND, "args": list(SERVER_ARGS)}
 
 
-def plan_mcp_json(path: Path, label: str, root: Path | None = None) -> FileChange:
-    """`.mcp.json` with server `memzoi` added (other servers and keys kept)."""
-    before = _read(path, root, label)
-    data = _json_object(path, before)
-    servers = _section(path, data, "mcpServers")
-    existing = servers.get(SERVER_NAME)
-    if existing is not None and existing != claude_server():
-        raise Refused(
-            f"{label}: mcpServers already has a server named {SERVER_NAME!r} that agent install did not "
-            f"write: {json.dumps(existing, ensure_ascii=False)}",
-            hint=f"remove or rename that entry, then rerun; ours is {json.dumps(claude_server())}",
-        )
-    if existing is not None:
-        return FileChange(path, label, before, before or b"", root, label if root else None)
-    servers[SERVER_NAME] = claude_server()
-    return FileChange(path, label, before, _dump(data), root, label if root else None)
+def gemini_server() -> dict[str, Any]:
+    """The `mcpServers` entry of Gemini CLI's settings.json (a stdio server: command and args)."""
+    return {"command": SERVER_COMMAND, "args": list(SERVER_ARGS)}
 
 
-def _has_our_hook(path: Path, groups: list[Any], event: str) -> bool:
+#: One change to a JSON configuration (its path for messages, the object read): True when it changed it.
+Edit = Callable[[Path, str, dict[str, Any]], bool]
+
+
+def add_server(entry: dict[str, Any]) -> Edit:
+    """The edit that adds server `memzoi` to `mcpServers` (other servers and keys kept); refused when a
+    `memzoi` entry that is not `entry` is there."""
+
+    def edit(path: Path, label: str, data: dict[str, Any]) -> bool:
+        servers = _section(path, data, "mcpServers")
+        existing = servers.get(SERVER_NAME)
+        if existing is not None and existing != entry:
+            raise Refused(
+                f"{label}: mcpServers already has a server named {SERVER_NAME!r} that agent install did not "
+                f"write: {json.dumps(existing, ensure_ascii=False)}",
+                hint=f"remove or rename that entry, then rerun; ours is {json.dumps(entry)}",
+            )
+        if existing is not None:
+            return False
+        servers[SERVER_NAME] = entry
+        return True
+
+    return edit
+
+
+def _has_our_hook(path: Path, groups: list[Any], event: str, command: str) -> bool:
     for group in groups:
         if not isinstance(group, dict):
             raise ConfigError(f"{path}: hooks.{event} holds something that is not a matcher object")
         hooks = group.get("hooks", [])
         if not isinstance(hooks, list):
             raise ConfigError(f"{path}: hooks.{event}[].hooks is not a list")
-        if any(isinstance(h, dict) and h.get("command") == HOOK_COMMAND for h in hooks):
+        if any(isinstance(h, dict) and h.get("command") == command for h in hooks):
             return True
     return False
 
 
+def add_hooks(wanted: dict[str, dict[str, Any]], command: str) -> Edit:
+    """The edit that adds each event's matcher group in `wanted` to `hooks` unless a hook running `command` is
+    already there (every other hook and key kept)."""
+
+    def edit(path: Path, label: str, data: dict[str, Any]) -> bool:
+        hooks = _section(path, data, "hooks")
+        changed = False
+        for event, group in wanted.items():
+            groups = hooks.setdefault(event, [])
+            if not isinstance(groups, list):
+                raise ConfigError(f"{path}: hooks.{event} is not a list")
+            if not _has_our_hook(path, groups, event, command):
+                groups.append(group)
+                changed = True
+        return changed
+
+    return edit
+
+
+def plan_json(path: Path, label: str, root: Path | None, edits: list[Edit], rel: str | None = None) -> FileChange:
+    """A JSON configuration file with `edits` made (a file that needs none is left byte for byte).
+
+    With a `root` (the work tree), the file is read and written as `rel` inside it (default `label`)."""
+    rel = rel or label
+    before = _read(path, root, rel)
+    data = _json_object(path, before)
+    changed = [edit(path, label, data) for edit in edits]
+    after = _dump(data) if any(changed) else before or b""
+    return FileChange(path, label, before, after, root, rel if root else None)
+
+
+def plan_mcp_json(path: Path, label: str, root: Path | None = None) -> FileChange:
+    """`.mcp.json` with server `memzoi` added (other servers and keys kept)."""
+    return plan_json(path, label, root, [add_server(claude_server())])
+
+
+def hook_groups(hook: dict[str, Any], events: dict[str, str | None]) -> dict[str, dict[str, Any]]:
+    """The matcher group running `hook` per event (event: its tool matcher, or None for every occurrence)."""
+    return {
+        event: ({"matcher": matcher} if matcher else {}) | {"hooks": [dict(hook)]} for event, matcher in events.items()
+    }
+
+
+def add_our_hooks(hook: dict[str, Any], events: dict[str, str | None]) -> Edit:
+    """The edit that wires `hook` to `events` (see hook_groups), once."""
+    return add_hooks(hook_groups(hook, events), hook["command"])
+
+
 def plan_settings_json(path: Path, label: str, root: Path | None = None) -> FileChange:
     """`.claude/settings.json` with the hooks `agent install claude` wires added (everything else kept)."""
-    before = _read(path, root, label)
-    data = _json_object(path, before)
-    hooks = _section(path, data, "hooks")
-    ours = {"type": "command", "command": HOOK_COMMAND}
-    wanted = {
-        "SessionStart": {"hooks": [ours]},
-        "UserPromptSubmit": {"hooks": [ours]},
-        "PreToolUse": {"matcher": PRETOOLUSE_MATCHER, "hooks": [ours]},
-        "PreCompact": {"hooks": [ours]},
-        "SessionEnd": {"hooks": [ours]},
-    }
-    changed = False
-    for event, group in wanted.items():
-        groups = hooks.setdefault(event, [])
-        if not isinstance(groups, list):
-            raise ConfigError(f"{path}: hooks.{event} is not a list")
-        if not _has_our_hook(path, groups, event):
-            groups.append(group)
-            changed = True
-    if not changed:
-        return FileChange(path, label, before, before or b"", root, label if root else None)
-    return FileChange(path, label, before, _dump(data), root, label if root else None)
+    return plan_json(path, label, root, [add_our_hooks({"type": "command", "command": HOOK_COMMAND}, CLAUDE_EVENTS)])
 
 
 def _deep(path: Path, make: Callable[[], FileChange]) -> FileChange:
@@ -245,10 +304,23 @@ def inside(path: Path, workdir: Path | None) -> str | None:
 def plan_codex(config: Path, env: dict[str, str], workdir: Path | None = None) -> list[FileChange]:
     """Codex's config.toml with `[mcp_servers.memzoi]` appended as text (comments and layout kept).
 
-    A `$CODEX_HOME` inside the repository `workdir` (a per-project Codex home) is held to the
-    repository's rule: no symlink on the way from the work tree root.
+    Then `hooks.json` beside it with the SessionStart, UserPromptSubmit and PreToolUse hooks
+    (`git memzoi agent hook codex`), merged like Claude Code's settings.json. A `$CODEX_HOME`
+    inside the repository `workdir` (a per-project Codex home) is held to the repository's rule:
+    no symlink on the way from the work tree root.
     """
-    return [_deep(config, lambda: _plan_codex(config, env, workdir))]
+    hooks = config.parent / "hooks.json"
+    return [
+        _deep(config, lambda: _plan_codex(config, env, workdir)),
+        _deep(hooks, lambda: _plan_codex_hooks(hooks, workdir)),
+    ]
+
+
+def _plan_codex_hooks(path: Path, workdir: Path | None) -> FileChange:
+    rel = inside(path, workdir)
+    root = Path(os.path.normpath(os.path.abspath(workdir))) if rel is not None and workdir is not None else None
+    edit = add_our_hooks({"type": "command", "command": CODEX_HOOK_COMMAND}, CODEX_EVENTS)
+    return plan_json(path, str(path), root, [edit], rel)
 
 
 def _plan_codex(config: Path, env: dict[str, str], workdir: Path | None) -> FileChange:
@@ -288,6 +360,16 @@ def _plan_codex(config: Path, env: dict[str, str], workdir: Path | None) -> File
 
 #: Codex's project-scoped configuration, read for a project Codex trusts (as `codex mcp list` shows).
 CODEX_PROJECT_CONFIG = ".codex/config.toml"
+#: Gemini CLI's project settings (read in a folder it trusts).
+GEMINI_SETTINGS = ".gemini/settings.json"
+
+
+def plan_gemini(workdir: Path) -> list[FileChange]:
+    """Gemini CLI's project `.gemini/settings.json`: server `memzoi` in `mcpServers` and the hooks, merged."""
+    path = workdir / GEMINI_SETTINGS
+    hook = {"name": SERVER_NAME, "type": "command", "command": GEMINI_HOOK_COMMAND}  # `/hooks disable memzoi`
+    edits = [add_server(gemini_server()), add_our_hooks(hook, GEMINI_EVENTS)]
+    return [_deep(path, lambda: plan_json(path, GEMINI_SETTINGS, workdir, edits))]
 
 
 def plan(client: str, workdir: Path | None, env: dict[str, str], *, user_wide: bool = False) -> list[FileChange]:
@@ -308,6 +390,8 @@ def plan(client: str, workdir: Path | None, env: dict[str, str], *, user_wide: b
         )
     if client == "claude":
         return plan_claude(workdir)
+    if client == "gemini":
+        return plan_gemini(workdir)
     return plan_codex(workdir / CODEX_PROJECT_CONFIG, {}, workdir)
 
 

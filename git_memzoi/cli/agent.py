@@ -1,4 +1,5 @@
-"""`git memzoi agent hook claude` and `git memzoi agent install claude|codex`: memory wired into coding agents."""
+"""`git memzoi agent hook claude|codex|gemini` and `git memzoi agent install claude|codex|gemini`: memory wired
+into coding agents."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import click
 
 from git_memzoi.agents import install as installer
-from git_memzoi.agents.claude_hook import MAX_EVENT_BYTES
+from git_memzoi.agents.hook_core import MAX_EVENT_BYTES
 from git_memzoi.cli.agent_hook import answer_text, read_event
 from git_memzoi.cli.common import emit_json, say, workspace
 from git_memzoi.errors import UsageError
@@ -17,11 +18,12 @@ from git_memzoi.mcp.clientconfig import runtime_env
 
 @click.group()
 def agent() -> None:
-    """Wire project memory into coding agents: Claude Code hooks, MCP client configuration.
+    """Wire project memory into coding agents: their hooks and MCP client configuration.
 
     `agent install claude` writes .mcp.json and the hooks in .claude/settings.json;
-    `agent install codex` adds the MCP server to Codex's config.toml. Claude Code then runs
-    `agent hook claude` at session start and before each file edit or shell command.
+    `agent install codex` the MCP server in .codex/config.toml and the hooks in .codex/hooks.json;
+    `agent install gemini` both in .gemini/settings.json. Each client then runs `agent hook
+    CLIENT` at session start, on each prompt, and around each file edit or shell command.
     """
 
 
@@ -30,31 +32,56 @@ def hook() -> None:
     """Answer one coding agent hook event (JSON on stdin) from project memory."""
 
 
-@hook.command("claude")
-def hook_claude() -> None:
-    """Answer a Claude Code hook event: PreToolUse (precheck) or SessionStart (handoff).
-
-    Reads the event as JSON on stdin and prints Claude Code's hook output on stdout: warnings
-    that apply to the file or command go to additionalContext, and a risk record also asks for
-    permission ([agents] risk_decision = "ask", "deny" or "context"). Nothing to say prints
-    nothing. Bad input, or a repository without memory, never blocks the agent: exit 0 and one
-    line on stderr.
-    """
+def _answer_stdin(client: str) -> None:
     stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None
     data = (
         read_event(stdin)
         if stdin is not None
         else sys.stdin.read(MAX_EVENT_BYTES + 1).encode("utf-8", "surrogateescape")
     )
-    out, err = answer_text(data)
+    out, err = answer_text(data, client)
     if err is not None:
         click.echo(err, err=True)
     if out is not None:
         click.echo(out)
 
 
+@hook.command("claude")
+def hook_claude() -> None:
+    """Answer a Claude Code hook event: SessionStart, UserPromptSubmit, PreToolUse, PreCompact, SessionEnd.
+
+    Reads the event as JSON on stdin and prints Claude Code's hook output on stdout: the
+    standing rules at session start, a context pack for a prompt, the warnings and rules that
+    apply to a file or command before a tool runs (a risk record also asks for permission:
+    [agents] risk_decision = "ask", "deny" or "context"). Nothing to say prints nothing. Bad
+    input, or a repository without memory, never blocks the agent: exit 0 and one line on stderr.
+    """
+    _answer_stdin("claude")
+
+
+@hook.command("codex")
+def hook_codex() -> None:
+    """Answer a Codex hook event: SessionStart, UserPromptSubmit, PreToolUse (Bash, apply_patch).
+
+    The same answers as `agent hook claude`, in Codex's output. Codex takes no "ask" from a
+    hook: a risk is context, or refuses the call with [agents] risk_decision = "deny".
+    """
+    _answer_stdin("codex")
+
+
+@hook.command("gemini")
+def hook_gemini() -> None:
+    """Answer a Gemini CLI hook event: SessionStart, BeforeAgent, BeforeTool, AfterTool.
+
+    SessionStart and BeforeAgent add context as for Claude Code. BeforeTool acts on a risk only
+    (risk_decision "deny" refuses the call, "ask" tells the user); AfterTool adds the warnings and
+    rules for the file or command to the tool's result.
+    """
+    _answer_stdin("gemini")
+
+
 @agent.command("install")
-@click.argument("client", type=click.Choice(["claude", "codex"]))
+@click.argument("client", type=click.Choice(list(installer.CLIENTS)))
 @click.option("--dry-run", "dry_run", is_flag=True, help="Print the change as a unified diff; write nothing.")
 @click.option(
     "--global",
@@ -67,16 +94,19 @@ def install(client: str, dry_run: bool, user_wide: bool, as_json: bool) -> None:
     """Configure a coding agent to use this repository's memory.
 
     claude: writes the project's .mcp.json (server memzoi, run as `git memzoi mcp serve`) and
-    the SessionStart, UserPromptSubmit and PreToolUse hooks in .claude/settings.json (all run
-    `git memzoi agent hook claude`); both files are portable and can be committed. codex: adds
-    [mcp_servers.memzoi] to the project's .codex/config.toml, which Codex reads once you trust
-    the project (it asks on first start); with --global, to $CODEX_HOME/config.toml (default
-    ~/.codex/config.toml), where the server starts in every directory. What is already there
-    stays; a second run changes nothing; an entry named memzoi that this command did not write
-    is refused (exit 1).
+    the SessionStart, UserPromptSubmit, PreToolUse, PreCompact and SessionEnd hooks in
+    .claude/settings.json (all run `git memzoi agent hook claude`). codex: adds
+    [mcp_servers.memzoi] to the project's .codex/config.toml and the SessionStart,
+    UserPromptSubmit and PreToolUse hooks to .codex/hooks.json, which Codex reads once you trust
+    the project (it asks on first start, and asks you to review new hooks); with --global, to
+    $CODEX_HOME/config.toml and hooks.json (default ~/.codex), for every directory. gemini: adds
+    the server and the SessionStart, BeforeAgent, BeforeTool and AfterTool hooks to the
+    project's .gemini/settings.json. Project files are portable and can be committed. What is
+    already there stays; a second run changes nothing; an entry named memzoi that this command
+    did not write is refused (exit 1).
     """
     if user_wide and client != "codex":
-        raise UsageError("--global is for codex: Claude Code's files belong to the project")
+        raise UsageError(f"--global is for codex: {client}'s files belong to the project")
     workdir = workspace().repo.require_workdir() if client == "claude" else work_tree()
     changes = installer.plan(client, workdir, runtime_env(), user_wide=user_wide)
     if not dry_run:
@@ -93,12 +123,25 @@ def install(client: str, dry_run: bool, user_wide: bool, as_json: bool) -> None:
             say(f"{shown}: would {'create' if change.before is None else 'change'} (dry run, nothing written)")
         else:
             say(f"{shown}: {'created' if change.before is None else 'updated'}")
-    if client == "codex" and not user_wide and not dry_run and changes[0].changed:
+    if not dry_run and any(c.changed for c in changes):
+        next_steps(client, user_wide, changes)
+
+
+def next_steps(client: str, user_wide: bool, changes: list[installer.FileChange]) -> None:
+    """What the client asks before it uses what install wrote."""
+    if client == "codex" and not user_wide and changes[0].changed:
         say(
-            "Codex reads .codex/config.toml of a project it trusts: it asks on first start "
+            "Codex reads .codex/config.toml and hooks.json of a project it trusts: it asks on first start "
             '(or set [projects."<this path>"] trust_level = "trusted" in ~/.codex/config.toml)'
         )
-    if client == "claude" and not dry_run and changes[0].changed:
+    if client == "codex" and changes[-1].changed:
+        say("Codex runs new hooks once you review them: it asks at start (or review them with /hooks)")
+    if client == "gemini":
+        say(
+            "Gemini CLI reads .gemini/settings.json in a folder you trust: it asks on first start "
+            "(headless runs: GEMINI_CLI_TRUST_WORKSPACE=true); /hooks panel lists the hooks"
+        )
+    if client == "claude" and changes[0].changed:
         say(
             "Claude Code asks once to approve the project's MCP server memzoi (or set "
             "enableAllProjectMcpServers in .claude/settings.local.json)"

@@ -1,4 +1,4 @@
-"""`git memzoi agent hook claude` without click: stdin in, Claude Code's hook output out, never blocking."""
+"""`git memzoi agent hook CLIENT` without click: stdin in, the client's hook output out, never blocking."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from git_memzoi.agents import claude_hook
+from git_memzoi.agents import claude_hook, codex_hook, gemini_hook
+from git_memzoi.agents.hook_core import MAX_EVENT_BYTES, event_text
 from git_memzoi.errors import EXIT_INTERNAL, MemzoiError
 from git_memzoi.layout import MEMZOI_DIR
 from git_memzoi.runtime.workspace import Workspace
@@ -16,33 +17,35 @@ from git_memzoi.runtime.workspace import Workspace
 if TYPE_CHECKING:
     from typing import BinaryIO, TextIO
 
-PREFIX = "git memzoi: agent hook claude: "
+#: The clients `agent hook` answers, each by its adapter module (a few small functions over hook_core).
+ADAPTERS = {"claude": claude_hook, "codex": codex_hook, "gemini": gemini_hook}
 
 
 def read_event(stdin: BinaryIO) -> bytes:
     """The event's bytes, read no further than one byte past the largest event the hook takes."""
-    return stdin.read(claude_hook.MAX_EVENT_BYTES + 1)
+    return stdin.read(MAX_EVENT_BYTES + 1)
 
 
-def answer_text(data: bytes) -> tuple[str | None, str | None]:
+def answer_text(data: bytes, client: str = "claude") -> tuple[str | None, str | None]:
     """(stdout JSON line or None, one stderr line or None) for one hook event's bytes; MemzoiErrors become a line."""
+    adapter = ADAPTERS[client]
     try:
-        event = claude_hook.parse_event(claude_hook.event_text(data))
+        event = adapter.parse_event(event_text(data))
 
         ws = Workspace.open(event.cwd)
         ws.verify_runtime()
         if not ws.repo.memzoi_dir.is_dir():
             return None, f"git memzoi: no {MEMZOI_DIR}/ in {ws.repo.workdir}; no project memory to consult"
-        answer = claude_hook.answer(event, ws, ws.config.agents.risk_decision)
+        answer = adapter.answer(event, ws, ws.config.agents.risk_decision)
     except MemzoiError as exc:
-        return None, PREFIX + " ".join(str(exc).split())
+        return None, f"git memzoi: agent hook {client}: " + " ".join(str(exc).split())
     return (json.dumps(answer, ensure_ascii=False) if answer is not None else None), None
 
 
-def run(stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> int:
-    """Answer one event; exit 0 whatever memory says (Claude Code blocks only on exit 2), 70 if we crash."""
+def run(stdin: BinaryIO, stdout: TextIO, stderr: TextIO, client: str = "claude") -> int:
+    """Answer one event; exit 0 whatever memory says (the clients block only on exit 2), 70 if we crash."""
     try:
-        out, err = answer_text(read_event(stdin))
+        out, err = answer_text(read_event(stdin), client)
     except Exception as exc:  # noqa: BLE001 - the one place an unexpected failure becomes a line
         if os.environ.get("MEMZOI_DEBUG") not in (None, "", "0"):
             import traceback  # only with --debug (Agent hook: Claude Code PreToolUse)
@@ -57,10 +60,10 @@ def run(stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
-def main() -> None:
+def main(client: str = "claude") -> None:
     """The console script's fast path for the hook."""
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    code = run(sys.stdin.buffer, sys.stdout, sys.stderr)
+    code = run(sys.stdin.buffer, sys.stdout, sys.stderr, client)
     sys.stdout.flush()
     sys.exit(code)

@@ -3,9 +3,10 @@
 Every other command, and every hook run that touches memory, goes on to the click CLI
 (cli.main). The client hooks run on each commit and push; most carry only code, and
 answering them before click, pygit2 or the checks load is what keeps them cheap. Claude Code
-runs `agent hook claude` before every edit, so that exact command line skips click too, as
-do `--version` and the top-level help (`-h`, `--help`, no arguments), printed from the text
-click would print (cli.help_text, generated from the click group).
+runs `agent hook claude` before every edit (Codex and Gemini CLI `agent hook codex` and `agent
+hook gemini`), so those exact command lines skip click too, as do `--version` and the top-level
+help (`-h`, `--help`, no arguments), printed from the text click would print (cli.help_text,
+generated from the click group).
 
 `rebuild` (alone or with `--strict`) with nothing to do is answered here as well, with the
 standard library only (`index.staleness.unchanged`): agents and scripts run it to be sure
@@ -21,12 +22,12 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from pathlib import Path
 
-#: The Claude Code hook's whole argv (anything else, such as --help, goes to click).
-CLAUDE_HOOK_ARGV = ["agent", "hook", "claude"]
+#: The clients' hooks' whole argv (anything else, such as --help, goes to click).
+HOOK_ARGVS = (["agent", "hook", "claude"], ["agent", "hook", "codex"], ["agent", "hook", "gemini"])
 
 
 def main() -> None:
-    """Run `git memzoi`: the client hooks' early exit (hooks.quick), the Claude Code hook, else the CLI."""
+    """Run `git memzoi`: the client hooks' early exit (hooks.quick), the agents' hooks, else the CLI."""
     try:
         _main(sys.argv[1:])
     except MemoryError:
@@ -66,10 +67,10 @@ def _main(args: list[str]) -> None:
         if code is not None:
             sys.stdout.flush()
             sys.exit(code)
-    if args == CLAUDE_HOOK_ARGV:
+    if args in HOOK_ARGVS:
         from git_memzoi.cli.agent_hook import main as hook_main
 
-        hook_main()
+        hook_main(args[2])
         return
     from git_memzoi.cli.main import main as cli_main
 

@@ -1,0 +1,46 @@
+"""Codex's hook: its events in (JSON on stdin, the same shape as Claude Code's), its hook output out.
+
+Codex sends `SessionStart`, `UserPromptSubmit` and `PreToolUse` with Claude Code's fields and takes
+the same `hookSpecificOutput`; what differs is its tools and one decision. A shell command comes as
+tool `Bash` (`tool_input.command`); a file edit as tool `apply_patch`, whose `tool_input.command`
+is the patch, so the files are read from its `*** Add File:`, `*** Update File:`, `*** Delete File:`
+and `*** Move to:` lines. Codex refuses `permissionDecision: "ask"` from a hook, so a risk under
+`risk_decision = "ask"` is given as context only; `"deny"` refuses the tool call as for Claude Code.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from git_memzoi.agents import hook_core as core
+from git_memzoi.agents.claude_hook import tool_output
+from git_memzoi.agents.hook_core import HookEvent
+
+if TYPE_CHECKING:
+    from git_memzoi.runtime.workspace import Workspace
+
+DIALECT = core.Dialect(
+    client="codex",
+    events={name: name for name in (core.SESSION_START, core.PROMPT, core.BEFORE_TOOL)},
+    command_tools={"Bash": "command"},
+    patch_tools={"apply_patch": "command"},
+)
+#: The PreToolUse matcher `agent install codex` writes (Codex also matches Edit and Write to apply_patch).
+TOOL_MATCHER = "Bash|apply_patch"
+
+
+def parse_event(text: str) -> HookEvent:
+    """A hook event from Codex's stdin JSON; a UsageError naming the field when it is malformed."""
+    return core.parse_event(text, DIALECT)
+
+
+def answer(event: HookEvent, ws: Workspace, risk_decision: str) -> dict[str, Any] | None:
+    """Codex's hook output for `event`, or None when memory has nothing to say."""
+    moment = DIALECT.moment(event.name)
+    if moment in (core.SESSION_START, core.PROMPT):
+        context = core.session_context(ws, event) if moment == core.SESSION_START else core.prompt_context(ws, event)
+        return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": context}} if context else None
+    touched = core.subjects(event, DIALECT, ws.repo.require_workdir())
+    if not touched:
+        return None
+    return tool_output(core.tool_context(ws, event, touched), "deny" if risk_decision == "deny" else "context")

@@ -110,8 +110,34 @@ A record to push first.
 """
 
 
-def zero_blob_push(workdir: Path) -> dict[str, float]:
-    """Push a commit adding a 200 MB zero record to a bare repository with the installed hook; time it."""
+#: pushes timed for each row (the best is kept: one push is one sample of a loaded machine)
+PUSHES = 5
+
+
+def _timed_push(work: Path, out: Path, ref: str, accepted: bool) -> tuple[float, float]:
+    """Push HEAD to `ref`; the hook's (seconds, peak RSS kB) as the wrapper wrote them."""
+    push = subprocess.run(["git", "push", "origin", f"HEAD:{ref}"], cwd=work, capture_output=True, text=True)
+    if accepted:
+        assert push.returncode == 0, push.stderr
+    else:
+        assert push.returncode != 0 and "file-too-large" in push.stderr, push.stderr
+    seconds, peak = out.read_text().split()
+    return float(seconds), float(peak)
+
+
+def _commit_record(work: Path, n: int) -> None:
+    rel = f".memzoi/records/bench-attack-{n}.md"
+    (work / rel).write_text(RECORD.replace("id: bench-attack", f"id: bench-attack-{n}"))
+    _git("add", ".memzoi", cwd=work)
+    _git("commit", "-q", "-m", f"record {n}", cwd=work)
+
+
+def zero_blob_push(workdir: Path, pushes: int = PUSHES) -> dict[str, float]:
+    """Push commits to a bare repository with the installed hook: small records (accepted), then a 200 MB zero record.
+
+    Each push is timed by a wrapper in front of the hook; the best of `pushes` is kept for each
+    (the refused one is pushed again each time: the server keeps nothing of it).
+    """
     exe = str(Path(sys.executable).parent / "git-memzoi")
     env_home = workdir / "home"
     env_home.mkdir()
@@ -129,20 +155,21 @@ def zero_blob_push(workdir: Path) -> dict[str, float]:
     _git("add", ".memzoi", cwd=work)
     _git("commit", "-q", "-m", "record", cwd=work)
     _git("push", "-q", "origin", "HEAD:refs/heads/main", cwd=work)
-    accepted = [float(x) for x in out.read_text().split()]
+    accepted = []
+    for n in range(pushes):  # each push adds one small record: the hook validates it and accepts
+        _commit_record(work, n)
+        accepted.append(_timed_push(work, out, "refs/heads/main", accepted=True))
     with (work / ".memzoi/records/zeros.md").open("wb") as handle:
         handle.truncate(ZERO_BLOB)
     _git("add", ".memzoi", cwd=work)
     _git("commit", "-q", "--no-verify", "-m", "zeros", cwd=work)
-    push = subprocess.run(["git", "push", "origin", "HEAD:refs/heads/main"], cwd=work, capture_output=True, text=True)
-    assert push.returncode != 0 and "file-too-large" in push.stderr, push.stderr
-    refused = [float(x) for x in out.read_text().split()]
+    refused = [_timed_push(work, out, "refs/heads/main", accepted=False) for _ in range(pushes)]
     python = best(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), 5)
     return {
-        "seconds": refused[0],
-        "peak_kb": refused[1],
-        "accepted_seconds": accepted[0],
-        "accepted_peak_kb": accepted[1],
+        "seconds": min(seconds for seconds, _ in refused),
+        "peak_kb": max(peak for _, peak in refused),
+        "accepted_seconds": min(seconds for seconds, _ in accepted),
+        "accepted_peak_kb": max(peak for _, peak in accepted),
         "python": python,
     }
 
@@ -181,7 +208,9 @@ def section(workdir: Path, quick: bool = False) -> str:
             f"**An oversized blob at the server.** A commit adding a {ZERO_BLOB >> 20} MB record of zeros "
             "(a sparse file, `git add`ed) is pushed to a bare repository with the installed pre-receive hook; "
             "a wrapper in front of the hook times it and takes its peak RSS (the hook script and every "
-            "process it runs). Targets: refused in ≤ 10× `python3 -c pass`, at ≤ 200 MB peak RSS.",
+            f"process it runs). Each row is the best of {PUSHES} pushes (the refused commit pushed again, "
+            "each accepted push adding one more small record), and the highest peak RSS among them. "
+            "Targets: refused in ≤ 10× `python3 -c pass`, at ≤ 200 MB peak RSS.",
             "",
             "| push | hook | `python3 -c pass` | ratio | hook peak RSS |",
             "|---|---:|---:|---:|---:|",

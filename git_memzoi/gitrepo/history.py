@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, cast
+from typing import Literal, NamedTuple, cast
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode, ObjectType, SortMode
@@ -32,9 +32,22 @@ def is_zero(sha: str) -> bool:
     return bool(sha) and not sha.strip("0")  # strip, not set(): a push of many refs asks once per ref
 
 
-@dataclass(frozen=True)
-class PushedCommit:
-    """A commit a push brings, with its .memzoi/ subtree OID and its parents' (None: no .memzoi/)."""
+def touches_memzoi(memzoi: str | None, parent_memzoi: tuple[str | None, ...]) -> bool:
+    """Whether a commit with subtree `memzoi` over parents with `parent_memzoi` changes .memzoi/.
+
+    A merge is compared with its first parent only: taking the other side's .memzoi/ whole can
+    still drop what the first parent added since the fork, so it gets checked file by file.
+    """
+    if not parent_memzoi:
+        return memzoi is not None
+    return memzoi != parent_memzoi[0]
+
+
+class PushedCommit(NamedTuple):
+    """A commit a push brings, with its .memzoi/ subtree OID and its parents' (None: no .memzoi/).
+
+    A named tuple, not a frozen dataclass: a push of a long chain makes one per commit.
+    """
 
     sha: str
     summary: str
@@ -46,17 +59,6 @@ class PushedCommit:
     def touches_memzoi(self) -> bool:
         """False when .memzoi/ is identical to the first parent's (or absent in both)."""
         return touches_memzoi(self.memzoi, self.parent_memzoi)
-
-
-def touches_memzoi(memzoi: str | None, parent_memzoi: tuple[str | None, ...]) -> bool:
-    """Whether a commit with subtree `memzoi` over parents with `parent_memzoi` changes .memzoi/.
-
-    A merge is compared with its first parent only: taking the other side's .memzoi/ whole can
-    still drop what the first parent added since the fork, so it gets checked file by file.
-    """
-    if not parent_memzoi:
-        return memzoi is not None
-    return memzoi != parent_memzoi[0]
 
 
 @dataclass(frozen=True)
@@ -88,10 +90,12 @@ class History:
         self._memzoi_of: dict[str, str | None] = {}
         self._odd: dict[str, str] = {}
         self._twins: dict[str, tuple[str, ...]] = {}
-        self._twins_of_tree: dict[str, tuple[str, ...]] = {}
+        #: per root tree: (.memzoi/ subtree OID, odd kind, folded twins)
+        self._roots: dict[bytes, tuple[str | None, str | None, tuple[str, ...]]] = {}
+        #: per root entry name: what it is to the hooks (see _name_kind)
+        self._names: dict[bytes, int] = {}
         self._gitlinks: dict[tuple[str | None, str | None], tuple[str, ...]] = {}
         self._changes: dict[tuple[str | None, str | None], list[TreeChange]] = {}
-        self._root_faults: dict[str, str | None] = {}
         self._sound_trees: set[str] = set()
 
     # refs and commits ---------------------------------------------------------
@@ -128,10 +132,11 @@ class History:
 
     def memzoi_of(self, sha: str) -> str | None:
         """The .memzoi/ subtree OID of commit `sha` (cached); None when absent or not a directory."""
-        if sha not in self._memzoi_of:
-            commit = cast(pygit2.Commit, self.git[sha])
-            self._memzoi_of[sha] = self._root_memzoi(sha, commit)
-        return self._memzoi_of[sha]
+        try:
+            return self._memzoi_of[sha]  # asked several times for each commit of a push: one lookup
+        except KeyError:
+            memzoi = self._memzoi_of[sha] = self._root_memzoi(sha, cast(pygit2.Commit, self.git[sha]))
+            return memzoi
 
     def first_parent(self, sha: str) -> str | None:
         """The first parent of commit `sha`, or None for a root commit."""
@@ -140,22 +145,54 @@ class History:
 
     def odd_memzoi(self, sha: str) -> str | None:
         """What `.memzoi` is in commit `sha` when it is there but not a directory: symlink, gitlink or file."""
-        self.memzoi_of(sha)
+        if sha not in self._memzoi_of:
+            self.memzoi_of(sha)
         return self._odd.get(sha)
 
     def _root_memzoi(self, sha: str, commit: pygit2.Commit) -> str | None:
         """The .memzoi/ subtree OID of a commit, None (and an odd kind) when git would check out another."""
-        key = str(commit.tree_id)
-        if key not in self._root_faults:
-            self._root_faults[key] = self._root_fault(commit)
-        fault = self._root_faults[key]
-        if fault is not None:
-            self._odd[sha] = fault
-            return None
+        key = commit.tree_id.raw
+        root = self._roots.get(key)
+        if root is None:
+            root = self._roots[key] = self._root(commit)
+        memzoi, odd, twins = root
+        if odd is not None:
+            self._odd[sha] = odd
+        if twins:
+            self._twins[sha] = twins
+        return memzoi
+
+    def _root(self, commit: pygit2.Commit) -> tuple[str | None, str | None, tuple[str, ...]]:
+        """(.memzoi/ subtree OID, odd kind, twins) of a commit's root tree, from its entries' names.
+
+        The tree object libgit2 parsed (and keeps) is read, not the raw object: its entries come
+        in the order stored, duplicates and all. Each name is classified once per History. The
+        raw tree is searched (_root_fault) only when a `.memzoi` entry is there but not as the one
+        entry libgit2's lookup finds.
+        """
         try:
-            return self._subtree(sha, commit.tree)
+            tree = commit.tree
+            names = [entry.raw_name or b"" for entry in tree]
         except pygit2.GitError:
-            return None  # a root libgit2 cannot parse and _root_fault found no .memzoi in
+            return None, self._root_fault(commit), ()  # libgit2 cannot parse the root: nothing in it is read
+        kinds = self._names
+        memzoi = under = 0
+        twins = []
+        for name in names:
+            kind = kinds.get(name)
+            if kind is None:
+                kind = kinds[name] = _name_kind(name)
+            if kind:
+                memzoi += kind == _MEMZOI
+                under += kind == _UNDER
+                if kind == _TWIN:
+                    twins.append(name.decode("utf-8", "surrogateescape"))
+        entry = _lookup(tree, MEMZOI_DIR) if memzoi else None
+        if (memzoi or under) and not (memzoi == 1 and not under and entry is not None):
+            fault = self._root_fault(commit)
+            if fault is not None:
+                return None, fault, ()
+        return (*_memzoi_entry(entry), tuple(twins))
 
     def _root_fault(self, commit: pygit2.Commit) -> str | None:
         """Why the root tree's .memzoi entry is not the one libgit2 finds: duplicate, invalid-name, unsorted.
@@ -253,31 +290,27 @@ class History:
 
     def memzoi_twins(self, sha: str) -> tuple[str, ...]:
         """Root entries of commit `sha` (or "index") that macOS or Windows would check out as `.memzoi`."""
-        if sha != "index":
+        if sha != "index" and sha not in self._memzoi_of:
             self.memzoi_of(sha)
         return self._twins.get(sha, ())
 
-    def _root_twins(self, tree: pygit2.Tree) -> tuple[str, ...]:
-        key = str(tree.id)
-        if key not in self._twins_of_tree:  # once per root tree: a code-only push mostly repeats a few
-            names = ((entry.raw_name or b"").decode("utf-8", "surrogateescape") for entry in tree)
-            self._twins_of_tree[key] = tuple(name for name in names if folds_to_memzoi(name))
-        return self._twins_of_tree[key]
-
     def _subtree(self, sha: str, tree: pygit2.Tree) -> str | None:
-        twins = self._root_twins(tree)
+        """The .memzoi/ subtree OID of a root tree (noting its twins and odd kind under `sha`)."""
+        twins = tuple(
+            name.decode("utf-8", "surrogateescape")
+            for name in (entry.raw_name or b"" for entry in tree)
+            if _name_kind(name) == _TWIN
+        )
         if twins:
             self._twins[sha] = twins
         try:
             entry = tree[MEMZOI_DIR]
         except KeyError:
             return None
-        if entry.filemode == FileMode.TREE:
-            return str(entry.id)
-        # A symlinked or submodule .memzoi would make git serve memory from outside the tree:
-        # it holds no memory here, and the hooks refuse it by name.
-        self._odd[sha] = {FileMode.LINK: "symlink", FileMode.COMMIT: "gitlink"}.get(entry.filemode, "file")
-        return None
+        memzoi, odd = _memzoi_entry(entry)
+        if odd is not None:
+            self._odd[sha] = odd
+        return memzoi
 
     def new_commits(self, tips: Iterable[str], hide: Iterable[str]) -> Iterator[PushedCommit]:
         """Commits reachable from `tips` but from none of `hide`, parents before children."""
@@ -289,12 +322,13 @@ class History:
             walker.push(pygit2.Oid(hex=tip))
         for sha in hide:
             walker.hide(pygit2.Oid(hex=sha))
+        known = self._memzoi_of
         for commit in walker:
             sha = str(commit.id)
-            memzoi = self._memzoi_of[sha] if sha in self._memzoi_of else self._root_memzoi(sha, commit)
-            self._memzoi_of[sha] = memzoi
-            parents = tuple(str(p) for p in commit.parent_ids)
-            yield PushedCommit(sha, _summary(commit), memzoi, parents, tuple(self.memzoi_of(p) for p in parents))
+            memzoi = known[sha] if sha in known else self._root_memzoi(sha, commit)
+            known[sha] = memzoi
+            parents = tuple(map(str, commit.parent_ids))
+            yield PushedCommit(sha, _summary(commit), memzoi, parents, tuple(map(self.memzoi_of, parents)))
 
     def symbolic_tip(self, name: str) -> str | None:
         """The commit a symbolic ref (HEAD, refs/remotes/R/HEAD) points to through its branch, or None."""
@@ -480,6 +514,38 @@ class History:
         except KeyError:
             pass
         return memzoi, config
+
+
+#: what a root entry's name is to the hooks: another name, `.memzoi`, `.memzoi/…` (never
+#: written by git), or a name a macOS or Windows checkout writes as `.memzoi`
+_OTHER, _MEMZOI, _UNDER, _TWIN = 0, 1, 2, 3
+_TREE = int(ObjectType.TREE)  # an entry's `type` is a plain int, its `filemode` an enum made per call
+
+
+def _name_kind(name: bytes) -> int:
+    if name == MEMZOI_DIR.encode():
+        return _MEMZOI
+    if name.startswith(f"{MEMZOI_DIR}/".encode()):
+        return _UNDER
+    return _TWIN if folds_to_memzoi(name.decode("utf-8", "surrogateescape")) else _OTHER
+
+
+def _lookup(tree: pygit2.Tree, name: str) -> pygit2.Object | None:
+    try:
+        return tree[name]
+    except KeyError:
+        return None
+
+
+def _memzoi_entry(entry: pygit2.Object | None) -> tuple[str | None, str | None]:
+    """(subtree OID, None) for a `.memzoi` directory entry; (None, odd kind) for another kind; None: no entry."""
+    if entry is None:
+        return None, None
+    if entry.type == _TREE:  # a tree entry's mode is 040000 (libgit2 reads any other 04xxxx as it)
+        return str(entry.id), None
+    # A symlinked or submodule .memzoi would make git serve memory from outside the tree:
+    # it holds no memory here, and the hooks refuse it by name.
+    return None, {FileMode.LINK: "symlink", FileMode.COMMIT: "gitlink"}.get(entry.filemode, "file")
 
 
 def _node_path(nodes: list[tuple[int, str]], node: int) -> str:

@@ -24,14 +24,13 @@ from git_memzoi.errors import UsageError
 from git_memzoi.index import queries
 from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
-from git_memzoi.index.rebuild import open_index
 from git_memzoi.layout import RECORDS
 from git_memzoi.profile import oneline
 from git_memzoi.recall import paths as pathmatch
 from git_memzoi.recall import standing
 from git_memzoi.recall.context import candidates
 from git_memzoi.recall.precheck import by_words, precheck
-from git_memzoi.recall.records import now
+from git_memzoi.recall.records import index_connection, now
 
 if TYPE_CHECKING:
     from git_memzoi.recall.models import PrecheckWarning
@@ -383,14 +382,11 @@ def tool_context(
 
     `explain=False` gives the warnings alone and leaves the session's memory as it was (a client that adds
     context only after the tool ran asks for the rest then)."""
-    conn = open_index(ws)  # one check of the index against the files for every question
-    try:
+    with index_connection(ws) as conn:  # one check of the index against the files for every question
         found = [
             (kind, precheck(ws, conn=conn, **{kind: value}), guidance(conn, kind, value) if explain else [])
             for kind, value in touched
         ]
-    finally:
-        conn.close()
     memory = session_memory(ws, event)
     budget = ws.config.agents.prompt_budget
     lines: list[str] = []
@@ -486,11 +482,8 @@ def session_context(ws: Workspace, event: HookEvent | None = None) -> str:
         'A private note for yourself (never in the repository): `git memzoi local add --title "..." --body "..."`.\n'
     )
     rest = "\n".join(_checkpoint_lines(ws))  # SessionStart only: a tool call never loads the inbox
-    conn = open_index(ws)
-    try:
+    with index_connection(ws) as conn:
         rules = standing.standing_rules(conn, now()[1])
-    finally:
-        conn.close()
     heading = "## Standing rules\n\n"
     room = max(budget - len(intro) - len(rest) - len(heading) - 2, 0)
     rules_text, in_full = standing.render(rules, room)

@@ -204,22 +204,31 @@ def current(
 def unchanged(index_path: Path, shared_db: Path, workdir: str, lease: float) -> Verified | None:
     """`rebuild`'s answer when nothing changed, from the standard library alone; None: ask `rebuild`.
 
-    `current`, on an index it opens and reads the meta of itself.
+    `current`, on an index it opens and reads the meta of itself (as `index_db.connect_read` and
+    `read_meta` do, without loading that module: BENCHMARKS.md, no-op `git memzoi rebuild`).
     """
-    from git_memzoi.errors import StateError
-    from git_memzoi.index.index_db import connect_read, read_meta
-
     if not os.path.exists(check_path(index_path)):
         return None
     try:
-        conn = connect_read(index_path)
+        conn = sqlite3.connect(f"{index_path.as_uri()}?mode=ro&immutable=1", uri=True, isolation_level=None)
     except sqlite3.DatabaseError:
         return None
     try:
-        try:
-            meta = read_meta(conn)
-        except StateError:
+        meta = _light_meta(conn)
+        if meta is None:
             return None
         return current(index_path, conn, meta, shared_db, workdir, lease)
     finally:
         conn.close()
+
+
+def _light_meta(conn: sqlite3.Connection) -> dict[str, str] | None:
+    """The meta table of an index of this schema, or None (`index_db.read_meta` says why)."""
+    from git_memzoi.layout import INDEX_SCHEMA_VERSION
+
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] != INDEX_SCHEMA_VERSION:
+            return None
+        return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.DatabaseError:
+        return None

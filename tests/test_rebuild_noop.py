@@ -136,3 +136,24 @@ def test_damaged_check_file_is_left_to_the_command(indexed_repo: Repo) -> None:
     fast = program("rebuild", cwd=indexed_repo.path)
     assert "Traceback" not in fast.stderr, fast.stderr
     assert words(fast) == words(command("rebuild", cwd=indexed_repo.path))
+
+
+def test_the_first_noop_after_a_build_is_answered_before_click(indexed_repo: Repo) -> None:
+    """A build stores the digest of the stats it confirmed, so the next no-op needs no command."""
+    home = Path(os.environ["MEMZOI_HOME"])
+    age(indexed_repo.path, 3600)
+    age(home, 3600)
+    run_cli("rebuild")  # shared.db's WAL, if a read makes one, is made now
+    age(home, 3600)
+    built = program("rebuild", "--full", cwd=indexed_repo.path)
+    assert built.returncode == 0 and "index rebuilt" in built.stderr, built.stderr
+    fast = before_click(indexed_repo)
+    assert fast.returncode == 0 and "index up to date" in fast.stderr, fast.stderr
+    assert words(fast) == words(command("rebuild", cwd=indexed_repo.path))
+    # and the digest it stored still sees an edit that keeps the size and puts the mtime back
+    target = sorted((indexed_repo.path / ".memzoi" / "records").rglob("*.md"))[0]
+    stat = target.stat()
+    with open(target, "r+b") as handle:
+        handle.write(b"#")
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert "index rebuilt" in program("rebuild", cwd=indexed_repo.path).stderr

@@ -157,3 +157,25 @@ def test_the_first_noop_after_a_build_is_answered_before_click(indexed_repo: Rep
         handle.write(b"#")
     os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert "index rebuilt" in program("rebuild", cwd=indexed_repo.path).stderr
+
+
+def test_a_repeated_noop_loads_no_sqlite_and_a_replaced_index_is_read_again(indexed_repo: Repo) -> None:
+    """The check file keeps the index's meta for the installed file, by its stat: SQLite stays unloaded;
+    an index replaced since (another inode, size or time) is read again, never answered from the copy."""
+    shared = Workspace.open(indexed_repo.path).layout.shared_db
+    for suffix in ("", "-wal", "-shm", ".checked"):  # no runtime memory: nothing to verify in shared.db either
+        Path(f"{shared}{suffix}").unlink(missing_ok=True)
+    settle(indexed_repo)
+    assert not shared.exists()
+    age(Workspace.open(indexed_repo.path).layout.index_db, 3600)  # an index installed just now is never vouched for
+    assert "sqlite3" in imported(("rebuild",), indexed_repo.path)  # the first answer reads the index
+    assert "sqlite3" not in imported(("rebuild",), indexed_repo.path)  # the next, the copy it kept
+    index_db = Workspace.open(indexed_repo.path).layout.index_db
+    check = Path(f"{index_db}.check")
+    kept = check.read_text()
+    assert '"index"' in kept
+    run_cli("rebuild", "--full")  # another index file for the same record files
+    age(index_db, 3600)
+    check.write_text(kept)  # a check whose digest still holds, with the meta of the index it replaced
+    assert "sqlite3" in imported(("rebuild",), indexed_repo.path)  # the copy is not trusted for another file
+    assert words(program("rebuild", cwd=indexed_repo.path)) == words(command("rebuild", cwd=indexed_repo.path))

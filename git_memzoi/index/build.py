@@ -238,7 +238,7 @@ def refresh_paths(ws: Workspace, paths: Iterable[str]) -> RebuildReport | None:
             dirs[folder] = None
             folder = os.path.dirname(folder)
         dirs[folder] = None  # written to just now: the next reader sweeps
-    fresh_check = {k: v for k, v in check.items() if k != "digest"}
+    fresh_check = {k: v for k, v in check.items() if k not in ("digest", "index")}
     staleness.write_check(
         index_path,
         fresh_check

@@ -24,10 +24,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (the sta
 if TYPE_CHECKING:
     from typing import Any
 
-from git_memzoi import __version__  # noqa: E402  (after the TYPE_CHECKING stand-in, as typing stays unloaded)
+from git_memzoi.index.staleness import PARSER_VERSION  # noqa: E402  (after the TYPE_CHECKING stand-in)
 
-#: Bump when what a parse produces changes shape; the package version is part of the key too.
-PARSER_VERSION = f"{__version__}+p2"
+__all__ = ["PARSER_VERSION", "ParseCache"]
 _BATCH = 500
 #: Enough for every version of every record a large repository keeps current several times over.
 MAX_ENTRIES = 100_000

@@ -15,7 +15,9 @@ whose blob OID changed are parsed again.
 
 `unchanged` is `rebuild`'s "nothing to do" with the standard library only (cli/entry.py
 answers a no-op `git memzoi rebuild` with it before click loads), `current` without an open
-index. This module is therefore light to import: nothing but the standard library and
+index; once it has read an index file, the check file keeps that file's meta and stored
+problems (by the file's stat), and the next answer needs no SQLite at all. This module is
+therefore light to import: nothing but the standard library (not even sqlite3) and
 `index.sweep` at the top.
 """
 

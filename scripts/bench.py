@@ -31,6 +31,7 @@ import importlib.util
 import os
 import platform
 import random
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -121,6 +122,7 @@ TARGETS = {  # issue targets, as ratios to the floor (rebuilds) or absolute (rec
     "context_p95_ms": 25.0,
     "cli": 10.0,
     "noop_status": 2.0,  # no-op rebuild end to end, against `git status --porcelain` on the same tree
+    "memory_kib": 3.0,  # a cold rebuild's peak memory above its baseline, per record, at every size
 }
 
 
@@ -158,6 +160,9 @@ NOTES = [
     "  floor is one process. The work itself (CPU time, above) is about twice the floor's: the floor",
     "  only YAML-loads, while a build also validates every record against the profile (pydantic),",
     "  computes retention boundaries, and writes the index, its FTS5 tokens and the parse cache.",
+    "  Its time as a ratio to the floor therefore rests on having a free CPU per worker: on a 2-CPU",
+    "  machine shared with other work, it moves with that load while its CPU time does not (compare",
+    "  the CPU figures above the table, and `--before`, which runs both codes alternately).",
     "- **No-op** is one stat per record file (and one per folder), compared with a digest of the",
     "  stats the last check confirmed; nothing is read or parsed, and nothing is written.",
     "- **Fresh linked worktree** starts from the other worktree's index.db (copied), takes the blob",
@@ -334,11 +339,25 @@ class Result:
     python_ms: float = 0.0
     noop_cli_ms: float = 0.0  # `git memzoi rebuild` with nothing to do, end to end
     git_status_ms: float = 0.0  # `git status --porcelain` on the same tree, the same way
+    noop_cpu_ratio: float = 0.0  # the median of the pairwise ratios of their CPU times (all their processes)
     index_mb: float = 0.0
     floor_cpu: float = 0.0
     cold_cpu: float = 0.0
     imports_ms: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Memory:
+    """A cold full rebuild's peak RSS (largest process, KiB), and the same command's without records."""
+
+    n: int
+    peak_kib: int
+    baseline_kib: int
+
+    @property
+    def per_record_kib(self) -> float:
+        return (self.peak_kib - self.baseline_kib) / self.n
 
 
 def queries(rng: random.Random, count: int) -> list[tuple[str, str | None]]:
@@ -364,9 +383,6 @@ def timed(fn, *args, **kwargs) -> float:  # type: ignore[no-untyped-def]
 
 
 def run_size(n: int, work: Path, quick: bool, nqueries: int, repeats: int) -> Result:
-    from git_memzoi.index.rebuild import rebuild
-    from git_memzoi.recall.context import build_context
-    from git_memzoi.recall.search import search
     from git_memzoi.runtime.workspace import Workspace
 
     result = Result(n)
@@ -374,7 +390,22 @@ def run_size(n: int, work: Path, quick: bool, nqueries: int, repeats: int) -> Re
     print(f"[{n}] generating {n} records …", file=sys.stderr)
     repo = generate(root, n)
     time.sleep(0 if quick else 2.1)  # let the files' timestamps settle past the racy window
-    floor(root)  # warm the page cache the same way for everyone
+    measure_floor(root, result, repeats)
+    measure_cold(root, work, result, repeats)
+    ws = Workspace.open(root)
+    result.index_mb = ws.layout.index_db.stat().st_size / 1e6
+    measure_noop(ws, result, quick, repeats)
+    measure_worktrees(repo, work, result, repeats)
+    qs = queries(random.Random(SEED), nqueries)
+    measure_recall(ws, qs, result)
+    env = os.environ | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    measure_cli(root, env, qs, result, quick)
+    return result
+
+
+def measure_floor(root: Path, result: Result, repeats: int) -> None:
+    """The floor, best of `repeats`, with its CPU time (page cache warmed the same way for everyone)."""
+    floor(root)
     floors = []
     for _ in range(repeats):
         before = os.times()
@@ -382,8 +413,15 @@ def run_size(n: int, work: Path, quick: bool, nqueries: int, repeats: int) -> Re
         if floors[-1] == min(floors):
             result.floor_cpu = sum(os.times()[:2]) - sum(before[:2])
     result.floor = min(floors)
-    print(f"[{n}] floor {result.floor:.3f}s", file=sys.stderr)
+    print(f"[{result.n}] floor {result.floor:.3f}s", file=sys.stderr)
 
+
+def measure_cold(root: Path, work: Path, result: Result, repeats: int) -> None:
+    """A cold full rebuild into an empty MEMZOI_HOME, best of `repeats` (the last home is kept)."""
+    from git_memzoi.index.rebuild import rebuild
+    from git_memzoi.runtime.workspace import Workspace
+
+    n = result.n
     cold = []
     for attempt in range(repeats):
         home = work / f"home-{n}-cold-{attempt}"
@@ -392,22 +430,32 @@ def run_size(n: int, work: Path, quick: bool, nqueries: int, repeats: int) -> Re
         before = os.times()
         cold.append(timed(rebuild, ws))
         after = os.times()
-        cpu = sum(after[:4]) - sum(before[:4])  # this process and its worker processes
         if cold[-1] == min(cold):
-            result.cold_cpu = cpu
+            result.cold_cpu = sum(after[:4]) - sum(before[:4])  # this process and its worker processes
         if attempt < repeats - 1:
             shutil.rmtree(home)
     result.cold = min(cold)
-    ws = Workspace.open(root)
-    result.index_mb = ws.layout.index_db.stat().st_size / 1e6
     print(f"[{n}] cold {result.cold:.3f}s", file=sys.stderr)
+
+
+def measure_noop(ws: object, result: Result, quick: bool, repeats: int) -> None:
+    """The in-process no-op rebuild: the median of at least five."""
+    from git_memzoi.index.rebuild import rebuild
+
     if not quick:
         time.sleep(2.1)  # the no-op rebuild below trusts stats older than the racy window
     rebuild(ws)
     result.noop = statistics.median(timed(rebuild, ws) for _ in range(max(repeats, 5)))
-    print(f"[{n}] no-op {result.noop:.4f}s", file=sys.stderr)
+    print(f"[{result.n}] no-op {result.noop:.4f}s", file=sys.stderr)
 
-    worktree_times = []
+
+def measure_worktrees(repo: pygit2.Repository, work: Path, result: Result, repeats: int) -> None:
+    """`rebuild` in a fresh linked worktree of the same commit, best of `repeats`."""
+    from git_memzoi.index.rebuild import rebuild
+    from git_memzoi.runtime.workspace import Workspace
+
+    n = result.n
+    times = []
     for attempt in range(repeats):
         where = work / f"wt-{n}-{attempt}"
         branch = repo.branches.local.create(f"bench-{attempt}", repo.head.peel(pygit2.Commit))
@@ -415,13 +463,17 @@ def run_size(n: int, work: Path, quick: bool, nqueries: int, repeats: int) -> Re
         other = Workspace.open(where)
         started = time.perf_counter()
         report = rebuild(other)
-        worktree_times.append(time.perf_counter() - started)
+        times.append(time.perf_counter() - started)
         result.worktree_parsed = max(result.worktree_parsed, report.parsed)
-    result.worktree = min(worktree_times)
+    result.worktree = min(times)
     print(f"[{n}] fresh worktree {result.worktree:.3f}s (parsed {result.worktree_parsed})", file=sys.stderr)
 
-    rng = random.Random(SEED)
-    qs = queries(rng, nqueries)
+
+def measure_recall(ws: object, qs: list[tuple[str, str | None]], result: Result) -> None:
+    """In-process search and context over `qs`, after five of each to warm up."""
+    from git_memzoi.recall.context import build_context
+    from git_memzoi.recall.search import search
+
     for text, path in qs[:5]:
         search(ws, text, path=path)
     for text, path in qs:
@@ -435,50 +487,103 @@ def run_size(n: int, work: Path, quick: bool, nqueries: int, repeats: int) -> Re
         build_context(ws, text, paths=[path] if path else [])
         result.context_ms.append((time.perf_counter() - started) * 1000)
     print(
-        f"[{n}] search p95 {percentile(result.search_ms, 95):.2f} ms, "
+        f"[{result.n}] search p95 {percentile(result.search_ms, 95):.2f} ms, "
         f"context p95 {percentile(result.context_ms, 95):.2f} ms",
         file=sys.stderr,
     )
 
-    env = os.environ | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+def run_quiet(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> float:
+    """Seconds to run `argv` as a process to its end, output thrown away."""
+    return run_cpu(argv, cwd, env)[0]
+
+
+def run_cpu(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system, the process and every process it waited for) to run `argv`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)  # microseconds; os.times counts clock ticks (10 ms)
+    started = time.perf_counter()
+    subprocess.run(argv, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def measure_cli(root: Path, env: dict[str, str], qs: list[tuple[str, str | None]], result: Result, quick: bool) -> None:
+    """End-to-end `git memzoi search` against `python3 -c pass`, the no-op rebuild against `git status`,
+    and each dependency's import, all as processes (the first run of each discarded)."""
     runs = 3 if quick else 15
-    python = []
-    cli = []
+    python, cli = [], []
     for i in range(runs + 1):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        python.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        subprocess.run(
-            ["git", "memzoi", "search", qs[i % len(qs)][0]],
-            cwd=root,
-            env=env,
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        cli.append(time.perf_counter() - started)
+        python.append(run_quiet([sys.executable, "-c", "pass"]))
+        cli.append(run_quiet(["git", "memzoi", "search", qs[i % len(qs)][0]], root, env))
     result.python_ms = statistics.median(python[1:]) * 1000
     result.cli_ms = statistics.median(cli[1:]) * 1000
     # The no-op read path against what git pays to say the same of its files: every file's stat
     # (ctime, inode and device included), alternately, both as processes in the same tree.
     noop_cli, status = [], []
     for _ in range(runs + 1):
-        for argv, times in ((["git", "memzoi", "rebuild"], noop_cli), (["git", "status", "--porcelain"], status)):
-            started = time.perf_counter()
-            subprocess.run(argv, cwd=root, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            times.append(time.perf_counter() - started)
-    result.noop_cli_ms = statistics.median(noop_cli[1:]) * 1000
-    result.git_status_ms = statistics.median(status[1:]) * 1000
+        noop_cli.append(run_cpu(["git", "memzoi", "rebuild"], root, env))
+        status.append(run_cpu(["git", "status", "--porcelain"], root, env))
+    result.noop_cli_ms = statistics.median(wall for wall, _ in noop_cli[1:]) * 1000
+    result.git_status_ms = statistics.median(wall for wall, _ in status[1:]) * 1000
+    # the same pair by CPU time: a shared machine's load stretches the longer process's wall time more
+    pairs = [a[1] / b[1] for a, b in zip(noop_cli[1:], status[1:], strict=True) if b[1] > 0]
+    result.noop_cpu_ratio = statistics.median(pairs) if pairs else 0.0
     for name, module in (("click", "click"), ("pydantic", "pydantic"), ("pygit2", "pygit2")):
-        times = []
-        for _ in range(3 if quick else 7):
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
-            times.append(time.perf_counter() - started)
+        times = [run_quiet([sys.executable, "-c", f"import {module}"]) for _ in range(3 if quick else 7)]
         result.imports_ms[name] = statistics.median(times) * 1000 - result.python_ms
-    print(f"[{n}] CLI search {result.cli_ms:.1f} ms vs python -c pass {result.python_ms:.1f} ms", file=sys.stderr)
-    return result
+    print(
+        f"[{result.n}] CLI search {result.cli_ms:.1f} ms vs python -c pass {result.python_ms:.1f} ms", file=sys.stderr
+    )
+
+
+#: Runs its arguments as a process and prints the largest peak RSS (KiB) among the processes it waited for.
+#: A process's recorded peak starts from that of the process that forked it (exec keeps the larger), so the
+#: command is started from this small launcher, not from the benchmark's own large process.
+_PEAK_LAUNCHER = (
+    "import resource, subprocess, sys; "
+    "done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); "
+    "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+)
+
+
+def peak_kib(argv: list[str], cwd: Path, env: dict[str, str]) -> int:
+    """The peak resident memory (KiB) of the largest process of `argv` run to its end (its workers included)."""
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", _PEAK_LAUNCHER, *argv], cwd=cwd, env=env, capture_output=True, text=True
+    ).stdout.split()
+    if len(out) != 2 or out[0] != "0":
+        raise SystemExit(f"bench: {' '.join(argv)} failed in {cwd}: {out}")
+    return int(out[1])
+
+
+def measure_memory(sizes: list[int], work: Path, repeats: int) -> list[Memory]:
+    """`git memzoi rebuild --full` into an empty MEMZOI_HOME: the peak RSS of its largest process, less
+    the same command's on a repository without records (interpreter, imports, empty index), per record."""
+    env = os.environ | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    empty = work / "repo-mem-0"
+    if not empty.exists():
+        generate(empty, 0)
+
+    def best(root: Path, tag: str) -> int:
+        peaks = []
+        for attempt in range(repeats):
+            home = work / f"home-mem-{tag}-{attempt}"
+            peaks.append(peak_kib(["git", "memzoi", "rebuild", "--full"], root, env | {"MEMZOI_HOME": str(home)}))
+            shutil.rmtree(home, ignore_errors=True)
+        return min(peaks)
+
+    baseline = best(empty, "0")
+    found = []
+    for n in sizes:
+        root = work / f"repo-{n}"
+        if not root.exists():
+            print(f"[memory {n}] generating {n} records …", file=sys.stderr)
+            generate(root, n)
+        peak = best(root, str(n))
+        found.append(Memory(n, peak, baseline))
+        print(f"[memory {n}] peak {peak / 1024:.1f} MiB, baseline {baseline / 1024:.1f} MiB", file=sys.stderr)
+    return found
 
 
 def verdict(met: bool | None) -> str:
@@ -549,7 +654,8 @@ def render(results: list[Result], quick: bool, repeats: int, nqueries: int) -> s
             status_ratio = r.noop_cli_ms / r.git_status_ms
             lines.append(
                 f"| no-op `git memzoi rebuild` end to end | {r.noop_cli_ms:.1f} ms | {status_ratio:.2f}× "
-                f"`git status --porcelain` ({r.git_status_ms:.1f} ms) | ≤ {TARGETS['noop_status']:g}× | "
+                f"`git status --porcelain` ({r.git_status_ms:.1f} ms); by CPU time, pair by pair, "
+                f"{r.noop_cpu_ratio:.2f}× | ≤ {TARGETS['noop_status']:g}× | "
                 f"{verdict(status_ratio <= TARGETS['noop_status'])} |"
             )
         if r.imports_ms:
@@ -561,6 +667,32 @@ def render(results: list[Result], quick: bool, repeats: int, nqueries: int) -> s
             ]
         lines += [f"- {note}" for note in r.notes]
     lines += ["", "## How to read these figures", "", *NOTES]
+    return "\n".join(lines) + "\n"
+
+
+def render_memory(memory: list[Memory]) -> str:
+    """The rebuild peak-memory table: one row per size."""
+    if not memory:
+        return ""
+    target = TARGETS["memory_kib"]
+    lines = [
+        "",
+        "## Rebuild peak memory",
+        "",
+        "`git memzoi rebuild --full` as a process, into an empty `MEMZOI_HOME` (no index, no parse cache): the peak "
+        "resident memory of its largest process (the build, or one of its workers), best of the runs. The baseline "
+        "is the same command on a committed repository without records: the interpreter, the imports and an "
+        f"empty index ({memory[0].baseline_kib / 1024:.1f} MiB). Per record is (peak - baseline) / records.",
+        "",
+        "| records | peak RSS | above the baseline | per record | target | met |",
+        "|---:|---:|---:|---:|---|---|",
+    ]
+    for m in memory:
+        above = (m.peak_kib - m.baseline_kib) / 1024
+        lines.append(
+            f"| {m.n:,} | {m.peak_kib / 1024:.1f} MiB | {above:.1f} MiB | {m.per_record_kib:.2f} KiB | "
+            f"≤ {target:g} KiB a record | {verdict(m.per_record_kib <= target)} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -610,7 +742,7 @@ def before_after(commit: str, size: int, work: Path, rounds: int, extra: list[st
             for side, root in (("before", tree), ("after", ROOT)):
                 out = work / f"{side}-{attempt}.md"
                 print(f"bench: {side} {attempt + 1}/{rounds}", file=sys.stderr)
-                args = ["--skip-sections", "--sizes", str(size), "--output", str(out), *extra]
+                args = ["--skip-sections", "--memory-sizes", "", "--sizes", str(size), "--output", str(out), *extra]
                 subprocess.run([sys.executable, str(root / "scripts" / "bench.py"), *args], check=True)
                 runs[side].append(compared_rows(out.read_text(encoding="utf-8")))
     finally:
@@ -648,6 +780,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-sections", action="store_true", help="leave out every bench_<topic>.py section")
     parser.add_argument("--skip-records", action="store_true", help="leave out the record-size figures")
     parser.add_argument(
+        "--memory-sizes",
+        help="comma-separated record counts for the rebuild peak-memory rows (default 10000,50000; "
+        "with --quick, --sizes); an empty value leaves them out",
+    )
+    parser.add_argument(
         "--before",
         metavar="REV",
         help="also compare the rebuild figures of REV's code with this code's (records-only runs, alternately)",
@@ -658,6 +795,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.before and before is None:
         parser.error(f"--before {args.before}: not a commit of this repository")
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    memory_text = args.memory_sizes if args.memory_sizes is not None else (args.sizes if args.quick else "10000,50000")
+    memory_sizes = [int(s) for s in memory_text.split(",") if s.strip()]
     nqueries = args.queries or (20 if args.quick else 200)
     repeats = 1 if args.quick else 3
     temp = None
@@ -673,6 +812,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         results = [] if args.skip_records else [run_size(n, work, args.quick, nqueries, repeats) for n in sizes]
         report = render(results, args.quick, repeats, nqueries)
+        if not args.skip_records:
+            report += render_memory(measure_memory(memory_sizes, work, 1 if args.quick else 2))
         wanted = None if args.sections is None else {t.strip() for t in args.sections.split(",") if t.strip()}
         for path in [] if args.skip_sections else sorted((ROOT / "scripts").glob("bench_*.py")):
             topic = path.stem.removeprefix("bench_")

@@ -136,3 +136,46 @@ def test_damaged_check_file_is_left_to_the_command(indexed_repo: Repo) -> None:
     fast = program("rebuild", cwd=indexed_repo.path)
     assert "Traceback" not in fast.stderr, fast.stderr
     assert words(fast) == words(command("rebuild", cwd=indexed_repo.path))
+
+
+def test_the_first_noop_after_a_build_is_answered_before_click(indexed_repo: Repo) -> None:
+    """A build stores the digest of the stats it confirmed, so the next no-op needs no command."""
+    home = Path(os.environ["MEMZOI_HOME"])
+    age(indexed_repo.path, 3600)
+    age(home, 3600)
+    run_cli("rebuild")  # shared.db's WAL, if a read makes one, is made now
+    age(home, 3600)
+    built = program("rebuild", "--full", cwd=indexed_repo.path)
+    assert built.returncode == 0 and "index rebuilt" in built.stderr, built.stderr
+    fast = before_click(indexed_repo)
+    assert fast.returncode == 0 and "index up to date" in fast.stderr, fast.stderr
+    assert words(fast) == words(command("rebuild", cwd=indexed_repo.path))
+    # and the digest it stored still sees an edit that keeps the size and puts the mtime back
+    target = sorted((indexed_repo.path / ".memzoi" / "records").rglob("*.md"))[0]
+    stat = target.stat()
+    with open(target, "r+b") as handle:
+        handle.write(b"#")
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert "index rebuilt" in program("rebuild", cwd=indexed_repo.path).stderr
+
+
+def test_a_repeated_noop_loads_no_sqlite_and_a_replaced_index_is_read_again(indexed_repo: Repo) -> None:
+    """The check file keeps the index's meta for the installed file, by its stat: SQLite stays unloaded;
+    an index replaced since (another inode, size or time) is read again, never answered from the copy."""
+    shared = Workspace.open(indexed_repo.path).layout.shared_db
+    for suffix in ("", "-wal", "-shm", ".checked"):  # no runtime memory: nothing to verify in shared.db either
+        Path(f"{shared}{suffix}").unlink(missing_ok=True)
+    settle(indexed_repo)
+    assert not shared.exists()
+    age(Workspace.open(indexed_repo.path).layout.index_db, 3600)  # an index installed just now is never vouched for
+    assert "sqlite3" in imported(("rebuild",), indexed_repo.path)  # the first answer reads the index
+    assert "sqlite3" not in imported(("rebuild",), indexed_repo.path)  # the next, the copy it kept
+    index_db = Workspace.open(indexed_repo.path).layout.index_db
+    check = Path(f"{index_db}.check")
+    kept = check.read_text()
+    assert '"index"' in kept
+    run_cli("rebuild", "--full")  # another index file for the same record files
+    age(index_db, 3600)
+    check.write_text(kept)  # a check whose digest still holds, with the meta of the index it replaced
+    assert "sqlite3" in imported(("rebuild",), indexed_repo.path)  # the copy is not trusted for another file
+    assert words(program("rebuild", cwd=indexed_repo.path)) == words(command("rebuild", cwd=indexed_repo.path))

@@ -120,10 +120,12 @@ def noop_rebuild(*, strict: bool) -> int | None:
     lease = configured_lease(layout.config_files(workdir))
     if lease is None:
         return None
-    from git_memzoi.index.shared_db import verify_for
     from git_memzoi.index.staleness import unchanged
 
-    verify_for(layout.shared_db, common_dir)  # another repository's state: the command refuses it
+    if layout.shared_db.exists():  # the module is tens of imports: only when there is a file to verify
+        from git_memzoi.index.shared_db import verify_for
+
+        verify_for(layout.shared_db, common_dir)  # another repository's state: the command refuses it
     verified = unchanged(layout.index_db, layout.shared_db, str(workdir), lease)
     if verified is None:
         return None

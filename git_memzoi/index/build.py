@@ -164,6 +164,10 @@ def sync(ws: Workspace, *, full: bool, strict: bool, progress: Progress | None) 
         "files": len(scan.files),
         "verified_ns": now_ns,
     }
+    if not scan.symlinks and not scan.undecodable:
+        # what the next sweep compares: the stats this build confirmed, so the first no-op after a
+        # build is answered by the sweep alone (a file changed since the scan has another stat)
+        check["digest"] = scan.digest()
     if build_id is None and base is not None:
         build_id = base.meta.get("build_id")
         if not any(st.mtime_ns >= trusted_before for st in scan.files.values()):
@@ -234,7 +238,7 @@ def refresh_paths(ws: Workspace, paths: Iterable[str]) -> RebuildReport | None:
             dirs[folder] = None
             folder = os.path.dirname(folder)
         dirs[folder] = None  # written to just now: the next reader sweeps
-    fresh_check = {k: v for k, v in check.items() if k != "digest"}
+    fresh_check = {k: v for k, v in check.items() if k not in ("digest", "index")}
     staleness.write_check(
         index_path,
         fresh_check

@@ -15,11 +15,14 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from git_memzoi.errors import StateError
-from git_memzoi.layout import INDEX_TEMP_PREFIX
+from git_memzoi.layout import INDEX_SCHEMA_VERSION, INDEX_TEMP_PREFIX
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = INDEX_SCHEMA_VERSION
 #: Rows hold a whole record file (2-4 KB); larger pages waste less space around them.
 PAGE_SIZE = 16384
+#: A build's page cache: writes go to the OS page cache anyway (no journal, no fsync); a larger cache
+#: only grows the build's resident memory with the index (BENCHMARKS.md, rebuild peak memory).
+BUILD_CACHE_KIB = 2048
 
 
 class RecordRow(NamedTuple):
@@ -169,7 +172,7 @@ def connect_build(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA journal_mode = OFF")
     conn.execute("PRAGMA synchronous = OFF")
-    conn.execute("PRAGMA cache_size = -65536")
+    conn.execute(f"PRAGMA cache_size = -{BUILD_CACHE_KIB}")
     conn.execute("PRAGMA temp_store = MEMORY")
     return conn
 

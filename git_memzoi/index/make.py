@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 #: Below this many rows, making them in worker processes costs more than it saves.
 PARALLEL_MIN = 800
 #: Rows per batch handed to a worker (and written by the caller in one go).
-CHUNK = 200
+CHUNK = 100
 #: Batches in flight per worker: made rows wait in the caller's memory only this far ahead of the writer.
 AHEAD = 2
 #: The pool's threads in the caller (task, result and worker handlers) need little stack.

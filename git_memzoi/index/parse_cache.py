@@ -24,14 +24,15 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (the sta
 if TYPE_CHECKING:
     from typing import Any
 
-from git_memzoi import __version__  # noqa: E402  (after the TYPE_CHECKING stand-in, as typing stays unloaded)
+from git_memzoi.index.staleness import PARSER_VERSION  # noqa: E402  (after the TYPE_CHECKING stand-in)
 
-#: Bump when what a parse produces changes shape; the package version is part of the key too.
-PARSER_VERSION = f"{__version__}+p2"
+__all__ = ["PARSER_VERSION", "ParseCache"]
 _BATCH = 500
 #: Enough for every version of every record a large repository keeps current several times over.
 MAX_ENTRIES = 100_000
 KEEP_FRACTION = 0.9
+#: The page cache of the writing handle.
+WRITER_CACHE_KIB = 256
 
 
 class ParseCache:
@@ -64,6 +65,9 @@ class ParseCache:
                 conn = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = OFF")  # a cache: losing the last writes costs a re-parse
+                # this handle mostly inserts (lookups open their own, read-only): a small page cache keeps a
+                # build's resident memory flat (BENCHMARKS.md, rebuild peak memory)
+                conn.execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB}")
                 conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
                 conn.execute("CREATE TABLE IF NOT EXISTS parsed (oid TEXT PRIMARY KEY, payload TEXT NOT NULL)")
                 row = conn.execute("SELECT value FROM meta WHERE key = 'parser'").fetchone()

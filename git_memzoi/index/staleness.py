@@ -15,7 +15,9 @@ whose blob OID changed are parsed again.
 
 `unchanged` is `rebuild`'s "nothing to do" with the standard library only (cli/entry.py
 answers a no-op `git memzoi rebuild` with it before click loads), `current` without an open
-index. This module is therefore light to import: nothing but the standard library and
+index; once it has read an index file, the check file keeps that file's meta and stored
+problems (by the file's stat), and the next answer needs no SQLite at all. This module is
+therefore light to import: nothing but the standard library (not even sqlite3) and
 `index.sweep` at the top.
 """
 
@@ -23,9 +25,9 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import time
 
+from git_memzoi import __version__
 from git_memzoi.index.sweep import (
     RACY_NS,
     file_stat_signature,
@@ -36,19 +38,28 @@ from git_memzoi.index.sweep import (
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Any
 
     from git_memzoi.index.scan import Scan
     from git_memzoi.runtime.workspace import Workspace
 
+    #: How many files the index holds as invalid, and their (path, problem) pairs.
+    Stored = tuple[int, list[tuple[str, list[Any]]]]
+
 CHECK_SUFFIX = ".check"
+
+
+#: The parser's version tag: the parse cache keys its entries by it and every index records it (here, not
+#: in index.parse_cache, so that the no-op read path loads no SQLite). Bump when what a parse produces
+#: changes shape; the package version is part of it too.
+PARSER_VERSION = f"{__version__}+p2"
 
 
 def parser_version() -> str:
     """The parse cache's version tag, which every index records."""
-    from git_memzoi.index.parse_cache import PARSER_VERSION
-
     return PARSER_VERSION
 
 
@@ -108,6 +119,8 @@ def _agrees(
 
 def _stored_problems(conn: sqlite3.Connection) -> tuple[int, list[tuple[str, list[Any]]]] | None:
     """How many files the index holds as invalid, and their problems; None when it cannot be read."""
+    import sqlite3  # loaded by whoever opened `conn`
+
     try:
         bad = conn.execute("SELECT path, problems FROM invalid").fetchall()
     except sqlite3.DatabaseError:
@@ -119,6 +132,8 @@ def verify(
     ws: Workspace, conn: sqlite3.Connection, meta: dict[str, str], scan: Scan, shared_now: list[int] | None
 ) -> Verified | None:
     """Compare every record file's stat with the index (no reads, no parsing); None when anything differs."""
+    import sqlite3  # loaded by whoever opened `conn`
+
     index_path = ws.layout.index_db
     workdir = str(ws.repo.require_workdir())
     check = read_check(index_path)
@@ -185,8 +200,21 @@ def current(
     confirmed, with no file modified recently enough to be racy. New folder signatures are
     recorded for the next reader.
     """
+    return _current(
+        index_path, read_check(index_path), meta, lambda: _stored_problems(conn), (shared_db, workdir, lease)
+    )
+
+
+def _current(
+    index_path: Path,
+    check: dict[str, Any] | None,
+    meta: dict[str, str],
+    stored_problems: Callable[[], Stored | None],
+    place: tuple[Path, str, float],
+) -> Verified | None:
+    """`current`, with the index's meta and stored problems given (`place`: shared.db, work tree, lease)."""
+    shared_db, workdir, lease = place
     now_ns = time.time_ns()
-    check = read_check(index_path)
     if check is None or "digest" not in check:
         return None
     if not _agrees(meta, check, workdir, lease, file_stat_signature(str(shared_db), now_ns)):
@@ -194,32 +222,79 @@ def current(
     walk = sweep(workdir, now_ns)
     if walk is None or walk.digest != check["digest"] or walk.newest_ns >= confirmed_ns(meta, check) - RACY_NS:
         return None
-    stored = _stored_problems(conn)
+    stored = stored_problems()
     if stored is None:
         return None
     write_check(index_path, check | {"dirs": walk.dirs}, check)
     return Verified(walk.files - stored[0], int(meta.get("runtime_records", "0")), stored[1])
 
 
+def index_identity(index_path: Path) -> list[int] | None:
+    """The installed index file's stat (a build installs a new file); None when missing or too recent to trust."""
+    try:
+        st = os.stat(index_path)
+    except OSError:
+        return None
+    if st.st_mtime_ns >= time.time_ns() - RACY_NS:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
 def unchanged(index_path: Path, shared_db: Path, workdir: str, lease: float) -> Verified | None:
     """`rebuild`'s answer when nothing changed, from the standard library alone; None: ask `rebuild`.
 
-    `current`, on an index it opens and reads the meta of itself.
+    `current`, with the index's meta and stored problems as the check file keeps them for the
+    installed file (`index_identity`: an index replaced or written since has another stat), so
+    that SQLite is not even loaded; or else read from the index (as `index_db.connect_read` and
+    `read_meta` do, without loading that module), and then kept in the check file for the next
+    time (BENCHMARKS.md, no-op `git memzoi rebuild`).
     """
-    from git_memzoi.errors import StateError
-    from git_memzoi.index.index_db import connect_read, read_meta
-
-    if not os.path.exists(check_path(index_path)):
+    check = read_check(index_path)
+    if check is None or "digest" not in check:
         return None
+    identity = index_identity(index_path)
+    kept = check.get("index")
+    place = (shared_db, workdir, lease)
+    if identity is not None and isinstance(kept, dict) and kept.get("identity") == identity:
+        stored: Stored = (int(kept["invalid"]), [(str(path), list(entry)) for path, entry in kept["problems"]])
+        return _current(index_path, check, dict(kept["meta"]), lambda: stored, place)
+    return _unchanged_from_index(index_path, identity, place)
+
+
+def _unchanged_from_index(
+    index_path: Path, identity: list[int] | None, place: tuple[Path, str, float]
+) -> Verified | None:
+    """`unchanged`, reading the index's meta and stored problems from the index itself."""
+    import sqlite3
+
     try:
-        conn = connect_read(index_path)
+        conn = sqlite3.connect(f"{index_path.as_uri()}?mode=ro&immutable=1", uri=True, isolation_level=None)
     except sqlite3.DatabaseError:
         return None
     try:
-        try:
-            meta = read_meta(conn)
-        except StateError:
-            return None
-        return current(index_path, conn, meta, shared_db, workdir, lease)
+        meta = _light_meta(conn)
+        stored = _stored_problems(conn) if meta is not None else None
     finally:
         conn.close()
+    if meta is None or stored is None:
+        return None
+    verified = _current(index_path, read_check(index_path), meta, lambda: stored, place)
+    check = read_check(index_path)
+    if verified is not None and check is not None and identity is not None and identity == index_identity(index_path):
+        kept = {"identity": identity, "meta": meta, "invalid": stored[0], "problems": stored[1]}
+        write_check(index_path, check | {"index": kept}, check)
+    return verified
+
+
+def _light_meta(conn: sqlite3.Connection) -> dict[str, str] | None:
+    """The meta table of an index of this schema, or None (`index_db.read_meta` says why)."""
+    import sqlite3
+
+    from git_memzoi.layout import INDEX_SCHEMA_VERSION
+
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] != INDEX_SCHEMA_VERSION:
+            return None
+        return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.DatabaseError:
+        return None

@@ -51,10 +51,11 @@ def digest_joined(paths: str, numbers: list[int]) -> str:
     from array import array
 
     try:
-        from _sha1 import sha1  # CPython's own: hashlib loads OpenSSL (ms)
+        from _blake2 import blake2b  # CPython's own: hashlib loads OpenSSL (ms); _sha1 is 6x slower
     except ImportError:
-        from hashlib import sha1
-    return str(sha1(paths.encode("utf-8", "surrogateescape") + b"\1" + array("q", numbers).tobytes()).hexdigest())
+        from hashlib import blake2b
+    data = paths.encode("utf-8", "surrogateescape") + b"\1" + array("q", numbers).tobytes()
+    return str(blake2b(data, digest_size=20).hexdigest())
 
 
 def dir_signature(full: str, now_ns: int) -> list[int] | None:
@@ -148,17 +149,16 @@ def sweep(workdir: str, now_ns: int) -> Swept | None:
 
     None means anything a plain walk does not settle: a symlink or a file name that is not
     UTF-8 (the scan reports those), a folder that cannot be read. One `lstat` per name,
-    relative to the open folder (cheaper than DirEntry objects and their stats), and one
-    string join per folder.
+    relative to the open folder (cheaper than DirEntry objects and their stats); a plain
+    record file (a regular file, an ASCII name ending in .md) costs that and one list extend
+    (`_folder`), everything else goes through `_other`; the newest mtime is taken from the
+    numbers at the end.
     """
     if os.path.islink(os.path.join(workdir, MEMZOI_DIR)) or os.path.islink(os.path.join(workdir, RECORDS)):
         return None
     dirs = {MEMZOI_DIR: dir_signature(os.path.join(workdir, MEMZOI_DIR), now_ns)}
     chunks: list[str] = []  # per folder: its record files' paths, NUL-separated
     numbers: list[int] = []  # the stat of each (STAT_FIELDS), in the same order
-    extend = numbers.extend
-    lstat = os.lstat
-    count = newest = 0
     stack = [RECORDS]
     while stack:
         rel_dir = stack.pop()
@@ -171,32 +171,50 @@ def sweep(workdir: str, now_ns: int) -> Swept | None:
         except OSError:
             return None
         prefix = rel_dir + "/"
-        names: list[str] = []
         try:
-            for name in os.listdir(fd):  # the order os.scandir gives scan_records
-                st = lstat(name, dir_fd=fd)
-                kind = st.st_mode & _FORMAT
-                if not name.isascii() and not utf8_name(name):
-                    if name.endswith(".md") or kind == _DIRECTORY:
-                        return None
-                elif kind == _REGULAR:
-                    if name.endswith(".md"):
-                        names.append(name)
-                        mtime, ctime, ino, dev = st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
-                        if ino > MAX_SIGNED or dev > MAX_SIGNED:
-                            ino, dev = signed64(ino), signed64(dev)
-                        extend((st.st_size, mtime, ctime, ino, dev))
-                        if mtime > newest:
-                            newest = mtime
-                elif kind == _DIRECTORY:
-                    stack.append(prefix + name)
-                elif kind == _SYMLINK and name.endswith(".md"):
-                    return None
+            names = _folder(fd, prefix, numbers, stack)
         except OSError:
             return None  # a name gone between listing and stat, or an unreadable folder: the scan decides
         finally:
             os.close(fd)
+        if names is None:
+            return None
         if names:
             chunks.append(prefix + ("\0" + prefix).join(names))
-            count += len(names)
-    return Swept(digest_joined("\0".join(chunks), numbers), newest, dirs, count)
+    newest = max(numbers[1 :: len(STAT_FIELDS)], default=0)
+    try:
+        found = digest_joined("\0".join(chunks), numbers)
+    except OverflowError:  # an inode or device past the signed 64-bit range: as SQLite would hold it
+        found = digest_joined("\0".join(chunks), [signed64(n) for n in numbers])
+    return Swept(found, newest, dirs, len(numbers) // len(STAT_FIELDS))
+
+
+def _folder(fd: int, prefix: str, numbers: list[int], stack: list[str]) -> list[str] | None:
+    """The record files of the open folder `fd`, their stats added to `numbers`, its folders to `stack`; None: stop."""
+    names: list[str] = []
+    keep = names.append
+    extend = numbers.extend
+    lstat = os.lstat
+    for name in os.listdir(fd):  # the order os.scandir gives scan_records
+        st = lstat(name, dir_fd=fd)
+        if st.st_mode & _FORMAT == _REGULAR and name[-3:] == ".md" and name.isascii():
+            keep(name)
+            extend((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev))
+        elif not _other(name, st, prefix, names, numbers, stack):
+            return None
+    return names
+
+
+def _other(name: str, st: os.stat_result, prefix: str, names: list[str], numbers: list[int], stack: list[str]) -> bool:
+    """`sweep`'s every other name: a folder to walk, a record file with a non-ASCII name, one to skip; False: stop."""
+    kind = st.st_mode & _FORMAT
+    if not name.isascii() and not utf8_name(name):
+        return not (name.endswith(".md") or kind == _DIRECTORY)
+    if kind == _REGULAR and name.endswith(".md"):
+        names.append(name)
+        numbers.extend((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev))
+    elif kind == _DIRECTORY:
+        stack.append(prefix + name)
+    elif kind == _SYMLINK and name.endswith(".md"):
+        return False
+    return True

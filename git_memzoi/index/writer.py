@@ -129,7 +129,9 @@ class _Writer:
         self.report = report
         self.problems = problems
         self.next_rowid = base.max_rowid if base is not None else 0
-        self.made: dict[str, Made] = {}  # valid record files given a row by this build
+        #: valid record files given a row by this build, with their record IDs: only what settling
+        #: duplicate IDs needs, never the row (a cold build would otherwise hold every document)
+        self.made: dict[str, str] = {}
         self.invalid: dict[str, BaseInvalid] = {}
         self.repo_rows = int(base.meta.get("repo_records", "0")) if base is not None else 0
         self.runtime_rows = int(base.meta.get("runtime_records", "0")) if base is not None else 0
@@ -176,7 +178,7 @@ class _Writer:
             applies += [(self.next_rowid, applies_to_base(entry), entry) for entry in m.applies_to]
             if m.store == "repo":
                 stats.append((m.path, m.oid, *_stat(m.stat), m.record_id))
-                self.made[m.path] = m
+                self.made[m.path] = m.record_id or ""
                 self.repo_rows += 1
             else:
                 self.runtime_rows += 1
@@ -198,10 +200,10 @@ class _Writer:
         their ID before and did not change compete again for those; for any other ID they keep
         their stored problem.
         """
-        touched = {m.record_id or "" for m in self.made.values()} | self.changes.dropped_ids()
+        touched = set(self.made.values()) | self.changes.dropped_ids()
         holders: dict[str, set[str]] = {rid: set() for rid in touched}
-        for p, m in self.made.items():
-            holders[m.record_id or ""].add(p)
+        for p, rid in self.made.items():
+            holders[rid].add(p)
         contested: dict[str, BaseInvalid] = {}
         for p, bad in self.changes.unchanged_invalid.items():
             if bad[ID_AT] in touched:
@@ -210,17 +212,8 @@ class _Writer:
             elif bad[ID_AT] is not None:
                 self.invalid[p] = bad
                 self.problems += [Problem(p, *entry) for entry in problems_of(bad)]
-        if self.changes.base is not None and touched:  # the holders the base keeps
-            ids = sorted(touched)
-            conn = self.target.conn()
-            for start in range(0, len(ids), _BATCH):
-                chunk = ids[start : start + _BATCH]
-                for rid, path in conn.execute(
-                    "SELECT record_id, path FROM records WHERE store = 'repo' AND "
-                    f"record_id IN ({', '.join('?' * len(chunk))})",
-                    chunk,
-                ):
-                    holders[rid].add(path)
+        if self.changes.base is not None and touched:
+            self._base_holders(sorted(touched), holders)
         scope = self.changes.scope
         for rid, paths in sorted(holders.items()):
             if len(paths) < 2 and not paths & contested.keys():
@@ -233,13 +226,26 @@ class _Writer:
             for p in others:
                 self._lose(p, rid, first, contested.get(p))
 
+    def _base_holders(self, ids: list[str], holders: dict[str, set[str]]) -> None:
+        """Add the paths the base keeps for these record IDs to `holders`."""
+        conn = self.target.conn()
+        for start in range(0, len(ids), _BATCH):
+            chunk = ids[start : start + _BATCH]
+            for rid, path in conn.execute(
+                "SELECT record_id, path FROM records WHERE store = 'repo' AND "
+                f"record_id IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            ):
+                holders[rid].add(path)
+
     def _lose(self, path: str, rid: str, first: str, bad: BaseInvalid | None) -> None:
         stat: _Stat
         if bad is not None:
             oid, stat, line = bad[1], bad[2:7], int(problems_of(bad)[0][0])
         else:
-            # an unchanged record that lost its ID to a new file: its `id:` line is looked up (rare)
-            m = self.made.pop(path) if path in self.made else make([self._todo(path)], self.job)[0]
+            # a record that lost its ID to another file: made again for its `id:` line (rare)
+            self.made.pop(path, None)
+            m = make([self._todo(path)], self.job)[0]
             oid, stat, line = m.oid, _stat(m.stat), m.id_line
             self.drop([path])
         found = [Problem(path, line, "id-duplicate", f"record ID {rid!r} is also used by {first}")]

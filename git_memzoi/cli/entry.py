@@ -18,6 +18,8 @@ from __future__ import annotations
 import os
 import sys
 
+from git_memzoi.errors import EXIT_STATE, OUT_OF_MEMORY, OUT_OF_MEMORY_HINT
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from pathlib import Path
@@ -31,9 +33,8 @@ def main() -> None:
     try:
         _main(sys.argv[1:])
     except MemoryError:
-        # before cli.main's mapping is loaded (an import that needed memory): the same one line
-        from git_memzoi.errors import EXIT_STATE, OUT_OF_MEMORY, OUT_OF_MEMORY_HINT
-
+        # before cli.main's mapping is loaded (an import that needed memory): the same one line,
+        # from names imported at start-up (an import here could need the memory that ran out)
         sys.stderr.write(f"git memzoi: {OUT_OF_MEMORY}\nhint: {OUT_OF_MEMORY_HINT}\n")
         sys.exit(EXIT_STATE)
 

@@ -177,7 +177,7 @@ def section(workdir: Path, quick: bool = False) -> str:
                 *rows,
                 "",
                 "The hook answers without loading click, pydantic, PyYAML, pygit2, filelock or the MCP SDK "
-                "(tests/test_agent_hook.py pins that); its work on the 10,000 records is recall's staleness "
+                "(tests/agents/test_agent_hook.py pins that); its work on the 10,000 records is recall's staleness "
                 "check (stats, no parsing) and the precheck queries on index.db. Every run stats every record "
                 "file; the idle row shows a run after a pause, as between two edits of a real session.",
             ]

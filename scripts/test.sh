@@ -11,7 +11,7 @@ export PATH="$PWD/.venv/bin:$PATH"
 # The whole run gets a HOME and MEMZOI_HOME of its own, so that using git memzoi (or anything that
 # writes under ~) while the tests run can neither disturb them nor be disturbed; the tests' guard
 # watches this home (tests/conftest.py) and checks that the run has one (MEMZOI_TEST_HOME).
-# The real agent clients (tests/test_clients.py) stay cached in the user's home across runs.
+# The real agent clients (tests/clients/test_clients.py) stay cached in the user's home across runs.
 export MEMZOI_CLIENTS_CACHE="${MEMZOI_CLIENTS_CACHE:-$HOME/.cache/memzoi-clients}"
 run_home="$(mktemp -d "${TMPDIR:-/tmp}/memzoi-test-home.XXXXXX")"
 trap 'rm -rf "$run_home"' EXIT

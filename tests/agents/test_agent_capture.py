@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES, Repo, memzoi_exe, run_cli
-from test_lifecycle_support import add_record
+from support import FIXTURES, Repo, memzoi_exe, run_cli
+from support.lifecycle import add_record
 
 EVENTS = FIXTURES / "claude-hooks"
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # GitHub-token shaped, made up

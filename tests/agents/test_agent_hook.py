@@ -9,34 +9,16 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES, Repo, age, make_repo, memzoi_exe, run_cli, run_importtime
 from git_memzoi.agents.claude_hook import CONTEXT_LIMIT
-from test_recall_support import add_record
-
-EVENTS = FIXTURES / "claude-hooks"
-
-
-def event(name: str, cwd: Path, **override: Any) -> str:
-    """A recorded hook event with the project directory filled in (and fields overridden)."""
-    data = json.loads((EVENTS / f"{name}.json").read_text().replace("{CWD}", str(cwd)))
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(data.get(key), dict):
-            data[key].update(value)
-        else:
-            data[key] = value
-    return json.dumps(data)
+from support import Repo, age, make_repo, memzoi_exe, run_cli, run_importtime
+from support.agents import add_migrations_risk, event
+from support.recall import add_record
 
 
 def hook(text: str, cwd: Path | None = None) -> tuple[dict[str, Any] | None, str]:
     """Run the hook; it always exits 0. Returns (parsed stdout or None when silent, stderr)."""
     result = run_cli("agent", "hook", "claude", input=text, cwd=cwd, expect=0)
     return (json.loads(result.stdout) if result.stdout.strip() else None), result.stderr
-
-
-def add_migrations_risk(repo: Repo, **fields: Any) -> None:
-    """The risk record that applies to db/migrations/**, the path the edit events touch."""
-    rid, title = "migrations-are-append-only", "Migrations are append-only"
-    add_record(repo, "risks/migrations", rid, type="risk", title=title, applies_to=["db/migrations/**"], **fields)
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Repo, run_cli
-from test_agent_hook import add_migrations_risk, event
+from support import Repo, run_cli
+from support.agents import add_migrations_risk, event
 
 OURS_SERVER = {"type": "stdio", "command": "git", "args": ["memzoi", "mcp", "serve"]}
 OURS_HOOK = {"type": "command", "command": "git memzoi agent hook claude"}

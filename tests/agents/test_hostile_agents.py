@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import FIXTURES, Repo, git, make_repo
 from git_memzoi.agents.claude_hook import MAX_EVENT_BYTES
 from git_memzoi.errors import Refused
 from git_memzoi.runtime import atomic
-from test_agent_hook import add_migrations_risk
-from test_hooks_ci import WORKFLOW, schema_check
-from test_lifecycle_support import packet, write_packet
+from support import FIXTURES, Repo, git, make_repo
+from support.agents import add_migrations_risk
+from support.hooks import WORKFLOW, schema_check
+from support.lifecycle import packet, write_packet
 
 SECRET = "c2VjcmV0LXRva2VuLWZyb20tZG9ja2Vy"
 

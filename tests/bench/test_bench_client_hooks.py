@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import load_script
+from support import load_script
 
 
 def test_client_hooks_bench_quick_smoke_run(tmp_path: Path) -> None:

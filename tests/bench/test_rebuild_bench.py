@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT, run_bench
+from support import ROOT, run_bench
 
 
 def test_bench_quick_smoke_run(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import run_bench
+from support import run_bench
 
 
 def test_recall_bench_quick_smoke_run(tmp_path: Path) -> None:

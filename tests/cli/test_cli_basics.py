@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, load_script, memzoi_exe, run_cli
+from support import git, load_script, memzoi_exe, run_cli
 
 
 def test_help_and_version() -> None:

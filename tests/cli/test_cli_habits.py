@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import VENV_BIN, Repo, git, memzoi_exe, run_cli
 from git_memzoi.cli.main import COMMANDS, GROUPS
+from support import VENV_BIN, Repo, git, memzoi_exe, run_cli
 
 GIT_COMPLETION = Path("/usr/share/bash-completion/completions/git")
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 import pytest
 
-from conftest import ROOT, Repo, git, run_cli
 from git_memzoi.cli.main import COMMANDS, cli
-from test_hooks import make_remote, record, record_path
+from support import ROOT, Repo, git, run_cli
+from support.hooks import make_remote, record, record_path
 
 ALIAS = re.compile(r"^git config --global alias\.([a-z-]+)\s+'memzoi ([^']+)'$", re.MULTILINE)
 

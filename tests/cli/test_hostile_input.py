@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import Repo, run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.lifecycle import packets
 from git_memzoi.profile import frontmatter
 from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import APPLIED_AT, BODY, at, one_line_error, packet, refused, write_packet
+from support import Repo, run_cli
+from support.lifecycle import APPLIED_AT, BODY, at, one_line_error, packet, refused, write_packet
 
 PID = "mem_2026_03_01_auth_abc123"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Repo, age, memzoi_exe, python_importtime, run_cli, run_importtime
+from support import Repo, age, imported, memzoi_exe, python_importtime, run_cli, run_importtime
 
 #: Modules the read path must never load: they cost more than the commands' own work, and
 #: are needed only to parse (pydantic, PyYAML), to lock (filelock), to serve MCP, or (pygit2)
@@ -32,13 +32,6 @@ READ_COMMANDS = [
     ("--version",),
     ("-h",),
 ]
-
-
-def imported(args: tuple[str, ...], cwd: Path) -> set[str]:
-    """Every module `git memzoi ARGS` imports, from `python -X importtime` (the command must succeed)."""
-    proc, modules = run_importtime(args, cwd)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return modules
 
 
 @pytest.mark.parametrize("args", READ_COMMANDS, ids=lambda a: " ".join(a))
@@ -81,7 +74,7 @@ def test_the_read_path_queries_need_only_the_standard_library() -> None:
 
 def test_an_import_plan_loads_neither_pygit2_nor_the_parsers(indexed_repo: Repo) -> None:
     """`git memzoi import` plans from git's index file and the index: pygit2 and PyYAML only write or apply."""
-    from conftest import git
+    from support import git
 
     indexed_repo.write("pkg/AGENTS.md", "# Package\n\n## Build\n\nRun `make`.\n\n## Style\n\nShort names.\n")
     git("add", "pkg/AGENTS.md", cwd=indexed_repo.path)

@@ -13,8 +13,8 @@ from types import ModuleType
 import click
 import pytest
 
-from conftest import ROOT, VENV_BIN, load_script, run_cli
 from git_memzoi.cli.main import cli
+from support import ROOT, VENV_BIN, load_script, run_cli
 
 PAGE = ROOT / "git_memzoi" / "man" / "git-memzoi.1"
 

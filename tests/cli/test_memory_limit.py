@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Repo, memzoi_exe
-from test_recall_support import add_record
+from support import Repo, memzoi_exe
+from support.recall import add_record
 
 
 def _limited(limit: int) -> Callable[[], None]:

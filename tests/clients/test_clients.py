@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from conftest import Repo, run_cli
-from test_export import record_text, write_record
+from support import Repo, run_cli
+from support.export import record_text, write_record
 
 pytestmark = pytest.mark.clients
 

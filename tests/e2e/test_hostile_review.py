@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Repo, git
+from support import Repo, git
 
 
 def memzoi(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -295,7 +295,7 @@ def test_import_never_reads_memzoi_own_files_and_takes_dot_for_the_repository(re
 def test_an_adr_of_front_matter_alone_spans_its_closing_line(repo: Repo) -> None:
     """An ADR that is front matter and nothing else was planned as `…:4-3`, a span past the file's end.
 
-    The same fault was mended for rule files; the ADR reader kept it (tests/test_import_fuzz.py finds it).
+    The same fault was mended for rule files; the ADR reader kept it (tests/importer/test_import_fuzz.py finds it).
     """
     repo.write("docs/adr/0001-empty.md", "---\nstatus: accepted\n---")
     repo.commit("adr")

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from conftest import Repo, interop_dir, run_cli
 from git_memzoi.errors import UsageError
 from git_memzoi.export import instructions, okf
 from git_memzoi.export.common import MAX_BYTES, exportable
@@ -19,66 +17,10 @@ from git_memzoi.profile.tree import SourceFile, validate_tree
 from git_memzoi.recall.models import Citation, ExpiryDecision, IndexedRecord
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.workspace import Workspace
+from support import Repo, interop_dir, run_cli
+from support.export import record_text, write_record
 
 INTEROP_RECORDS = interop_dir() / ".memzoi" / "records"
-
-
-def record_text(
-    record_id: str,
-    *,
-    type: str = "decision",
-    lane: str = "semantic",
-    title: str | None = None,
-    body: str | None = None,
-    status: str = "active",
-    visibility: str = "repo",
-    applies_to: tuple[str, ...] = (),
-    retention: str = "{}",
-    description: str | None = None,
-    supersedes: str | None = None,
-) -> str:
-    """A valid canonical record file."""
-    title = title or record_id.replace("-", " ").capitalize()
-    lines = [
-        "---",
-        f"id: {record_id}",
-        "kind: memory",
-        "profile: memzoi",
-        f"type: {type}",
-        f"lane: {lane}",
-        f"title: {json.dumps(title, ensure_ascii=False)}",
-    ]
-    if description is not None:
-        lines.append(f"description: {json.dumps(description, ensure_ascii=False)}")
-    lines += [
-        "timestamp: 2026-01-01T00:00:00Z",
-        f"status: {status}",
-        "scope: repo",
-        f"visibility: {visibility}",
-        "content_class: general_repo_knowledge",
-        "confidence: 1.0",
-    ]
-    if applies_to:
-        lines.append("applies_to:")
-        lines += [f"  - {p}" for p in applies_to]
-    if supersedes:
-        lines.append(f"supersedes: {supersedes}")
-    lines.append(f"retention: {retention}")
-    lines += [
-        "origin:",
-        f"  origin_key: test:{record_id}",
-        "  route: repository_materialization",
-        "---",
-        f"# {title}",
-        "",
-        body or f"The {title.lower()} body.",
-        "",
-    ]
-    return "\n".join(lines)
-
-
-def write_record(repo: Repo, concept_id: str, text: str) -> Path:
-    return repo.write(f".memzoi/records/{concept_id}.md", text)
 
 
 def indexed(text: str, concept_id: str, *, current: bool = True, store: str = "repo") -> IndexedRecord:

@@ -12,10 +12,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from conftest import Repo, git, run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import APPLIED_AT, at, one_line_error, packet, snapshot, write_packet
+from support import Repo, git, run_cli
+from support.lifecycle import APPLIED_AT, at, one_line_error, packet, snapshot, write_packet
 
 PID = "mem_2026_03_01_auth_abc123"
 RECORD = ".memzoi/records/semantic/decisions/protected-routes-must-validate-sessions-server-side.md"

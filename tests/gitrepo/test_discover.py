@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import git
 from git_memzoi.errors import MemzoiError
 from git_memzoi.gitrepo.discover import find
 from git_memzoi.gitrepo.repo import GitRepo, open_repo, open_with_pygit2
+from support import git
 
 
 def _commit(where: Path) -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from conftest import Repo, git
 from git_memzoi.gitrepo import files as gitfiles
 from git_memzoi.gitrepo.index_file import entries
 from git_memzoi.gitrepo.repo import GitRepo
+from support import Repo, git
 
 
 def _pygit2_listing(path: Path) -> dict[str, gitfiles.Tracked]:

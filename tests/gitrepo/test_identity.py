@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conftest import git, make_repo, run_cli
+from support import git, make_repo, run_cli
 
 KEY = re.compile(r"^[a-z0-9-]+-[0-9a-f]{16}$")
 

@@ -7,10 +7,10 @@ import subprocess
 import pygit2
 import pytest
 
-from conftest import Repo, git
 from git_memzoi.index import shared_db
 from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import APPLIED_AT, packet, run_memzoi, write_packet
+from support import Repo, git
+from support.lifecycle import APPLIED_AT, packet, run_memzoi, write_packet
 
 ROUNDS = 16
 LOOPS = 1

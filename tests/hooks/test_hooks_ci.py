@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import yaml
 
-from conftest import VENV_BIN, Repo, git, run_cli
-
-WORKFLOW = ".github/workflows/memzoi.yml"
-
-
-def schema_check(path: Path) -> subprocess.CompletedProcess[str]:
-    """check-jsonschema against its vendored copy of GitHub's workflow schema (no network)."""
-    return subprocess.run(
-        [str(VENV_BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(path)],
-        capture_output=True,
-        text=True,
-    )
+from support import Repo, git, run_cli
+from support.hooks import WORKFLOW, schema_check
 
 
 def test_the_workflow_is_valid_and_runs_the_checks(repo: Repo) -> None:

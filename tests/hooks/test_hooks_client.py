@@ -9,9 +9,9 @@ import pygit2
 import pytest
 import yaml
 
-from conftest import ROOT, Repo, git, memzoi_exe, run_cli
 from git_memzoi.hooks.install import MARKER
-from test_hooks import make_remote, packet, record, record_path
+from support import ROOT, Repo, git, memzoi_exe, run_cli
+from support.hooks import make_remote, packet, record, record_path
 
 
 def hook_files(folder: Path) -> dict[str, str]:

@@ -13,14 +13,14 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import Repo, make_repo
 from git_memzoi.gitrepo import open_repo
 from git_memzoi.hooks.fastcommit import accept_staged
 from git_memzoi.hooks.run import CheckReport, check_staged
 from git_memzoi.hooks.verdicts import blob_oid, read_tree_ids, read_verdicts, remember_written, write_tree_ids
 from git_memzoi.profile.tree import SourceFile, validate_tree
 from git_memzoi.runtime.home import Layout
-from test_hooks import packet, record
+from support import Repo, make_repo
+from support.hooks import packet, record
 
 RECORD_PATHS = [
     ".memzoi/records/project/a.md",

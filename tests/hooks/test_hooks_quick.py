@@ -12,8 +12,8 @@ from typing import Any
 import pygit2
 import pytest
 
-from conftest import Repo, git, make_repo, run_cli, run_importtime
-from test_hooks import Remote, make_remote, record, record_path
+from support import Repo, git, make_repo, run_cli, run_importtime
+from support.hooks import Remote, make_remote, record, record_path
 
 #: What an untouched commit or push must never load: the checks' dependencies.
 FORBIDDEN = (

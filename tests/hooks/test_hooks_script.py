@@ -16,10 +16,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from conftest import Repo, git, make_repo, memzoi_exe, run_cli
 from git_memzoi.hooks import quick
 from git_memzoi.hooks.install import script
-from test_hooks import Remote, make_remote, record, record_path
+from support import Repo, git, make_repo, memzoi_exe, run_cli
+from support.hooks import Remote, make_remote, record, record_path
 
 ZERO = "0" * 40
 

@@ -8,9 +8,9 @@ import pygit2
 import pytest
 from pygit2.enums import FileMode
 
-from conftest import AUTHOR, git, run_cli
 from git_memzoi.profile.frontmatter import set_top_level_scalar
-from test_hooks import Remote, packet, record, record_path, retire_packet
+from support import AUTHOR, git, run_cli
+from support.hooks import Remote, packet, record, record_path, retire_packet
 
 APPLIED = ".memzoi/proposals/resolved/applied"
 
@@ -209,7 +209,7 @@ def test_memzoi_that_is_not_a_directory_is_rejected(remote: Remote, edit, needle
 
 
 def test_memzoi_that_is_not_a_directory_on_a_fresh_repository_is_rejected(tmp_path: Path) -> None:
-    from test_hooks import make_remote
+    from support.hooks import make_remote
 
     r = make_remote(tmp_path)
     git("rm", "-q", "-r", ".memzoi", cwd=r.work.path)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from git_memzoi.gitrepo.history import FileEntry
 from git_memzoi.hooks.treestate import TreeState
 from git_memzoi.profile.tree import SourceFile, TreeReport, check_file, validate_tree
-from test_hooks import packet, record
+from support.hooks import packet, record
 
 RECORD_PATHS = [f".memzoi/records/project/r{n}.md" for n in range(4)]
 PACKET_PATHS = [f".memzoi/proposals/resolved/applied/p{n}.md" for n in range(3)]

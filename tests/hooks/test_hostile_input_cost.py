@@ -11,13 +11,13 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from conftest import AUTHOR, git, memzoi_exe, run_cli
 from git_memzoi.gitrepo import open_repo
 from git_memzoi.hooks.run import RefUpdate, check_server_push
 from git_memzoi.layout import MAX_FILE_BYTES
 from git_memzoi.profile import secrets
 from git_memzoi.profile.folding import shown
-from test_hooks import Remote, make_remote, record, record_path
+from support import AUTHOR, git, memzoi_exe, run_cli
+from support.hooks import Remote, make_remote, record, record_path
 
 KEY_LINE = "AKIAABCDEFGHIJKLMNOP\n"
 
@@ -393,7 +393,7 @@ def test_the_body_may_hold_tabs_but_no_other_control(remote: Remote) -> None:
 
 
 def test_a_multi_line_reason_may_hold_newlines(remote: Remote) -> None:
-    from test_hooks import packet
+    from support.hooks import packet
 
     rel = ".memzoi/proposals/pending/mem_test_reason.md"
     text = packet("mem_test_reason").replace("  proposed_at:", '  reason: "two\\nlines"\n  proposed_at:')

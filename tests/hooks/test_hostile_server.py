@@ -14,8 +14,8 @@ import pygit2
 import pytest
 from pygit2.enums import FileMode
 
-from conftest import AUTHOR, git, run_cli
-from test_hooks import Remote, make_remote, record, record_path
+from support import AUTHOR, git, run_cli
+from support.hooks import Remote, make_remote, record, record_path
 
 PROJECT = ".memzoi/records/project"
 

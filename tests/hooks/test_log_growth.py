@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Repo, git, memzoi_exe, run_cli
 from git_memzoi.layout import LOG
 from git_memzoi.profile.frontmatter import MAX_FILE_BYTES
 from git_memzoi.profile.tree import log_chunks
-from test_hooks import Remote
+from support import Repo, git, memzoi_exe, run_cli
+from support.hooks import Remote
 
 RECEIPTS = 20_000
 #: An AWS key as the secret scan sees one (a documented example value).

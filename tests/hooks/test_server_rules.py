@@ -14,9 +14,9 @@ import pygit2
 import pytest
 import yaml
 
-from conftest import AUTHOR, Repo, git, run_cli
 from git_memzoi.profile.frontmatter import set_top_level_scalar
-from test_hooks import Remote, packet, record, record_path, retire_packet
+from support import AUTHOR, Repo, git, run_cli
+from support.hooks import Remote, packet, record, record_path, retire_packet
 
 APPLIED = ".memzoi/proposals/resolved/applied"
 RELAXED = "[hooks]\nallow_in_place_edits = true\n"

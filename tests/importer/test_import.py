@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, Repo, git, make_repo, run_cli
+from support import FIXTURES, Repo, git, make_repo, run_cli
 
 BASIC = FIXTURES / "import" / "basic"
 

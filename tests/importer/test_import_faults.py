@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, make_repo, run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.lifecycle import install
 from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import APPLIED_AT, at, kill_at, leftovers, repair, snapshot
+from support import git, make_repo, run_cli
+from support.lifecycle import APPLIED_AT, at, kill_at, leftovers, repair, snapshot
 
 AGENTS = "# Rules\n\n## Testing\n\nRun `make test` before every push.\n\n## Security\n\nNever commit `.env` files.\n"
 #: Two records, two resolved packets and log.md.

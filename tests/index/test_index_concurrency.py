@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from conftest import interop_dir, memzoi_exe
+from support import interop_dir, memzoi_exe
 
 
 def test_concurrent_refreshes_and_full_rebuilds_never_collide(repo) -> None:

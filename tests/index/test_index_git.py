@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Repo, git
 from git_memzoi.index.git_index import tracked_stats
 from git_memzoi.index.parse import blob_oid
-from test_recall_support import add_record
+from support import Repo, git
+from support.recall import add_record
 
 
 def test_tracked_stats_match_git_ls_files(repo: Repo) -> None:

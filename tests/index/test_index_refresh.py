@@ -7,13 +7,13 @@ import time
 
 import pytest
 
-from conftest import Repo, run_cli
 from git_memzoi.index import build, staleness
 from git_memzoi.index.rebuild import open_index, rebuild, refresh
 from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import packet, write_packet
-from test_rebuild_equivalence import _build, _dump
-from test_recall_support import record_text
+from support import Repo, run_cli
+from support.index import build_index, dump_index
+from support.lifecycle import packet, write_packet
+from support.recall import record_text
 
 RECORDS = ".memzoi/records"
 PID = "mem_2026_03_01_auth_abc123"
@@ -23,7 +23,7 @@ RECORD = f"{RECORDS}/semantic/decisions/protected-routes-must-validate-sessions-
 def _full(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     home = os.environ["MEMZOI_HOME"]
     try:
-        return _build(tmp_path_factory.mktemp("full"), full=True)[0]
+        return build_index(tmp_path_factory.mktemp("full"), full=True)[0]
     finally:
         os.environ["MEMZOI_HOME"] = home
 
@@ -45,7 +45,7 @@ def test_apply_refreshes_the_rows_of_the_files_it_wrote_without_a_sweep(
         patch.setattr(build, "scan_records", _no_sweep)
         result = run_cli("apply", PID, "--json").json()
     assert result["outcome"] == "applied" and result["warnings"] == []
-    refreshed = _dump(Workspace.open())
+    refreshed = dump_index(Workspace.open())
     assert RECORD in refreshed["records"] and len(refreshed["records"]) == 13
     assert refreshed == _full(tmp_path_factory)
     check = staleness.read_check(Workspace.open().layout.index_db)
@@ -54,7 +54,7 @@ def test_apply_refreshes_the_rows_of_the_files_it_wrote_without_a_sweep(
     assert check["files"] == 13
     # the next reader sweeps, finds the index true, and has nothing to write
     assert not rebuild(Workspace.open()).changed
-    assert _dump(Workspace.open()) == refreshed
+    assert dump_index(Workspace.open()) == refreshed
 
 
 def test_a_refresh_vouches_for_no_file_it_did_not_look_at(repo: Repo) -> None:
@@ -85,7 +85,7 @@ def test_refresh_without_an_index_builds_one(repo: Repo, tmp_path_factory: pytes
     repo.write(f"{RECORDS}/a/one.md", record_text("one"))
     report = refresh(Workspace.open(), [f"{RECORDS}/a/one.md"])
     assert report.changed and report.records == 1
-    assert _dump(Workspace.open()) == _full(tmp_path_factory)
+    assert dump_index(Workspace.open()) == _full(tmp_path_factory)
 
 
 def test_refresh_of_a_path_that_became_a_folder_rebuilds(repo: Repo, tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -96,4 +96,4 @@ def test_refresh_of_a_path_that_became_a_folder_rebuilds(repo: Repo, tmp_path_fa
     path.mkdir()
     (path / "inner.md").write_text(record_text("inner"))
     refresh(Workspace.open(), [f"{RECORDS}/a/one.md"])
-    assert _dump(Workspace.open()) == _full(tmp_path_factory)
+    assert dump_index(Workspace.open()) == _full(tmp_path_factory)

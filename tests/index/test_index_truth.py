@@ -21,10 +21,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import Repo, git, make_repo, run_cli
 from git_memzoi.runtime.workspace import Workspace
-from test_rebuild_equivalence import _dump
-from test_recall_support import record_text
+from support import Repo, git, make_repo, run_cli
+from support.index import dump_index
+from support.recall import record_text
 
 RECORDS = ".memzoi/records"
 COUNT = 16
@@ -118,11 +118,11 @@ def _answers(env: dict[str, str] | None = None) -> dict[str, Any]:
     if env is not None:
         os.environ["MEMZOI_HOME"], saved = env["MEMZOI_HOME"], os.environ["MEMZOI_HOME"]
         try:
-            out["index"] = _dump(Workspace.open())
+            out["index"] = dump_index(Workspace.open())
         finally:
             os.environ["MEMZOI_HOME"] = saved
     else:
-        out["index"] = _dump(Workspace.open())
+        out["index"] = dump_index(Workspace.open())
     return out
 
 

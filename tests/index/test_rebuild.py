@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, Repo, interop_dir, run_cli
 from git_memzoi.errors import StateError
 from git_memzoi.index import index_db, shared_db
 from git_memzoi.index.rebuild import InvalidRecords, open_index, rebuild
 from git_memzoi.runtime.workspace import Workspace
-from test_recall_support import add_record, add_runtime_record, record_text, tree_snapshot
+from support import ROOT, Repo, interop_dir, run_cli
+from support.recall import add_record, add_runtime_record, record_text, tree_snapshot
 
 
 def ws() -> Workspace:
@@ -356,7 +356,7 @@ def test_every_read_sees_an_in_place_edit_of_a_large_tree_at_once(repo: Repo) ->
 def test_progress_bar_on_a_terminal(repo: Repo) -> None:
     import pty
 
-    from conftest import memzoi_exe
+    from support import memzoi_exe
 
     for n in range(210):
         add_record(repo, f"bulk/{n:03d}", f"bulk-{n:03d}")

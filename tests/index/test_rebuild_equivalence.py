@@ -11,55 +11,22 @@ just those paths (as `apply` does after installing its files).
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pygit2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import Repo
 from git_memzoi.index.rebuild import rebuild, refresh
 from git_memzoi.runtime.workspace import Workspace
-from test_recall_support import record_text
+from support import Repo
+from support.index import build_index, dump_index
+from support.recall import record_text
 
 BASE_FILES = 210
 RECORDS = ".memzoi/records"
-
-
-def _dump(ws: Workspace) -> dict[str, Any]:
-    """Everything the index holds that a reader can see, keyed by path (rowids are build-specific)."""
-    conn = sqlite3.connect(f"{Path(ws.layout.index_db).as_uri()}?mode=ro", uri=True)
-    try:
-        cols = [r[1] for r in conn.execute("PRAGMA table_info(records)") if r[1] != "rowid"]
-        records = {row[0]: row for row in conn.execute(f"SELECT {', '.join(cols)} FROM records ORDER BY path")}
-        applies = sorted(
-            conn.execute(
-                "SELECT r.path, a.base, a.entry FROM applies a JOIN records r ON r.rowid = a.record"
-            ).fetchall()
-        )
-        files = sorted(conn.execute("SELECT path, oid, size, record_id FROM files").fetchall())
-        invalid = sorted(conn.execute("SELECT path, oid, record_id, problems FROM invalid").fetchall())
-        fts = sorted(
-            conn.execute(
-                "SELECT r.path FROM records_fts f JOIN records r ON r.rowid = f.rowid "
-                "WHERE records_fts MATCH 'alpha OR omega'"
-            ).fetchall()
-        )
-        return {"records": records, "applies": applies, "files": files, "invalid": invalid, "fts": fts}
-    finally:
-        conn.close()
-
-
-def _build(home: Path, full: bool) -> tuple[dict[str, Any], list[tuple[str, int, str, str]]]:
-    os.environ["MEMZOI_HOME"] = str(home)
-    ws = Workspace.open()
-    report = rebuild(ws, full=full)
-    problems = sorted((p.path, p.line, p.code, p.message) for p in report.problems)
-    return _dump(ws), problems
 
 
 EDITS = st.lists(
@@ -160,7 +127,7 @@ def test_incremental_index_equals_full_rebuild(
     counter = [0]
     work = big_repo
     try:
-        _build(inc_home, full=False)
+        build_index(inc_home, full=False)
         if linked:
             # a linked worktree new to its index starts from the main worktree's index and takes
             # blob OIDs from git's index stat cache (more than 200 record files)
@@ -177,15 +144,18 @@ def test_incremental_index_equals_full_rebuild(
             os.environ["MEMZOI_HOME"] = str(inc_home)
             if targeted and written is not None:
                 first = refresh(Workspace.open(), written)
-                refreshed = _dump(Workspace.open())
+                refreshed = dump_index(Workspace.open())
                 report = rebuild(Workspace.open())
-                assert _dump(Workspace.open()) == refreshed, "a rebuild after the refresh changed the index"
+                assert dump_index(Workspace.open()) == refreshed, "a rebuild after the refresh changed the index"
             else:
                 first = report = rebuild(Workspace.open())
             if linked and number == 0:
                 assert first.seeded_from is not None and first.git_index > 0
-            incremental = _dump(Workspace.open()), sorted((p.path, p.line, p.code, p.message) for p in report.problems)
-            full = _build(tmp_path_factory.mktemp("full"), full=True)
+            incremental = (
+                dump_index(Workspace.open()),
+                sorted((p.path, p.line, p.code, p.message) for p in report.problems),
+            )
+            full = build_index(tmp_path_factory.mktemp("full"), full=True)
             assert incremental[1] == full[1], "problems differ"
             assert incremental[0] == full[0], "index rows differ"
     finally:
@@ -223,8 +193,8 @@ def test_a_new_file_taking_an_unchanged_records_id_is_reported_on_its_id_line(
             refresh(Workspace.open(), paths)
         report = rebuild(Workspace.open())
         found = sorted((p.path, p.line, p.code, p.message) for p in report.problems)
-        incremental = _dump(Workspace.open())
-        assert (incremental, found) == _build(tmp_path_factory.mktemp("full"), full=True)
+        incremental = dump_index(Workspace.open())
+        assert (incremental, found) == build_index(tmp_path_factory.mktemp("full"), full=True)
         os.environ["MEMZOI_HOME"] = str(home)
         return found
 

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Repo, age, memzoi_exe, run_cli
 from git_memzoi.runtime.workspace import Workspace
-from test_imports import imported
+from support import Repo, age, imported, memzoi_exe, run_cli
 
 
 def program(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

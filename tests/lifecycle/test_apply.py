@@ -6,10 +6,10 @@ import sqlite3
 
 import pygit2
 
-from conftest import run_cli
 from git_memzoi.profile import frontmatter
 from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import (
+from support import run_cli
+from support.lifecycle import (
     APPLIED_AT,
     BODY,
     PROPOSED_AT,
@@ -274,7 +274,7 @@ def test_index_failure_is_a_warning_not_an_undo(repo) -> None:
 def test_apply_next_to_published_interop_records_changes_none_of_them(repo) -> None:
     import shutil
 
-    from conftest import interop_dir
+    from support import interop_dir
 
     for path in (interop_dir() / ".memzoi/records").glob("*.md"):
         shutil.copy(path, repo.path / ".memzoi/records" / path.name)

@@ -7,10 +7,10 @@ import itertools
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import add_record, one_line_error, packet, snapshot, write_packet
+from support import run_cli
+from support.lifecycle import add_record, one_line_error, packet, snapshot, write_packet
 
 FIELDS = [
     "id",

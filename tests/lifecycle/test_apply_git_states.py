@@ -14,11 +14,11 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from conftest import Repo, git, memzoi_exe, run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.layout import INDEX_TEMP_PREFIX
 from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import APPLIED_AT, at, kill_at, one_line_error, packet, snapshot, write_packet
+from support import Repo, git, memzoi_exe, run_cli
+from support.lifecycle import APPLIED_AT, at, kill_at, one_line_error, packet, snapshot, write_packet
 
 PID = "mem_2026_03_01_auth_abc123"
 RECORD = ".memzoi/records/semantic/decisions/protected-routes-must-validate-sessions-server-side.md"
@@ -269,7 +269,7 @@ HIDDEN = ".memzoi/records/semantic/decisions/use-redis.md"
 @pytest.fixture
 def sparse(ready: Repo) -> Repo:
     """A sparse checkout that leaves .memzoi/records/semantic/decisions/ (record use-redis) out."""
-    from test_lifecycle_support import add_record
+    from support.lifecycle import add_record
 
     git("stash", "-q", cwd=ready.path)
     add_record(ready, "semantic/decisions/use-redis", "use-redis")
@@ -306,7 +306,7 @@ def test_tombstone_of_a_left_out_record_says_it_is_not_checked_out(sparse: Repo)
     line = one_line_error(result.stderr)
     assert "'use-redis'" in line and HIDDEN in line and "not checked out" in line, line
     assert "sparse-checkout add .memzoi/records/semantic/decisions" in result.stderr
-    from test_lifecycle_support import tombstone_packet
+    from support.lifecycle import tombstone_packet
 
     pending = write_packet(sparse, tombstone_packet("use-redis"))
     git("add", pending, cwd=sparse.path)
@@ -337,7 +337,7 @@ def _file_size_limit(limit: int) -> Callable[[], None]:
 
 
 def test_file_size_limit_is_exit_3_and_drops_the_derived_caches(repo: Repo) -> None:
-    from test_lifecycle_support import add_record
+    from support.lifecycle import add_record
 
     for k in range(120):
         add_record(repo, f"semantic/decisions/rule-{k}", f"rule-{k}", commit=False, description=f"Rule {k}. " * 40)

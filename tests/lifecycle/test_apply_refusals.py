@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import (
+from support import run_cli
+from support.lifecycle import (
     LATER,
     add_record,
     packet,

@@ -8,9 +8,9 @@ from typing import Any
 import pygit2
 import pytest
 
-from conftest import git, run_cli
 from git_memzoi.lifecycle import install
-from test_lifecycle_support import APPLIED_AT, at, kill_at, repair, snapshot, supersede_scenario
+from support import git, run_cli
+from support.lifecycle import APPLIED_AT, at, kill_at, repair, snapshot, supersede_scenario
 
 PID = "mem_2026_03_01_supersede_abc123"
 ARGS = ["apply", PID, "--reviewer", "alice", "--commit"]

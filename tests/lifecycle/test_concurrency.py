@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT
 from git_memzoi.index import shared_db
 from git_memzoi.lifecycle import inbox
 from git_memzoi.runtime.lock import lifecycle_lock
 from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import at, one_line_error, packet, run_memzoi, snapshot, states, write_packet
+from support import ROOT
+from support.lifecycle import at, one_line_error, packet, run_memzoi, snapshot, states, write_packet
 
 APPLY_LOOP = """
 import contextlib, io, json, pathlib, sys, time

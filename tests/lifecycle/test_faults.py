@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_repo, run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.lifecycle import install
 from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import (
+from support import make_repo, run_cli
+from support.lifecycle import (
     APPLIED_AT,
     at,
     kill_at,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import run_cli
 from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import PROPOSED_AT, at, one_line_error, packet, snapshot, states, write_packet
+from support import run_cli
+from support.lifecycle import PROPOSED_AT, at, one_line_error, packet, snapshot, states, write_packet
 
 
 def _propose(title: str, *extra: str) -> str:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import Repo, run_cli
 from git_memzoi.lifecycle.draft import FIELD_ORDER, PacketDraft
 from git_memzoi.lifecycle.packets import render_packet
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.document import InvalidDocument, read_packet
-from test_lifecycle_support import PROPOSED_AT, at
+from support import Repo, run_cli
+from support.lifecycle import PROPOSED_AT, at
 
 NOW = "2026-03-01T00:00:00Z"
 BODY = "# Deploys\n\nFriday deploys break the weekend on-call.\n"

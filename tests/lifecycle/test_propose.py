@@ -7,13 +7,13 @@ import re
 import pytest
 from pydantic import TypeAdapter
 
-from conftest import run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.lifecycle import inbox
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.models import Identifier
 from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import (
+from support import run_cli
+from support.lifecycle import (
     PROPOSED_AT,
     add_record,
     at,

@@ -6,12 +6,12 @@ import sqlite3
 
 import pytest
 
-from conftest import run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.tree import SourceFile, validate_tree
 from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import (
+from support import run_cli
+from support.lifecycle import (
     APPLIED_AT,
     BODY,
     at,

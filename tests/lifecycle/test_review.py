@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Repo, memzoi_exe, run_cli
 from git_memzoi.profile import frontmatter
-from test_lifecycle_support import add_record, inbox_ready, propose_decision
+from support import Repo, memzoi_exe, run_cli
+from support.lifecycle import add_record, inbox_ready, propose_decision
 
 PROMPT = b"[y,n,r,e,q,?]"
 

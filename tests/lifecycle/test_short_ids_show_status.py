@@ -6,9 +6,9 @@ import subprocess
 
 import pytest
 
-from conftest import Repo, run_cli
 from git_memzoi.profile import frontmatter
-from test_lifecycle_support import add_record, inbox_ready, propose_decision
+from support import Repo, run_cli
+from support.lifecycle import add_record, inbox_ready, propose_decision
 
 
 @pytest.fixture

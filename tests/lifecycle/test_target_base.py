@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Repo, run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.profile import frontmatter
 from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import PROPOSED_AT, add_record, at, refused, tombstone_packet, write_packet
+from support import Repo, run_cli
+from support.lifecycle import PROPOSED_AT, add_record, at, refused, tombstone_packet, write_packet
 
 RID = "session-rule"
 CONCEPT = "semantic/decisions/session-rule"
@@ -229,7 +229,7 @@ def test_malformed_target_blob_is_refused(feature: Repo, value: object) -> None:
 
 
 def test_create_with_a_target_blob_is_refused(repo: Repo) -> None:
-    from test_lifecycle_support import packet
+    from support.lifecycle import packet
 
     shared_db.connect(Workspace.open(repo.path).layout.shared_db).close()
     data = packet()

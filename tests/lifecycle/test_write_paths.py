@@ -11,11 +11,11 @@ import time
 
 import pytest
 
-from conftest import Repo, run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.profile import frontmatter
 from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import add_record, packet, record, refused, tombstone_packet, write_packet
+from support import Repo, run_cli
+from support.lifecycle import add_record, packet, record, refused, tombstone_packet, write_packet
 
 PID = "mem_2026_03_01_auth_abc123"
 NEW_ID = "protected-routes-must-validate-sessions-server-side"

@@ -6,10 +6,10 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from conftest import Repo, run_cli
 from git_memzoi.profile.document import read_record
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.workspace import Workspace
+from support import Repo, run_cli
 
 T0 = datetime(2026, 7, 6, 9, 0, 0, tzinfo=UTC)
 SECOND = timedelta(seconds=1)

@@ -7,10 +7,10 @@ import subprocess
 import tracemalloc
 from pathlib import Path
 
-from conftest import Repo, memzoi_exe, run_cli
 from git_memzoi.index import runtime_store, shared_db
 from git_memzoi.local import events as events_mod
 from git_memzoi.runtime.workspace import Workspace
+from support import Repo, memzoi_exe, run_cli
 
 
 def jsonl() -> list[dict]:  # type: ignore[type-arg]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Repo, run_cli
 from git_memzoi.profile.document import read_record
 from git_memzoi.runtime.workspace import Workspace
+from support import Repo, run_cli
 
 
 def shared_db(cwd: Path | None = None) -> Path:

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import Repo, memzoi_exe, run_cli
 from git_memzoi.runtime.workspace import Workspace
+from support import Repo, memzoi_exe, run_cli
 
 N = 40
 

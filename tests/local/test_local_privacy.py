@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import Repo, run_cli
 from git_memzoi.runtime.workspace import Workspace
-from test_recall_support import record_text
+from support import Repo, run_cli
+from support.recall import record_text
 
 LOCAL_MARK = "zqxlocalmark4417"
 SESSION_MARK = "zqxsessionmark8821"

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from conftest import CliResult, Repo, run_cli
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.workspace import Workspace
-from test_recall_support import record_text
+from support import CliResult, Repo, run_cli
+from support.recall import record_text
 
 OCCURRED = "2026-07-01T00:00:00Z"
 T0 = datetime(2026, 7, 10, tzinfo=UTC)

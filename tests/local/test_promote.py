@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import Repo, run_cli
 from git_memzoi.profile.document import read_packet, read_record
 from git_memzoi.profile.frontmatter import set_top_level_scalar
+from support import Repo, run_cli
 
 
 def add_local(body: str = "Run uv sync before pytest; pip is slow here.", *extra: str, cwd: Path | None = None) -> str:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import Repo, run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.runtime.workspace import Workspace
-from test_mcp import run_async, server_params, session, text_of
+from support import Repo, run_cli
+from support.mcp import run_async, server_params, session, text_of
 
 PRIVATE_TITLE = "Alice Example's home address is 12 Private Lane"
 PUBLIC_TITLE = "Deploys run from the main branch"

@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
-from conftest import Repo, interop_dir, make_repo, memzoi_exe, run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.runtime.workspace import Workspace
-from test_export import record_text, write_record
+from mcp import ClientSession, stdio_client
+from support import Repo, make_repo, memzoi_exe, run_cli
+from support.mcp import DEPLOY_RISK, MIGRATION_RISK, checksums, run_async, server_params, session, text_of
 
 TOOLS = {
     "search_memory",
@@ -32,100 +27,6 @@ TOOLS = {
     "inspect_memory_expiry",
     "handoff",
 }
-ENV_KEYS = (
-    "HOME",
-    "MEMZOI_HOME",
-    "GIT_CONFIG_NOSYSTEM",
-    "GIT_CONFIG_GLOBAL",
-    "PATH",
-    "MEMZOI_ACTOR",
-    "GIT_AUTHOR_NAME",
-    "GIT_AUTHOR_EMAIL",
-    "GIT_COMMITTER_NAME",
-    "GIT_COMMITTER_EMAIL",
-)
-DEPLOY_RISK = "deploy-friday-risk"
-MIGRATION_RISK = "migrations-lock-users"
-
-
-def server_params(repo_path: Path, *, cwd: Path | None = None, via_git: bool = False) -> StdioServerParameters:
-    env = {key: os.environ[key] for key in ENV_KEYS if key in os.environ}
-    if via_git:
-        return StdioServerParameters(command="git", args=["memzoi", "mcp", "serve"], env=env, cwd=cwd or repo_path)
-    return StdioServerParameters(
-        command=memzoi_exe(), args=["mcp", "serve", "--repo", str(repo_path)], env=env, cwd=cwd or repo_path.parent
-    )
-
-
-@asynccontextmanager
-async def session(params: StdioServerParameters, errlog: Path) -> AsyncIterator[ClientSession]:
-    with open(errlog, "a", encoding="utf-8") as err:
-        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as client:
-            await client.initialize()
-            yield client
-
-
-def run_async(fn: Callable[[], Awaitable[None]]) -> None:
-    async def bounded() -> None:
-        with anyio.fail_after(50):  # a hung server fails the test instead of hanging the suite
-            await fn()
-
-    anyio.run(bounded)
-
-
-def text_of(result: CallToolResult) -> str:
-    return "\n".join(block.text for block in result.content if block.type == "text")
-
-
-def checksums(*roots: Path) -> dict[str, str]:
-    out = {}
-    for root in roots:
-        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
-        for path in files:
-            out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
-
-
-@pytest.fixture
-def memory_repo(repo: Repo) -> Repo:
-    """The interop records plus risk and warning records with applies_to, committed."""
-    for source in sorted((interop_dir() / ".memzoi" / "records").glob("*.md")):
-        shutil.copyfile(source, repo.path / ".memzoi" / "records" / source.name)
-    write_record(
-        repo,
-        "risks/migrations",
-        record_text(
-            MIGRATION_RISK,
-            type="risk",
-            title="Migrations lock the users table",
-            body="Database migrations under db/migrations take a lock on the users table; run them off-peak.",
-            applies_to=("db/migrations/**",),
-        ),
-    )
-    write_record(
-        repo,
-        "risks/deploy",
-        record_text(
-            DEPLOY_RISK,
-            type="risk",
-            title="Deploying on Friday breaks the weekend on-call",
-            body="Running make deploy on a Friday has broken production twice; deploy Monday to Thursday.",
-            applies_to=("Makefile", "deploy/**"),
-        ),
-    )
-    write_record(
-        repo,
-        "warnings/flaky",
-        record_text(
-            "flaky-e2e-warning",
-            type="warning",
-            title="End-to-end tests are flaky under load",
-            body="The e2e suite times out when run in parallel; run it with one worker.",
-            applies_to=("tests/e2e/**",),
-        ),
-    )
-    repo.commit("memory")
-    return repo
 
 
 def test_server_tools_answer_and_change_nothing(memory_repo: Repo, tmp_path: Path) -> None:

@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from conftest import Repo, run_cli
-from test_export import record_text, write_record
-from test_mcp import MIGRATION_RISK, checksums, memory_repo, run_async, server_params, session  # noqa: F401
+from support import Repo, run_cli
+from support.export import record_text, write_record
+from support.mcp import MIGRATION_RISK, checksums, run_async, server_params, session
 
 MIME = "text/markdown"
 
 
-def test_records_are_resources_byte_for_byte(memory_repo: Repo, tmp_path: Path) -> None:  # noqa: F811
+def test_records_are_resources_byte_for_byte(memory_repo: Repo, tmp_path: Path) -> None:
     # Not resources: private, superseded, query-only runtime memory.
     write_record(memory_repo, "private/secret-note", record_text("secret-note", visibility="private"))
     write_record(memory_repo, "old/superseded", record_text("old-decision", status="superseded"))
@@ -75,7 +75,7 @@ def test_records_are_resources_byte_for_byte(memory_repo: Repo, tmp_path: Path) 
     assert checksums(memory_repo.path) == before
 
 
-def test_resource_list_follows_records_changed_while_serving(memory_repo: Repo, tmp_path: Path) -> None:  # noqa: F811
+def test_resource_list_follows_records_changed_while_serving(memory_repo: Repo, tmp_path: Path) -> None:
     seen: dict[str, Any] = {}
 
     async def main() -> None:
@@ -91,7 +91,7 @@ def test_resource_list_follows_records_changed_while_serving(memory_repo: Repo, 
     assert seen["read"].contents[0].text == (memory_repo.path / ".memzoi/records/decisions/new-one.md").read_text()
 
 
-def test_prompts_context_pack_and_handoff(memory_repo: Repo, tmp_path: Path) -> None:  # noqa: F811
+def test_prompts_context_pack_and_handoff(memory_repo: Repo, tmp_path: Path) -> None:
     seen: dict[str, Any] = {}
 
     async def main() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import FIXTURES, run_cli
 from git_memzoi.profile.document import InvalidDocument, read_record
+from support import FIXTURES, run_cli
 
 RECORD = (FIXTURES / "conformance/records/valid/profile-example.md").read_text()
 

@@ -6,8 +6,8 @@ import tomllib
 
 import pytest
 
-from conftest import FIXTURES
 from git_memzoi.profile.document import InvalidDocument, read_packet, read_record
+from support import FIXTURES
 
 CONFORMANCE = FIXTURES / "conformance"
 CASES = tomllib.loads((CONFORMANCE / "cases.toml").read_text())

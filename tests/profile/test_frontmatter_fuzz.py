@@ -7,10 +7,10 @@ import string
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from git_memzoi.errors import FormatError
 from git_memzoi.profile import frontmatter
 from git_memzoi.profile.document import InvalidDocument, read_packet, read_record
+from support import FIXTURES
 
 RECORD = (FIXTURES / "conformance/records/valid/profile-example.md").read_text()
 PACKET = (FIXTURES / "conformance/packets/valid/profile-example.md").read_text()

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES, Repo, git, run_cli
 from git_memzoi.profile import retention as retention_rules
 from git_memzoi.profile import timefmt
 from git_memzoi.profile.document import InvalidDocument, read_packet, read_record
-from test_hooks import make_remote, record_path
-from test_mcp import run_async, server_params, session
+from support import FIXTURES, Repo, git, run_cli
+from support.hooks import make_remote, record_path
+from support.mcp import run_async, server_params, session
 
 RECORD = (FIXTURES / "conformance/records/valid/profile-example.md").read_text()
 PACKET = (FIXTURES / "conformance/packets/valid/profile-example.md").read_text()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import Repo, git, run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.runtime.workspace import Workspace
-from test_lifecycle_support import PROPOSED_AT, at, packet, refused, write_packet
+from support import Repo, git, run_cli
+from support.lifecycle import PROPOSED_AT, at, packet, refused, write_packet
 
 TOKEN = "ghp_" + "a1B2c3D4e5" * 4  # looks like a GitHub token
 URL = "https://deploy:hunter2secret@git.example.com/repo.git"  # a password in a URL
@@ -94,7 +94,7 @@ def test_local_promote_scans_every_field(ready: Repo) -> None:
 
 
 def test_validate_refuses_what_pre_receive_refuses(repo: Repo, tmp_path) -> None:
-    from test_recall_support import record_text
+    from support.recall import record_text
 
     rel = ".memzoi/records/semantic/decisions/clone-it.md"
     repo.write(rel, record_text("clone-it", title="Clone it", source="doc", source_ref=URL))

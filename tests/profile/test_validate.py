@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, git, interop_dir, run_cli
+from support import FIXTURES, git, interop_dir, run_cli
 
 CONF = FIXTURES / "conformance"
 RECORD = (CONF / "records/valid/profile-example.md").read_text()
@@ -153,7 +153,7 @@ def test_validate_in_bare_repo_without_rev_is_a_usage_error(repo, tmp_path: Path
 
 def test_validate_rev_in_a_blobless_partial_clone_names_the_missing_blob(tmp_path: Path) -> None:
     """libgit2 cannot fetch a promised blob: the command says which file and object, and how git gets it."""
-    from conftest import make_repo, memzoi_exe
+    from support import make_repo, memzoi_exe
 
     origin = make_repo(tmp_path / "origin")
     (origin.path / ".memzoi" / "records" / "note.md").unlink(missing_ok=True)

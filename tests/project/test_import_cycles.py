@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from conftest import ROOT
+from support import ROOT
 
 PACKAGE = ROOT / "git_memzoi"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 
 
 @pytest.mark.slow
@@ -42,7 +42,7 @@ def test_suite_passes_while_another_process_writes_the_users_memzoi_home(tmp_pat
     writer.start()
     try:
         done = subprocess.run(
-            ["bash", str(ROOT / "scripts" / "test.sh"), "-q", "-p", "no:cacheprovider", "tests/test_cli_basics.py"],
+            ["bash", str(ROOT / "scripts" / "test.sh"), "-q", "-p", "no:cacheprovider", "tests/cli/test_cli_basics.py"],
             cwd=ROOT,
             env=env,
             capture_output=True,

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT
+from support import ROOT
 
 
 def test_mypy_strict_clean(tmp_path: Path) -> None:

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from conftest import Repo, run_cli
 from git_memzoi.index import runtime_store, shared_db
 from git_memzoi.recall.context import build_context
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.workspace import Workspace
-from test_recall_support import add_record, add_runtime_record, record_text
+from support import Repo, run_cli
+from support.recall import add_record, add_runtime_record, record_text
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
+from support import ROOT, run_cli
 
 sys.path.insert(0, str(ROOT / "scripts"))
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import Repo, run_cli
 from git_memzoi.recall import query
-from test_recall_support import add_record
+from support import Repo, run_cli
+from support.recall import add_record
 
 
 def test_terms_drop_stopwords_and_filler_and_group_synonyms() -> None:

@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from conftest import Repo, interop_dir, run_cli
 from git_memzoi.recall.search import search
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.workspace import Workspace
-from test_recall_support import add_record
+from support import Repo, interop_dir, run_cli
+from support.recall import add_record
 
 
 @pytest.fixture

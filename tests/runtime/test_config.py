@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
 from git_memzoi.errors import ConfigError
 from git_memzoi.runtime import config as configmod
 from git_memzoi.runtime.workspace import Workspace
+from support import run_cli
 
 
 def _ws() -> Workspace:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Repo, run_cli
-from test_recall_support import add_record
+from support import Repo, run_cli
+from support.recall import add_record
 
 FILE_NAME_MAX = os.pathconf("/", "PC_NAME_MAX") if hasattr(os, "pathconf") else 255
 
@@ -75,7 +75,7 @@ def test_non_utf8_names_are_reported_and_skipped_by_every_recall_command(records
 
 
 def test_non_utf8_names_do_not_break_the_mcp_server(records: Repo, tmp_path: Path) -> None:
-    from test_mcp import run_async, server_params, session
+    from support.mcp import run_async, server_params, session
 
     base = os.fsencode(records.path / ".memzoi" / "records" / "semantic" / "decisions")
     with open(base + b"/bad\xff.md", "wb") as handle:
@@ -315,9 +315,9 @@ def test_sigkill_of_a_full_rebuild_takes_its_parse_workers_with_it(records: Repo
     import signal
     import time
 
-    from conftest import memzoi_exe
     from git_memzoi.index.make import PARALLEL_MIN
-    from test_recall_support import record_text
+    from support import memzoi_exe
+    from support.recall import record_text
 
     folder = records.path / ".memzoi" / "records" / "semantic" / "facts"
     folder.mkdir(parents=True)
@@ -348,7 +348,7 @@ def test_sigkill_of_a_full_rebuild_takes_its_parse_workers_with_it(records: Repo
 
 @pytest.mark.parametrize("linked", [".memzoi", ".memzoi/records"])
 def test_a_symlinked_memory_folder_is_refused_not_followed(repo: Repo, tmp_path: Path, linked: str) -> None:
-    from conftest import make_repo, memzoi_exe
+    from support import make_repo, memzoi_exe
 
     elsewhere = make_repo(tmp_path / "elsewhere")
     add_record(elsewhere, "semantic/decisions/use-outside", "use-outside", title="Outside the repository")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from conftest import Repo, git, run_cli
 from git_memzoi.index.parse_cache import KEEP_FRACTION, ParseCache
 from git_memzoi.runtime.workspace import Workspace
+from support import Repo, git, run_cli
 
 
 def _runtime_folder(root: Path) -> Path:

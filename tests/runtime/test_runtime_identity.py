@@ -10,7 +10,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from conftest import Repo, git, make_repo, memzoi_exe, run_cli
+from support import Repo, git, make_repo, memzoi_exe, run_cli
 
 SECRET_NOTE = "the staging password rotates on fridays"
 

@@ -14,13 +14,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from conftest import ROOT, Repo, make_repo, run_cli
 from git_memzoi.index import shared_db
 from git_memzoi.lifecycle.recovery import pending_journals
 from git_memzoi.profile import frontmatter
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.atomic import TEMP_PREFIX
 from git_memzoi.runtime.workspace import Workspace
+from support import ROOT, Repo, make_repo, run_cli
 
 #: Records in these tests are committed at 2026-01-01 (conftest AUTHOR); proposals are made later.
 PROPOSED_AT = "2026-03-01T00:00:00Z"
@@ -202,7 +202,7 @@ def loads(text: str) -> Any:
 
 def refused(repo: Repo, *args: str, needles: tuple[str, ...], code: int = 1) -> str:
     """Run a command that must be refused: its one-line error holds `needles`, and nothing changed."""
-    from conftest import run_cli
+    from support import run_cli
 
     before = snapshot(repo.path)
     result = run_cli(*args, expect=code)

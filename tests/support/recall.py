@@ -7,8 +7,8 @@ from typing import Any
 
 import yaml
 
-from conftest import Repo
 from git_memzoi.index import runtime_store
+from support import Repo
 
 
 def record_text(

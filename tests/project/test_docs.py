@@ -37,7 +37,7 @@ COMMANDS = dict(walk(cli))
 
 
 def options(command: click.Command) -> list[tuple[str, ...]]:
-    """The command's visible options, each as all its spellings (`("-o", "--output")`, `("--commit", "--no-commit")`)."""
+    """The visible options, each as all its spellings (`("-o", "--output")`, `("--commit", "--no-commit")`)."""
     return [
         (*param.opts, *param.secondary_opts)
         for param in command.params

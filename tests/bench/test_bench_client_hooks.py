@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from support import load_script
+
+pytestmark = pytest.mark.bench
 
 
 def test_client_hooks_bench_quick_smoke_run(tmp_path: Path) -> None:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from support import run_bench
+
+pytestmark = pytest.mark.bench
 
 
 def test_lifecycle_bench_quick_smoke_run(tmp_path: Path) -> None:

@@ -6,7 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from support import ROOT, run_bench
+
+pytestmark = pytest.mark.bench
 
 
 def test_bench_quick_smoke_run(tmp_path: Path) -> None:

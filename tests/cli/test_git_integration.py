@@ -42,6 +42,7 @@ def _params(command: str) -> list[click.Parameter]:
     return [p for p in found.params if isinstance(p, click.Option)] if found is not None else []
 
 
+@pytest.mark.slow
 def test_every_documented_alias_reaches_its_command(repo: Repo) -> None:
     aliases = doc_aliases()
     assert {"remember", "recall", "memory-check"} <= set(aliases)
@@ -66,6 +67,7 @@ def test_git_memzoi_from_a_subdirectory_and_with_dash_c(repo: Repo, tmp_path: Pa
     assert inside.stdout == outside.stdout and '"ok": true' in inside.stdout
 
 
+@pytest.mark.slow
 def test_apply_commits_pass_the_server_hook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     remote = make_remote(tmp_path)
     remote.accepted()

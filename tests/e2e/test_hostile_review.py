@@ -17,6 +17,8 @@ import pytest
 
 from support import Repo, git
 
+pytestmark = pytest.mark.slow
+
 
 def memzoi(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`git memzoi ARGS` as a user runs it: a real process through git."""

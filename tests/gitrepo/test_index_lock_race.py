@@ -12,6 +12,8 @@ from git_memzoi.runtime.workspace import Workspace
 from support import Repo, git
 from support.lifecycle import APPLIED_AT, packet, run_memzoi, write_packet
 
+pytestmark = pytest.mark.slow
+
 ROUNDS = 16
 LOOPS = 1
 #: Tracked files that make the index as big as a real project's, so reading and writing it takes a while.
@@ -52,7 +54,6 @@ def _pending(repo: Repo, n: int) -> list[str]:
     return pids
 
 
-@pytest.mark.slow
 def test_git_add_racing_apply_commit_is_never_undone(repo: Repo) -> None:
     shared_db.connect(Workspace.open(repo.path).layout.shared_db).close()
     bulk = repo.path / "bulk"

@@ -16,6 +16,8 @@ from git_memzoi.profile.frontmatter import set_top_level_scalar
 from support import AUTHOR, git, memzoi_exe, run_cli
 from support.hooks import Remote, make_remote, packet, record, record_path, retire_packet
 
+pytestmark = pytest.mark.slow
+
 
 def test_install_in_bare_repository_writes_an_executable_pre_receive(tmp_path: Path) -> None:
     bare = tmp_path / "server.git"

@@ -134,6 +134,7 @@ def staged_check(repo: Repo, files: dict[str, str]) -> CheckReport:
     return check_staged(open_repo(repo.path))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(step, min_size=1, max_size=6))
 @example(

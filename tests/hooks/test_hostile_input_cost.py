@@ -19,6 +19,8 @@ from git_memzoi.profile.folding import shown
 from support import AUTHOR, git, memzoi_exe, run_cli
 from support.hooks import Remote, make_remote, record, record_path
 
+pytestmark = pytest.mark.slow
+
 KEY_LINE = "AKIAABCDEFGHIJKLMNOP\n"
 
 # --- item: the secret scan is linear --------------------------------------------------------------------------

@@ -17,6 +17,8 @@ from pygit2.enums import FileMode
 from support import AUTHOR, git, run_cli
 from support.hooks import Remote, make_remote, record, record_path
 
+pytestmark = pytest.mark.slow
+
 PROJECT = ".memzoi/records/project"
 
 

@@ -16,6 +16,8 @@ from git_memzoi.profile.tree import log_chunks
 from support import Repo, git, memzoi_exe, run_cli
 from support.hooks import Remote
 
+pytestmark = pytest.mark.slow
+
 RECEIPTS = 20_000
 #: An AWS key as the secret scan sees one (a documented example value).
 LEAKED = "AKIAIOSFODNN7EXAMPLE"
@@ -117,7 +119,6 @@ def peak_kib(args: list[str], cwd: Path) -> tuple[int, subprocess.CompletedProce
     return int(peak), subprocess.CompletedProcess(args, rc, "", err)
 
 
-@pytest.mark.slow
 def test_validate_reads_a_large_log_a_piece_at_a_time(repo: Repo) -> None:
     log = repo.path / LOG
     size = 0

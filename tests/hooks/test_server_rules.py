@@ -18,6 +18,8 @@ from git_memzoi.profile.frontmatter import set_top_level_scalar
 from support import AUTHOR, Repo, git, run_cli
 from support.hooks import Remote, packet, record, record_path, retire_packet
 
+pytestmark = pytest.mark.slow
+
 APPLIED = ".memzoi/proposals/resolved/applied"
 RELAXED = "[hooks]\nallow_in_place_edits = true\n"
 

@@ -12,6 +12,8 @@ from git_memzoi.runtime.workspace import Workspace
 from support import git, make_repo, run_cli
 from support.lifecycle import APPLIED_AT, at, kill_at, leftovers, repair, snapshot
 
+pytestmark = pytest.mark.crash
+
 AGENTS = "# Rules\n\n## Testing\n\nRun `make test` before every push.\n\n## Security\n\nNever commit `.env` files.\n"
 #: Two records, two resolved packets and log.md.
 FILES = 5

@@ -5,7 +5,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 
+import pytest
+
 from support import interop_dir, memzoi_exe
+
+pytestmark = pytest.mark.slow
 
 
 def test_concurrent_refreshes_and_full_rebuilds_never_collide(repo) -> None:

@@ -26,6 +26,8 @@ from support import Repo, git, make_repo, run_cli
 from support.index import dump_index
 from support.recall import record_text
 
+pytestmark = pytest.mark.slow
+
 RECORDS = ".memzoi/records"
 COUNT = 16
 #: Words of one length: replacing one with another keeps a file's size.
@@ -146,7 +148,6 @@ OPS = st.lists(
 )
 
 
-@pytest.mark.slow
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
 def test_every_read_answers_as_a_full_rebuild_does(

@@ -242,6 +242,7 @@ rebuild(Workspace.open(), full=True, progress=progress)
 """
 
 
+@pytest.mark.crash
 @pytest.mark.parametrize("stop_at", ["parse", "install"])
 def test_rebuild_killed_half_way_leaves_old_index_serving(repo: Repo, stop_at: str) -> None:
     for n in range(30):

@@ -25,6 +25,8 @@ from support import Repo
 from support.index import build_index, dump_index
 from support.recall import record_text
 
+pytestmark = pytest.mark.slow
+
 BASE_FILES = 210
 RECORDS = ".memzoi/records"
 
@@ -109,7 +111,6 @@ def big_repo(repo: Repo) -> Repo:
     return repo
 
 
-@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(EDITS, min_size=1, max_size=3), linked=st.booleans(), targeted=st.booleans())
 def test_incremental_index_equals_full_rebuild(

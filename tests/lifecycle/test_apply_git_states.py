@@ -162,6 +162,7 @@ def test_head_moved_by_a_commit_that_took_the_staged_files_stages_no_removal(rea
     assert _staged(ready.path) == []  # nothing staged: no removal of what that commit took
 
 
+@pytest.mark.crash
 def test_head_moved_before_an_interrupted_commit_is_finished(ready: Repo) -> None:
     before_index = _staged(ready.path)
     kill_at("db-committed", ["apply", PID, "--reviewer", "alice", "--commit"], ready.path)

@@ -12,6 +12,8 @@ from git_memzoi.lifecycle import install
 from support import git, run_cli
 from support.lifecycle import APPLIED_AT, at, kill_at, repair, snapshot, supersede_scenario
 
+pytestmark = pytest.mark.crash
+
 PID = "mem_2026_03_01_supersede_abc123"
 ARGS = ["apply", PID, "--reviewer", "alice", "--commit"]
 STEPS = install.fault_steps(6, commit=True)

@@ -8,12 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from git_memzoi.index import shared_db
 from git_memzoi.lifecycle import inbox
 from git_memzoi.runtime.lock import lifecycle_lock
 from git_memzoi.runtime.workspace import Workspace
 from support import ROOT
 from support.lifecycle import at, one_line_error, packet, run_memzoi, snapshot, states, write_packet
+
+pytestmark = pytest.mark.slow
 
 APPLY_LOOP = """
 import contextlib, io, json, pathlib, sys, time

@@ -22,6 +22,8 @@ from support.lifecycle import (
     write_packet,
 )
 
+pytestmark = pytest.mark.crash
+
 PID = "mem_2026_03_01_supersede_abc123"
 SECRET = "# Zanzibar\n\nThe zanzibar token is private.\n"
 

@@ -9,8 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from git_memzoi.runtime.workspace import Workspace
 from support import Repo, memzoi_exe, run_cli
+
+pytestmark = pytest.mark.slow
 
 N = 40
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp.types import CallToolResult
 
 from git_memzoi.index import shared_db
@@ -180,6 +181,7 @@ async def cli(*args: str, cwd: Path) -> str:
     return done.stdout.decode().strip()
 
 
+@pytest.mark.slow
 def test_two_servers_see_records_that_change_between_calls(memory_repo: Repo, tmp_path: Path) -> None:
     new_id = "rotate-signing-keys-quarterly"
     applied: list[str] = []
@@ -295,6 +297,7 @@ def test_config_from_a_subfolder_names_the_repository_root(repo: Repo) -> None:
     assert data["args"][-1] == str(repo.path.resolve())
 
 
+@pytest.mark.slow
 def test_other_commands_never_import_the_mcp_sdk(repo: Repo, tmp_path: Path) -> None:
     probe = (
         "import json, sys\n"

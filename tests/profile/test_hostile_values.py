@@ -18,6 +18,8 @@ from support import FIXTURES, Repo, git, run_cli
 from support.hooks import make_remote, record_path
 from support.mcp import run_async, server_params, session
 
+pytestmark = pytest.mark.slow
+
 RECORD = (FIXTURES / "conformance/records/valid/profile-example.md").read_text()
 PACKET = (FIXTURES / "conformance/packets/valid/profile-example.md").read_text()
 

@@ -11,8 +11,9 @@ import pytest
 
 from support import ROOT
 
+pytestmark = pytest.mark.slow
 
-@pytest.mark.slow
+
 def test_suite_passes_while_another_process_writes_the_users_memzoi_home(tmp_path: Path) -> None:
     user_home = tmp_path / "user"
     (user_home / ".memzoi").mkdir(parents=True)

@@ -6,7 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from support import ROOT
+
+pytestmark = pytest.mark.slow
 
 
 def test_mypy_strict_clean(tmp_path: Path) -> None:

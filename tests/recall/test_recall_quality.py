@@ -19,6 +19,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import bench_recall
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> bench_recall.Run:

@@ -310,6 +310,7 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+@pytest.mark.crash
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds worker processes through /proc")
 def test_sigkill_of_a_full_rebuild_takes_its_parse_workers_with_it(records: Repo) -> None:
     import signal

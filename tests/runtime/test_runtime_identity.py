@@ -10,7 +10,11 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from support import Repo, git, make_repo, memzoi_exe, run_cli
+
+pytestmark = pytest.mark.slow
 
 SECRET_NOTE = "the staging password rotates on fridays"
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from support import Repo, git
+from support.terminal import PROMPT, Terminal
 
 pytestmark = pytest.mark.slow
 
@@ -182,7 +183,6 @@ def test_review_survives_an_editor_that_fails(repo: Repo, editor: str, said: str
     The first two printed click's "Error: …" and exited 1; the third was an internal error (exit 70).
     git's editors leave you where you were: the proposal is unchanged and the prompt comes back.
     """
-    from test_review import PROMPT, Terminal
 
     ok("propose", "--type", "convention", "--title", "Use tabs", "--body", "Tabs in Makefiles.", cwd=repo.path)
     term = Terminal(repo.path, "review", env={**os.environ, "EDITOR": editor, "TERM": "dumb"})
@@ -311,7 +311,6 @@ def test_review_does_not_colour_a_dumb_terminal_or_against_no_color(repo: Repo, 
 
     git colours nothing on a dumb terminal; the escapes show up as `^[[1m` garbage there.
     """
-    from test_review import PROMPT, Terminal
 
     ok("propose", "--type", "convention", "--title", "Use tabs", "--body", "Tabs in Makefiles.", cwd=repo.path)
     base = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}

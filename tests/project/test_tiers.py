@@ -40,6 +40,13 @@ def test_every_test_file_is_in_the_folder_of_a_package_or_a_named_tier() -> None
     assert sorted(p.name for p in (TESTS / "support").glob("test_*.py")) == [], "support/ holds no tests"
 
 
+def test_tests_import_helpers_from_support_only() -> None:
+    """Not from conftest, nor from another test file: those import only by the luck of pytest's sys.path."""
+    wrong = re.compile(r"^\s*(from|import) (conftest|test_\w+)\b", re.MULTILINE)
+    offenders = [str(p.relative_to(TESTS)) for p in TESTS.rglob("*.py") if wrong.search(p.read_text())]
+    assert offenders == []
+
+
 def test_test_file_names_are_unique_across_folders() -> None:
     names = [p.name for p in TESTS.rglob("test_*.py")]
     assert sorted({n for n in names if names.count(n) > 1}) == []

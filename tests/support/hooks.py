@@ -1,4 +1,4 @@
-"""What the hook tests share: record and packet texts, and a bare remote with the server hook to push to."""
+"""What the hook tests share: record and packet texts, a bare remote with the server hook, the CI workflow check."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@
 
 click wraps the help to the terminal: `max(min(columns, max_content_width) - 2, 50)` characters.
 The module keeps the help for every width that rule can give, as rows of one pool of lines
-(most lines are the same at every width). tests/test_cli_basics.py fails when it differs from
+(most lines are the same at every width). tests/cli/test_cli_basics.py fails when it differs from
 what click prints now.
 """
 

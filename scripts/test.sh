@@ -3,15 +3,23 @@
 # with coverage of the package (settings in pyproject.toml), and prints the coverage figure.
 # Extra arguments go to pytest (e.g. scripts/test.sh -k search -x). MEMZOI_TEST_WORKERS sets the
 # number of parallel workers (default: one per core); MEMZOI_COVERAGE=0 leaves coverage out.
+# --fast runs the fast tier for the edit-test loop: every test but the marked slow tiers (the
+# markers are registered in pyproject.toml; tests/project/test_tiers.py checks the tier still
+# reaches every package). CI (.ci/run) runs everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+fast_tier='not slow and not crash and not bench and not clients'
+args=()
+for arg in "$@"; do
+  if [ "$arg" = --fast ]; then args+=(-m "$fast_tier"); else args+=("$arg"); fi
+done
 . scripts/_venv.sh
 ensure_venv test
 export PATH="$PWD/.venv/bin:$PATH"
 # The whole run gets a HOME and MEMZOI_HOME of its own, so that using git memzoi (or anything that
 # writes under ~) while the tests run can neither disturb them nor be disturbed; the tests' guard
 # watches this home (tests/conftest.py) and checks that the run has one (MEMZOI_TEST_HOME).
-# The real agent clients (tests/test_clients.py) stay cached in the user's home across runs.
+# The real agent clients (tests/clients/test_clients.py) stay cached in the user's home across runs.
 export MEMZOI_CLIENTS_CACHE="${MEMZOI_CLIENTS_CACHE:-$HOME/.cache/memzoi-clients}"
 run_home="$(mktemp -d "${TMPDIR:-/tmp}/memzoi-test-home.XXXXXX")"
 trap 'rm -rf "$run_home"' EXIT
@@ -25,7 +33,7 @@ if [ "${MEMZOI_COVERAGE:-1}" != 0 ]; then
   coverage=(--cov --cov-report=)
 fi
 status=0
-.venv/bin/python -m pytest "${workers[@]}" "${coverage[@]}" "$@" || status=$?
+.venv/bin/python -m pytest "${workers[@]}" "${coverage[@]}" ${args[@]+"${args[@]}"} || status=$?
 if [ ${#coverage[@]} -gt 0 ] && [ -f .coverage ]; then
   echo "coverage of git_memzoi (lines, in-process and subprocess): $(.venv/bin/python -m coverage report --format=total)%"
 fi

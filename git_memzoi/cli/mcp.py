@@ -41,7 +41,7 @@ def serve(repo: str | None) -> None:
     """Serve this repository's memory over MCP on stdin/stdout until the client disconnects."""
     _use_repo(repo)
     ws = workspace()
-    # the MCP SDK stays out of `mcp config` (tests/test_mcp.py)
+    # the MCP SDK stays out of `mcp config` (tests/mcp/test_mcp.py)
     from git_memzoi.mcp.server import serve_stdio  # the SDK loads only for this command
 
     serve_stdio(ws)

@@ -1,0 +1,201 @@
+"""`git memzoi agent hook codex|gemini`: recorded Codex and Gemini CLI hook events in, each client's output out.
+
+The same memory as Claude Code's hook (tests/agents/test_agent_hook.py;
+the `memory` fixture is in tests/agents/conftest.py), in each client's own event names,
+tools and output fields; the events are in fixtures/codex-hooks and fixtures/gemini-hooks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support import FIXTURES, Repo, age, run_cli, run_importtime
+
+HEAVY = ("click", "pydantic", "pydantic_core", "yaml", "mcp", "pygit2", "filelock")
+
+
+def event(client: str, name: str, cwd: Path, **override: Any) -> str:
+    """A recorded `client` hook event with the project directory filled in (and fields overridden)."""
+    data = json.loads((FIXTURES / f"{client}-hooks" / f"{name}.json").read_text().replace("{CWD}", str(cwd)))
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(data.get(key), dict):
+            data[key].update(value)
+        else:
+            data[key] = value
+    return json.dumps(data)
+
+
+def hook(client: str, text: str) -> tuple[dict[str, Any] | None, str]:
+    """Run `agent hook CLIENT`; it always exits 0. Returns (parsed stdout or None when silent, stderr)."""
+    result = run_cli("agent", "hook", client, input=text, expect=0)
+    return (json.loads(result.stdout) if result.stdout.strip() else None), result.stderr
+
+
+def context(out: dict[str, Any] | None, name: str) -> str:
+    assert out is not None
+    specific = out["hookSpecificOutput"]
+    assert specific["hookEventName"] == name
+    return str(specific["additionalContext"])
+
+
+# Codex
+
+
+def test_codex_session_start_and_prompt_get_the_claude_answers(memory: Repo) -> None:
+    start = context(hook("codex", event("codex", "sessionstart", memory.path))[0], "SessionStart")
+    assert "## Standing rules" in start and "### Risk: Never force-push to main (never-force-push-main)" in start
+    assert "Migrations are append-only" not in start  # path-bound: it waits for the prompt or edit
+    out, err = hook("codex", event("codex", "userpromptsubmit", memory.path))
+    first = context(out, "UserPromptSubmit")
+    assert err == "" and set(out["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}  # type: ignore[index]
+    assert "### Risk: Migrations are append-only (migrations-are-append-only)" in first
+    # the same Codex session asks again: referred to by ID; another session gets it in full
+    second = context(hook("codex", event("codex", "userpromptsubmit", memory.path))[0], "UserPromptSubmit")
+    assert "### Risk: Migrations are append-only" not in second and "migrations-are-append-only" in second
+    other = event("codex", "userpromptsubmit", memory.path, session_id="01a2496b-0000-7000-8000-000000000000")
+    assert "### Risk: Migrations are append-only" in context(hook("codex", other)[0], "UserPromptSubmit")
+
+
+def test_codex_bash_risk_is_context_since_codex_takes_no_ask(memory: Repo) -> None:
+    out, err = hook("codex", event("codex", "pretooluse-bash", memory.path))
+    text = context(out, "PreToolUse")
+    assert err == "" and "command `git push --force origin main`" in text and "never-force-push-main" in text
+    assert "permissionDecision" not in out["hookSpecificOutput"]  # type: ignore[index]
+    memory.write(".memzoi/config.toml", '[agents]\nrisk_decision = "deny"\n')
+    denied, _ = hook("codex", event("codex", "pretooluse-bash", memory.path))
+    assert denied is not None
+    assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert denied["hookSpecificOutput"]["permissionDecisionReason"].startswith("git memzoi risk never-force-push-main:")
+
+
+def test_codex_apply_patch_checks_every_file_of_the_patch(memory: Repo) -> None:
+    memory.write(".memzoi/config.toml", '[agents]\nrisk_decision = "deny"\n')
+    out, err = hook("codex", event("codex", "pretooluse-apply-patch", memory.path))
+    text = context(out, "PreToolUse")
+    assert err == ""
+    assert "path db/migrations/0042_orders.sql" in text and "[risk] Migrations are append-only" in text
+    assert "what applies to path apps/active/orders.tsx" in text and "(use-react-query)" in text
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"  # type: ignore[index]
+    # the decision for apps/active is explained once per session; the risk's warning comes every time
+    again = context(hook("codex", event("codex", "pretooluse-apply-patch", memory.path))[0], "PreToolUse")
+    assert "(use-react-query)" not in again and "Migrations are append-only" in again
+    # a patch of thousands of files: the first PATCH_FILES are checked, the rest cost nothing
+    many = "".join(f"*** Add File: notes/n{n}.md\n+x\n" for n in range(5000))
+    many = f"*** Begin Patch\n*** Update File: db/migrations/0042_orders.sql\n{many}*** End Patch\n"
+    big, err = hook("codex", event("codex", "pretooluse-apply-patch", memory.path, tool_input={"command": many}))
+    assert err == "" and "Migrations are append-only" in context(big, "PreToolUse")
+    # a patch that touches only files outside the repository, or no file: nothing to say
+    outside = "*** Begin Patch\n*** Add File: ../elsewhere/x.txt\n+x\n*** End Patch\n"
+    quiet, err = hook("codex", event("codex", "pretooluse-apply-patch", memory.path, tool_input={"command": outside}))
+    assert quiet is None and err == ""
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ({"hook_event_name": "Stop"}, "unsupported hook event 'Stop'; use one of SessionStart, UserPromptSubmit"),
+        ({"tool_input": {"command": ["git", "push"]}}, "PreToolUse event for Bash: tool_input.command is not a string"),
+        ({"tool_name": ""}, "PreToolUse event has no tool_name"),
+        (
+            {"tool_name": "apply_patch", "tool_input": {"command": "*** Add File: db/a\u0000b.sql\n"}},
+            "PreToolUse event for apply_patch: tool_input.command holds a NUL character",
+        ),
+    ],
+)
+def test_codex_bad_events_never_block(memory: Repo, override: dict[str, Any], message: str) -> None:
+    data = json.loads(event("codex", "pretooluse-bash", memory.path))
+    data.update(override)
+    out, err = hook("codex", json.dumps(data))
+    assert out is None and err.count("\n") == 1 and err.startswith("git memzoi: agent hook codex: ") and message in err
+
+
+# Gemini CLI
+
+
+def test_gemini_session_start_and_before_agent(memory: Repo) -> None:
+    start = context(hook("gemini", event("gemini", "sessionstart", memory.path))[0], "SessionStart")
+    assert "### Risk: Never force-push to main (never-force-push-main)" in start
+    out, err = hook("gemini", event("gemini", "beforeagent", memory.path))
+    text = context(out, "BeforeAgent")
+    assert err == "" and "### Risk: Migrations are append-only (migrations-are-append-only)" in text
+    # the prompt carries SessionStart's context, which names the force-push rule: it is not searched
+    assert "never-force-push-main" not in text
+    again = context(hook("gemini", event("gemini", "beforeagent", memory.path))[0], "BeforeAgent")
+    assert "### Risk: Migrations are append-only" not in again and "migrations-are-append-only" in again
+
+
+@pytest.mark.parametrize(
+    "setting, expected",
+    [
+        ("ask", {"systemMessage": "git memzoi risk migrations-are-append-only: Migrations are append-only"}),
+        ("context", None),
+    ],
+)
+def test_gemini_before_tool_tells_the_user_of_a_risk(
+    memory: Repo,
+    setting: str,
+    expected: dict[str, Any] | None,
+) -> None:
+    memory.write(".memzoi/config.toml", f'[agents]\nrisk_decision = "{setting}"\n')
+    out, err = hook("gemini", event("gemini", "beforetool-replace", memory.path))
+    assert err == "" and out == expected
+
+
+def test_gemini_before_tool_denies_with_the_warnings_as_reason(memory: Repo) -> None:
+    memory.write(".memzoi/config.toml", '[agents]\nrisk_decision = "deny"\n')
+    out, _ = hook("gemini", event("gemini", "beforetool-shell", memory.path))
+    assert out is not None and set(out) == {"decision", "reason"} and out["decision"] == "deny"
+    assert "command `git push --force origin main`" in out["reason"] and "never-force-push-main" in out["reason"]
+    # a file with only a decision on it: nothing before the tool runs
+    edit = {"file_path": str(memory.path / "apps/active/page.tsx")}
+    quiet, err = hook("gemini", event("gemini", "beforetool-replace", memory.path, tool_input=edit))
+    assert quiet is None and err == ""
+
+
+def test_gemini_after_tool_adds_what_applies_once_per_session(memory: Repo) -> None:
+    # BeforeTool for the same file first: it tells nothing and remembers nothing
+    edit = {"file_path": str(memory.path / "apps/active/page.tsx")}
+    assert hook("gemini", event("gemini", "beforetool-replace", memory.path, tool_input=edit))[0] is None
+    out, err = hook("gemini", event("gemini", "aftertool-write-file", memory.path))
+    text = context(out, "AfterTool")
+    assert err == "" and "### Decision: Use React Query in apps/active (use-react-query)" in text
+    assert hook("gemini", event("gemini", "aftertool-write-file", memory.path))[0] is None  # once per session
+    # the warnings on a risky file reach the model after the edit, every time
+    risky = {"file_path": str(memory.path / "db/migrations/0042_orders.sql")}
+    for _ in range(2):
+        warned = context(
+            hook("gemini", event("gemini", "aftertool-write-file", memory.path, tool_input=risky))[0], "AfterTool"
+        )
+        assert "[risk] Migrations are append-only (id: migrations-are-append-only)" in warned
+
+
+def test_gemini_other_tools_and_events(memory: Repo) -> None:
+    read = event("gemini", "beforetool-replace", memory.path, tool_name="read_file")
+    assert hook("gemini", read) == (None, "")
+    out, err = hook("gemini", event("gemini", "sessionstart", memory.path, hook_event_name="BeforeModel"))
+    assert out is None and err.startswith("git memzoi: agent hook gemini: unsupported hook event 'BeforeModel'")
+
+
+@pytest.mark.parametrize(
+    "client, names",
+    [
+        ("codex", ("pretooluse-apply-patch", "pretooluse-bash", "userpromptsubmit")),
+        ("gemini", ("beforetool-replace", "aftertool-write-file", "beforeagent")),
+    ],
+)
+def test_the_hook_path_stays_light(memory: Repo, client: str, names: tuple[str, ...]) -> None:
+    """Each client runs its hook before every prompt and edit: no click, pydantic, PyYAML, MCP SDK, pygit2, filelock."""
+    age(memory.path, 3600)
+    run_cli("rebuild")
+    age(Path(os.environ["MEMZOI_HOME"]), 3600)
+    for name in names:
+        proc, modules = run_importtime(["agent", "hook", client], memory.path, input=event(client, name, memory.path))
+        assert proc.returncode == 0 and proc.stdout.strip(), proc.stderr
+        assert f"git_memzoi.agents.{client}_hook" in modules  # the measurement sees our own imports
+        heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
+        assert heavy == [], f"{client} {name}: the hook imported {heavy[:5]}"

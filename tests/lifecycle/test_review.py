@@ -1,0 +1,146 @@
+"""`git memzoi review` driven through a real pseudo-terminal, and batch approve/apply."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from git_memzoi.profile import frontmatter
+from support import Repo, run_cli
+from support.lifecycle import add_record, inbox_ready, propose_decision
+from support.terminal import PROMPT, Terminal
+
+
+@pytest.fixture
+def ready(repo: Repo) -> Repo:
+    return inbox_ready(repo)
+
+
+propose = propose_decision
+
+
+def test_review_approves_rejects_skips_and_edits_through_a_terminal(ready: Repo, tmp_path: Path) -> None:
+    approve_me = propose("Use postgres for persistent state")
+    reject_me = propose("Store sessions in cookies")
+    skip_me = propose("Maybe adopt GraphQL")
+    edit_me = propose("Pin node to 20")
+    editor = tmp_path / "editor.py"
+    editor.write_text(
+        "import pathlib, sys\n"
+        "p = pathlib.Path(sys.argv[1])\n"
+        "p.write_text(p.read_text().replace('Pin node to 20', 'Pin node to 22'))\n"
+    )
+    env = {**os.environ, "EDITOR": f"{sys.executable} {editor}", "TERM": "dumb"}
+    term = Terminal(ready.path, "review", env=env)
+    for number in range(1, 5):  # the inbox's order: oldest first, then by ID
+        screen = term.until(PROMPT)
+        assert f"({number}/4)".encode() in screen
+        shown = screen.rsplit(b"\nmem_", 1)[-1]
+        if approve_me.encode()[4:] in shown:
+            assert b"title: Use postgres for persistent state" in shown
+            term.answer("y")
+        elif reject_me.encode()[4:] in shown:
+            term.answer("r")
+            term.until(b"Why is it rejected")
+            term.answer("client state is not trusted")
+        elif skip_me.encode()[4:] in shown:
+            term.answer("n")
+        else:
+            assert edit_me.encode()[4:] in shown
+            term.answer("?")
+            assert b"e - edit it in $EDITOR" in term.until(PROMPT)
+            term.answer("e")
+            assert b"title: Pin node to 22" in term.until(PROMPT)
+            term.answer("n")
+    out = term.finish()
+    assert term.proc.returncode == 0, out
+    assert "review: 1 approved, 1 rejected, 1 edited, 2 skipped" in out
+
+    def state(pid: str) -> dict:  # type: ignore[type-arg]
+        return dict(run_cli("proposals", "show", pid, "--json").json())
+
+    assert state(approve_me)["state"] == "approved"
+    rejected = state(reject_me)
+    assert rejected["state"] == "rejected" and rejected["reason"] == "client state is not trusted"
+    assert state(skip_me)["state"] == "validated"
+    edited = state(edit_me)
+    assert edited["state"] == "validated" and edited["title"] == "Pin node to 22"
+    assert frontmatter.parse(edited["packet"].encode()).data["id"] == edit_me
+
+
+def test_review_with_apply_applies_and_shows_a_supersedes_diff(ready: Repo) -> None:
+    add_record(ready, "semantic/decisions/use-postgres", "use-postgres")
+    pid = run_cli(
+        "propose", "--action", "supersede", "--target", "use-postgres", "--title", "Use postgres 17",
+        "--body", "# Use postgres 17\n\nThe body of use-postgres, on version 17.\n", "--reason", "upgrade",
+    ).stdout.strip()  # fmt: skip
+    term = Terminal(ready.path, "review", "--apply")
+    screen = term.until(PROMPT).decode()
+    assert "target: use-postgres" in screen and "-The body of use-postgres." in screen
+    assert "+The body of use-postgres, on version 17." in screen
+    term.answer("y")
+    out = term.finish()
+    assert term.proc.returncode == 0, out
+    assert "1 approved, 1 applied" in out
+    assert run_cli("proposals", "show", pid, "--json").json()["state"] == "applied"
+
+
+def test_review_quits_on_q_and_an_edit_that_breaks_the_packet_is_refused(ready: Repo, tmp_path: Path) -> None:
+    first = propose("First thing")
+    editor = tmp_path / "editor.py"
+    editor.write_text("import pathlib, sys\npathlib.Path(sys.argv[1]).write_text('---\\nid: [\\n---\\n')\n")
+    env = {**os.environ, "EDITOR": f"{sys.executable} {editor}", "TERM": "dumb"}
+    propose("Second thing")
+    term = Terminal(ready.path, "review", env=env)
+    term.until(PROMPT)
+    term.answer("e")
+    again = term.until(PROMPT)
+    assert b"git memzoi:" in again and first.encode() in again
+    term.answer("q")
+    out = term.finish()
+    assert term.proc.returncode == 0 and "nothing done" in out
+    assert run_cli("proposals", "show", first, "--json").json()["title"] == "First thing"
+
+
+def test_review_without_a_terminal_is_a_usage_error(ready: Repo) -> None:
+    propose("Something")
+    refused = run_cli("review", expect=2)
+    assert "needs a terminal" in refused.stderr and "proposals --json" in refused.stderr
+
+
+def test_approve_and_apply_take_several_ids_and_all(ready: Repo) -> None:
+    one, two, three = propose("One rule"), propose("Two rule"), propose("Three rule")
+    out = run_cli("approve", one, two[:-2], "--json").json()
+    assert [r["state"] for r in out["results"]] == ["approved", "approved"]
+    mixed = run_cli("approve", three, "mem_missing", expect=1)
+    assert "mem_missing" in mixed.stderr
+    assert run_cli("proposals", "show", three, "--json").json()["state"] == "approved"
+    applied = run_cli("apply", "--all", "--json").json()
+    assert sorted(r["proposal_id"] for r in applied["results"]) == sorted([one, two, three])
+    assert run_cli("apply", "--all").stderr.startswith("nothing to do")
+    assert "not both" in run_cli("apply", one, "--all", expect=2).stderr
+
+
+@pytest.mark.parametrize(
+    ("config", "term", "coloured"),
+    [
+        ("color.ui=always", "dumb", True),  # always wins, as for git diff
+        ("color.ui=never", "xterm", False),  # a terminal, and still none
+        ("color.memzoi=false", "xterm", False),  # the command's own key first
+        ("color.ui=auto", "xterm", True),  # a terminal
+        ("color.ui=auto", "dumb", False),
+    ],
+)
+def test_review_colours_as_git_config_says(ready: Repo, config: str, term: str, coloured: bool) -> None:
+    propose("Colour me")
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env.update(TERM=term, GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0=config.split("=")[0])
+    env["GIT_CONFIG_VALUE_0"] = config.split("=")[1]
+    session = Terminal(ready.path, "review", env=env)
+    screen = session.until(PROMPT)
+    session.answer("q")
+    session.finish()
+    assert (b"\x1b[" in screen) is coloured, screen

@@ -1,0 +1,51 @@
+"""The shared query pipeline: stopwords and filler dropped, synonyms from the vocabulary and config.toml, stems."""
+
+from __future__ import annotations
+
+from git_memzoi.recall import query
+from support import Repo, run_cli
+from support.recall import add_record
+
+
+def test_terms_drop_stopwords_and_filler_and_group_synonyms() -> None:
+    assert query.terms("how do we add the db migration?") == [
+        '("db" OR "database" OR "databases")',
+        '("migration" OR "migrations" OR "schema")',
+    ]
+    assert query.terms("thanks, please just do it") == []
+    assert query.terms('auth* "OR" NEAR(xy)') == ['"auth"*', '"near"', '"xy"']
+
+
+def test_config_groups_extend_the_vocabulary() -> None:
+    table = query.synonyms([["pg", "postgres"], ["db", "datastore"]])
+    assert table["pg"] == ("pg", "postgres") and "datastore" in table["db"] and "database" in table["db"]
+
+
+def test_search_and_context_find_records_by_synonym_stem_and_tag(repo: Repo) -> None:
+    add_record(
+        repo,
+        "ops/k8s",
+        "k8s-deploys",
+        type="decision",
+        title="Deploy through Argo CD",
+        body="Kubernetes manifests sync from main.",
+    )
+    add_record(
+        repo,
+        "ops/pg",
+        "pg-version",
+        type="fact",
+        title="Production runs version 15",
+        body="The main store.",
+        tags=["postgres"],
+    )
+    repo.commit("records")
+    hits = run_cli("search", "k8s", "--json").json()["hits"]
+    assert [h["record_id"] for h in hits] == ["k8s-deploys"]
+    stemmed = run_cli("search", "manifest syncing", "--json").json()["hits"]
+    assert [h["record_id"] for h in stemmed] == ["k8s-deploys"]
+    assert run_cli("search", "pg", "--json").json()["hits"] == []
+    repo.write(".memzoi/config.toml", '[recall]\nsynonyms = [["pg", "postgres"]]\n')
+    assert [h["record_id"] for h in run_cli("search", "pg", "--json").json()["hits"]] == ["pg-version"]
+    pack = run_cli("context", "--task", "which pg version runs in production?", "--json").json()
+    assert pack["items"][0]["record_id"] == "pg-version"

@@ -14,26 +14,11 @@ from typing import Any
 
 import pytest
 
-from support import FIXTURES, Repo, age, run_cli, run_importtime
+from support import Repo, age, run_cli, run_importtime
+from support.agents import client_event as event
+from support.agents import client_hook as hook
 
 HEAVY = ("click", "pydantic", "pydantic_core", "yaml", "mcp", "pygit2", "filelock")
-
-
-def event(client: str, name: str, cwd: Path, **override: Any) -> str:
-    """A recorded `client` hook event with the project directory filled in (and fields overridden)."""
-    data = json.loads((FIXTURES / f"{client}-hooks" / f"{name}.json").read_text().replace("{CWD}", str(cwd)))
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(data.get(key), dict):
-            data[key].update(value)
-        else:
-            data[key] = value
-    return json.dumps(data)
-
-
-def hook(client: str, text: str) -> tuple[dict[str, Any] | None, str]:
-    """Run `agent hook CLIENT`; it always exits 0. Returns (parsed stdout or None when silent, stderr)."""
-    result = run_cli("agent", "hook", client, input=text, expect=0)
-    return (json.loads(result.stdout) if result.stdout.strip() else None), result.stderr
 
 
 def context(out: dict[str, Any] | None, name: str) -> str:

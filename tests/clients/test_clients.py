@@ -333,7 +333,9 @@ def codex_schemas(clients: Path) -> dict[str, dict]:  # type: ignore[type-arg]
 
 def test_codex_events_and_answers_match_the_schemas_codex_embeds(clients: Path, project: Repo) -> None:
     import jsonschema
-    from test_agent_hook_clients import event, hook
+
+    from support.agents import client_event as event
+    from support.agents import client_hook as hook
 
     schemas = codex_schemas(clients)
     project.write(".memzoi/config.toml", '[agents]\nrisk_decision = "deny"\n')

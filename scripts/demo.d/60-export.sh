@@ -1,6 +1,8 @@
 # Exports and the MCP server: how the memory reaches agents.
 # Generated projections for agents that read files; never private, query-only or inactive records.
-step git memzoi export okf
+step git memzoi export okf --output "$WORK/bundle"
+# The bundle imports back as proposals; against the memory it came from, the plan is all "unchanged".
+step git memzoi import --from okf "$WORK/bundle/okf"
 step git memzoi export agents-md
 # Past a cap, the most severe entries stay and the rest are listed as left out.
 step git memzoi export agents-md --max-bytes 12000

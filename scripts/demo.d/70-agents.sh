@@ -1,12 +1,12 @@
-# Coding agents: one command wires the MCP server and the hooks into Claude Code (and Codex);
-# the hook then answers Claude Code's events from memory.
+# Coding agents: one command wires the MCP server and the hooks into Claude Code, Codex or
+# Gemini CLI; the hook then answers each client's events from memory.
 step git memzoi agent install claude --dry-run
 step git memzoi agent install claude
 step git memzoi agent install claude              # a second run changes nothing
-export CODEX_HOME="$WORK/codex-home"
-mkdir -p "$CODEX_HOME" && printf '# my Codex settings\nmodel = "o3"\n' > "$CODEX_HOME/config.toml"
-step git memzoi agent install codex
-step cat "$CODEX_HOME/config.toml"
+mkdir -p .codex && printf '# my Codex settings\nmodel = "o3"\n' > .codex/config.toml
+step git memzoi agent install codex                # merged: the user's settings stay
+step cat .codex/config.toml .codex/hooks.json
+step git memzoi agent install gemini
 
 # Before an edit of a path a risk record covers, Claude Code asks the user and Claude reads why.
 edit_event() {
@@ -17,6 +17,11 @@ edit_event deploy/pipeline.yml > "$WORK/edit-event.json"
 step git memzoi agent hook claude < "$WORK/edit-event.json"
 edit_event README.md > "$WORK/quiet-event.json"
 step git memzoi agent hook claude < "$WORK/quiet-event.json"   # nothing applies: no output
+# Codex sends the same shape of event; a file edit arrives as an apply_patch of the whole patch.
+printf '{"session_id": "demo-codex", "cwd": "%s", "hook_event_name": "PreToolUse", "tool_name": "apply_patch",
+  "tool_input": {"command": "*** Begin Patch\\n*** Update File: deploy/pipeline.yml\\n@@\\n-a\\n+b\\n*** End Patch"}}' \
+  "$PWD" > "$WORK/codex-event.json"
+step git memzoi agent hook codex < "$WORK/codex-event.json"
 printf '{"session_id": "demo", "cwd": "%s", "hook_event_name": "SessionStart", "source": "startup"}' "$PWD" \
   > "$WORK/session-event.json"
 git memzoi agent hook claude < "$WORK/session-event.json" \

@@ -262,7 +262,7 @@ class MemoryChecker:
         if memzoi in self._states:
             self._states.move_to_end(memzoi)
             return self._states[memzoi]
-        kept = self.tree_cache.load(memzoi, self._reload) if self.tree_cache is not None else None
+        kept = self.tree_cache.load(memzoi) if self.tree_cache is not None else None
         if kept is not None:  # a tree a hook validated here before (pre-commit, usually)
             self._states[memzoi] = kept
             return kept
@@ -270,8 +270,8 @@ class MemoryChecker:
         # again, and a sibling that does need it rebuilds it from the cached per-file reports.
         base = self._states.pop(near, None) if near is not None else None
         if base is None and near is not None and self.tree_cache is not None:
-            base = self.tree_cache.load(near, self._reload)
-        state = base if base is not None else TreeState(loader=self._reload)
+            base = self.tree_cache.load(near)
+        state = base if base is not None else TreeState()
         changes = self.history.changes(near if base is not None else None, memzoi)
         state.apply(
             (
@@ -299,9 +299,6 @@ class MemoryChecker:
             and not self.tree_cache.has(memzoi)
         ):
             self.tree_cache.save(memzoi, self._states[memzoi])
-
-    def _reload(self, path: str, entry: FileEntry) -> TreeReport:
-        return self._file(path, entry.oid, entry.is_symlink)
 
     def _file(self, path: str, oid: str, is_symlink: bool) -> TreeReport:
         key = (path, oid, is_symlink)

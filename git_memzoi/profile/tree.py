@@ -6,9 +6,9 @@ returns problems; it never reads the disk itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from git_memzoi.errors import FormatError
 from git_memzoi.layout import (
@@ -321,57 +321,140 @@ def _check_packet(report: TreeReport, source: SourceFile, mode: Mode) -> None:
     report.packets[path] = parsed
 
 
-def _owners(
-    report: TreeReport, items: dict[str, tuple[str, frontmatter.Document]], code: str, noun: str
-) -> dict[str, str]:
-    """Map each ID to the first path (in path order) that uses it; report every later user."""
+@dataclass(frozen=True)
+class Facts:
+    """What the cross-file rules read of one valid record or packet: its ID, what it names, and their lines.
+
+    Facts are a function of the file's path and bytes (and this validator), so they can be kept
+    by blob ID and the cross-file rules re-run over a whole tree without parsing it again.
+    """
+
+    kind: Literal["record", "packet"]
+    id: str
+    id_line: int = 1
+    #: a record's supersedes target
+    supersedes: str | None = None
+    supersedes_line: int = 1
+    #: a packet: applied with a resolution block (whose records must exist), its records and lines
+    applied: bool = False
+    affected: tuple[str, ...] = ()
+    resolution_line: int = 1
+    affected_line: int = 1
+    #: a packet's proposal target (supersede, tombstone)
+    target: str | None = None
+
+    @property
+    def refs(self) -> frozenset[str]:
+        """The record IDs this file refers to: a change to one of them can change its cross-file errors."""
+        found = set(self.affected)
+        for ref in (self.supersedes, self.target):
+            if ref is not None:
+                found.add(ref)
+        return frozenset(found)
+
+    def row(self) -> list[Any]:
+        """The facts as a JSON-ready list (see `from_row`)."""
+        return [self.kind, self.id, self.id_line, self.supersedes, self.supersedes_line, self.applied,
+                list(self.affected), self.resolution_line, self.affected_line, self.target]  # fmt: skip
+
+    @classmethod
+    def from_row(cls, row: list[Any]) -> Facts:
+        kind, ident, id_line, sup, sup_line, applied, affected, res_line, aff_line, target = row
+        if kind not in ("record", "packet") or not isinstance(ident, str):
+            raise ValueError(f"not a record's or packet's facts: {row!r}")
+        return cls(kind, ident, int(id_line), _opt_str(sup), int(sup_line), bool(applied),
+                   tuple(str(a) for a in affected), int(res_line), int(aff_line), _opt_str(target))  # fmt: skip
+
+
+def _opt_str(value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"not a string: {value!r}")
+    return value
+
+
+def facts_of(path: str, report: TreeReport) -> Facts | None:
+    """The facts of the record or packet `report` parsed at `path`; None for any other file."""
+    if path in report.records:
+        parsed = report.records[path]
+        record, doc = parsed.record, parsed.doc
+        return Facts(
+            "record",
+            record.id,
+            doc.line_of(("id",)),
+            supersedes=record.supersedes,
+            supersedes_line=doc.line_of(("supersedes",)) if record.supersedes is not None else 1,
+        )
+    if path in report.packets:
+        parsed_packet = report.packets[path]
+        packet, doc = parsed_packet.packet, parsed_packet.doc
+        applied = packet.status == "applied" and packet.resolution is not None
+        return Facts(
+            "packet",
+            packet.id,
+            doc.line_of(("id",)),
+            applied=applied,
+            affected=tuple(packet.resolution.affected_record_ids) if packet.resolution is not None else (),
+            resolution_line=doc.line_of(("resolution",)) if applied else 1,
+            affected_line=doc.line_of(("resolution", "affected_record_ids")) if applied else 1,
+            target=packet.target_id,
+        )
+    return None
+
+
+def _owners(facts: Mapping[str, Facts], kind: str, code: str, noun: str) -> tuple[dict[str, str], list[Problem]]:
+    """Map each ID to the first path (in path order) that uses it; a problem for every later user."""
     owners: dict[str, str] = {}
-    for path, (ident, doc) in sorted(items.items()):
-        if ident in owners:
-            report.problems.append(
-                Problem(path, doc.line_of(("id",)), code, f"{noun} ID {ident!r} is also used by {owners[ident]}")
-            )
+    problems = []
+    for path, one in sorted(facts.items()):
+        if one.kind != kind:
+            continue
+        if one.id in owners:
+            problems.append(Problem(path, one.id_line, code, f"{noun} ID {one.id!r} is also used by {owners[one.id]}"))
         else:
-            owners[ident] = path
-    return owners
+            owners[one.id] = path
+    return owners, problems
 
 
-def _cross_checks(report: TreeReport) -> None:
-    ids = _owners(report, {path: (p.record.id, p.doc) for path, p in report.records.items()}, "id-duplicate", "record")
-    for path, parsed in sorted(report.records.items()):
-        target = parsed.record.supersedes
-        if target is not None and target not in ids:
-            report.problems.append(
+def cross_problems(facts: Mapping[str, Facts]) -> list[Problem]:
+    """The rules that span files (unique IDs, supersedes targets, resolved packets), over facts alone."""
+    ids, problems = _owners(facts, "record", "id-duplicate", "record")
+    for path, one in sorted(facts.items()):
+        if one.kind == "record" and one.supersedes is not None and one.supersedes not in ids:
+            problems.append(
                 Problem(
                     path,
-                    parsed.doc.line_of(("supersedes",)),
+                    one.supersedes_line,
                     "supersedes-missing",
-                    f"supersedes {target!r}, which is not a record in this tree",
+                    f"supersedes {one.supersedes!r}, which is not a record in this tree",
                     "warning",
                 )
             )
-    _owners(
-        report, {path: (p.packet.id, p.doc) for path, p in report.packets.items()}, "packet-id-collision", "proposal"
-    )
-    for path, parsed_packet in sorted(report.packets.items()):
-        packet = parsed_packet.packet
-        if packet.status == "applied" and packet.resolution is not None:
-            if not packet.resolution.affected_record_ids:
-                report.problems.append(
-                    Problem(
-                        path,
-                        parsed_packet.doc.line_of(("resolution",)),
-                        "resolution-orphan",
-                        "an applied packet must name the records it affected",
-                    )
-                )
-            for rid in packet.resolution.affected_record_ids:
-                if rid not in ids:
-                    report.problems.append(
-                        Problem(
-                            path,
-                            parsed_packet.doc.line_of(("resolution", "affected_record_ids")),
-                            "resolution-orphan",
-                            f"applied packet names record {rid!r}, which is not in records/",
-                        )
-                    )
+    problems.extend(_owners(facts, "packet", "packet-id-collision", "proposal")[1])
+    for path, one in sorted(facts.items()):
+        if one.kind == "packet" and one.applied:
+            problems.extend(_orphans(path, one, ids))
+    return problems
+
+
+def _orphans(path: str, packet: Facts, ids: Mapping[str, str]) -> list[Problem]:
+    if not packet.affected:
+        return [
+            Problem(
+                path, packet.resolution_line, "resolution-orphan", "an applied packet must name the records it affected"
+            )
+        ]
+    return [
+        Problem(
+            path,
+            packet.affected_line,
+            "resolution-orphan",
+            f"applied packet names record {rid!r}, which is not in records/",
+        )
+        for rid in packet.affected
+        if rid not in ids
+    ]
+
+
+def _cross_checks(report: TreeReport) -> None:
+    facts = {path: f for path in [*report.records, *report.packets] if (f := facts_of(path, report)) is not None}
+    report.problems.extend(cross_problems(facts))

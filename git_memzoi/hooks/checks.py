@@ -262,7 +262,7 @@ class MemoryChecker:
         if memzoi in self._states:
             self._states.move_to_end(memzoi)
             return self._states[memzoi]
-        kept = self.tree_cache.load(memzoi) if self.tree_cache is not None else None
+        kept = self.tree_cache.load(memzoi, self._reload) if self.tree_cache is not None else None
         if kept is not None:  # a tree a hook validated here before (pre-commit, usually)
             self._states[memzoi] = kept
             return kept
@@ -270,8 +270,8 @@ class MemoryChecker:
         # again, and a sibling that does need it rebuilds it from the cached per-file reports.
         base = self._states.pop(near, None) if near is not None else None
         if base is None and near is not None and self.tree_cache is not None:
-            base = self.tree_cache.load(near)
-        state = base if base is not None else TreeState()
+            base = self.tree_cache.load(near, self._reload)
+        state = base if base is not None else TreeState(loader=self._reload)
         changes = self.history.changes(near if base is not None else None, memzoi)
         state.apply(
             (
@@ -290,15 +290,21 @@ class MemoryChecker:
         """The state of a tree this checker validated, or None."""
         return self._states.get(memzoi)
 
-    def remember(self, memzoi: str | None) -> None:
-        """Store the validated state of tree `memzoi` in the tree cache, for the next change to start from."""
+    def remember(self, memzoi: str | None, *, replace: bool = False) -> None:
+        """Store the validated state of tree `memzoi` in the tree cache, for the next change to start from.
+
+        A tree already kept is left as it is unless `replace` (its file may be damaged: rewrite it).
+        """
         if (
             memzoi is not None
             and self.tree_cache is not None
             and memzoi in self._states
-            and not self.tree_cache.has(memzoi)
+            and (replace or not self.tree_cache.has(memzoi))
         ):
             self.tree_cache.save(memzoi, self._states[memzoi])
+
+    def _reload(self, path: str, entry: FileEntry) -> TreeReport:
+        return self._file(path, entry.oid, entry.is_symlink)
 
     def _file(self, path: str, oid: str, is_symlink: bool) -> TreeReport:
         key = (path, oid, is_symlink)

@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 
 from git_memzoi import __version__
-from git_memzoi.hooks.treestate import TreeState
+from git_memzoi.hooks.treestate import Loader, TreeState
 
 #: Bump when what a summary holds changes; the validator's fingerprint covers the rules.
 FORMAT = "memzoi-tree-state 3"
@@ -58,7 +58,15 @@ class TreeCache:
         """Whether a state of `tree` is stored (it may still fail to load)."""
         return self._path(tree).is_file()
 
-    def load(self, tree: str) -> TreeState | None:
+    def recent(self) -> list[str]:
+        """The kept trees, the most recently used first."""
+        try:
+            kept = sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        except OSError:
+            return []
+        return [path.stem for path in kept]
+
+    def load(self, tree: str, loader: Loader | None = None) -> TreeState | None:
         """The stored state of `tree`, or None when there is none this validator can trust."""
         try:
             raw = self._path(tree).read_bytes()
@@ -66,7 +74,7 @@ class TreeCache:
             header = json.loads(head)
             if header != [FORMAT, validator_fingerprint(), tree, hashlib.sha256(body).hexdigest()]:
                 return None  # another format, validator or tree, or a body altered after writing
-            state = TreeState.from_summary(json.loads(body))
+            state = TreeState.from_summary(json.loads(body), loader)
             os.utime(self._path(tree))  # recently used: pruned last
             return state
         except (OSError, ValueError, TypeError, KeyError, AttributeError):

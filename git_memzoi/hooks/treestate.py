@@ -11,22 +11,26 @@ at those files are replaced; every other file's cross-file errors cannot have ch
 The cross-file rules read only each record's and packet's facts (profile.tree.Facts: kind,
 ID, what it names, and the lines of those fields), so a state holds facts, never parsed
 documents. A state can be stored as a summary (`summary` / `from_summary`): each file's
-entry, facts and problems. Read back, it is complete: the next change costs what it
-touches, and the whole tree's cross-file rules re-run over facts without parsing a file.
+entry, facts and problems. Read back, the next change costs what it touches, and the whole
+tree's cross-file rules re-run over facts; a file is parsed again (through the state's
+`loader`) only when a rule finds a problem there, for the line the problem names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from git_memzoi.gitrepo.history import FileEntry
+from git_memzoi.profile import frontmatter
 from git_memzoi.profile.document import Problem
-from git_memzoi.profile.tree import Facts, TreeReport, cross_problems, facts_of
+from git_memzoi.profile.tree import Facts, TreeReport, cross_problems, doc_of, facts_of
 
 Kind = Literal["record", "packet"]
 K = TypeVar("K")
+#: Parses one file of the tree again (path, entry) -> its own report: for the line a problem names.
+Loader = Callable[[str, FileEntry], TreeReport]
 
 
 def _with(table: dict[K, frozenset[str]], key: K, path: str) -> None:
@@ -51,6 +55,10 @@ class TreeState:
     cross: dict[str, list[Problem]] = field(default_factory=dict)
     _by_id: dict[tuple[Kind, str], frozenset[str]] = field(default_factory=dict)
     _referrers: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: the parsed frontmatter of files applied in this process, for the line a cross-file problem names
+    _docs: dict[str, frontmatter.Document] = field(default_factory=dict)
+    #: parses a file again when a cross-file problem needs a line and its document is not at hand
+    loader: Loader | None = None
 
     def copy(self) -> TreeState:
         """A state that `apply` can change without touching this one (tables are copied, sets shared)."""
@@ -61,6 +69,8 @@ class TreeState:
             dict(self.cross),
             dict(self._by_id),
             dict(self._referrers),
+            dict(self._docs),
+            self.loader,
         )
 
     def summary(self) -> dict[str, Any]:
@@ -76,9 +86,9 @@ class TreeState:
         }
 
     @classmethod
-    def from_summary(cls, data: dict[str, Any]) -> TreeState:
+    def from_summary(cls, data: dict[str, Any], loader: Loader | None = None) -> TreeState:
         """A state read back from `summary` (ValueError, TypeError or KeyError when it is not one)."""
-        state = cls()
+        state = cls(loader=loader)
         by_id: dict[tuple[Kind, str], list[str]] = {}
         referrers: dict[str, list[str]] = {}
         for path, oid, is_symlink, row in data["files"]:
@@ -110,6 +120,7 @@ class TreeState:
                 touched.add((old.kind, old.id))
             self.entries.pop(path, None)
             self.problems.pop(path, None)
+            self._docs.pop(path, None)
             if entry is None or one is None:
                 continue
             self.entries[path] = entry
@@ -118,6 +129,9 @@ class TreeState:
             new = facts_of(path, one)
             if new is not None:
                 self.facts[path] = new
+                doc = doc_of(path, one)
+                if doc is not None:
+                    self._docs[path] = doc
                 self._index(path, new, remove=False)
                 touched.add((new.kind, new.id))
         dirty = set(changed)
@@ -162,14 +176,25 @@ class TreeState:
             for ref in item.refs:
                 subset |= self._by_id.get(("record", ref), frozenset())
         found: dict[str, list[Problem]] = {}
-        for problem in cross_problems({p: self.facts[p] for p in subset if p in self.facts}):
-            if problem.severity == "error" and problem.path in dirty:
-                found.setdefault(problem.path, []).append(problem)
+        facts = {p: self.facts[p] for p in subset if p in self.facts}
+        for problem in cross_problems(
+            facts, self._line_of, lambda path, severity: severity == "error" and path in dirty
+        ):
+            found.setdefault(problem.path, []).append(problem)
         for path in dirty:
             if path in found:
                 self.cross[path] = found[path]
             else:
                 self.cross.pop(path, None)
+
+    def _line_of(self, path: str, loc: tuple[str, ...]) -> int:
+        """The line of a field of the record or packet at `path`: its document, parsed again if need be."""
+        doc = self._docs.get(path)
+        if doc is None:
+            if self.loader is None:
+                raise RuntimeError(f"tree state has no document for {path} and no loader")
+            doc = doc_of(path, self.loader(path, self.entries[path]))
+        return doc.line_of(loc) if doc is not None else 1
 
 
 def _problem_row(problem: Problem) -> list[Any]:

@@ -323,23 +323,20 @@ def _check_packet(report: TreeReport, source: SourceFile, mode: Mode) -> None:
 
 @dataclass(frozen=True)
 class Facts:
-    """What the cross-file rules read of one valid record or packet: its ID, what it names, and their lines.
+    """What the cross-file rules read of one valid record or packet: its ID and the record IDs it names.
 
     Facts are a function of the file's path and bytes (and this validator), so they can be kept
-    by blob ID and the cross-file rules re-run over a whole tree without parsing it again.
+    by blob ID and the cross-file rules re-run over a whole tree without parsing it again. The
+    line a problem points at is looked up only when a rule finds one (see `cross_problems`).
     """
 
     kind: Literal["record", "packet"]
     id: str
-    id_line: int = 1
     #: a record's supersedes target
     supersedes: str | None = None
-    supersedes_line: int = 1
-    #: a packet: applied with a resolution block (whose records must exist), its records and lines
+    #: a packet: applied with a resolution block (whose records must exist), and the records it names
     applied: bool = False
     affected: tuple[str, ...] = ()
-    resolution_line: int = 1
-    affected_line: int = 1
     #: a packet's proposal target (supersede, tombstone)
     target: str | None = None
 
@@ -354,16 +351,14 @@ class Facts:
 
     def row(self) -> list[Any]:
         """The facts as a JSON-ready list (see `from_row`)."""
-        return [self.kind, self.id, self.id_line, self.supersedes, self.supersedes_line, self.applied,
-                list(self.affected), self.resolution_line, self.affected_line, self.target]  # fmt: skip
+        return [self.kind, self.id, self.supersedes, self.applied, list(self.affected), self.target]
 
     @classmethod
     def from_row(cls, row: list[Any]) -> Facts:
-        kind, ident, id_line, sup, sup_line, applied, affected, res_line, aff_line, target = row
-        if kind not in ("record", "packet") or not isinstance(ident, str):
+        kind, ident, supersedes, applied, affected, target = row
+        if kind not in ("record", "packet") or not isinstance(ident, str) or not isinstance(affected, list):
             raise ValueError(f"not a record's or packet's facts: {row!r}")
-        return cls(kind, ident, int(id_line), _opt_str(sup), int(sup_line), bool(applied),
-                   tuple(str(a) for a in affected), int(res_line), int(aff_line), _opt_str(target))  # fmt: skip
+        return cls(kind, ident, _opt_str(supersedes), bool(applied), tuple(str(a) for a in affected), _opt_str(target))
 
 
 def _opt_str(value: Any) -> str | None:
@@ -375,78 +370,84 @@ def _opt_str(value: Any) -> str | None:
 def facts_of(path: str, report: TreeReport) -> Facts | None:
     """The facts of the record or packet `report` parsed at `path`; None for any other file."""
     if path in report.records:
-        parsed = report.records[path]
-        record, doc = parsed.record, parsed.doc
-        return Facts(
-            "record",
-            record.id,
-            doc.line_of(("id",)),
-            supersedes=record.supersedes,
-            supersedes_line=doc.line_of(("supersedes",)) if record.supersedes is not None else 1,
-        )
+        record = report.records[path].record
+        return Facts("record", record.id, supersedes=record.supersedes)
     if path in report.packets:
-        parsed_packet = report.packets[path]
-        packet, doc = parsed_packet.packet, parsed_packet.doc
+        packet = report.packets[path].packet
         applied = packet.status == "applied" and packet.resolution is not None
-        return Facts(
-            "packet",
-            packet.id,
-            doc.line_of(("id",)),
-            applied=applied,
-            affected=tuple(packet.resolution.affected_record_ids) if packet.resolution is not None else (),
-            resolution_line=doc.line_of(("resolution",)) if applied else 1,
-            affected_line=doc.line_of(("resolution", "affected_record_ids")) if applied else 1,
-            target=packet.target_id,
-        )
+        affected = tuple(packet.resolution.affected_record_ids) if packet.resolution is not None else ()
+        return Facts("packet", packet.id, applied=applied, affected=affected, target=packet.target_id)
     return None
 
 
-def _owners(facts: Mapping[str, Facts], kind: str, code: str, noun: str) -> tuple[dict[str, str], list[Problem]]:
+def doc_of(path: str, report: TreeReport) -> frontmatter.Document | None:
+    """The parsed frontmatter of the record or packet `report` holds at `path` (for the line of a field)."""
+    if path in report.records:
+        return report.records[path].doc
+    if path in report.packets:
+        return report.packets[path].doc
+    return None
+
+
+#: The line of a field (('id',), ('resolution', 'affected_record_ids')) in the file at a path.
+LineOf = Callable[[str, tuple[str, ...]], int]
+#: Whether a problem of this severity at this path is wanted (the others are not built).
+Wanted = Callable[[str, str], bool]
+
+
+def _every(path: str, severity: str) -> bool:
+    return True
+
+
+def cross_problems(facts: Mapping[str, Facts], line_of: LineOf, wanted: Wanted = _every) -> list[Problem]:
+    """The rules that span files (unique IDs, supersedes targets, resolved packets), over facts alone.
+
+    `line_of` is asked only for the problems found and `wanted`, so a tree whose files are known
+    by their facts is judged without parsing any of them unless a rule finds something there.
+    """
+    ids, problems = _owners(facts, "record", ("id-duplicate", "record"), line_of, wanted)
+    for path, one in sorted(facts.items()):
+        if (
+            one.kind == "record"
+            and one.supersedes is not None
+            and one.supersedes not in ids
+            and wanted(path, "warning")
+        ):
+            message = f"supersedes {one.supersedes!r}, which is not a record in this tree"
+            problems.append(Problem(path, line_of(path, ("supersedes",)), "supersedes-missing", message, "warning"))
+    problems.extend(_owners(facts, "packet", ("packet-id-collision", "proposal"), line_of, wanted)[1])
+    for path, one in sorted(facts.items()):
+        if one.kind == "packet" and one.applied and wanted(path, "error"):
+            problems.extend(_orphans(path, one, ids, line_of))
+    return problems
+
+
+def _owners(
+    facts: Mapping[str, Facts], kind: str, what: tuple[str, str], line_of: LineOf, wanted: Wanted
+) -> tuple[dict[str, str], list[Problem]]:
     """Map each ID to the first path (in path order) that uses it; a problem for every later user."""
+    code, noun = what
     owners: dict[str, str] = {}
     problems = []
     for path, one in sorted(facts.items()):
         if one.kind != kind:
             continue
-        if one.id in owners:
-            problems.append(Problem(path, one.id_line, code, f"{noun} ID {one.id!r} is also used by {owners[one.id]}"))
-        else:
+        if one.id not in owners:
             owners[one.id] = path
+        elif wanted(path, "error"):
+            message = f"{noun} ID {one.id!r} is also used by {owners[one.id]}"
+            problems.append(Problem(path, line_of(path, ("id",)), code, message))
     return owners, problems
 
 
-def cross_problems(facts: Mapping[str, Facts]) -> list[Problem]:
-    """The rules that span files (unique IDs, supersedes targets, resolved packets), over facts alone."""
-    ids, problems = _owners(facts, "record", "id-duplicate", "record")
-    for path, one in sorted(facts.items()):
-        if one.kind == "record" and one.supersedes is not None and one.supersedes not in ids:
-            problems.append(
-                Problem(
-                    path,
-                    one.supersedes_line,
-                    "supersedes-missing",
-                    f"supersedes {one.supersedes!r}, which is not a record in this tree",
-                    "warning",
-                )
-            )
-    problems.extend(_owners(facts, "packet", "packet-id-collision", "proposal")[1])
-    for path, one in sorted(facts.items()):
-        if one.kind == "packet" and one.applied:
-            problems.extend(_orphans(path, one, ids))
-    return problems
-
-
-def _orphans(path: str, packet: Facts, ids: Mapping[str, str]) -> list[Problem]:
+def _orphans(path: str, packet: Facts, ids: Mapping[str, str], line_of: LineOf) -> list[Problem]:
     if not packet.affected:
-        return [
-            Problem(
-                path, packet.resolution_line, "resolution-orphan", "an applied packet must name the records it affected"
-            )
-        ]
+        message = "an applied packet must name the records it affected"
+        return [Problem(path, line_of(path, ("resolution",)), "resolution-orphan", message)]
     return [
         Problem(
             path,
-            packet.affected_line,
+            line_of(path, ("resolution", "affected_record_ids")),
             "resolution-orphan",
             f"applied packet names record {rid!r}, which is not in records/",
         )
@@ -457,4 +458,9 @@ def _orphans(path: str, packet: Facts, ids: Mapping[str, str]) -> list[Problem]:
 
 def _cross_checks(report: TreeReport) -> None:
     facts = {path: f for path in [*report.records, *report.packets] if (f := facts_of(path, report)) is not None}
-    report.problems.extend(cross_problems(facts))
+
+    def line_of(path: str, loc: tuple[str, ...]) -> int:
+        doc = doc_of(path, report)
+        return doc.line_of(loc) if doc is not None else 1
+
+    report.problems.extend(cross_problems(facts, line_of))

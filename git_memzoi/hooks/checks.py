@@ -30,6 +30,9 @@ from git_memzoi.runtime import config as configmod
 __all__ = ["ALLOWED_TRANSITIONS", "CheckReport", "Finding", "MemoryChecker"]
 
 _TREE_STATES_KEPT = 8
+#: A validated tree is kept (written to the tree cache) once it differs in this many files from
+#: the kept tree its state started from: reading those back costs less than writing the summary.
+KEEP_AFTER = 32
 #: code and message for a `.memzoi` that is not a folder; the symlink one is validate's own wording
 _ODD_MEMZOI = {
     "symlink": ("symlink", f"{MEMZOI_DIR} must be a real folder, not a symlink; git memzoi does not follow it"),
@@ -281,6 +284,8 @@ class MemoryChecker:
             )
             for c in changes
         )
+        if base is None:  # validated from nothing: always worth keeping
+            state.drift = max(state.drift, KEEP_AFTER)
         self._states[memzoi] = state
         while len(self._states) > _TREE_STATES_KEPT:
             self._states.popitem(last=False)
@@ -293,15 +298,17 @@ class MemoryChecker:
     def remember(self, memzoi: str | None, *, replace: bool = False) -> None:
         """Store the validated state of tree `memzoi` in the tree cache, for the next change to start from.
 
-        A tree already kept is left as it is unless `replace` (its file may be damaged: rewrite it).
+        Only a state that is costly to rebuild is written: one that drifted KEEP_AFTER files or
+        more from the kept state it started from (a tree validated from nothing, always). A
+        state closer than that is rebuilt from the same kept state by the next check at the cost
+        of those few files, cheaper than writing the tree's summary. A tree already kept is left
+        as it is unless `replace` (its file may be damaged: rewrite it).
         """
-        if (
-            memzoi is not None
-            and self.tree_cache is not None
-            and memzoi in self._states
-            and (replace or not self.tree_cache.has(memzoi))
-        ):
-            self.tree_cache.save(memzoi, self._states[memzoi])
+        if memzoi is None or self.tree_cache is None or memzoi not in self._states:
+            return
+        state = self._states[memzoi]
+        if replace or (state.drift >= KEEP_AFTER and not self.tree_cache.has(memzoi)):
+            self.tree_cache.save(memzoi, state)
 
     def _reload(self, path: str, entry: FileEntry) -> TreeReport:
         return self._file(path, entry.oid, entry.is_symlink)

@@ -59,6 +59,8 @@ class TreeState:
     _docs: dict[str, frontmatter.Document] = field(default_factory=dict)
     #: parses a file again when a cross-file problem needs a line and its document is not at hand
     loader: Loader | None = None
+    #: files changed since the state was read from a summary (or all of them, built from nothing)
+    drift: int = 0
 
     def copy(self) -> TreeState:
         """A state that `apply` can change without touching this one (tables are copied, sets shared)."""
@@ -71,6 +73,7 @@ class TreeState:
             dict(self._referrers),
             dict(self._docs),
             self.loader,
+            self.drift,
         )
 
     def summary(self) -> dict[str, Any]:
@@ -91,13 +94,11 @@ class TreeState:
         state = cls(loader=loader)
         by_id: dict[tuple[Kind, str], list[str]] = {}
         referrers: dict[str, list[str]] = {}
+        entries, facts = state.entries, state.facts
         for path, oid, is_symlink, row in data["files"]:
-            if not isinstance(path, str) or not isinstance(oid, str):
-                raise ValueError(f"not a file entry: {path!r} {oid!r}")
-            state.entries[path] = FileEntry(oid, bool(is_symlink))
+            entries[path] = FileEntry(oid, is_symlink)
             if row is not None:
-                one = Facts.from_row(row)
-                state.facts[path] = one
+                one = facts[path] = Facts.from_row(row)
                 by_id.setdefault((one.kind, one.id), []).append(path)
                 for ref in one.refs:
                     referrers.setdefault(ref, []).append(path)
@@ -134,6 +135,7 @@ class TreeState:
                     self._docs[path] = doc
                 self._index(path, new, remove=False)
                 touched.add((new.kind, new.id))
+        self.drift += len(changed)
         dirty = set(changed)
         for kind, ident in touched:
             dirty |= self._by_id.get((kind, ident), frozenset())
@@ -143,8 +145,9 @@ class TreeState:
 
     def recheck_all(self) -> None:
         """Run the cross-file rules over the whole tree (what validate_tree does), replacing every cross error."""
-        self.cross.clear()
-        self._recheck(set(self.facts))
+        self.cross = {}
+        for problem in cross_problems(self.facts, self._line_of, lambda path, severity: severity == "error"):
+            self.cross.setdefault(problem.path, []).append(problem)
 
     def ids(self) -> tuple[set[str], set[str]]:
         """The IDs of the tree's records, and of its packets."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from git_memzoi.errors import FormatError
 from git_memzoi.layout import (
@@ -321,13 +321,13 @@ def _check_packet(report: TreeReport, source: SourceFile, mode: Mode) -> None:
     report.packets[path] = parsed
 
 
-@dataclass(frozen=True)
-class Facts:
+class Facts(NamedTuple):
     """What the cross-file rules read of one valid record or packet: its ID and the record IDs it names.
 
     Facts are a function of the file's path and bytes (and this validator), so they can be kept
     by blob ID and the cross-file rules re-run over a whole tree without parsing it again. The
     line a problem points at is looked up only when a rule finds one (see `cross_problems`).
+    A tuple, so that a tree's worth is read back from a summary quickly.
     """
 
     kind: Literal["record", "packet"]
@@ -343,6 +343,8 @@ class Facts:
     @property
     def refs(self) -> frozenset[str]:
         """The record IDs this file refers to: a change to one of them can change its cross-file errors."""
+        if self.supersedes is None and self.target is None and not self.affected:
+            return frozenset()
         found = set(self.affected)
         for ref in (self.supersedes, self.target):
             if ref is not None:
@@ -350,21 +352,24 @@ class Facts:
         return frozenset(found)
 
     def row(self) -> list[Any]:
-        """The facts as a JSON-ready list (see `from_row`)."""
-        return [self.kind, self.id, self.supersedes, self.applied, list(self.affected), self.target]
+        """The facts as a JSON-ready list, without the trailing fields left at their defaults (see `from_row`)."""
+        row = [self.kind, self.id, self.supersedes, self.applied, list(self.affected), self.target]
+        while len(row) > 2 and row[-1] in (None, False, []):
+            row.pop()
+        return row
 
     @classmethod
     def from_row(cls, row: list[Any]) -> Facts:
-        kind, ident, supersedes, applied, affected, target = row
-        if kind not in ("record", "packet") or not isinstance(ident, str) or not isinstance(affected, list):
+        """Facts from `row` (a summary's body is digested when written: a row is checked only for its shape)."""
+        if len(row) == 2:  # most records: no supersedes
+            kind, ident = row
+            if kind not in ("record", "packet") or not isinstance(ident, str):
+                raise ValueError(f"not a record's or packet's facts: {row!r}")
+            return cls(kind, ident)
+        kind, ident, supersedes, applied, affected, target = [*row, None, False, [], None][:6]
+        if kind not in ("record", "packet") or not isinstance(ident, str) or len(row) > 6:
             raise ValueError(f"not a record's or packet's facts: {row!r}")
-        return cls(kind, ident, _opt_str(supersedes), bool(applied), tuple(str(a) for a in affected), _opt_str(target))
-
-
-def _opt_str(value: Any) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise ValueError(f"not a string: {value!r}")
-    return value
+        return cls(kind, ident, supersedes, applied, tuple(affected), target)
 
 
 def facts_of(path: str, report: TreeReport) -> Facts | None:

@@ -266,10 +266,19 @@ def test_a_commit_of_files_apply_judged_is_accepted_without_the_full_check(repo:
     assert [f.problem.code for f in check_staged(open_repo(repo.path)).findings] == ["id-duplicate"]
 
 
-def test_the_fast_path_declines_what_it_has_no_verdict_for(repo: Repo) -> None:
+def test_the_fast_path_judges_a_hand_written_record_alone_and_declines_what_it_cannot_judge(repo: Repo) -> None:
     commit_checked_alpha(repo)
-    stage(repo, [("write", B, record("beta"))])  # written by hand: no verdict kept
+    stage(repo, [("write", B, record("beta"))])  # written by hand: no verdict kept, check_file judges it alone
+    assert fast_accepts(repo)
+    stage(repo, [("write", B, record("alpha"))])  # alpha's ID again: the kept tree's IDs refuse it
     assert not fast_accepts(repo)
+    assert [f.problem.code for f in check_staged(open_repo(repo.path)).findings] == ["id-duplicate"]
+    stage(repo, [("write", B, record("beta", status="bogus"))])  # not a valid record
+    assert not fast_accepts(repo)
+    assert not check_staged(open_repo(repo.path)).ok
+    stage(repo, [("write", B, record("beta", body="key AKIAABCDEFGHIJKLMNOP"))])  # a secret in its body
+    assert not fast_accepts(repo)
+    assert "secret" in [f.problem.code for f in check_staged(open_repo(repo.path)).findings]
     stage(repo, [("write", B, record("beta"))], written=True)
     assert fast_accepts(repo)
     # a secret-looking line in log.md, which check_file does not scan: apply keeps no verdict for

@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, cast
+from typing import Literal, NamedTuple, cast
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode, ObjectType, SortMode
@@ -71,9 +71,8 @@ class TreeChange:
     new_symlink: bool = False
 
 
-@dataclass(frozen=True)
-class FileEntry:
-    """A file in a .memzoi/ tree: blob OID and whether git stores it as a symlink."""
+class FileEntry(NamedTuple):
+    """A file in a .memzoi/ tree: blob OID and whether git stores it as a symlink (a tuple: a tree's worth is cheap)."""
 
     oid: str
     is_symlink: bool

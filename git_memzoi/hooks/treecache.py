@@ -23,7 +23,7 @@ from git_memzoi import __version__
 from git_memzoi.hooks.treestate import Loader, TreeState
 
 #: Bump when what a summary holds changes; the validator's fingerprint covers the rules.
-FORMAT = "memzoi-tree-state 3"
+FORMAT = "memzoi-tree-state 4"
 #: Trees kept: the last few commits' trees of each branch a developer moves between.
 KEEP = 16
 #: The modules whose code decides what a tree's summary says.

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, Literal, TypeVar
 
 from git_memzoi.gitrepo.history import FileEntry
@@ -77,13 +78,19 @@ class TreeState:
         )
 
     def summary(self) -> dict[str, Any]:
-        """The state as plain JSON data: each file's entry, facts and problems."""
-        files = []
-        for path, entry in sorted(self.entries.items()):
-            one = self.facts.get(path)
-            files.append([path, entry.oid, entry.is_symlink, one.row() if one is not None else None])
+        """The state as plain JSON data: entries, facts, their two indexes, and problems.
+
+        The indexes are stored, not rebuilt, so that reading a summary back is a few
+        comprehensions over lists, not a walk that builds them a file at a time.
+        """
+        paths = sorted(self.entries)
         return {
-            "files": files,
+            "paths": paths,
+            "oids": [self.entries[p].oid for p in paths],
+            "symlinks": [p for p in paths if self.entries[p].is_symlink],
+            "facts": {p: list(f) for p, f in sorted(self.facts.items())},
+            "by_id": [[kind, ident, sorted(ps)] for (kind, ident), ps in sorted(self._by_id.items())],
+            "referrers": {ref: sorted(ps) for ref, ps in sorted(self._referrers.items())},
             "problems": {p: [_problem_row(x) for x in ps] for p, ps in sorted(self.problems.items())},
             "cross": {p: [_problem_row(x) for x in ps] for p, ps in sorted(self.cross.items())},
         }
@@ -91,23 +98,21 @@ class TreeState:
     @classmethod
     def from_summary(cls, data: dict[str, Any], loader: Loader | None = None) -> TreeState:
         """A state read back from `summary` (ValueError, TypeError or KeyError when it is not one)."""
-        state = cls(loader=loader)
-        by_id: dict[tuple[Kind, str], list[str]] = {}
-        referrers: dict[str, list[str]] = {}
-        entries, facts = state.entries, state.facts
-        for path, oid, is_symlink, row in data["files"]:
-            entries[path] = FileEntry(oid, is_symlink)
-            if row is not None:
-                one = facts[path] = Facts.from_row(row)
-                by_id.setdefault((one.kind, one.id), []).append(path)
-                for ref in one.refs:
-                    referrers.setdefault(ref, []).append(path)
-        # built in one pass rather than through _index: a summary holds every file of the tree
-        state._by_id = {key: frozenset(paths) for key, paths in by_id.items()}
-        state._referrers = {ref: frozenset(paths) for ref, paths in referrers.items()}
-        state.problems = {p: [_problem(p, row) for row in rows] for p, rows in data["problems"].items()}
-        state.cross = {p: [_problem(p, row) for row in rows] for p, rows in data["cross"].items()}
-        return state
+        paths, oids = data["paths"], data["oids"]
+        if len(paths) != len(oids):
+            raise ValueError("a summary's paths and blob IDs differ in number")
+        entries = dict(zip(paths, map(FileEntry, oids, repeat(False)), strict=True))
+        for path in data["symlinks"]:
+            entries[path] = FileEntry(entries[path].oid, True)
+        return cls(
+            entries=entries,
+            facts={path: _facts(row) for path, row in data["facts"].items()},
+            problems={p: [_problem(p, row) for row in rows] for p, rows in data["problems"].items()},
+            cross={p: [_problem(p, row) for row in rows] for p, rows in data["cross"].items()},
+            _by_id={(kind, ident): frozenset(ps) for kind, ident, ps in data["by_id"]},
+            _referrers={ref: frozenset(ps) for ref, ps in data["referrers"].items()},
+            loader=loader,
+        )
 
     def apply(self, changes: Iterable[tuple[str, FileEntry | None, TreeReport | None]]) -> None:
         """Replace files (path, entry, its own report; None entry: removed) and redo affected cross checks."""
@@ -198,6 +203,14 @@ class TreeState:
                 raise RuntimeError(f"tree state has no document for {path} and no loader")
             doc = doc_of(path, self.loader(path, self.entries[path]))
         return doc.line_of(loc) if doc is not None else 1
+
+
+def _facts(row: list[Any]) -> Facts:
+    """Facts from a summary's row (its affected records, a JSON list, as a tuple)."""
+    kind, ident, supersedes, applied, affected, target = row
+    if kind not in ("record", "packet"):
+        raise ValueError(f"not a record's or packet's facts: {row!r}")
+    return Facts(kind, ident, supersedes, applied, tuple(affected) if affected else (), target)
 
 
 def _problem_row(problem: Problem) -> list[Any]:

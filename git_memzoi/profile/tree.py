@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from git_memzoi.errors import FormatError
 from git_memzoi.layout import (
@@ -350,26 +350,6 @@ class Facts(NamedTuple):
             if ref is not None:
                 found.add(ref)
         return frozenset(found)
-
-    def row(self) -> list[Any]:
-        """The facts as a JSON-ready list, without the trailing fields left at their defaults (see `from_row`)."""
-        row = [self.kind, self.id, self.supersedes, self.applied, list(self.affected), self.target]
-        while len(row) > 2 and row[-1] in (None, False, []):
-            row.pop()
-        return row
-
-    @classmethod
-    def from_row(cls, row: list[Any]) -> Facts:
-        """Facts from `row` (a summary's body is digested when written: a row is checked only for its shape)."""
-        if len(row) == 2:  # most records: no supersedes
-            kind, ident = row
-            if kind not in ("record", "packet") or not isinstance(ident, str):
-                raise ValueError(f"not a record's or packet's facts: {row!r}")
-            return cls(kind, ident)
-        kind, ident, supersedes, applied, affected, target = [*row, None, False, [], None][:6]
-        if kind not in ("record", "packet") or not isinstance(ident, str) or len(row) > 6:
-            raise ValueError(f"not a record's or packet's facts: {row!r}")
-        return cls(kind, ident, supersedes, applied, tuple(affected), target)
 
 
 def facts_of(path: str, report: TreeReport) -> Facts | None:

@@ -103,6 +103,7 @@ class MemoryChecker:
         self._scanned: dict[tuple[str | None, str], list[secrets.SecretFinding]] = {}
         self._configs: dict[str | None, tuple[configmod.HooksConfig, Problem | None]] = {}
         self._seen: set[str] = set()
+        self._starts: dict[str, str] = {}
         self._lease: float | None = None
         #: the push's time: whether a record's retention has passed is decided against it
         self.now = datetime.now(UTC)
@@ -274,6 +275,11 @@ class MemoryChecker:
         base = self._states.pop(near, None) if near is not None else None
         if base is None and near is not None and self.tree_cache is not None:
             base = self.tree_cache.load(near, self._reload)
+        if base is None and memzoi in self._starts:  # the parent's tree is not kept: a kept one is
+            near = self._starts[memzoi]
+            base = self._states.pop(near, None) or (
+                self.tree_cache.load(near, self._reload) if self.tree_cache is not None else None
+            )
         state = base if base is not None else TreeState(loader=self._reload)
         changes = self.history.changes(near if base is not None else None, memzoi)
         state.apply(
@@ -290,6 +296,13 @@ class MemoryChecker:
         while len(self._states) > _TREE_STATES_KEPT:
             self._states.popitem(last=False)
         return state
+
+    def start_from(self, memzoi: str, kept: str) -> None:
+        """Validate tree `memzoi`, when it comes to it, as a delta of kept tree `kept` if its parent's is not at hand.
+
+        Nothing is read now: a change refused by sizes alone (log-growth) never reads its tree.
+        """
+        self._starts[memzoi] = kept
 
     def state_of(self, memzoi: str) -> TreeState | None:
         """The state of a tree this checker validated, or None."""

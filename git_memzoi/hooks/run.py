@@ -451,7 +451,7 @@ def _start_from_kept(
         return
     base = _kept_ancestor_tree(history, cache, parent) or _recent_kept_tree(history, cache)
     if base is not None:
-        checker.tree_errors(tree, base)
+        checker.start_from(tree, base)
 
 
 #: How many of the most recently used kept trees are tried when no ancestor's tree is kept.

@@ -277,7 +277,8 @@ def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, keep_g
     In a bare repository, install also sets git's own guards in its config:
     receive.fsckObjects = true (malformed objects anywhere) and receive.denyDeletes = true (no
     ref is deleted by a push), and says what it set; `--no-git-config` leaves them, saying what
-    they are.
+    they are. It validates the .memzoi/ tree HEAD holds and keeps it, so that the first check
+    after install costs what it changes.
 
     `--ci github` writes .github/workflows/memzoi.yml in the work tree instead: on each pull
     request it fetches the whole history, pip-installs git memzoi (`--pip-spec`, default this
@@ -288,6 +289,7 @@ def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, keep_g
     from git_memzoi.cli.common import emit_json, say, workspace
     from git_memzoi.hooks.install import HOOK_NAMES, HookName, default_hooks, server_git_config
     from git_memzoi.hooks.install import install as install_hooks
+    from git_memzoi.hooks.run import keep_tree
 
     ws = workspace(bound=False)
     if pip_spec is not None and ci is None:
@@ -311,24 +313,32 @@ def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, keep_g
         raise UsageError("a bare repository has no commits made in it; install --pre-receive there")
     done = install_hooks(ws.repo, chosen)
     settings = server_git_config(ws.repo, change=not keep_git_config) if ws.repo.is_bare else []
+    # the first check after install then costs what it changes, not the whole tree (docs/hooks.md)
+    kept = keep_tree(ws.repo, "HEAD")
     if as_json:
         emit_json(
             {
                 "hooks": [{"name": i.name, "path": str(i.path), "action": i.action} for i in done],
                 "git_config": [{"key": g.key, "value": g.value, "action": g.action, "was": g.was} for g in settings],
+                "kept_tree_files": kept,
             }
         )
         return
     for item in done:
         say(f"git memzoi: {item.name} hook {item.action}: {item.path}")
+    if kept is not None:
+        say(f"git memzoi: .memzoi/ at HEAD validated and kept ({kept} files): the first check costs what it changes")
     for g in settings:
-        want = str(g.value).lower()
-        if g.action == "set":
-            say(f"git memzoi: git config {g.key} = {want} set (was {g.was if g.was is not None else 'unset'})")
-        elif g.action == "unchanged":
-            say(f"git memzoi: git config {g.key} = {want} already")
-        else:
-            say(
-                f"git memzoi: git config {g.key} is {g.was if g.was is not None else 'unset'}, left as it is "
-                f"(--no-git-config); {want} is recommended"
-            )
+        say(_git_config_line(g.key, str(g.value).lower(), g.action, g.was))
+
+
+def _git_config_line(key: str, want: str, action: str, was: object) -> str:
+    """What install says of one git setting it set, found, or left (--no-git-config)."""
+    if action == "set":
+        return f"git memzoi: git config {key} = {want} set (was {was if was is not None else 'unset'})"
+    if action == "unchanged":
+        return f"git memzoi: git config {key} = {want} already"
+    return (
+        f"git memzoi: git config {key} is {was if was is not None else 'unset'}, left as it is "
+        f"(--no-git-config); {want} is recommended"
+    )

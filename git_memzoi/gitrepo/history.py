@@ -73,9 +73,8 @@ class TreeChange:
     new_symlink: bool = False
 
 
-@dataclass(frozen=True)
-class FileEntry:
-    """A file in a .memzoi/ tree: blob OID and whether git stores it as a symlink."""
+class FileEntry(NamedTuple):
+    """A file in a .memzoi/ tree: blob OID and whether git stores it as a symlink (a tuple: a tree's worth is cheap)."""
 
     oid: str
     is_symlink: bool

@@ -30,6 +30,9 @@ from git_memzoi.runtime import config as configmod
 __all__ = ["ALLOWED_TRANSITIONS", "CheckReport", "Finding", "MemoryChecker"]
 
 _TREE_STATES_KEPT = 8
+#: A validated tree is kept (written to the tree cache) once it differs in this many files from
+#: the kept tree its state started from: reading those back costs less than writing the summary.
+KEEP_AFTER = 32
 #: code and message for a `.memzoi` that is not a folder; the symlink one is validate's own wording
 _ODD_MEMZOI = {
     "symlink": ("symlink", f"{MEMZOI_DIR} must be a real folder, not a symlink; git memzoi does not follow it"),
@@ -100,6 +103,7 @@ class MemoryChecker:
         self._scanned: dict[tuple[str | None, str], list[secrets.SecretFinding]] = {}
         self._configs: dict[str | None, tuple[configmod.HooksConfig, Problem | None]] = {}
         self._seen: set[str] = set()
+        self._starts: dict[str, str] = {}
         self._lease: float | None = None
         #: the push's time: whether a record's retention has passed is decided against it
         self.now = datetime.now(UTC)
@@ -271,6 +275,11 @@ class MemoryChecker:
         base = self._states.pop(near, None) if near is not None else None
         if base is None and near is not None and self.tree_cache is not None:
             base = self.tree_cache.load(near, self._reload)
+        if base is None and memzoi in self._starts:  # the parent's tree is not kept: a kept one is
+            near = self._starts[memzoi]
+            base = self._states.pop(near, None) or (
+                self.tree_cache.load(near, self._reload) if self.tree_cache is not None else None
+            )
         state = base if base is not None else TreeState(loader=self._reload)
         changes = self.history.changes(near if base is not None else None, memzoi)
         state.apply(
@@ -281,24 +290,38 @@ class MemoryChecker:
             )
             for c in changes
         )
+        if base is None:  # validated from nothing: always worth keeping
+            state.drift = max(state.drift, KEEP_AFTER)
         self._states[memzoi] = state
         while len(self._states) > _TREE_STATES_KEPT:
             self._states.popitem(last=False)
         return state
 
+    def start_from(self, memzoi: str, kept: str) -> None:
+        """Validate tree `memzoi`, when it comes to it, as a delta of kept tree `kept` if its parent's is not at hand.
+
+        Nothing is read now: a change refused by sizes alone (log-growth) never reads its tree.
+        """
+        self._starts[memzoi] = kept
+
     def state_of(self, memzoi: str) -> TreeState | None:
         """The state of a tree this checker validated, or None."""
         return self._states.get(memzoi)
 
-    def remember(self, memzoi: str | None) -> None:
-        """Store the validated state of tree `memzoi` in the tree cache, for the next change to start from."""
-        if (
-            memzoi is not None
-            and self.tree_cache is not None
-            and memzoi in self._states
-            and not self.tree_cache.has(memzoi)
-        ):
-            self.tree_cache.save(memzoi, self._states[memzoi])
+    def remember(self, memzoi: str | None, *, replace: bool = False) -> None:
+        """Store the validated state of tree `memzoi` in the tree cache, for the next change to start from.
+
+        Only a state that is costly to rebuild is written: one that drifted KEEP_AFTER files or
+        more from the kept state it started from (a tree validated from nothing, always). A
+        state closer than that is rebuilt from the same kept state by the next check at the cost
+        of those few files, cheaper than writing the tree's summary. A tree already kept is left
+        as it is unless `replace` (its file may be damaged: rewrite it).
+        """
+        if memzoi is None or self.tree_cache is None or memzoi not in self._states:
+            return
+        state = self._states[memzoi]
+        if replace or (state.drift >= KEEP_AFTER and not self.tree_cache.has(memzoi)):
+            self.tree_cache.save(memzoi, state)
 
     def _reload(self, path: str, entry: FileEntry) -> TreeReport:
         return self._file(path, entry.oid, entry.is_symlink)

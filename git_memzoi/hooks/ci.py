@@ -49,10 +49,16 @@ def install_command(pip_spec: str) -> str:
 #: cannot), with the release tag it was read from in a comment for whoever updates them.
 CHECKOUT = "11d5960a326750d5838078e36cf38b85af677262 # v4.4.0"
 SETUP_PYTHON = "a26af69be951a213d495a4c3e4e4022e16d87065 # v5.6.0"
+CACHE = "5a3ec84eff668545956fd18022155c47e93e2684 # v4.2.3"
 
 
 def github_workflow(pip_spec: str) -> str:
-    """The GitHub Actions workflow: on each pull request, `hook check BASE..HEAD` and `validate --rev HEAD`."""
+    """The GitHub Actions workflow: on each pull request, `hook check BASE..HEAD` and `validate --rev HEAD`.
+
+    The trees `hook check` validated are kept between runs with actions/cache: a summary is
+    named by its tree's object ID and checked against its digest and this validator when read
+    (hooks/treecache.py), so a restored one can only save work, never change a verdict.
+    """
     # The base SHA reaches the shell through env, never spliced into the script, as GitHub advises
     # for event data. The checkout keeps no token in .git/config: nothing after it needs to push,
     # and the PR's own code runs in the steps after it.
@@ -81,6 +87,12 @@ jobs:
           python-version: "3.12"
       - name: Install git memzoi
         run: {install}
+      - name: Restore the .memzoi/ trees earlier runs validated (named by their content)
+        uses: actions/cache@{CACHE}
+        with:
+          path: ~/.memzoi/projects/*/hook-trees
+          key: memzoi-hook-trees-${{{{ github.event.pull_request.base.sha }}}}
+          restore-keys: memzoi-hook-trees-
       - name: Check the commits the pull request adds, as the server hook would
         env:
           BASE_SHA: ${{{{ github.event.pull_request.base.sha }}}}

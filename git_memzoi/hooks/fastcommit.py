@@ -12,7 +12,9 @@ decides such a commit with the standard library and a few git processes:
    file or changes one outside records/ and proposals/ (log.md, index.md), and leaves
    config.toml alone; no merge is being concluded;
 3. each file added or changed since the kept tree has a kept clean verdict for its exact path
-   and blob (hooks.verdicts: apply and reject keep those of the files they write);
+   and blob (hooks.verdicts: apply and reject keep those of the files they write), or is a
+   record or packet added by hand that check_file, run on that file alone, finds free of
+   errors (this loads the profile's validator, never pygit2 or the rest of the tree);
 4. what the cross-file rules would find is nothing: no new record or packet ID is taken, and
    each applied packet names only records of the new tree;
 5. no file the change touches holds anything secret-looking: each has a verdict, and a verdict
@@ -28,6 +30,7 @@ the report. This path never rejects.
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 from pathlib import Path
@@ -167,37 +170,12 @@ def _accept() -> bool:
     # the tree is judged from the kept one; the edit rules and the secret scan against HEAD
     changes = _staged_changes(base)
     against_head = changes if base == "HEAD~0" else _staged_changes("HEAD")
-    if not against_head:
+    # a file may only be added, or changed outside records/ and proposals/: the edit rules concern those
+    if not against_head or not all(_may_change(status, path) for status, _, _, path in against_head):
         return False
-    for status, _, _, path in against_head:
-        # a file may only be added, or changed outside records/ and proposals/: the edit rules concern those
-        if status != "A 000000" and (status != f"M {_REGULAR}" or path.startswith((f"{RECORDS}/", f"{PROPOSALS}/"))):
-            return False
     known = verdicts.read_verdicts(folder, ((path, oid) for _, _, oid, path in changes))
-    new_records: list[str] = []
-    new_packets: list[str] = []
-    applied: list[tuple[str, ...]] = []
-    for status, new_mode, oid, path in changes:
-        verdict = known.get((path, oid))
-        if verdict is None or new_mode != _REGULAR or path == REPO_CONFIG:
-            return False
-        kind, ident, affected = verdict
-        if status != "A 000000" and (kind != "other" or status != f"M {_REGULAR}"):
-            return False  # a record or packet replaced since the kept tree: its old ID would linger
-        if kind == "record":
-            new_records.append(ident)
-        elif kind == "packet":
-            new_packets.append(ident)
-            if affected is not None:
-                applied.append(affected)
-    all_records = records | set(new_records)
-    if len(all_records) != len(records) + len(new_records):
-        return False  # a record ID taken twice: id-duplicate
-    all_packets = packets | set(new_packets)
-    if len(all_packets) != len(packets) + len(new_packets):
-        return False  # packet-id-collision
-    if any(not named or not all_records.issuperset(named) for named in applied):
-        return False  # resolution-orphan
+    known.update(_judge_added(changes, known))
+    all_records, all_packets = _joined(records, packets, _new_ids(changes, known))
     # a file with a verdict holds nothing secret-looking: check_file scans records and packets, and
     # any other file has a verdict only when its whole text was scanned clean (hooks.verdicts)
     if any((path, oid) not in known for _, _, oid, path in against_head):
@@ -205,3 +183,98 @@ def _accept() -> bool:
     staged_tree = _git("write-tree", f"--prefix={MEMZOI}/").strip()
     verdicts.write_tree_ids(folder, staged_tree, signature, all_records, all_packets)
     return True
+
+
+def _may_change(status: str, path: str) -> bool:
+    """Whether a staged change may be judged here: an added file, or a changed one outside records/ and proposals/."""
+    return status == "A 000000" or (status == f"M {_REGULAR}" and not path.startswith((f"{RECORDS}/", f"{PROPOSALS}/")))
+
+
+#: Files added by hand (no kept verdict) judged here at most: more go to the full check.
+HAND_WRITTEN_MAX = 8
+
+
+def _judge_added(
+    changes: list[tuple[str, str, str, str]], known: dict[tuple[str, str], verdicts.Verdict]
+) -> dict[tuple[str, str], verdicts.Verdict]:
+    """Verdicts for records and packets added by hand (no kept verdict), from check_file on each alone.
+
+    A hand-written record needs the file's own rules (profile.tree.check_file: the schema, its
+    ID and path, the whole-text secret scan) and the cross-file rules, which the kept tree's IDs
+    answer: nothing else of the tree is read, and pygit2 is not loaded. A file with any error,
+    or that is neither a record nor a packet, is left without a verdict (the full check decides).
+    """
+    unknown = [
+        (path, oid)
+        for status, mode, oid, path in changes
+        if (path, oid) not in known
+        and status == "A 000000"
+        and mode == _REGULAR
+        and path.startswith((f"{RECORDS}/", f"{PROPOSALS}/"))
+    ]
+    if not unknown or len(unknown) > HAND_WRITTEN_MAX:
+        return {}
+    # loaded only here: the commit of what apply wrote needs none of it
+    from git_memzoi.profile.tree import SourceFile, TreeReport, check_file, facts_of
+
+    judged: dict[tuple[str, str], verdicts.Verdict] = {}
+    for path, oid in unknown:
+        data = _git_bytes("cat-file", "blob", oid)
+        report = TreeReport()
+        check_file(
+            report, SourceFile(path, functools.partial(bytes, data), size=functools.partial(len, data)), "committed"
+        )
+        facts = facts_of(path, report)
+        if report.errors or facts is None:
+            continue
+        judged[(path, oid)] = (facts.kind, facts.id, facts.affected if facts.applied else None)
+    return judged
+
+
+def _new_ids(
+    changes: list[tuple[str, str, str, str]], known: dict[tuple[str, str], verdicts.Verdict]
+) -> tuple[list[str], list[str], list[tuple[str, ...]]]:
+    """The record IDs, packet IDs and applied packets' records the changes add (_Miss: a change not judged)."""
+    new_records: list[str] = []
+    new_packets: list[str] = []
+    applied: list[tuple[str, ...]] = []
+    for status, new_mode, oid, path in changes:
+        verdict = known.get((path, oid))
+        if verdict is None or new_mode != _REGULAR or path == REPO_CONFIG:
+            raise _Miss()
+        kind, ident, affected = verdict
+        if status != "A 000000" and (kind != "other" or status != f"M {_REGULAR}"):
+            raise _Miss()  # a record or packet replaced since the kept tree: its old ID would linger
+        if kind == "record":
+            new_records.append(ident)
+        elif kind == "packet":
+            new_packets.append(ident)
+            if affected is not None:
+                applied.append(affected)
+    return new_records, new_packets, applied
+
+
+def _joined(
+    records: set[str], packets: set[str], new: tuple[list[str], list[str], list[tuple[str, ...]]]
+) -> tuple[set[str], set[str]]:
+    """The IDs of the new tree, when the cross-file rules find nothing in it (_Miss otherwise)."""
+    new_records, new_packets, applied = new
+    all_records = records | set(new_records)
+    if len(all_records) != len(records) + len(new_records):
+        raise _Miss()  # a record ID taken twice: id-duplicate
+    all_packets = packets | set(new_packets)
+    if len(all_packets) != len(packets) + len(new_packets):
+        raise _Miss()  # packet-id-collision
+    if any(not named or not all_records.issuperset(named) for named in applied):
+        raise _Miss()  # resolution-orphan
+    return all_records, all_packets
+
+
+def _git_bytes(*args: str) -> bytes:
+    try:
+        done = subprocess.run(["git", *args], capture_output=True, check=False)
+    except OSError:
+        raise _Miss() from None
+    if done.returncode != 0:
+        raise _Miss()
+    return done.stdout

@@ -154,47 +154,78 @@ TREE_TAG = (
 )
 
 
+@dataclass(frozen=True)
+class Gate:
+    """How a gate reads a push: what it keeps between runs, and what stands in for a new ref's old tip.
+
+    `tree_cache` keeps each pushed tip's validated tree (and lets the first pushed commit start
+    from a kept tree); `verify` re-runs the cross-file rules over each pushed tip's whole tree
+    (the server's check of the delta logic); `default_tip` stands in for a new ref's old tip
+    (see `judgement`), and deleting `default_ref` (the default branch, as the pushed-to
+    repository names it) is refused. With `fork_point`, a ref's old tip is replaced by its
+    merge base with the new tip (a pull request's view).
+    """
+
+    tree_cache: TreeCache | None = None
+    verify: bool = True
+    default_tip: str | None = None
+    default_ref: str | None = None
+    fork_point: bool = False
+
+
 def check_push(
-    repo: GitRepo,
-    updates: Iterable[RefUpdate],
-    hide: Iterable[str],
-    *,
-    tree_cache: TreeCache | None = None,
-    verify: bool = True,
-    default_tip: str | None = None,
-    default_ref: str | None = None,
-    fork_point: bool = False,
+    repo: GitRepo, updates: Iterable[RefUpdate], hide: Iterable[str], gate: Gate | None = None
 ) -> CheckReport:
     """Check every commit the updates bring that no commit in `hide` reaches, parents first.
 
-    Then judge what each ref would hold against what it holds (see `judgement`; `default_tip`
-    stands in for a new ref's old tip), by the policy of what it holds. With `fork_point`, a
-    ref's old tip is replaced by its merge base with the new tip (a pull request's view).
-    `verify` re-validates each pushed tip's tree whole (the server's check of the delta logic);
-    `tree_cache` lets the first pushed commit start from its parent's kept tree. Deleting
-    `default_ref` (the default branch, as the pushed-to repository names it) is refused.
+    Then judge what each ref would hold against what it holds (see `judgement`), by the policy
+    of what it holds (see `Gate` for how each gate reads the push).
     """
+    gate = gate or Gate()
     history = History(repo)
-    checker = MemoryChecker(history, base_config(repo), tree_cache)
+    checker = MemoryChecker(history, base_config(repo), gate.tree_cache)
+    judged_refs = _ref_judgements(repo, history, checker, updates, gate)
+    walk = _Walk(history, checker, gate.tree_cache, set(hide))
+    # One walk per policy over every tip it judges (refs pushed together share their commits: a
+    # walk per ref would read a shared chain once per ref), each ref judged as the walk passes its tip.
+    for allow in (False, True):
+        group = [j for j in judged_refs if j.policy.allow_in_place_edits == allow]
+        if group and not _walk_group(history, walk, group, gate.verify):
+            return walk.finish()
+    for judged in judged_refs:  # the next push (and the next check of a pull request) starts from these
+        checker.remember(history.memzoi_of(judged.tip))
+    return walk.finish()
+
+
+def _walk_group(history: History, walk: _Walk, group: list[_Judged], verify: bool) -> bool:
+    """Walk the commits of refs judged by one policy, judging each ref at its tip; False: a tree stopped it."""
+    waiting: dict[str, list[_Judged]] = {}
+    for j in group:
+        waiting.setdefault(j.tip, []).append(j)
+    for commit in history.new_commits(list(waiting), walk.hidden):
+        if not walk.check(commit, group[0].policy):
+            return False
+        for j in waiting.pop(commit.sha, []):
+            _judge_ref(history, walk.checker, j, verify)
+    for rest in waiting.values():  # tips the remote already has: nothing walked
+        for j in rest:
+            _judge_ref(history, walk.checker, j, verify)
+    return True
+
+
+def _ref_judgements(
+    repo: GitRepo, history: History, checker: MemoryChecker, updates: Iterable[RefUpdate], gate: Gate
+) -> list[_Judged]:
+    """The ref updates to judge, each with its base and policy; refs refused on their own are refused here."""
     floored = policy_floor(repo)
     judged_refs: list[_Judged] = []
     policies: dict[str | None, configmod.HooksConfig] = {}
     for update in updates:
-        if update.ref.startswith(REPLACE_REFS):
-            checker.replace_ref(update.ref, update.new)
+        tip = _ref_tip(history, checker, update, gate)
+        if tip is None:
             continue
-        if update.is_deletion:
-            if update.ref == default_ref:
-                checker.refuse_ref(update.ref, update.old, "default-branch-deleted", DEFAULT_BRANCH_DELETED)
-            continue  # deleting any other ref adds nothing to memory
-        tip = history.commit_sha(update.new)
-        if tip is None:  # a tag of a tree or blob: no commits, but a tree may carry a .memzoi
-            held = history.tree_memzoi(update.new)
-            if held is not None and held != (history.memzoi_of(default_tip) if default_tip is not None else None):
-                checker.refuse_ref(update.ref, update.new, "tree-tag", TREE_TAG)
-            continue
-        judged = judgement(history, update, tip, default_tip)
-        if fork_point and judged.base is not None:
+        judged = judgement(history, update, tip, gate.default_tip)
+        if gate.fork_point and judged.base is not None:
             # a TIP with no history in common with BASE is judged against BASE itself, not nothing
             judged = Judgement(history.merge_base(judged.base, tip) or judged.base, judged.policy_from)
         if judged.policy_from not in policies:  # new refs all take the default branch's: read it once
@@ -205,25 +236,25 @@ def check_push(
             )
             policies[judged.policy_from] = floored(checker.policy(policy_config))
         judged_refs.append(_Judged(update.ref, tip, judged.base, policies[judged.policy_from]))
-    walk = _Walk(history, checker, tree_cache, set(hide))
-    # One walk per policy over every tip it judges (refs pushed together share their commits: a
-    # walk per ref would read a shared chain once per ref), each ref judged as the walk passes its tip.
-    for allow in (False, True):
-        group = [j for j in judged_refs if j.policy.allow_in_place_edits == allow]
-        if not group:
-            continue
-        waiting: dict[str, list[_Judged]] = {}
-        for j in group:
-            waiting.setdefault(j.tip, []).append(j)
-        for commit in history.new_commits(list(waiting), walk.hidden):
-            if not walk.check(commit, group[0].policy):
-                return walk.finish()
-            for j in waiting.pop(commit.sha, []):
-                _judge_ref(history, checker, j, verify)
-        for rest in waiting.values():  # tips the remote already has: nothing walked
-            for j in rest:
-                _judge_ref(history, checker, j, verify)
-    return walk.finish()
+    return judged_refs
+
+
+def _ref_tip(history: History, checker: MemoryChecker, update: RefUpdate, gate: Gate) -> str | None:
+    """The commit a ref update brings, or None after refusing (or passing) an update that brings none."""
+    if update.ref.startswith(REPLACE_REFS):
+        checker.replace_ref(update.ref, update.new)
+        return None
+    if update.is_deletion:
+        if update.ref == gate.default_ref:
+            checker.refuse_ref(update.ref, update.old, "default-branch-deleted", DEFAULT_BRANCH_DELETED)
+        return None  # deleting any other ref adds nothing to memory
+    tip = history.commit_sha(update.new)
+    if tip is None:  # a tag of a tree or blob: no commits, but a tree may carry a .memzoi
+        held = history.tree_memzoi(update.new)
+        default = history.memzoi_of(gate.default_tip) if gate.default_tip is not None else None
+        if held is not None and held != default:
+            checker.refuse_ref(update.ref, update.new, "tree-tag", TREE_TAG)
+    return tip
 
 
 @dataclass(frozen=True)
@@ -295,13 +326,12 @@ class _Walk:
 def check_server_push(repo: GitRepo, updates: Iterable[RefUpdate]) -> CheckReport:
     """pre-receive / update: the commits no existing ref of this (bare) repository reaches yet."""
     history = History(repo)
-    return check_push(
-        repo,
-        updates,
-        history.ref_commits(),
+    gate = Gate(
+        tree_cache=TreeCache(Layout.for_repo(repo).hook_trees),
         default_tip=history.symbolic_tip("HEAD"),
         default_ref=history.symbolic_target("HEAD"),
     )
+    return check_push(repo, updates, history.ref_commits(), gate)
 
 
 def known_remote_commits(repo: GitRepo, remote: str, updates: list[RefUpdate]) -> set[str]:
@@ -326,15 +356,13 @@ def check_client_push(repo: GitRepo, updates: list[RefUpdate], hide: Iterable[st
     tracking = history.symbolic_target(f"refs/remotes/{remote}/HEAD") if remote else None
     prefix = f"refs/remotes/{remote}/"
     default_ref = "refs/heads/" + tracking.removeprefix(prefix) if tracking and tracking.startswith(prefix) else None
-    return check_push(
-        repo,
-        updates,
-        hide,
+    gate = Gate(
         tree_cache=TreeCache(Layout.for_repo(repo).hook_trees),
         verify=False,
         default_tip=default_tip,
         default_ref=default_ref,
     )
+    return check_push(repo, updates, hide, gate)
 
 
 def check_range(repo: GitRepo, spec: str) -> CheckReport:
@@ -343,6 +371,7 @@ def check_range(repo: GitRepo, spec: str) -> CheckReport:
     What TIP would hold is judged against its fork point from BASE (BASE itself when TIP
     contains it, BASE too when they share no history), by BASE's [hooks] policy. Both sides
     must be given: an empty one is what an unset variable leaves (`"$BASE_SHA..HEAD"`).
+    Validated trees are kept in the repository's hook-trees folder, as pre-commit keeps them.
     """
     if "..." in spec or spec.count("..") != 1:
         raise UsageError(f"range {spec!r} is not BASE..TIP (for example origin/main..HEAD)")
@@ -358,7 +387,8 @@ def check_range(repo: GitRepo, spec: str) -> CheckReport:
         if sha is None:
             raise UsageError(f"{rev!r} in range {spec!r} does not name a commit")
     assert base is not None and tip is not None
-    return check_push(repo, [RefUpdate(spec, base, tip)], {base}, fork_point=True)
+    gate = Gate(tree_cache=TreeCache(Layout.for_repo(repo).hook_trees), fork_point=True)
+    return check_push(repo, [RefUpdate(spec, base, tip)], {base}, gate)
 
 
 def check_staged(repo: GitRepo) -> CheckReport:
@@ -419,9 +449,57 @@ def _start_from_kept(
     """
     if tree is None or parent_tree is None or cache.has(parent_tree) or checker.state_of(parent_tree) is not None:
         return
-    base = _kept_ancestor_tree(history, cache, parent)
+    base = _kept_ancestor_tree(history, cache, parent) or _recent_kept_tree(history, cache)
     if base is not None:
-        checker.tree_errors(tree, base)
+        checker.start_from(tree, base)
+
+
+#: How many of the most recently used kept trees are tried when no ancestor's tree is kept.
+RECENT_TREES_TRIED = 4
+
+
+def _recent_kept_tree(history: History, cache: TreeCache) -> str | None:
+    """A kept tree this repository holds, the most recently used first, when no ancestor's tree is kept.
+
+    Any kept tree is a sound start: a tree's state is a function of its content, and the state
+    of another tree is that state plus the files the two trees differ in (a tree diff, which
+    skips every subtree they share). After a squash merge, or in a CI job that restored the
+    trees of earlier runs, the nearest kept tree by content is usually a recent one.
+    """
+    for tree in cache.recent()[:RECENT_TREES_TRIED]:
+        if history.has_object(tree):
+            return tree
+    return None
+
+
+def keep_tree(repo: GitRepo, rev: str) -> int | None:
+    """Validate the .memzoi/ tree of commit `rev` and keep it, so the first check after install costs its change.
+
+    Returns how many files the tree holds, or None when `rev` names no commit or holds no
+    .memzoi/ tree. Pre-commit's fast path gets the tree's IDs too when it has no error.
+    """
+    history = History(repo)
+    try:
+        sha = history.commit_sha(rev)
+    except UsageError:
+        return None  # an unborn branch: nothing to keep yet
+    memzoi = history.memzoi_of(sha) if sha is not None else None
+    if memzoi is None:
+        return None
+    layout = Layout.for_repo(repo)
+    cache = TreeCache(layout.hook_trees)
+    checker = MemoryChecker(history, base_config(repo), cache)
+    if cache.load(memzoi) is None:
+        checker.tree_errors(memzoi)
+        checker.remember(memzoi, replace=True)
+    state = checker.state_of(memzoi) or cache.load(memzoi)
+    if state is None:
+        return None
+    if not state.errors():
+        records, packets = state.ids()
+        signature = verdicts.config_signature([layout.user_config, layout.project_config])
+        verdicts.write_tree_ids(layout.hook_trees, memzoi, signature, records, packets)
+    return len(state.entries)
 
 
 def _kept_ancestor_tree(history: History, cache: TreeCache, head: str) -> str | None:

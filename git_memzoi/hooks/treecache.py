@@ -1,26 +1,48 @@
-"""Validated .memzoi/ trees kept between hook runs, by tree OID, so the next commit is checked as a delta.
+"""Validated .memzoi/ trees kept between hook runs, by tree OID, so the next check is a delta.
 
-A tree's validation is a function of its OID (and of this validator's version), so a summary
-stored under `$MEMZOI_HOME/projects/<key>/hook-trees/<tree>.json` never goes stale: the
-pre-commit hook stores the state of the tree it accepted, and the next commit, whose HEAD
-holds that tree, starts from it instead of parsing every file. It is a cache: a missing,
-unreadable or foreign-version file is ignored and the tree is validated from scratch.
+A tree's validation is a function of its OID and of the validator, so a summary stored under
+`$MEMZOI_HOME/projects/<key>/hook-trees/<tree>.json` never goes stale, and a summary made in
+another clone (a CI cache, see hooks/ci.py) holds for the same tree here: the key names the
+content. Each file is a header line (format, validator fingerprint, tree OID, SHA-256 of the
+body) and a body (the TreeState summary: each file's blob OID, facts and problems). It is a
+cache: a missing, unreadable, truncated or altered file (the body's digest differs), one of
+another validator, or one whose tree OID is not the one asked for, is ignored, and the tree
+is validated from scratch.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
+from functools import cache
 from pathlib import Path
 
 from git_memzoi import __version__
 from git_memzoi.hooks.treestate import Loader, TreeState
 
-#: Bump when what validation reports for a tree changes; the package version is part of it too.
-SUMMARY_VERSION = f"{__version__}+t1"
+#: Bump when what a summary holds changes; the validator's fingerprint covers the rules.
+FORMAT = "memzoi-tree-state 4"
 #: Trees kept: the last few commits' trees of each branch a developer moves between.
 KEEP = 16
+#: The modules whose code decides what a tree's summary says.
+_VALIDATOR_MODULES = ("profile", "hooks/treestate.py", "layout.py")
+
+
+@cache
+def validator_fingerprint() -> str:
+    """The package version and a digest of the validating code: a summary made by other rules is never read."""
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256(__version__.encode())
+    for name in _VALIDATOR_MODULES:
+        base = package / name
+        for path in sorted(base.rglob("*.py")) if base.is_dir() else [base]:
+            try:
+                digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+            except OSError:
+                digest.update(b"unreadable")  # the same on every run: only the version then tells
+    return f"{__version__}:{digest.hexdigest()[:16]}"
 
 
 class TreeCache:
@@ -36,13 +58,23 @@ class TreeCache:
         """Whether a state of `tree` is stored (it may still fail to load)."""
         return self._path(tree).is_file()
 
-    def load(self, tree: str, loader: Loader) -> TreeState | None:
-        """The stored state of `tree`, or None when there is none this version can trust."""
+    def recent(self) -> list[str]:
+        """The kept trees, the most recently used first."""
         try:
-            data = json.loads(self._path(tree).read_bytes())
-            if data.get("version") != SUMMARY_VERSION or data.get("tree") != tree:
-                return None
-            state = TreeState.from_summary(data, loader)
+            kept = sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        except OSError:
+            return []
+        return [path.stem for path in kept]
+
+    def load(self, tree: str, loader: Loader | None = None) -> TreeState | None:
+        """The stored state of `tree`, or None when there is none this validator can trust."""
+        try:
+            raw = self._path(tree).read_bytes()
+            head, _, body = raw.partition(b"\n")
+            header = json.loads(head)
+            if header != [FORMAT, validator_fingerprint(), tree, hashlib.sha256(body).hexdigest()]:
+                return None  # another format, validator or tree, or a body altered after writing
+            state = TreeState.from_summary(json.loads(body), loader)
             os.utime(self._path(tree))  # recently used: pruned last
             return state
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
@@ -50,14 +82,14 @@ class TreeCache:
 
     def save(self, tree: str, state: TreeState) -> None:
         """Store the state of `tree` (best effort: a cache that cannot be written is just not used)."""
-        data = {"version": SUMMARY_VERSION, "tree": tree, **state.summary()}
+        body = json.dumps(state.summary(), separators=(",", ":")).encode()  # dumps: the C encoder
+        head = json.dumps([FORMAT, validator_fingerprint(), tree, hashlib.sha256(body).hexdigest()]).encode()
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            text = json.dumps(data, separators=(",", ":"))  # dumps, not dump: the C encoder
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.folder)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            # No fsync: a summary lost or torn by a crash fails to load and is rebuilt.
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(head + b"\n" + body)
+            # No fsync: a summary lost or torn by a crash fails its digest and is rebuilt.
             os.replace(tmp, self._path(tree))
             self._prune()
         except OSError:

@@ -8,25 +8,29 @@ packet sharing an ID with them, and every file that refers to a changed record's
 (a resolved packet's affected records, a proposal target, a supersedes link). The errors
 at those files are replaced; every other file's cross-file errors cannot have changed.
 
-A state can also be stored as a summary (`summary` / `from_summary`): each file's entry, ID,
-references and problems, without the parsed documents. Files whose documents a later
-cross-check needs are parsed again on demand through the state's `loader`, so a state read
-back from a summary costs what the next change touches, not what the tree holds.
+The cross-file rules read only each record's and packet's facts (profile.tree.Facts: kind,
+ID, what it names, and the lines of those fields), so a state holds facts, never parsed
+documents. A state can be stored as a summary (`summary` / `from_summary`): each file's
+entry, facts and problems. Read back, the next change costs what it touches, and the whole
+tree's cross-file rules re-run over facts; a file is parsed again (through the state's
+`loader`) only when a rule finds a problem there, for the line the problem names.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, Literal, TypeVar
 
 from git_memzoi.gitrepo.history import FileEntry
-from git_memzoi.profile.document import ParsedPacket, ParsedRecord, Problem
-from git_memzoi.profile.tree import TreeReport, cross_check
+from git_memzoi.profile import frontmatter
+from git_memzoi.profile.document import Problem
+from git_memzoi.profile.tree import Facts, TreeReport, cross_problems, doc_of, facts_of
 
 Kind = Literal["record", "packet"]
 K = TypeVar("K")
-#: Parses one file of the tree again (path, entry) -> its own report, for states read from a summary.
+#: Parses one file of the tree again (path, entry) -> its own report: for the line a problem names.
 Loader = Callable[[str, FileEntry], TreeReport]
 
 
@@ -42,96 +46,73 @@ def _without(table: dict[K, frozenset[str]], key: K, path: str) -> None:
         table.pop(key, None)
 
 
-@dataclass(frozen=True)
-class _Item:
-    """What cross-file rules see of one file: its kind, its ID, and the record IDs it refers to."""
-
-    kind: Kind
-    id: str
-    refs: frozenset[str]
-
-
-def _item(path: str, one: TreeReport) -> _Item | None:
-    if path in one.records:
-        record = one.records[path].record
-        return _Item("record", record.id, frozenset([record.supersedes] if record.supersedes else []))
-    if path in one.packets:
-        packet = one.packets[path].packet
-        refs = set(packet.resolution.affected_record_ids) if packet.resolution is not None else set()
-        if packet.target_id is not None:
-            refs.add(packet.target_id)
-        return _Item("packet", packet.id, frozenset(refs))
-    return None
-
-
 @dataclass
 class TreeState:
-    """Files, per-file reports and cross-file errors of one tree; `copy` then `apply` makes the next."""
+    """Files, per-file problems, facts and cross-file errors of one tree; `copy` then `apply` makes the next."""
 
     entries: dict[str, FileEntry] = field(default_factory=dict)
-    records: dict[str, ParsedRecord] = field(default_factory=dict)
-    packets: dict[str, ParsedPacket] = field(default_factory=dict)
+    facts: dict[str, Facts] = field(default_factory=dict)
     problems: dict[str, list[Problem]] = field(default_factory=dict)
     cross: dict[str, list[Problem]] = field(default_factory=dict)
-    _items: dict[str, _Item] = field(default_factory=dict)
     _by_id: dict[tuple[Kind, str], frozenset[str]] = field(default_factory=dict)
     _referrers: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: the parsed frontmatter of files applied in this process, for the line a cross-file problem names
+    _docs: dict[str, frontmatter.Document] = field(default_factory=dict)
+    #: parses a file again when a cross-file problem needs a line and its document is not at hand
     loader: Loader | None = None
+    #: files changed since the state was read from a summary (or all of them, built from nothing)
+    drift: int = 0
 
     def copy(self) -> TreeState:
         """A state that `apply` can change without touching this one (tables are copied, sets shared)."""
         return TreeState(
             dict(self.entries),
-            dict(self.records),
-            dict(self.packets),
+            dict(self.facts),
             dict(self.problems),
             dict(self.cross),
-            dict(self._items),
             dict(self._by_id),
             dict(self._referrers),
+            dict(self._docs),
             self.loader,
+            self.drift,
         )
 
     def summary(self) -> dict[str, Any]:
-        """The state as plain JSON data: entries, IDs, references and problems, not parsed documents."""
-        files = []
-        for path, entry in sorted(self.entries.items()):
-            item = self._items.get(path)
-            files.append(
-                [
-                    path,
-                    entry.oid,
-                    entry.is_symlink,
-                    item.kind if item else None,
-                    item.id if item else None,
-                    sorted(item.refs) if item else [],
-                ]
-            )
+        """The state as plain JSON data: entries, facts, their two indexes, and problems.
+
+        The indexes are stored, not rebuilt, so that reading a summary back is a few
+        comprehensions over lists, not a walk that builds them a file at a time.
+        """
+        paths = sorted(self.entries)
         return {
-            "files": files,
+            "paths": paths,
+            "oids": [self.entries[p].oid for p in paths],
+            "symlinks": [p for p in paths if self.entries[p].is_symlink],
+            "facts": {p: list(f) for p, f in sorted(self.facts.items())},
+            "by_id": [[kind, ident, sorted(ps)] for (kind, ident), ps in sorted(self._by_id.items())],
+            "referrers": {ref: sorted(ps) for ref, ps in sorted(self._referrers.items())},
             "problems": {p: [_problem_row(x) for x in ps] for p, ps in sorted(self.problems.items())},
             "cross": {p: [_problem_row(x) for x in ps] for p, ps in sorted(self.cross.items())},
         }
 
     @classmethod
-    def from_summary(cls, data: dict[str, Any], loader: Loader) -> TreeState:
-        """A state read back from `summary`; `loader` parses a file when a cross-check needs its document."""
-        state = cls(loader=loader)
-        by_id: dict[tuple[Kind, str], list[str]] = {}
-        referrers: dict[str, list[str]] = {}
-        for path, oid, is_symlink, kind, ident, refs in data["files"]:
-            state.entries[path] = FileEntry(oid, bool(is_symlink))
-            if kind is not None:
-                state._items[path] = _Item(kind, ident, frozenset(refs))
-                by_id.setdefault((kind, ident), []).append(path)
-                for ref in refs:
-                    referrers.setdefault(ref, []).append(path)
-        # built in one pass rather than through _index: a summary holds every file of the tree
-        state._by_id = {key: frozenset(paths) for key, paths in by_id.items()}
-        state._referrers = {ref: frozenset(paths) for ref, paths in referrers.items()}
-        state.problems = {p: [_problem(p, row) for row in rows] for p, rows in data["problems"].items()}
-        state.cross = {p: [_problem(p, row) for row in rows] for p, rows in data["cross"].items()}
-        return state
+    def from_summary(cls, data: dict[str, Any], loader: Loader | None = None) -> TreeState:
+        """A state read back from `summary` (ValueError, TypeError or KeyError when it is not one)."""
+        paths, oids = data["paths"], data["oids"]
+        if len(paths) != len(oids):
+            raise ValueError("a summary's paths and blob IDs differ in number")
+        entries = dict(zip(paths, map(FileEntry, oids, repeat(False)), strict=True))
+        for path in data["symlinks"]:
+            entries[path] = FileEntry(entries[path].oid, True)
+        return cls(
+            entries=entries,
+            facts={path: _facts(row) for path, row in data["facts"].items()},
+            problems={p: [_problem(p, row) for row in rows] for p, rows in data["problems"].items()},
+            cross={p: [_problem(p, row) for row in rows] for p, rows in data["cross"].items()},
+            _by_id={(kind, ident): frozenset(ps) for kind, ident, ps in data["by_id"]},
+            _referrers={ref: frozenset(ps) for ref, ps in data["referrers"].items()},
+            loader=loader,
+        )
 
     def apply(self, changes: Iterable[tuple[str, FileEntry | None, TreeReport | None]]) -> None:
         """Replace files (path, entry, its own report; None entry: removed) and redo affected cross checks."""
@@ -139,28 +120,27 @@ class TreeState:
         touched: set[tuple[Kind, str]] = set()
         for path, entry, one in changes:
             changed.add(path)
-            old = self._items.pop(path, None)
+            old = self.facts.pop(path, None)
             if old is not None:
                 self._index(path, old, remove=True)
                 touched.add((old.kind, old.id))
             self.entries.pop(path, None)
-            self.records.pop(path, None)
-            self.packets.pop(path, None)
             self.problems.pop(path, None)
+            self._docs.pop(path, None)
             if entry is None or one is None:
                 continue
             self.entries[path] = entry
             if one.problems:
                 self.problems[path] = one.problems
-            if path in one.records:
-                self.records[path] = one.records[path]
-            if path in one.packets:
-                self.packets[path] = one.packets[path]
-            new = _item(path, one)
+            new = facts_of(path, one)
             if new is not None:
-                self._items[path] = new
+                self.facts[path] = new
+                doc = doc_of(path, one)
+                if doc is not None:
+                    self._docs[path] = doc
                 self._index(path, new, remove=False)
                 touched.add((new.kind, new.id))
+        self.drift += len(changed)
         dirty = set(changed)
         for kind, ident in touched:
             dirty |= self._by_id.get((kind, ident), frozenset())
@@ -169,15 +149,16 @@ class TreeState:
         self._recheck(dirty)
 
     def recheck_all(self) -> None:
-        """Run cross_check over the whole tree (what validate_tree does), replacing every cross error."""
-        self.cross.clear()
-        self._recheck(set(self._items))
+        """Run the cross-file rules over the whole tree (what validate_tree does), replacing every cross error."""
+        self.cross = {}
+        for problem in cross_problems(self.facts, self._line_of, lambda path, severity: severity == "error"):
+            self.cross.setdefault(problem.path, []).append(problem)
 
     def ids(self) -> tuple[set[str], set[str]]:
         """The IDs of the tree's records, and of its packets."""
         return (
-            {i.id for i in self._items.values() if i.kind == "record"},
-            {i.id for i in self._items.values() if i.kind == "packet"},
+            {i.id for i in self.facts.values() if i.kind == "record"},
+            {i.id for i in self.facts.values() if i.kind == "packet"},
         )
 
     def errors(self) -> list[Problem]:
@@ -186,50 +167,50 @@ class TreeState:
         found.extend(p for ps in self.cross.values() for p in ps)
         return sorted(found, key=lambda p: (p.path, p.line, p.code))
 
-    def _index(self, path: str, item: _Item, *, remove: bool) -> None:
+    def _index(self, path: str, item: Facts, *, remove: bool) -> None:
         change = _without if remove else _with
         change(self._by_id, (item.kind, item.id), path)
         for ref in item.refs:
             change(self._referrers, ref, path)
 
     def _recheck(self, dirty: set[str]) -> None:
-        """cross_check over the dirty files plus everything their rules read; keep the dirty files' errors."""
+        """The cross-file rules over the dirty files plus everything they read; keep the dirty files' errors."""
         subset = set(dirty)
         for path in dirty:
-            item = self._items.get(path)
+            item = self.facts.get(path)
             if item is None:
                 continue
             subset |= self._by_id.get((item.kind, item.id), frozenset())
             for ref in item.refs:
                 subset |= self._by_id.get(("record", ref), frozenset())
-        self._load(subset)
-        report = TreeReport(
-            records={p: self.records[p] for p in subset if p in self.records},
-            packets={p: self.packets[p] for p in subset if p in self.packets},
-        )
-        cross_check(report)
         found: dict[str, list[Problem]] = {}
-        for problem in report.errors:
-            if problem.path in dirty:
-                found.setdefault(problem.path, []).append(problem)
+        facts = {p: self.facts[p] for p in subset if p in self.facts}
+        for problem in cross_problems(
+            facts, self._line_of, lambda path, severity: severity == "error" and path in dirty
+        ):
+            found.setdefault(problem.path, []).append(problem)
         for path in dirty:
             if path in found:
                 self.cross[path] = found[path]
             else:
                 self.cross.pop(path, None)
 
-    def _load(self, paths: Iterable[str]) -> None:
-        """Parse again the files of `paths` whose documents a summary left out."""
-        for path in paths:
-            if path not in self._items or path in self.records or path in self.packets:
-                continue
+    def _line_of(self, path: str, loc: tuple[str, ...]) -> int:
+        """The line of a field of the record or packet at `path`: its document, parsed again if need be."""
+        doc = self._docs.get(path)
+        if doc is None:
             if self.loader is None:
                 raise RuntimeError(f"tree state has no document for {path} and no loader")
-            one = self.loader(path, self.entries[path])
-            if path in one.records:
-                self.records[path] = one.records[path]
-            elif path in one.packets:
-                self.packets[path] = one.packets[path]
+            doc = doc_of(path, self.loader(path, self.entries[path]))
+        return doc.line_of(loc) if doc is not None else 1
+
+
+def _facts(row: list[Any]) -> Facts:
+    """Facts from a summary's row (its affected records, a JSON list, as a tuple)."""
+    kind, ident, supersedes, applied, affected, target = row
+    if kind not in ("record", "packet"):
+        raise ValueError(f"not a record's or packet's facts: {row!r}")
+    return Facts(kind, ident, supersedes, applied, tuple(affected) if affected else (), target)
 
 
 def _problem_row(problem: Problem) -> list[Any]:

@@ -6,9 +6,9 @@ returns problems; it never reads the disk itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from git_memzoi.errors import FormatError
 from git_memzoi.layout import (
@@ -321,57 +321,131 @@ def _check_packet(report: TreeReport, source: SourceFile, mode: Mode) -> None:
     report.packets[path] = parsed
 
 
+class Facts(NamedTuple):
+    """What the cross-file rules read of one valid record or packet: its ID and the record IDs it names.
+
+    Facts are a function of the file's path and bytes (and this validator), so they can be kept
+    by blob ID and the cross-file rules re-run over a whole tree without parsing it again. The
+    line a problem points at is looked up only when a rule finds one (see `cross_problems`).
+    A tuple, so that a tree's worth is read back from a summary quickly.
+    """
+
+    kind: Literal["record", "packet"]
+    id: str
+    #: a record's supersedes target
+    supersedes: str | None = None
+    #: a packet: applied with a resolution block (whose records must exist), and the records it names
+    applied: bool = False
+    affected: tuple[str, ...] = ()
+    #: a packet's proposal target (supersede, tombstone)
+    target: str | None = None
+
+    @property
+    def refs(self) -> frozenset[str]:
+        """The record IDs this file refers to: a change to one of them can change its cross-file errors."""
+        if self.supersedes is None and self.target is None and not self.affected:
+            return frozenset()
+        found = set(self.affected)
+        for ref in (self.supersedes, self.target):
+            if ref is not None:
+                found.add(ref)
+        return frozenset(found)
+
+
+def facts_of(path: str, report: TreeReport) -> Facts | None:
+    """The facts of the record or packet `report` parsed at `path`; None for any other file."""
+    if path in report.records:
+        record = report.records[path].record
+        return Facts("record", record.id, supersedes=record.supersedes)
+    if path in report.packets:
+        packet = report.packets[path].packet
+        applied = packet.status == "applied" and packet.resolution is not None
+        affected = tuple(packet.resolution.affected_record_ids) if packet.resolution is not None else ()
+        return Facts("packet", packet.id, applied=applied, affected=affected, target=packet.target_id)
+    return None
+
+
+def doc_of(path: str, report: TreeReport) -> frontmatter.Document | None:
+    """The parsed frontmatter of the record or packet `report` holds at `path` (for the line of a field)."""
+    if path in report.records:
+        return report.records[path].doc
+    if path in report.packets:
+        return report.packets[path].doc
+    return None
+
+
+#: The line of a field (('id',), ('resolution', 'affected_record_ids')) in the file at a path.
+LineOf = Callable[[str, tuple[str, ...]], int]
+#: Whether a problem of this severity at this path is wanted (the others are not built).
+Wanted = Callable[[str, str], bool]
+
+
+def _every(path: str, severity: str) -> bool:
+    return True
+
+
+def cross_problems(facts: Mapping[str, Facts], line_of: LineOf, wanted: Wanted = _every) -> list[Problem]:
+    """The rules that span files (unique IDs, supersedes targets, resolved packets), over facts alone.
+
+    `line_of` is asked only for the problems found and `wanted`, so a tree whose files are known
+    by their facts is judged without parsing any of them unless a rule finds something there.
+    """
+    ids, problems = _owners(facts, "record", ("id-duplicate", "record"), line_of, wanted)
+    for path, one in sorted(facts.items()):
+        if (
+            one.kind == "record"
+            and one.supersedes is not None
+            and one.supersedes not in ids
+            and wanted(path, "warning")
+        ):
+            message = f"supersedes {one.supersedes!r}, which is not a record in this tree"
+            problems.append(Problem(path, line_of(path, ("supersedes",)), "supersedes-missing", message, "warning"))
+    problems.extend(_owners(facts, "packet", ("packet-id-collision", "proposal"), line_of, wanted)[1])
+    for path, one in sorted(facts.items()):
+        if one.kind == "packet" and one.applied and wanted(path, "error"):
+            problems.extend(_orphans(path, one, ids, line_of))
+    return problems
+
+
 def _owners(
-    report: TreeReport, items: dict[str, tuple[str, frontmatter.Document]], code: str, noun: str
-) -> dict[str, str]:
-    """Map each ID to the first path (in path order) that uses it; report every later user."""
+    facts: Mapping[str, Facts], kind: str, what: tuple[str, str], line_of: LineOf, wanted: Wanted
+) -> tuple[dict[str, str], list[Problem]]:
+    """Map each ID to the first path (in path order) that uses it; a problem for every later user."""
+    code, noun = what
     owners: dict[str, str] = {}
-    for path, (ident, doc) in sorted(items.items()):
-        if ident in owners:
-            report.problems.append(
-                Problem(path, doc.line_of(("id",)), code, f"{noun} ID {ident!r} is also used by {owners[ident]}")
-            )
-        else:
-            owners[ident] = path
-    return owners
+    problems = []
+    for path, one in sorted(facts.items()):
+        if one.kind != kind:
+            continue
+        if one.id not in owners:
+            owners[one.id] = path
+        elif wanted(path, "error"):
+            message = f"{noun} ID {one.id!r} is also used by {owners[one.id]}"
+            problems.append(Problem(path, line_of(path, ("id",)), code, message))
+    return owners, problems
+
+
+def _orphans(path: str, packet: Facts, ids: Mapping[str, str], line_of: LineOf) -> list[Problem]:
+    if not packet.affected:
+        message = "an applied packet must name the records it affected"
+        return [Problem(path, line_of(path, ("resolution",)), "resolution-orphan", message)]
+    return [
+        Problem(
+            path,
+            line_of(path, ("resolution", "affected_record_ids")),
+            "resolution-orphan",
+            f"applied packet names record {rid!r}, which is not in records/",
+        )
+        for rid in packet.affected
+        if rid not in ids
+    ]
 
 
 def _cross_checks(report: TreeReport) -> None:
-    ids = _owners(report, {path: (p.record.id, p.doc) for path, p in report.records.items()}, "id-duplicate", "record")
-    for path, parsed in sorted(report.records.items()):
-        target = parsed.record.supersedes
-        if target is not None and target not in ids:
-            report.problems.append(
-                Problem(
-                    path,
-                    parsed.doc.line_of(("supersedes",)),
-                    "supersedes-missing",
-                    f"supersedes {target!r}, which is not a record in this tree",
-                    "warning",
-                )
-            )
-    _owners(
-        report, {path: (p.packet.id, p.doc) for path, p in report.packets.items()}, "packet-id-collision", "proposal"
-    )
-    for path, parsed_packet in sorted(report.packets.items()):
-        packet = parsed_packet.packet
-        if packet.status == "applied" and packet.resolution is not None:
-            if not packet.resolution.affected_record_ids:
-                report.problems.append(
-                    Problem(
-                        path,
-                        parsed_packet.doc.line_of(("resolution",)),
-                        "resolution-orphan",
-                        "an applied packet must name the records it affected",
-                    )
-                )
-            for rid in packet.resolution.affected_record_ids:
-                if rid not in ids:
-                    report.problems.append(
-                        Problem(
-                            path,
-                            parsed_packet.doc.line_of(("resolution", "affected_record_ids")),
-                            "resolution-orphan",
-                            f"applied packet names record {rid!r}, which is not in records/",
-                        )
-                    )
+    facts = {path: f for path in [*report.records, *report.packets] if (f := facts_of(path, report)) is not None}
+
+    def line_of(path: str, loc: tuple[str, ...]) -> int:
+        doc = doc_of(path, report)
+        return doc.line_of(loc) if doc is not None else 1
+
+    report.problems.extend(cross_problems(facts, line_of))

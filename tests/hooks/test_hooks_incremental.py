@@ -194,12 +194,15 @@ def test_the_next_commit_parses_only_what_it_changes(repo: Repo) -> None:
 
     second = staged_check(repo, {"new.md": record("new", extra="supersedes: r07\n")})
     assert second.ok
-    assert second.files_parsed == 2  # the new record, and r07 whose ID it refers to
+    assert second.files_parsed == 1  # the new record: r07, whose ID it refers to, is judged by its kept facts
     repo.commit("one more")
 
     third = staged_check(repo, {"dup.md": record("r12")})
     assert [f.problem.code for f in third.findings] == ["id-duplicate"]
-    assert third.files_parsed == 2  # the duplicate and the record that owns its ID
+    # new.md again (its one-file tree was not worth keeping: the delta starts from the thirty),
+    # the duplicate, and r12: dup.md comes first in path order, so the problem is r12's, and its
+    # line is read from r12 parsed again (the kept facts hold no lines)
+    assert third.files_parsed == 3
 
 
 def test_after_commits_the_hook_never_saw_it_starts_from_the_nearest_kept_tree(repo: Repo) -> None:
@@ -212,7 +215,7 @@ def test_after_commits_the_hook_never_saw_it_starts_from_the_nearest_kept_tree(r
     repo.commit("unchecked two: a duplicate ID")
     report = staged_check(repo, {"s3.md": record("s3")})
     assert [str(f.problem).split(":")[0] for f in report.findings] == [".memzoi/records/project/s2.md"]
-    assert report.files_parsed == 4  # s1, s2, s3 against the kept tree, and r03, which shares s2's ID
+    assert report.files_parsed == 3  # s1, s2, s3 against the kept tree (r03, which shares s2's ID, by its facts)
 
 
 def test_a_damaged_kept_tree_is_validated_from_scratch(repo: Repo) -> None:
@@ -264,10 +267,19 @@ def test_a_commit_of_files_apply_judged_is_accepted_without_the_full_check(repo:
     assert [f.problem.code for f in check_staged(open_repo(repo.path)).findings] == ["id-duplicate"]
 
 
-def test_the_fast_path_declines_what_it_has_no_verdict_for(repo: Repo) -> None:
+def test_the_fast_path_judges_a_hand_written_record_alone_and_declines_what_it_cannot_judge(repo: Repo) -> None:
     commit_checked_alpha(repo)
-    stage(repo, [("write", B, record("beta"))])  # written by hand: no verdict kept
+    stage(repo, [("write", B, record("beta"))])  # written by hand: no verdict kept, check_file judges it alone
+    assert fast_accepts(repo)
+    stage(repo, [("write", B, record("alpha"))])  # alpha's ID again: the kept tree's IDs refuse it
     assert not fast_accepts(repo)
+    assert [f.problem.code for f in check_staged(open_repo(repo.path)).findings] == ["id-duplicate"]
+    stage(repo, [("write", B, record("beta", status="bogus"))])  # not a valid record
+    assert not fast_accepts(repo)
+    assert not check_staged(open_repo(repo.path)).ok
+    stage(repo, [("write", B, record("beta", body="key AKIAABCDEFGHIJKLMNOP"))])  # a secret in its body
+    assert not fast_accepts(repo)
+    assert "secret" in [f.problem.code for f in check_staged(open_repo(repo.path)).findings]
     stage(repo, [("write", B, record("beta"))], written=True)
     assert fast_accepts(repo)
     # a secret-looking line in log.md, which check_file does not scan: apply keeps no verdict for
@@ -348,3 +360,234 @@ def test_the_fast_path_finds_the_kept_trees_from_a_linked_worktree_and_under_git
     (where / B).write_text(record("alpha"), encoding="utf-8")  # alpha's ID again, judged by hand: no verdict
     subprocess.run(["git", "add", B], cwd=where, check=True)
     assert not accept_staged()
+
+
+# ranges: hook check (and pre-receive) on histories with branches, merges and deletions ----------
+
+#: one step of a history: write or delete a file on main or on the side branch, merge the side
+#: branch into main, or start the side branch again from main
+history_step = st.one_of(
+    st.tuples(st.just("write"), st.sampled_from(["main", "side"]), st.sampled_from(RECORD_PATHS), record_text),
+    st.tuples(st.just("write"), st.sampled_from(["main", "side"]), st.sampled_from(PACKET_PATHS), packet_text),
+    st.tuples(
+        st.just("write"), st.sampled_from(["main", "side"]), st.sampled_from(RECORD_PATHS), st.just("not: [a record\n")
+    ),
+    st.tuples(
+        st.just("delete"), st.sampled_from(["main", "side"]), st.sampled_from(RECORD_PATHS + PACKET_PATHS), st.just("")
+    ),
+    st.tuples(st.just("merge"), st.just("main"), st.just(""), st.just("")),
+    st.tuples(st.just("branch"), st.just("side"), st.just(""), st.just("")),
+)
+SIG = pygit2.Signature("Test", "test@example.com", 1767225600, 0)
+
+
+def commit_files(git: pygit2.Repository, files: dict[str, str], parents: list[str]) -> str:
+    """A commit holding exactly `files` (path: text), on `parents`, made from an in-memory index."""
+    index = pygit2.Index()
+    for path, text in files.items():
+        index.add(pygit2.IndexEntry(path, git.create_blob(text.encode()), pygit2.enums.FileMode.BLOB))
+    tree = index.write_tree(git)
+    return str(git.create_commit(None, SIG, SIG, "step", tree, [pygit2.Oid(hex=p) for p in parents]))
+
+
+def replay(git: pygit2.Repository, start: dict[str, str], steps: list[tuple[str, str, str, str]]) -> tuple[str, str]:
+    """Commit `start`, then each step on its branch; returns (the first commit, main's last)."""
+    base = commit_files(git, start, [])
+    tips = {"main": (base, dict(start)), "side": (base, dict(start))}
+    for action, branch, path, text in steps:
+        sha, files = tips[branch]
+        files = dict(files)
+        if action == "write":
+            files[path] = text
+        elif action == "delete":
+            files.pop(path, None)
+        elif action == "branch":
+            tips["side"] = tips["main"]
+            continue
+        parents = [sha]
+        if action == "merge":  # main's files, then every file the side branch holds
+            files.update(tips["side"][1])
+            parents.append(tips["side"][0])
+        tips[branch] = (commit_files(git, files, parents), files)
+    return base, tips["main"][0]
+
+
+def validation_of(git: pygit2.Repository, sha: str) -> set[str]:
+    """`validate --rev SHA`'s errors, from scratch, with the hook's own change rules left out."""
+    files = []
+    tree = cast(pygit2.Commit, git[sha]).tree
+
+    def walk(folder: pygit2.Tree, prefix: str) -> None:
+        for entry in folder:
+            path = f"{prefix}/{entry.name}" if prefix else entry.name
+            if isinstance(entry, pygit2.Tree):
+                walk(entry, path)
+            elif path.startswith(".memzoi/"):
+                blob = cast(pygit2.Blob, entry)
+                files.append(SourceFile(path, lambda b=blob: b.data))
+
+    walk(tree, "")
+    report = validate_tree(sorted(files, key=lambda f: f.path), "committed")
+    return {str(p) for p in report.errors if p.code not in CHANGE_RULES}
+
+
+def expected_range_findings(git: pygit2.Repository, base: str, tip: str) -> set[str]:
+    """What a full validation of every commit the range brings that changes .memzoi/ finds (and of the tip)."""
+    found: set[str] = set()
+    for sha in git_lines(Path(git.path), "rev-list", f"{base}..{tip}"):
+        commit = cast(pygit2.Commit, git[sha])
+        memzoi = commit.tree[".memzoi"].id if ".memzoi" in commit.tree else None
+        parent = commit.parents[0].tree if commit.parents else None
+        if parent is None or memzoi != (parent[".memzoi"].id if ".memzoi" in parent else None):
+            found |= validation_of(git, sha)
+    return found
+
+
+def range_findings(path: Path, spec: str) -> set[str]:
+    from git_memzoi.hooks.run import check_range
+
+    report = check_range(open_repo(path), spec)
+    return {str(f.problem) for f in report.findings if f.problem.code not in CHANGE_RULES and f.ref is None}
+
+
+def damage_kept_trees(folder: Path, how: str, trees: list[str]) -> None:
+    """Alter the kept tree summaries so that, read as they are, they would say something else.
+
+    "edit": an ID in a summary's body becomes another (valid JSON, another verdict); "swap":
+    a summary is also stored under the name of every other tree of the history; "version": a
+    summary of another validator; "truncate": a summary cut short.
+    """
+    kept = sorted(folder.glob("*.json"))
+    for path in kept:
+        raw = path.read_bytes()
+        head, _, body = raw.partition(b"\n")
+        if how == "edit":
+            for old, new in ((b'"alpha"', b'"gamma"'), (b'"beta"', b'"alpha"'), (b'"mem_1"', b'"mem_2"')):
+                body = body.replace(old, new)
+            path.write_bytes(head + b"\n" + body.replace(b'"records/', b'"records/x'))
+        elif how == "swap":
+            for tree in trees:
+                if tree != path.stem:
+                    (folder / f"{tree}.json").write_bytes(raw)
+        elif how == "version":
+            path.write_bytes(head.replace(b'"memzoi-tree-state', b'"memzoi-tree-state-old') + b"\n" + body)
+        elif how == "truncate":
+            path.write_bytes(raw[: len(raw) // 2])
+
+
+def memzoi_trees(git: pygit2.Repository, tip: str) -> list[str]:
+    trees = []
+    for sha in git_lines(Path(git.path), "rev-list", tip):
+        tree = cast(pygit2.Commit, git[sha]).tree
+        if ".memzoi" in tree:
+            trees.append(str(tree[".memzoi"].id))
+    return trees
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(
+    start=st.lists(st.tuples(st.sampled_from(RECORD_PATHS), record_text), max_size=3),
+    steps=st.lists(history_step, min_size=1, max_size=10),
+)
+@example(
+    start=[],
+    steps=[
+        ("write", "main", A, record("alpha")),
+        ("write", "main", B, record("alpha")),
+        ("write", "side", D, record("beta")),
+        ("merge", "main", "", ""),
+        ("delete", "main", B, ""),
+    ],
+)
+def test_hook_check_of_a_range_equals_full_validation_of_its_commits_whatever_the_cache_holds(
+    start: list[tuple[str, str]], steps: list[tuple[str, str, str, str]]
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "project"
+        git = pygit2.init_repository(str(path), initial_head="main")
+        base, tip = replay(git, {"README.md": "# project\n", **dict(start)}, steps)
+        git.references.create("refs/heads/main", tip, force=True)
+        expected = expected_range_findings(git, base, tip)
+        event(f"validation finds {'something' if expected else 'nothing'}")
+        event(f"{'with' if any(s[0] == 'merge' for s in steps) else 'without'} a merge")
+        spec = f"{base}..{tip}"
+        # each commit on its own too (a push of one commit): for a commit that is no merge, exactly
+        # what validate --rev finds in it; where the range brings several commits, the union
+        commits = git_lines(path, "rev-list", "--reverse", "--topo-order", spec)
+        each = {sha: expected_range_findings(git, f"{sha}^", sha) for sha in commits}
+
+        def checked(where: Path) -> tuple[set[str], dict[str, set[str]]]:
+            return range_findings(where, spec), {sha: range_findings(where, f"{sha}^..{sha}") for sha in commits}
+
+        assert checked(path) == (expected, each)  # nothing kept at first: trees from scratch, then kept
+        kept = Layout.for_repo(open_repo(path)).hook_trees
+        assert checked(path) == (expected, each)  # from the trees kept
+        for damage in ("edit", "swap", "version", "truncate"):
+            damage_kept_trees(kept, damage, memzoi_trees(git, tip))
+            assert checked(path) == (expected, each), damage  # a damaged cache is ignored
+        # the same trees kept by another clone (another repository key): the key names the content
+        other = Path(folder) / "clone"
+        subprocess.run(["git", "clone", "-q", "--no-local", str(path), str(other)], check=True)
+        for one in kept.glob("*.json"):
+            one.unlink()
+        assert checked(other) == (expected, each)
+        theirs = Layout.for_repo(open_repo(other)).hook_trees
+        kept.mkdir(parents=True, exist_ok=True)
+        for one in theirs.glob("*.json"):
+            (kept / one.name).write_bytes(one.read_bytes())
+        assert checked(path) == (expected, each)
+
+
+def git_lines(path: Path, *args: str) -> list[str]:
+    return subprocess.run(["git", *args], cwd=path, capture_output=True, text=True, check=True).stdout.split()
+
+
+def test_a_range_starts_from_a_kept_tree_that_is_no_ancestor(repo: Repo) -> None:
+    """After a squash merge, the kept tree of the pull request's tip is the nearest by content."""
+    from git_memzoi.hooks.run import check_range
+
+    for n in range(40):
+        repo.write(f".memzoi/records/project/r{n:02d}.md", record(f"r{n:02d}"))
+    base = repo.commit("forty records")
+    repo.write(".memzoi/records/project/side.md", record("side"))
+    side = repo.commit("on a branch")
+    first = check_range(open_repo(repo.path), f"{base}..{side}")
+    assert first.ok and first.files_parsed >= 41  # nothing kept: the whole tree once, then kept
+    # a squash of the same change onto base: a new commit whose tree is side's, and one more on top
+    squash = commit_files(repo.git, _files_of(repo.git, side), [base])
+    repo.git.references.create("refs/heads/main", squash, force=True)
+    repo.git.checkout("refs/heads/main", strategy=pygit2.enums.CheckoutStrategy.FORCE)
+    repo.write(".memzoi/records/project/next.md", record("next"))
+    tip = repo.commit("next")
+    second = check_range(open_repo(repo.path), f"{squash}..{tip}")
+    assert second.ok and second.files_parsed == 1  # next.md alone
+
+
+def _files_of(git: pygit2.Repository, sha: str) -> dict[str, str]:
+    files: dict[str, str] = {}
+
+    def walk(folder: pygit2.Tree, prefix: str) -> None:
+        for entry in folder:
+            path = f"{prefix}/{entry.name}" if prefix else entry.name
+            if isinstance(entry, pygit2.Tree):
+                walk(entry, path)
+            else:
+                files[path] = cast(pygit2.Blob, entry).data.decode()
+
+    walk(cast(pygit2.Commit, git[sha]).tree, "")
+    return files
+
+
+def test_hook_install_keeps_heads_tree_so_the_first_check_costs_its_change(repo: Repo) -> None:
+    from git_memzoi.hooks.run import check_range, keep_tree
+
+    for n in range(30):
+        repo.write(f".memzoi/records/project/r{n:02d}.md", record(f"r{n:02d}"))
+    base = repo.commit("thirty records")
+    assert keep_tree(open_repo(repo.path), "HEAD") is not None
+    repo.write(".memzoi/records/project/new.md", record("new"))
+    tip = repo.commit("one record")
+    report = check_range(open_repo(repo.path), f"{base}..{tip}")
+    assert report.ok and report.files_parsed == 1
+    staged = staged_check(repo, {"dup.md": record("r03")})
+    assert [f.problem.code for f in staged.findings] == ["id-duplicate"]

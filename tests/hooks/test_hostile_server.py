@@ -353,7 +353,7 @@ def test_a_ref_at_every_commit_walks_the_chain_once(tmp_path: Path) -> None:
     assert len([k for k in r.refs() if k.startswith("refs/heads/r")]) == 1000, result.stderr
     from git_memzoi.gitrepo import open_repo
     from git_memzoi.gitrepo.history import History
-    from git_memzoi.hooks.run import RefUpdate, check_push
+    from git_memzoi.hooks.run import Gate, RefUpdate, check_push
 
     repo = open_repo(r.work.path)
     calls = 0
@@ -367,7 +367,7 @@ def test_a_ref_at_every_commit_walks_the_chain_once(tmp_path: Path) -> None:
     History.new_commits = counting  # type: ignore[method-assign]
     try:
         updates = [RefUpdate(f"refs/heads/r{n:04d}", "0" * 40, sha) for n, sha in enumerate(shas)]
-        report = check_push(repo, updates, {base}, default_tip=base)
+        report = check_push(repo, updates, {base}, Gate(default_tip=base))
     finally:
         History.new_commits = original  # type: ignore[method-assign]
     assert report.ok and report.commits_walked == 1000 and calls == 1

@@ -361,6 +361,7 @@ def test_the_workflow_pins_actions_by_commit_and_persists_no_credentials(repo: R
     assert [(action, tag) for action, _, tag in uses] == [
         ("actions/checkout", "v4.4.0"),
         ("actions/setup-python", "v5.6.0"),
+        ("actions/cache", "v4.2.3"),
     ]
     assert all(re.fullmatch(r"[0-9a-f]{40}", sha) for _, sha, _ in uses)
     steps = yaml.safe_load(text)["jobs"]["memory"]["steps"]

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from git_memzoi.errors import FormatError
 from git_memzoi.profile import frontmatter, oneline, vocab
-from git_memzoi.profile.models import Packet, Record
+
+if TYPE_CHECKING:  # pydantic (tens of ms to import) loads with the first file validated, not with this module
+    from pydantic import ValidationError
+
+    from git_memzoi.profile.models import Packet, Record
 
 Severity = Literal["error", "warning"]
 
@@ -235,13 +237,15 @@ def _load(raw: bytes, path: str) -> frontmatter.Document:
         raise InvalidDocument([problem_from(exc, path)]) from None
 
 
-M = TypeVar("M", Record, Packet)
+M = TypeVar("M", "Record", "Packet")
 
 
 def _validated(
     raw: bytes, path: str, model: type[M], wrong_kind: str, code: str, message: str
 ) -> tuple[M, frontmatter.Document]:
     """Parse `raw`, refuse the other kind of file, validate frontmatter and body together."""
+    from pydantic import ValidationError
+
     doc = _load(raw, path)
     if doc.data.get("kind") == wrong_kind:
         raise InvalidDocument([Problem(path, doc.line_of(("kind",)), code, message)])
@@ -257,6 +261,8 @@ def _validated(
 
 def read_record(raw: bytes, path: str) -> ParsedRecord:
     """Parse and validate a canonical record file (raises InvalidDocument)."""
+    from git_memzoi.profile.models import Record
+
     record, doc = _validated(
         raw, path, Record, "proposal", "record-kind", "a file under records/ must be kind: memory, not a proposal"
     )
@@ -265,6 +271,8 @@ def read_record(raw: bytes, path: str) -> ParsedRecord:
 
 def read_packet(raw: bytes, path: str) -> ParsedPacket:
     """Parse and validate a proposal packet file (raises InvalidDocument)."""
+    from git_memzoi.profile.models import Packet
+
     packet, doc = _validated(
         raw,
         path,

@@ -210,3 +210,25 @@ def test_told_by_the_script_that_memory_differs_an_untouched_commit_still_passes
         env={**os.environ, "MEMZOI_STAGED": "asked"},
     )
     assert done.returncode == 0 and json.loads(done.stdout)["ok"] is True
+
+
+@pytest.mark.parametrize("change", ["code", "too-large"])
+def test_pre_receive_that_parses_no_file_loads_no_validator(tmp_path: Path, change: str) -> None:
+    """A push of code only, or one refused by a record's size alone, never imports pydantic or the models.
+
+    The server's hook accepted the first push and kept its tree, as an installed hook does.
+    """
+    remote = make_remote(tmp_path)
+    remote.accepted()
+    old = str(remote.work.git.head.target)
+    if change == "code":
+        new = remote.commit({"src/app.py": "print(2)\n"})
+    else:
+        new = remote.commit({record_path("huge"): record("huge") + "x" * (2 << 20) + "\n"})
+    # the objects reach the server as a push brings them, with no ref naming them yet
+    git("fetch", "-q", str(remote.work.path), "refs/heads/main", cwd=remote.bare)
+    code, out, modules = imported(["hook", "pre-receive", "--json"], remote.bare, f"{old} {new} refs/heads/main\n")
+    assert (code, change) in ((0, "code"), (1, "too-large")), out
+    if change == "too-large":
+        assert "file-too-large" in out
+    assert not {m for m in modules if m.startswith(("pydantic", "git_memzoi.profile.models"))}

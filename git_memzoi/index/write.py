@@ -2,7 +2,7 @@
 
 A new index starts from the schema; an existing one is copied to a temp file first (an
 installed index is never modified in place, see `index_db`), and only once the build turns out
-to change something: when nothing changed, nothing is written. Rows are written as `index.make`
+to change something: when nothing changed, nothing is written. Rows are written as `index.rows`
 hands over batches, each with its FTS entry and `applies` rows; a row is deleted with them too
 (this module is the only one that writes FTS). Then:
 
@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.index import index_db
-from git_memzoi.index.changes import ID_AT, STAT_COLUMNS, BaseInvalid, ChangeSet, problems_of
+from git_memzoi.index.changeset import ID_AT, STAT_COLUMNS, BaseInvalid, ChangeSet, problems_of
 from git_memzoi.index.index_db import RECORD_COLUMNS
-from git_memzoi.index.make import Job, Made, Todo, batches, boundary_columns, facts_by_id, make
 from git_memzoi.index.outcome import InvalidRecords, OutOfScope, RebuildReport
 from git_memzoi.index.parse_cache import PARSER_VERSION, ParseCache
+from git_memzoi.index.rows import Job, Made, Todo, batches, boundary_columns, facts_by_id, make
 from git_memzoi.layout import INDEX_TEMP_PREFIX, RUNTIME_PATH_PREFIX
 from git_memzoi.profile.applies import applies_to_base
 from git_memzoi.profile.document import Problem

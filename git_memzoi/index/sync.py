@@ -2,12 +2,12 @@
 
 1. A stat sweep proves the installed index true: nothing is read, parsed or written (`noop`;
    see `index.staleness`).
-2. Otherwise `index.changes` compares the work tree and shared.db with a base index: this
+2. Otherwise `index.changeset` compares the work tree and shared.db with a base index: this
    worktree's own, or else a sibling worktree's (a fresh linked worktree of the same commit
    reuses nearly every row), or nothing (a first build, or `--full`: every file is added). Only
    files whose stat moved are read, and only those whose blob OID changed are made again, from
    the content-addressed parse cache when any worktree already parsed the same bytes.
-3. `index.writer` applies that change set to a copy of the base (or a new index) and installs
+3. `index.write` applies that change set to a copy of the base (or a new index) and installs
    it with one `os.replace`; when nothing changed, nothing is written.
 
 After a write of known files (`apply`), `refresh_paths` runs the same pipeline on just those
@@ -28,7 +28,7 @@ from git_memzoi.index.scan import RACY_NS, Scan, file_stat_signature, scan_paths
 from git_memzoi.layout import MEMZOI_DIR, RECORDS, SUFFIX
 
 if TYPE_CHECKING:
-    from git_memzoi.index.changes import Base, ChangeSet
+    from git_memzoi.index.changeset import Base, ChangeSet
     from git_memzoi.index.mirror import RuntimeSnapshot
     from git_memzoi.profile.document import Problem
     from git_memzoi.runtime.workspace import Workspace
@@ -121,7 +121,7 @@ def sync(ws: Workspace, *, full: bool, strict: bool, progress: Progress | None) 
             return verified
     # imported here, not at the top: the no-op path above never loads the parser, pydantic or the
     # profile models (BENCHMARKS.md, "Command start-up": no-op `rebuild`)
-    from git_memzoi.index.changes import diff, load_base, sibling_indexes
+    from git_memzoi.index.changeset import diff, load_base, sibling_indexes
     from git_memzoi.index.mirror import read_runtime
 
     runtime = read_runtime(layout.shared_db)
@@ -189,7 +189,7 @@ def refresh_paths(ws: Workspace, paths: Iterable[str]) -> RebuildReport | None:
     path that is not a regular file, or a record ID shared with a file outside `paths`.
     """
     # late, as in `sync`: this module is on the read path (BENCHMARKS.md, "Command start-up": no-op `rebuild`)
-    from git_memzoi.index.changes import diff, load_base
+    from git_memzoi.index.changeset import diff, load_base
     from git_memzoi.index.mirror import read_runtime
 
     started = time.perf_counter()
@@ -260,7 +260,7 @@ def _write(
     scanned_ns: int,
     progress: Progress | None,
 ) -> str | None:
-    from git_memzoi.index.writer import write  # late: see `sync`
+    from git_memzoi.index.write import write  # late: see `sync`
 
     return write(
         changes,

@@ -9,7 +9,7 @@ build: every file is added). Each record file and runtime document lands in one 
   confirmed, and the file is not racy), by the blob OID git's index stat cache names
   (`index.git_index`), or by hashing the file;
 - added (the base has no row for the path) or changed (its blob OID differs): the row is made
-  again by `index.make`, from the parse cache or a parse;
+  again by `index.rows`, from the parse cache or a parse;
 - removed: the base holds a row whose file or runtime document is gone.
 
 Files the base holds as invalid are unchanged or changed alike. A change set may be limited to a
@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from git_memzoi.errors import StateError
 from git_memzoi.index import index_db, staleness
-from git_memzoi.index.make import RawProblem, Todo
 from git_memzoi.index.mirror import FACT_KEYS
 from git_memzoi.index.parse import blob_oid
+from git_memzoi.index.rows import RawProblem, Todo
 from git_memzoi.index.scan import FileStat, Scan
 from git_memzoi.layout import MAX_FILE_BYTES, RECORDS, RUNTIME_PATH_PREFIX
 

@@ -57,6 +57,6 @@ def read_runtime(path: Path) -> RuntimeSnapshot:
                 "restore it from a backup or move it aside deliberately",
             ) from None
     return RuntimeSnapshot(
-        documents=[RuntimeDocument(r[0], r[1], r[2]) for r in rows],
+        documents=[RuntimeDocument(record_id=rid, store=store, document=text) for rid, store, text in rows],
         facts=[{k: str(v) for k, v in zip(FACT_KEYS, f, strict=True)} for f in facts],
     )

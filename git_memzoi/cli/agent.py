@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from git_memzoi.agents import install as installer
+from git_memzoi.agents import merge_config
 from git_memzoi.agents.hook_core import MAX_EVENT_BYTES
 from git_memzoi.cli.agent_hook import answer_text, read_event
 from git_memzoi.cli.common import emit_json, say, workspace
@@ -81,7 +81,7 @@ def hook_gemini() -> None:
 
 
 @agent.command("install")
-@click.argument("client", type=click.Choice(list(installer.CLIENTS)))
+@click.argument("client", type=click.Choice(list(merge_config.CLIENTS)))
 @click.option("--dry-run", "dry_run", is_flag=True, help="Print the change as a unified diff; write nothing.")
 @click.option(
     "--global",
@@ -108,9 +108,9 @@ def install(client: str, dry_run: bool, user_wide: bool, as_json: bool) -> None:
     if user_wide and client != "codex":
         raise UsageError(f"--global is for codex: {client}'s files belong to the project")
     workdir = workspace().repo.require_workdir() if client == "claude" else work_tree()
-    changes = installer.plan(client, workdir, runtime_env(), user_wide=user_wide)
+    changes = merge_config.plan(client, workdir, runtime_env(), user_wide=user_wide)
     if not dry_run:
-        installer.install(changes)
+        merge_config.install(changes)
     if as_json:
         emit_json({"client": client, "dry_run": dry_run, "files": [c.as_json() for c in changes]})
     elif dry_run:
@@ -127,7 +127,7 @@ def install(client: str, dry_run: bool, user_wide: bool, as_json: bool) -> None:
         next_steps(client, user_wide, changes)
 
 
-def next_steps(client: str, user_wide: bool, changes: list[installer.FileChange]) -> None:
+def next_steps(client: str, user_wide: bool, changes: list[merge_config.FileChange]) -> None:
     """What the client asks before it uses what install wrote."""
     if client == "codex" and not user_wide and changes[0].changed:
         say(

@@ -23,6 +23,21 @@ from git_memzoi.errors import EXIT_STATE, OUT_OF_MEMORY, OUT_OF_MEMORY_HINT
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import TypedDict
+
+    class Summary(TypedDict):
+        """What the line `rebuild` ends with counts (a plain dict at run time: typing stays unloaded)."""
+
+        changed: bool
+        records: int
+        runtime: int
+        parsed: int
+        cached: int
+        reused: int
+        removed: int
+        problems: int
+        duration: float
+
 
 #: The clients' hooks' whole argv (anything else, such as --help, goes to click).
 HOOK_ARGVS = (["agent", "hook", "claude"], ["agent", "hook", "codex"], ["agent", "hook", "gemini"])
@@ -136,15 +151,17 @@ def noop_rebuild(*, strict: bool) -> int | None:
     lines = [problem_line(*problem) for problem in problems]
     lines.append(
         rebuild_summary(
-            False,
-            verified.records,
-            verified.runtime,
-            0,
-            0,
-            verified.records + verified.runtime,
-            0,
-            len(problems),
-            time.perf_counter() - started,
+            {
+                "changed": False,
+                "records": verified.records,
+                "runtime": verified.runtime,
+                "parsed": 0,
+                "cached": 0,
+                "reused": verified.records + verified.runtime,
+                "removed": 0,
+                "problems": len(problems),
+                "duration": time.perf_counter() - started,
+            }
         )
     )
     sys.stderr.write("".join(f"{line}\n" for line in lines))
@@ -171,20 +188,11 @@ def problem_line(path: str, line: int, code: str, message: str, severity: str = 
     return f"{path}:{line}: {'warning: ' if severity == 'warning' else ''}{code}: {message}"
 
 
-def rebuild_summary(
-    changed: bool,
-    records: int,
-    runtime: int,
-    parsed: int,
-    cached: int,
-    reused: int,
-    removed: int,
-    problems: int,
-    duration: float,
-) -> str:
+def rebuild_summary(s: Summary) -> str:
     """The line `rebuild` ends with."""
-    extra = f", {problems} invalid files skipped" if problems else ""
+    extra = f", {s['problems']} invalid files skipped" if s["problems"] else ""
     return (
-        f"index {'rebuilt' if changed else 'up to date'}: {records} records, {runtime} runtime records "
-        f"(parsed {parsed}, from cache {cached}, reused {reused}, removed {removed}){extra} in {duration:.2f}s"
+        f"index {'rebuilt' if s['changed'] else 'up to date'}: {s['records']} records, {s['runtime']} runtime "
+        f"records (parsed {s['parsed']}, from cache {s['cached']}, reused {s['reused']}, removed {s['removed']})"
+        f"{extra} in {s['duration']:.2f}s"
     )

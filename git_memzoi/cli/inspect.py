@@ -169,7 +169,7 @@ def _chained(path: Any, name: str) -> str:
 
 
 def _agents(workdir: Any) -> dict[str, str]:
-    from git_memzoi.agents import install as agents
+    from git_memzoi.agents import merge_config as agents
 
     found = {}
     for client in agents.CLIENTS:

@@ -87,15 +87,17 @@ def rebuild(full: bool, strict: bool, as_json: bool) -> None:
         click.echo(str(problem), err=True)
     say(
         rebuild_summary(
-            report.changed,
-            report.records,
-            report.runtime,
-            report.parsed,
-            report.cached,
-            report.reused,
-            report.removed,
-            len(report.problems),
-            report.duration,
+            {
+                "changed": report.changed,
+                "records": report.records,
+                "runtime": report.runtime,
+                "parsed": report.parsed,
+                "cached": report.cached,
+                "reused": report.reused,
+                "removed": report.removed,
+                "problems": len(report.problems),
+                "duration": report.duration,
+            }
         )
     )
 

@@ -312,7 +312,7 @@ def _check_plan_id(plan: ImportPlan, expected: str | None) -> None:
 def write(ws: Workspace, plan: ImportPlan, expected: str | None = None) -> ImportResult:
     """Write one pending packet per planned change, all or nothing (a packet already pending is kept)."""
     from git_memzoi.index.inbox_store import DbChange, EventSpec
-    from git_memzoi.lifecycle import install, recovery, state
+    from git_memzoi.lifecycle import recovery, state, transaction
     from git_memzoi.lifecycle.plan import FileChange, Plan, new_dirs_for
 
     _check_plan_id(plan, expected)
@@ -340,7 +340,7 @@ def write(ws: Workspace, plan: ImportPlan, expected: str | None = None) -> Impor
             db=DbChange(EventSpec("import", tuple(e.proposal_id or "" for e in plan.changes), _detail(plan))),
             new_dirs=new_dirs_for(paths, snap.dirs),
         )
-        install.install(session.root, ws.layout, session.conn, step)
+        transaction.install(session.root, ws.layout, session.conn, step)
         result.written = paths
     return result
 

@@ -15,6 +15,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterable
+from contextlib import closing
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -175,14 +176,14 @@ def listing(db_path: Path, workdir: Path | None, *, open_only: bool = False) -> 
     out: list[Listed] = []
     known: set[str] = set()
     if db_path.exists():
-        conn = shared_db.connect(db_path, readonly=True)
-        try:
-            rows = list_rows(conn, OPEN_STATES if open_only else None)
-            known.update(name for pair in conn.execute("SELECT id, file_id FROM proposals") for name in pair if name)
-        except sqlite3.DatabaseError as exc:
-            raise StateError(f"{db_path}: shared.db is unreadable: {exc}") from None
-        finally:
-            conn.close()
+        with closing(shared_db.connect(db_path, readonly=True)) as conn:
+            try:
+                rows = list_rows(conn, OPEN_STATES if open_only else None)
+                known.update(
+                    name for pair in conn.execute("SELECT id, file_id FROM proposals") for name in pair if name
+                )
+            except sqlite3.DatabaseError as exc:
+                raise StateError(f"{db_path}: shared.db is unreadable: {exc}") from None
         for row in rows:
             file = pending_path(row.file_id) if row.file_id else None
             if file is not None and (workdir is None or not (workdir / file).is_file()):

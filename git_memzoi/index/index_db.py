@@ -161,7 +161,7 @@ def create(path: Path) -> sqlite3.Connection:
 def finish(conn: sqlite3.Connection) -> None:
     """After a bulk load: build the secondary indexes.
 
-    There are no triggers: `index.writer` writes each row's FTS entry and `applies` rows itself
+    There are no triggers: `index.write` writes each row's FTS entry and `applies` rows itself
     (an FTS insert from a trigger costs two to three times as much, BENCHMARKS.md "cold full rebuild")."""
     for statement in _statements(_INDEXES):
         conn.execute(statement)

@@ -7,6 +7,7 @@ one that exists but cannot be read fails closed (StateError from shared_db.conne
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,19 +46,17 @@ def read_runtime(path: Path) -> RuntimeSnapshot:
     """Runtime records and retention facts from shared.db (empty when it does not exist)."""
     if not path.exists():
         return RuntimeSnapshot()
-    conn = shared_db.connect(path, readonly=True)
-    try:
-        rows = conn.execute("SELECT id, store, document FROM runtime_records ORDER BY store, id").fetchall()
-        facts = conn.execute(f"SELECT {', '.join(FACT_KEYS)} FROM retention_facts ORDER BY seq").fetchall()
-    except sqlite3.DatabaseError as exc:
-        raise StateError(
-            f"{path}: shared.db is unreadable: {exc}",
-            hint="shared.db is durable authority and is never recreated over; "
-            "restore it from a backup or move it aside deliberately",
-        ) from None
-    finally:
-        conn.close()
+    with closing(shared_db.connect(path, readonly=True)) as conn:
+        try:
+            rows = conn.execute("SELECT id, store, document FROM runtime_records ORDER BY store, id").fetchall()
+            facts = conn.execute(f"SELECT {', '.join(FACT_KEYS)} FROM retention_facts ORDER BY seq").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise StateError(
+                f"{path}: shared.db is unreadable: {exc}",
+                hint="shared.db is durable authority and is never recreated over; "
+                "restore it from a backup or move it aside deliberately",
+            ) from None
     return RuntimeSnapshot(
-        documents=[RuntimeDocument(r[0], r[1], r[2]) for r in rows],
+        documents=[RuntimeDocument(record_id=rid, store=store, document=text) for rid, store, text in rows],
         facts=[{k: str(v) for k, v in zip(FACT_KEYS, f, strict=True)} for f in facts],
     )

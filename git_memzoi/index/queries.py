@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -276,12 +277,9 @@ def database_state(path: Path, table: str) -> str:
     if not path.exists():
         return "missing"
     try:
-        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
-        try:
+        with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as conn:
             conn.execute(f"SELECT count(*) FROM {table}").fetchone()
             result = conn.execute("PRAGMA quick_check").fetchone()[0]
-        finally:
-            conn.close()
     except sqlite3.DatabaseError as exc:
         return f"unreadable: {exc}"
     return "ok" if result == "ok" else f"corrupt: {result}"

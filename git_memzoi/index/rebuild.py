@@ -1,7 +1,7 @@
 """Build and refresh this worktree's index.db: incremental by stat and blob OID, atomic by replace.
 
 `rebuild(ws)` brings index.db in line with `.memzoi/records/` and shared.db's runtime memory
-(see `index.build`); `open_index(ws)` is the read path, which checks staleness cheaply before
+(see `index.sync`); `open_index(ws)` is the read path, which checks staleness cheaply before
 every read (see `index.staleness`) and refreshes the index by itself when it is stale.
 Nothing under `.memzoi/` is ever written, and shared.db is only read.
 """
@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 from git_memzoi.errors import NoSpace, StateError, from_environment
 from git_memzoi.index import index_db, staleness
-from git_memzoi.index.build import Progress, noop, refresh_paths, sync
 from git_memzoi.index.index_db import connect_installed, current_filter, instant
 from git_memzoi.index.outcome import InvalidRecords, RebuildReport
+from git_memzoi.index.sync import Progress, noop, refresh_paths, sync
 from git_memzoi.layout import INDEX_LOCK
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def _sync_one_writer(
 ) -> RebuildReport:
     """Run `sync` as this worktree's only index writer (a rebuild with nothing to do only reads).
 
-    `digest` False: the caller already compared the sweep's digest (`build.noop`)."""
+    `digest` False: the caller already compared the sweep's digest (`sync.noop`)."""
     if not full:
         report = noop(ws, strict=strict, digest=digest)
         if report is not None:

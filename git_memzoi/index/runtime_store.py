@@ -36,6 +36,28 @@ class RuntimeRow:
 
 
 @dataclass(frozen=True)
+class NewRecord:
+    """A runtime record to insert (its timestamps are the store's)."""
+
+    record_id: str
+    store: str  # local | session
+    document: str
+    status: str
+    worktree_key: str | None
+
+
+@dataclass(frozen=True)
+class NewFact:
+    """An authorised retention fact to record (its sequence number and timestamp are the store's)."""
+
+    record_id: str
+    fact: str
+    until: str
+    reason: str
+    actor: str
+
+
+@dataclass(frozen=True)
 class RetentionFact:
     """One authorised retention fact (today only `episodic_extension`)."""
 
@@ -93,27 +115,28 @@ def _stamp() -> str:
 
 
 def insert_record(
-    conn: sqlite3.Connection,
-    *,
-    record_id: str,
-    store: str,
-    document: str,
-    status: str,
-    worktree_key: str | None,
-    action: str,
-    detail: dict[str, Any] | None = None,
+    conn: sqlite3.Connection, new: NewRecord, *, action: str, detail: dict[str, Any] | None = None
 ) -> RuntimeRow:
     """Insert a new runtime record and its event; raises sqlite3.IntegrityError on a duplicate ID."""
-    if store not in STORES:
-        raise ValueError(f"unknown runtime store {store!r}")
+    if new.store not in STORES:
+        raise ValueError(f"unknown runtime store {new.store!r}")
     stamp = _stamp()
+    row = RuntimeRow(
+        id=new.record_id,
+        store=new.store,
+        document=new.document,
+        status=new.status,
+        created_at=stamp,
+        updated_at=stamp,
+        worktree_key=new.worktree_key,
+    )
     with shared_db.transaction(conn):
         conn.execute(
             f"INSERT INTO runtime_records ({_RECORD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (record_id, store, document, status, stamp, stamp, worktree_key),
+            (row.id, row.store, row.document, row.status, row.created_at, row.updated_at, row.worktree_key),
         )
-        shared_db.append_event(conn, action, [record_id], detail)
-    return RuntimeRow(record_id, store, document, status, stamp, stamp, worktree_key)
+        shared_db.append_event(conn, action, [new.record_id], detail)
+    return row
 
 
 def update_record(
@@ -186,28 +209,27 @@ def iter_records(
 
 
 def add_fact(
-    conn: sqlite3.Connection,
-    *,
-    record_id: str,
-    fact: str,
-    until: str,
-    reason: str,
-    actor: str,
-    action: str,
-    detail: dict[str, Any] | None = None,
+    conn: sqlite3.Connection, new: NewFact, *, action: str, detail: dict[str, Any] | None = None
 ) -> RetentionFact:
     """Record an authorised retention fact and its event."""
     stamp = _stamp()
     with shared_db.transaction(conn):
         cursor = conn.execute(
             "INSERT INTO retention_facts (record_id, fact, until, reason, actor, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (record_id, fact, until, reason, actor, stamp),
+            (new.record_id, new.fact, new.until, new.reason, new.actor, stamp),
         )
         seq = int(cursor.lastrowid or 0)
-        shared_db.append_event(
-            conn, action, [record_id], (detail or {}) | {"fact": fact, "until": until, "seq": seq}, who=actor
-        )
-    return RetentionFact(seq, record_id, fact, until, reason, actor, stamp)
+        event = (detail or {}) | {"fact": new.fact, "until": new.until, "seq": seq}
+        shared_db.append_event(conn, action, [new.record_id], event, who=new.actor)
+    return RetentionFact(
+        seq=seq,
+        record_id=new.record_id,
+        fact=new.fact,
+        until=new.until,
+        reason=new.reason,
+        actor=new.actor,
+        created_at=stamp,
+    )
 
 
 def facts_for(conn: sqlite3.Connection, record_id: str) -> list[RetentionFact]:

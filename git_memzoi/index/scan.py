@@ -79,20 +79,8 @@ class Scan:
 
 def scan_records(workdir: str, now_ns: int) -> Scan:
     """Walk .memzoi/records/ (folder stats first, so a change during the walk shows next time)."""
-    for rel in (MEMZOI_DIR, RECORDS):
-        if os.path.islink(os.path.join(workdir, rel)):
-            # what a symlink points at is outside the reviewed tree: never serve it
-            raise Refused(
-                f"{rel} is a symlink; memory folders must be real folders in the work tree, "
-                "and git memzoi does not follow them",
-                hint="`git memzoi validate` reports it",
-                code="symlink",
-            )
+    _refuse_symlinked_folders(workdir)
     scan = Scan(workdir=workdir)
-    files = scan.files
-    # FileStat without its Python-level constructor: this loop runs once per record file on every
-    # read's stat sweep (BENCHMARKS.md, "no-op rebuild")
-    make = tuple.__new__
     newest = 0
     root = os.path.join(workdir, MEMZOI_DIR)
     scan.dirs[MEMZOI_DIR] = dir_signature(root, now_ns)
@@ -105,29 +93,57 @@ def scan_records(workdir: str, now_ns: int) -> Scan:
             entries = list(os.scandir(full_dir))
         except (FileNotFoundError, NotADirectoryError):
             continue
-        prefix = rel_dir + "/"
-        for entry in entries:
-            name = entry.name
-            if not name.isascii() and not utf8_name(name):
-                # SQLite and JSON need text: such a record file (or folder) is reported, never indexed
-                if name.endswith(".md") or entry.is_dir(follow_symlinks=False):
-                    scan.undecodable.append(printable(prefix + name))
-                continue
-            if name.endswith(".md") and entry.is_file(follow_symlinks=False):
-                st = entry.stat()
-                mtime, ctime, ino, dev = st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
-                if ino > MAX_SIGNED or dev > MAX_SIGNED:
-                    ino, dev = signed64(ino), signed64(dev)
-                files[prefix + name] = make(FileStat, (st.st_size, mtime, ctime, ino, dev))
-                if mtime > newest:
-                    newest = mtime
-            elif entry.is_symlink():
-                if name.endswith(".md"):
-                    scan.symlinks.append(prefix + name)
-            elif entry.is_dir():
-                stack.append(prefix + name)
+        newest = max(newest, _scan_folder(scan, rel_dir + "/", entries, stack))
     scan.newest_ns = newest
     return scan
+
+
+def _refuse_symlinked_folders(workdir: str) -> None:
+    for rel in (MEMZOI_DIR, RECORDS):
+        if os.path.islink(os.path.join(workdir, rel)):
+            # what a symlink points at is outside the reviewed tree: never serve it
+            raise Refused(
+                f"{rel} is a symlink; memory folders must be real folders in the work tree, "
+                "and git memzoi does not follow them",
+                hint="`git memzoi validate` reports it",
+                code="symlink",
+            )
+
+
+def _scan_folder(scan: Scan, prefix: str, entries: list[os.DirEntry[str]], stack: list[str]) -> int:
+    """Take the stats of one folder's record files; push its subfolders on `stack`. The latest mtime seen."""
+    files = scan.files
+    # FileStat without its Python-level constructor: this loop runs once per record file on every
+    # read's stat sweep (BENCHMARKS.md, "no-op rebuild")
+    make = tuple.__new__
+    newest = 0
+    for entry in entries:
+        name = entry.name
+        if not name.isascii() and not utf8_name(name):
+            # SQLite and JSON need text: such a record file (or folder) is reported, never indexed
+            if name.endswith(".md") or entry.is_dir(follow_symlinks=False):
+                scan.undecodable.append(printable(prefix + name))
+            continue
+        if name.endswith(".md") and entry.is_file(follow_symlinks=False):
+            st = entry.stat()
+            mtime, ctime, ino, dev = st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
+            if ino > MAX_SIGNED or dev > MAX_SIGNED:
+                ino, dev = signed64(ino), signed64(dev)
+            files[prefix + name] = make(FileStat, (st.st_size, mtime, ctime, ino, dev))
+            if mtime > newest:
+                newest = mtime
+        else:
+            _other_entry(scan, prefix, entry, stack)
+    return newest
+
+
+def _other_entry(scan: Scan, prefix: str, entry: os.DirEntry[str], stack: list[str]) -> None:
+    """A folder to walk, or a symlinked record file to report; anything else is not a record."""
+    if entry.is_symlink():
+        if entry.name.endswith(".md"):
+            scan.symlinks.append(prefix + entry.name)
+    elif entry.is_dir():
+        stack.append(prefix + entry.name)
 
 
 def scan_paths(workdir: str, paths: Iterable[str]) -> Scan | None:

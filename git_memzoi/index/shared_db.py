@@ -20,7 +20,7 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -161,58 +161,75 @@ def connect(
         _create_new(path, owner)
     conn: sqlite3.Connection | None = None
     try:
-        if readonly:
-            conn = sqlite3.connect(
-                f"{path.as_uri()}?mode=ro",
-                uri=True,
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                isolation_level=None,
-                check_same_thread=False,
-                factory=Connection,
-            )
-        else:
-            conn = sqlite3.connect(
-                path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False, factory=Connection
-            )
+        conn = _open(path, readonly=readonly)
         conn.actor = actor
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version == 0:
-            # a new shared.db is linked into place complete (_create_new): an existing file
-            # without the schema (empty, truncated, someone else's) is never written over
-            raise _fail(path, "it is empty or has no memzoi schema version")
-        if version > SCHEMA_VERSION:
-            raise _fail(path, f"schema version {version}; this git memzoi reads version {SCHEMA_VERSION}")
-        if stats is None or load_cache(f"{path}{CHECKED_SUFFIX}") != stats:
-            # every page, before anything is read or written: a corrupt page anywhere fails closed now,
-            # not halfway through a write
-            problems = [row[0] for row in conn.execute("PRAGMA quick_check(3)")]
-            if problems != ["ok"]:
-                lines = [line for p in problems for line in p.splitlines() if line and not line.startswith("***")]
-                detail = lines or problems
-                raise _fail(path, f"integrity check: {detail[0]}")
-            if stats is not None:
-                store_cache(f"{path}{CHECKED_SUFFIX}", stats)  # losing it only costs a check
-        if not readonly:  # only now, on a file known good: setting WAL writes to the file
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = FULL")
-        if version < SCHEMA_VERSION:
-            _upgrade(conn if not readonly else None, path)
-        if owner is not None and not readonly:
-            _bind(conn, path, owner)
+        _prepare(conn, path, stats, readonly=readonly, owner=owner)
         return conn
     except sqlite3.DatabaseError as exc:
         if conn is not None:
             conn.close()
-        code = exc.sqlite_errorname or ""
-        known = None if "CORRUPT" in code or "NOTADB" in code else from_environment(exc, str(path.parent))
-        if known is not None:  # no space, read-only: the file itself may be fine
-            raise (NoSpace if isinstance(known, NoSpace) else StateError)(f"{path}: {known}", hint=known.hint) from None
-        raise _fail(path, str(exc)) from None
+        raise _database_error(path, exc) from None
     except StateError:
         if conn is not None:
             conn.close()
         raise
+
+
+def _open(path: Path, *, readonly: bool) -> Connection:
+    if readonly:
+        return sqlite3.connect(
+            f"{path.as_uri()}?mode=ro",
+            uri=True,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=Connection,
+        )
+    return sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False, factory=Connection
+    )
+
+
+def _prepare(conn: Connection, path: Path, stats: list[int] | None, *, readonly: bool, owner: Owner | None) -> None:
+    """Check an opened shared.db (schema version, integrity) and bring it to this version's settings and schema."""
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == 0:
+        # a new shared.db is linked into place complete (_create_new): an existing file
+        # without the schema (empty, truncated, someone else's) is never written over
+        raise _fail(path, "it is empty or has no memzoi schema version")
+    if version > SCHEMA_VERSION:
+        raise _fail(path, f"schema version {version}; this git memzoi reads version {SCHEMA_VERSION}")
+    if stats is None or load_cache(f"{path}{CHECKED_SUFFIX}") != stats:
+        _check_integrity(conn, path, stats)
+    if not readonly:  # only now, on a file known good: setting WAL writes to the file
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+    if version < SCHEMA_VERSION:
+        _upgrade(conn if not readonly else None, path)
+    if owner is not None and not readonly:
+        _bind(conn, path, owner)
+
+
+def _check_integrity(conn: sqlite3.Connection, path: Path, stats: list[int] | None) -> None:
+    """Every page, before anything is read or written: a corrupt page anywhere fails closed now,
+    not halfway through a write. Remembered by the file's stat (`stats`), when it has one."""
+    problems = [row[0] for row in conn.execute("PRAGMA quick_check(3)")]
+    if problems != ["ok"]:
+        lines = [line for p in problems for line in p.splitlines() if line and not line.startswith("***")]
+        detail = lines or problems
+        raise _fail(path, f"integrity check: {detail[0]}")
+    if stats is not None:
+        store_cache(f"{path}{CHECKED_SUFFIX}", stats)  # losing it only costs a check
+
+
+def _database_error(path: Path, exc: sqlite3.DatabaseError) -> StateError:
+    """What an SQLite error opening shared.db means: no space or a read-only file system, or an unreadable file."""
+    code = exc.sqlite_errorname or ""
+    known = None if "CORRUPT" in code or "NOTADB" in code else from_environment(exc, str(path.parent))
+    if known is not None:  # no space, read-only: the file itself may be fine
+        return (NoSpace if isinstance(known, NoSpace) else StateError)(f"{path}: {known}", hint=known.hint)
+    return _fail(path, str(exc))
 
 
 def _create_new(path: Path, owner: Owner | None) -> None:
@@ -226,14 +243,11 @@ def _create_new(path: Path, owner: Owner | None) -> None:
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        conn = sqlite3.connect(tmp, isolation_level=None)
-        try:
+        with closing(sqlite3.connect(tmp, isolation_level=None)) as conn:
             _create_schema(conn, tmp, False)
             if owner is not None:
                 _bind(conn, tmp, owner)
             conn.execute("PRAGMA journal_mode = WAL")
-        finally:
-            conn.close()
         for leftover in (Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
             leftover.unlink(missing_ok=True)
         try:
@@ -316,12 +330,11 @@ def recorded_owner(path: Path) -> Owner | None:
         conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
     except sqlite3.DatabaseError:
         return None
-    try:
-        rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    except sqlite3.DatabaseError:
-        return None  # no meta table (older or damaged): connect() says what is wrong with it
-    finally:
-        conn.close()
+    with closing(conn):
+        try:
+            rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError:
+            return None  # no meta table (older or damaged): connect() says what is wrong with it
     found = rows.get(META_REPOSITORY_ID)
     return Owner(found, rows.get(META_COMMON_DIR, "")) if isinstance(found, str) else None
 
@@ -357,15 +370,11 @@ def verify_for(path: Path, common_dir: Path) -> None:
 
 def rebind(path: Path, owner: Owner) -> None:
     """Point a shared.db at `owner`'s common git directory (after the folder moved under a new key)."""
-    conn = connect(path, create=False)
-    try:
-        with transaction(conn):
-            conn.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?), (?, ?)",
-                (META_REPOSITORY_ID, owner.repository_id, META_COMMON_DIR, owner.common_dir),
-            )
-    finally:
-        conn.close()
+    with closing(connect(path, create=False)) as conn, transaction(conn):
+        conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?), (?, ?)",
+            (META_REPOSITORY_ID, owner.repository_id, META_COMMON_DIR, owner.common_dir),
+        )
 
 
 def check(path: Path) -> None:

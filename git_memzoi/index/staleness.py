@@ -154,7 +154,8 @@ def verify(
         if stored is None:
             return None
         write_check(index_path, check | {"dirs": scan.dirs}, check)
-        return Verified(len(files) - stored[0], int(meta.get("runtime_records", "0")), stored[1])
+        invalid, problems = stored
+        return Verified(len(files) - invalid, int(meta.get("runtime_records", "0")), problems)
     try:
         rows = conn.execute("SELECT path, size, mtime_ns, ctime_ns, ino, dev FROM files").fetchall()
         bad = conn.execute("SELECT path, size, mtime_ns, ctime_ns, ino, dev, problems FROM invalid").fetchall()
@@ -226,7 +227,8 @@ def _current(
     if stored is None:
         return None
     write_check(index_path, check | {"dirs": walk.dirs}, check)
-    return Verified(walk.files - stored[0], int(meta.get("runtime_records", "0")), stored[1])
+    invalid, problems = stored
+    return Verified(walk.files - invalid, int(meta.get("runtime_records", "0")), problems)
 
 
 def index_identity(index_path: Path) -> list[int] | None:
@@ -271,7 +273,7 @@ def _unchanged_from_index(
         conn = sqlite3.connect(f"{index_path.as_uri()}?mode=ro&immutable=1", uri=True, isolation_level=None)
     except sqlite3.DatabaseError:
         return None
-    try:
+    try:  # closed by hand: a no-op `rebuild` answered before click runs this, and loads no contextlib
         meta = _light_meta(conn)
         stored = _stored_problems(conn) if meta is not None else None
     finally:
@@ -281,7 +283,8 @@ def _unchanged_from_index(
     verified = _current(index_path, read_check(index_path), meta, lambda: stored, place)
     check = read_check(index_path)
     if verified is not None and check is not None and identity is not None and identity == index_identity(index_path):
-        kept = {"identity": identity, "meta": meta, "invalid": stored[0], "problems": stored[1]}
+        invalid, problems = stored
+        kept = {"identity": identity, "meta": meta, "invalid": invalid, "problems": problems}
         write_check(index_path, check | {"index": kept}, check)
     return verified
 

@@ -8,7 +8,7 @@ from typing import Any
 from git_memzoi.errors import FormatError, Refused, UsageError
 from git_memzoi.index.inbox_store import DbChange, EventSpec
 from git_memzoi.layout import GITATTRIBUTES, LOG, record_path, resolved_path
-from git_memzoi.lifecycle import bookkeeping, checks, install, packets, recovery, state, targets
+from git_memzoi.lifecycle import bookkeeping, checks, packets, recovery, state, targets, transaction
 from git_memzoi.lifecycle.bookkeeping import Resolution
 from git_memzoi.lifecycle.plan import FileChange, Plan, RecordChange, new_dirs_for
 from git_memzoi.lifecycle.state import Snapshot
@@ -369,7 +369,9 @@ def apply(
         plan = plan_apply(snap, found, opts, receipt, base)
         if isinstance(plan, Settled):
             return _settled(plan, session.repaired)
-        warnings, sha = install.install_and_commit(ws, session.root, session.conn, plan, verb="apply", commit=commit)
+        warnings, sha = transaction.install_and_commit(
+            ws, session.root, session.conn, plan, verb="apply", commit=commit
+        )
     return ApplyResult(
         proposal_id=plan.proposal_id,
         outcome=plan.outcome,

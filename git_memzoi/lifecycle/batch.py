@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from git_memzoi.errors import Refused
 from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow
 from git_memzoi.layout import GITATTRIBUTES, LOG, pending_path, resolved_path
-from git_memzoi.lifecycle import install, packets, recovery, state
+from git_memzoi.lifecycle import packets, recovery, state, transaction
 from git_memzoi.lifecycle.apply import ApplyOptions, plan_apply
 from git_memzoi.lifecycle.plan import FileChange, Plan, RecordChange, new_dirs_for
 from git_memzoi.lifecycle.targets import Settled, Source
@@ -129,7 +129,9 @@ def apply_batch(
             plan = replace(plan, files=(*plan.files, extra))
         paths = [c.path for c in plan.files if c.before is None]
         plan = replace(plan, new_dirs=new_dirs_for(paths, shared.dirs))
-        warnings, sha = install.install_and_commit(ws, session.root, session.conn, plan, verb="apply", commit=commit)
+        warnings, sha = transaction.install_and_commit(
+            ws, session.root, session.conn, plan, verb="apply", commit=commit
+        )
     return BatchResult(
         name, list(plan.records), plan.paths, [p.proposal_id for p in plans], sha, warnings, session.repaired
     )

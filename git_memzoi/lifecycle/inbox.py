@@ -19,7 +19,7 @@ from git_memzoi.gitrepo.identity import actor
 from git_memzoi.index import inbox_store, shared_db
 from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow
 from git_memzoi.layout import pending_path
-from git_memzoi.lifecycle import checks, install, packets, recovery, state, targets
+from git_memzoi.lifecycle import checks, packets, recovery, state, targets, transaction
 from git_memzoi.lifecycle.draft import PacketDraft, new_id
 from git_memzoi.lifecycle.plan import FileChange, Plan, new_dirs_for
 from git_memzoi.lifecycle.state import Snapshot
@@ -310,7 +310,7 @@ def submit(
             _twin(snap, session.conn, packets.body_digest(body), str(pid_hint)),
         )
         plan = plan_propose(snap, raw, ctx, str(pid_hint))
-        install.install(root, ws.layout, session.conn, plan)
+        transaction.install(root, ws.layout, session.conn, plan)
         row = inbox_store.get(session.conn, plan.proposal_id)
     assert row is not None
     return _entry(row, root, list(plan.messages) + session.repaired)
@@ -368,7 +368,7 @@ def revise(ws: Workspace, proposal_id: str, raw: bytes) -> InboxEntry:
             db=db,
             messages=(message,),
         )
-        install.install(root, ws.layout, session.conn, plan)
+        transaction.install(root, ws.layout, session.conn, plan)
         after = inbox_store.get(session.conn, proposal_id)
     assert after is not None
     return _entry(after, root, [message, *session.repaired])
@@ -401,7 +401,7 @@ def approve(ws: Workspace, proposal_id: str) -> InboxEntry:
             base = checks.proposed_base(parsed, row.packet.encode("utf-8"), row)
             snap = state.gather(ws, target_id=parsed.packet.target_id, since=checks.history_since(parsed, base))
         plan = plan_approve(row, parsed, state.now_text(), snap)
-        install.install(root, ws.layout, session.conn, plan)
+        transaction.install(root, ws.layout, session.conn, plan)
         after = inbox_store.get(session.conn, row.id)
     assert after is not None
     return _entry(after, root, list(plan.messages) + session.repaired)

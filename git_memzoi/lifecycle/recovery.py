@@ -16,8 +16,8 @@ from pathlib import Path
 
 from git_memzoi.gitrepo.identity import actor
 from git_memzoi.index import inbox_store, shared_db
-from git_memzoi.lifecycle import install
 from git_memzoi.lifecycle import journal as journals
+from git_memzoi.lifecycle import transaction
 from git_memzoi.lifecycle.state import require_initialised
 from git_memzoi.lifecycle.targets import Settled, Source, resolve
 from git_memzoi.runtime.atomic import fsync_dir
@@ -64,7 +64,7 @@ def repair_locked(ws: Workspace, conn: sqlite3.Connection | None = None) -> list
                 f"its work tree {root} no longer exists"
             )
         else:
-            notes = install.settle(journal, committed)
+            notes = transaction.settle(journal, committed)
             roots.add(root)
             verb = "completed" if committed else "rolled back"
             lines.append(f"{verb} the interrupted {journal.operation} of {journal.proposal_id} in {root}")
@@ -73,7 +73,7 @@ def repair_locked(ws: Workspace, conn: sqlite3.Connection | None = None) -> list
         fsync_dir(path.parent)
     if ws.repo.workdir is not None:
         roots.add(ws.repo.workdir)
-    removed = install.clean_temp(sorted(roots), ws.layout.journal_dir, (ws.repo.git_dir,))
+    removed = transaction.clean_temp(sorted(roots), ws.layout.journal_dir, (ws.repo.git_dir,))
     lines.extend(f"removed orphan temp file {name}" for name in removed)
     return lines
 

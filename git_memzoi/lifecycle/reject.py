@@ -14,7 +14,7 @@ from typing import Any
 from git_memzoi.errors import Refused, UsageError
 from git_memzoi.index.inbox_store import DbChange, EventSpec, ProposalRow, RejectionRow
 from git_memzoi.layout import GITATTRIBUTES, LOG, resolved_path
-from git_memzoi.lifecycle import bookkeeping, checks, install, packets, recovery, state
+from git_memzoi.lifecycle import bookkeeping, checks, packets, recovery, state, transaction
 from git_memzoi.lifecycle.bookkeeping import Resolution
 from git_memzoi.lifecycle.plan import FileChange, Plan, new_dirs_for
 from git_memzoi.lifecycle.state import Snapshot
@@ -190,7 +190,9 @@ def reject(
         )
         if isinstance(plan, Settled):
             return _settled(plan, session.repaired)
-        warnings, sha = install.install_and_commit(ws, session.root, session.conn, plan, verb="reject", commit=commit)
+        warnings, sha = transaction.install_and_commit(
+            ws, session.root, session.conn, plan, verb="reject", commit=commit
+        )
     hash_only = _hash_only(found)
     # a hash-only result never names the pending file: its name is the file ID alias
     files = [p for p in plan.paths if not (hash_only and p == found.file_path)]

@@ -100,13 +100,16 @@ def extend(ws: Workspace, record_id: str, *, until: str, reason: str) -> dict[st
             )
         if target <= now:
             raise Refused(f"{until} is already in the past (now is {format_rfc3339(now)})", code="extension-in-past")
-        fact = runtime_store.add_fact(
-            conn,
+        new = runtime_store.NewFact(
             record_id=record_id,
             fact=runtime_store.EPISODIC_EXTENSION,
             until=format_rfc3339(target),
             reason=reason,
             actor=actor(ws.repo),
+        )
+        fact = runtime_store.add_fact(
+            conn,
+            new,
             action="retention.extend",
             detail={"path": path},
         )

@@ -105,13 +105,12 @@ def add(ws: Workspace, fields: MemoryFields, *, confidence: float = DEFAULT_CONF
     }
     document = store.render(data, body, "local add")
     with store.writing(ws) as conn:
+        new = runtime_store.NewRecord(
+            record_id=record_id, store="local", document=document, status="active", worktree_key=ws.repo.worktree_key
+        )
         row = runtime_store.insert_record(
             conn,
-            record_id=record_id,
-            store="local",
-            document=document,
-            status="active",
-            worktree_key=ws.repo.worktree_key,
+            new,
             action="local.add",
             detail={"store": "local", "lane": lane, "type": type},
         )

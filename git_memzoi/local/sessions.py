@@ -92,13 +92,12 @@ def add(
     with store.writing(ws) as conn, shared_db.transaction(conn):
         if successor_of is not None:
             store.load(conn, successor_of, "session")  # the predecessor must be a checkpoint
+        new = runtime_store.NewRecord(
+            record_id=record_id, store="session", document=document, status="active", worktree_key=ws.repo.worktree_key
+        )
         row = runtime_store.insert_record(
             conn,
-            record_id=record_id,
-            store="session",
-            document=document,
-            status="active",
-            worktree_key=ws.repo.worktree_key,
+            new,
             action="checkpoint.add",
             detail=detail,
         )

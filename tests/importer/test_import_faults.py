@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from git_memzoi.index import shared_db
-from git_memzoi.lifecycle import install
+from git_memzoi.lifecycle import transaction
 from git_memzoi.runtime.workspace import Workspace
 from support import git, make_repo, run_cli
 from support.lifecycle import APPLIED_AT, at, kill_at, leftovers, repair, snapshot
@@ -48,8 +48,8 @@ def test_kill_during_import_apply_leaves_before_or_after(tmp_path: Path, monkeyp
     monkeypatch.chdir(root)
     before = snapshot(root)
     kill_at(step, args, root)
-    steps = install.fault_steps(FILES)
-    committed = steps.index(step) >= steps.index(install.FIRST_COMMITTED_STEP)
+    steps = transaction.fault_steps(FILES)
+    committed = steps.index(step) >= steps.index(transaction.FIRST_COMMITTED_STEP)
     repair(root, step, committed)
     if committed:
         assert snapshot(root) == after
@@ -68,8 +68,8 @@ def test_kill_during_import_apply_commit(tmp_path: Path, monkeypatch, step: str)
     monkeypatch.chdir(root)
     head = git("rev-parse", "HEAD", cwd=root).stdout
     kill_at(step, ["import", "--apply", "--commit"], root)
-    steps = install.fault_steps(FILES, commit=True)
-    committed = steps.index(step) >= steps.index(install.FIRST_COMMITTED_STEP)
+    steps = transaction.fault_steps(FILES, commit=True)
+    committed = steps.index(step) >= steps.index(transaction.FIRST_COMMITTED_STEP)
     repair(root, step, committed)
     status = git("status", "--porcelain", cwd=root).stdout
     if committed:

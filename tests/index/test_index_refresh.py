@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from git_memzoi.index import build, staleness
+from git_memzoi.index import staleness, sync
 from git_memzoi.index.rebuild import open_index, rebuild, refresh
 from git_memzoi.runtime.workspace import Workspace
 from support import Repo, run_cli
@@ -42,7 +42,7 @@ def test_apply_refreshes_the_rows_of_the_files_it_wrote_without_a_sweep(
     rebuild(Workspace.open())
     write_packet(repo, packet(PID))
     with monkeypatch.context() as patch:
-        patch.setattr(build, "scan_records", _no_sweep)
+        patch.setattr(sync, "scan_records", _no_sweep)
         result = run_cli("apply", PID, "--json").json()
     assert result["outcome"] == "applied" and result["warnings"] == []
     refreshed = dump_index(Workspace.open())

@@ -305,7 +305,7 @@ def test_lease_hours_change_recomputes_session_boundaries(repo: Repo) -> None:
 
 
 def test_parallel_parse_gives_the_same_index(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
-    from git_memzoi.index import make
+    from git_memzoi.index import rows as index_rows
 
     for n in range(24):
         add_record(repo, f"p/{n:02d}", f"par-{n:02d}", tags=[f"t{n}"], applies_to=[f"src/m{n % 3}/**"])
@@ -323,11 +323,11 @@ def test_parallel_parse_gives_the_same_index(repo: Repo, monkeypatch: pytest.Mon
             conn.close()
         return rows, bad
 
-    monkeypatch.setattr(make, "PARALLEL_MIN", 10**9)
+    monkeypatch.setattr(index_rows, "PARALLEL_MIN", 10**9)
     rebuild(ws(), full=True)
     sequential = dump()
-    monkeypatch.setattr(make, "PARALLEL_MIN", 5)
-    monkeypatch.setattr(make, "CHUNK", 4)
+    monkeypatch.setattr(index_rows, "PARALLEL_MIN", 5)
+    monkeypatch.setattr(index_rows, "CHUNK", 4)
     report = rebuild(ws(), full=True)
     assert report.parsed == 25 and [p.code for p in report.problems] == ["yaml-syntax"]
     assert dump() == sequential

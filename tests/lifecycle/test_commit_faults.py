@@ -8,7 +8,7 @@ from typing import Any
 import pygit2
 import pytest
 
-from git_memzoi.lifecycle import install
+from git_memzoi.lifecycle import transaction
 from support import git, run_cli
 from support.lifecycle import APPLIED_AT, at, kill_at, repair, snapshot, supersede_scenario
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.crash
 
 PID = "mem_2026_03_01_supersede_abc123"
 ARGS = ["apply", PID, "--reviewer", "alice", "--commit"]
-STEPS = install.fault_steps(6, commit=True)
+STEPS = transaction.fault_steps(6, commit=True)
 
 
 def _scenario(root: Path) -> None:
@@ -74,7 +74,7 @@ def test_kill_apply_commit_at_every_step_then_repair(tmp_path: Path, monkeypatch
     monkeypatch.chdir(root)
     before = git_state(root)
     kill_at(step, ARGS, root)
-    committed = STEPS.index(step) >= STEPS.index(install.FIRST_COMMITTED_STEP)
+    committed = STEPS.index(step) >= STEPS.index(transaction.FIRST_COMMITTED_STEP)
     repair(root, step, committed)
     state = git_state(root)
     if committed:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from git_memzoi.index import shared_db
-from git_memzoi.lifecycle import install
+from git_memzoi.lifecycle import transaction
 from git_memzoi.runtime.workspace import Workspace
 from support import make_repo, run_cli
 from support.lifecycle import (
@@ -43,7 +43,7 @@ def _scenario(root: Path, kind: str) -> list[str]:
 
 
 FILES = {"supersede": 6, "reject-receipt": 3, "propose-packet": 1}
-CASES = [("supersede", step) for step in install.fault_steps(FILES["supersede"])]
+CASES = [("supersede", step) for step in transaction.fault_steps(FILES["supersede"])]
 CASES += [
     (kind, step)
     for kind in ("reject-receipt", "propose-packet")
@@ -66,8 +66,8 @@ def _after(tmp_path: Path, kind: str) -> dict:
 
 
 def _committed(step: str, kind: str) -> bool:
-    steps = install.fault_steps(FILES[kind])
-    return steps.index(step) >= steps.index(install.FIRST_COMMITTED_STEP)
+    steps = transaction.fault_steps(FILES[kind])
+    return steps.index(step) >= steps.index(transaction.FIRST_COMMITTED_STEP)
 
 
 @pytest.mark.parametrize("kind, step", CASES)

@@ -96,4 +96,4 @@ def test_the_walk_finds_a_cycle_when_there_is_one() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c"]]
     known = modules()
-    assert "git_memzoi.index.build" in imports(known["git_memzoi.index.rebuild"], known)
+    assert "git_memzoi.index.sync" in imports(known["git_memzoi.index.rebuild"], known)

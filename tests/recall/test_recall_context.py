@@ -255,15 +255,10 @@ def test_expiry_explains_at_and_before_the_boundary(repo: Repo) -> None:
 def test_expiry_sees_authorised_extension_facts(repo: Repo) -> None:
     add_outage(repo, body="Gateway outage.")
     conn = shared_db.connect(Workspace.open().layout.shared_db)
-    runtime_store.add_fact(
-        conn,
-        record_id="outage",
-        fact="episodic_extension",
-        until="2026-04-15T00:00:00Z",
-        reason="postmortem",
-        actor="alice",
-        action="retention.extend",
+    new = runtime_store.NewFact(
+        record_id="outage", fact="episodic_extension", until="2026-04-15T00:00:00Z", reason="postmortem", actor="alice"
     )
+    runtime_store.add_fact(conn, new, action="retention.extend")
     conn.close()
     env = {"MEMZOI_NOW": "2026-04-14T23:59:59Z"}
     decision = run_cli("expiry", "outage", "--json", env=env).json()

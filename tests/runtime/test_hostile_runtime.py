@@ -316,7 +316,7 @@ def test_sigkill_of_a_full_rebuild_takes_its_parse_workers_with_it(records: Repo
     import signal
     import time
 
-    from git_memzoi.index.make import PARALLEL_MIN
+    from git_memzoi.index.rows import PARALLEL_MIN
     from support import memzoi_exe
     from support.recall import record_text
 

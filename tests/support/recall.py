@@ -90,9 +90,8 @@ def add_record(repo: Repo, concept: str, rid: str, commit: bool = False, **field
 def add_runtime_record(conn: sqlite3.Connection, rid: str, store: str, action: str, **fields: Any) -> None:
     """Put an active local or session record (`record_text(rid, **fields)`) into shared.db, as `action` would."""
     document = record_text(rid, **fields)
-    runtime_store.insert_record(
-        conn, record_id=rid, store=store, document=document, status="active", worktree_key=None, action=action
-    )
+    new = runtime_store.NewRecord(record_id=rid, store=store, document=document, status="active", worktree_key=None)
+    runtime_store.insert_record(conn, new, action=action)
 
 
 def tree_snapshot(root: Any) -> dict[str, tuple[int, int, bytes]]:

@@ -16,13 +16,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from git_memzoi.errors import FormatError
-from git_memzoi.index.index_db import instant
+from git_memzoi.index.index_db import RecordRow, instant
 from git_memzoi.index.parse import blob_oid, parse_payload
 from git_memzoi.index.parse_cache import ParseCache
 from git_memzoi.index.scan import FileStat
@@ -69,7 +70,7 @@ class Made(NamedTuple):
     stat: FileStat | None
     origin: Origin | None  # None when the file could not be read
     parsed: str | None  # the payload as JSON text when parsed now (for the parse cache)
-    row: tuple[Any, ...] | None  # the records row in index_db.RECORD_COLUMNS order
+    row: RecordRow | None  # its rowid is given by the writer
     problems: list[RawProblem] | None
     record_id: str | None
     id_line: int  # the line of the record's `id:` key
@@ -116,11 +117,8 @@ def make(chunk: list[Todo], job: Job) -> list[Made]:
     oids = [blob_oid(raw) for _, raw in loaded]
     hits: dict[str, Any] = {}
     if job.use_cache and loaded:
-        cache = ParseCache.open(job.cache, readonly=True)
-        try:
+        with closing(ParseCache.open(job.cache, readonly=True)) as cache:
             hits = cache.get_many(oids)
-        finally:
-            cache.close()
     for (item, raw), oid in zip(loaded, oids, strict=True):
         out.append(_made(item, raw, oid, hits.get(oid), job))
     return out
@@ -129,7 +127,24 @@ def make(chunk: list[Todo], job: Job) -> list[Made]:
 def _unmade(item: Todo, code: str, message: str) -> Made:
     """The row-less result for a file that is not read: its problem at line 1."""
     problems = [[1, code, message, "error"]]
-    return Made(item.path, item.store, "", item.stat, None, None, None, problems, None, 1, [])
+    return _rowless(item, "", None, None, problems)
+
+
+def _rowless(item: Todo, oid: str, origin: Origin | None, parsed: str | None, problems: list[RawProblem]) -> Made:
+    """The result for a file that has problems instead of a row."""
+    return Made(
+        path=item.path,
+        store=item.store,
+        oid=oid,
+        stat=item.stat,
+        origin=origin,
+        parsed=parsed,
+        row=None,
+        problems=problems,
+        record_id=None,
+        id_line=1,
+        applies_to=[],
+    )
 
 
 def _made(item: Todo, raw: bytes, oid: str, payload: dict[str, Any] | None, job: Job) -> Made:
@@ -147,76 +162,78 @@ def _made(item: Todo, raw: bytes, oid: str, payload: dict[str, Any] | None, job:
         except FormatError as exc:
             problems = [[1, exc.code, exc.message, "error"]]
     if problems is not None:
-        return Made(item.path, item.store, oid, item.stat, origin, parsed, None, problems, None, 1, [])
+        return _rowless(item, oid, origin, parsed, problems)
     fields = payload["ok"]
     row = build_row(item.path, item.store, oid, raw.decode("utf-8"), concept, fields, job)
     return Made(
-        item.path,
-        item.store,
-        oid,
-        item.stat,
-        origin,
-        parsed,
-        row,
-        None,
-        fields["id"],
-        fields["id_line"],
-        fields["applies_to"],
+        path=item.path,
+        store=item.store,
+        oid=oid,
+        stat=item.stat,
+        origin=origin,
+        parsed=parsed,
+        row=row,
+        problems=None,
+        record_id=fields["id"],
+        id_line=fields["id_line"],
+        applies_to=fields["applies_to"],
     )
 
 
 def build_row(
     path: str, store: str, oid: str, document: str, concept: str | None, f: dict[str, Any], job: Job
-) -> tuple[Any, ...]:
-    """The records row (index_db.RECORD_COLUMNS order) of a valid record's payload fields."""
+) -> RecordRow:
+    """The records row of a valid record's payload fields (rowid 0: the writer numbers it)."""
     b = lane_boundary(f["id"], f["lane"], f["status"], f["retention"], job.facts.get(f["id"], ()), job.lease)
-    boundary, boundary_at, kind, rule, basis, considered = boundary_columns(b)
-    return (
-        path,
-        store,
-        f["id"],
-        concept,
-        f["type"],
-        f["lane"],
-        f["status"],
-        f["visibility"],
-        f["scope"],
-        boundary,
-        f["confidence"],
-        oid,
-        f["timestamp"],
-        f["source"],
-        f["source_ref"],
-        f["proposal_id"],
-        f["supersedes"],
-        boundary_at,
-        kind,
-        rule,
-        basis,
-        considered,
-        _dumps(f["retention"]),
-        _dumps(f["tags"]),
-        _dumps(f["applies_to"]),
-        f["title"],
-        f["description"],
-        " ".join(f["tags"]),
-        f["body_start"],
-        document,
+    return RecordRow(
+        rowid=0,
+        path=path,
+        store=store,  # type: ignore[arg-type]  # repo | local | session, as the Todo says
+        record_id=f["id"],
+        concept_id=concept,
+        type=f["type"],
+        lane=f["lane"],
+        status=f["status"],
+        visibility=f["visibility"],
+        scope=f["scope"],
+        confidence=f["confidence"],
+        oid=oid,
+        timestamp=f["timestamp"],
+        source=f["source"],
+        source_ref=f["source_ref"],
+        proposal_id=f["proposal_id"],
+        supersedes=f["supersedes"],
+        **boundary_columns(b),
+        retention=_dumps(f["retention"]),
+        tags_json=_dumps(f["tags"]),
+        applies_json=_dumps(f["applies_to"]),
+        title=f["title"],
+        description=f["description"],
+        tags=" ".join(f["tags"]),
+        body_start=f["body_start"],
+        document=document,
     )
 
 
-def boundary_columns(b: Boundary) -> tuple[Any, ...]:
-    """The records columns a retention boundary fills (boundary … facts)."""
+def boundary_columns(b: Boundary) -> dict[str, Any]:
+    """The records columns a retention boundary fills, by name."""
     if b.at is None and not b.facts:
-        return (None, None, b.kind, b.rule, b.basis, "[]")
-    return (
-        instant(b.at) if b.at is not None else None,
-        format_rfc3339(b.at) if b.at is not None else None,
-        b.kind,
-        b.rule,
-        b.basis,
-        _dumps(list(b.facts)),
-    )
+        return {
+            "boundary": None,
+            "boundary_at": None,
+            "boundary_kind": b.kind,
+            "rule": b.rule,
+            "basis": b.basis,
+            "facts": "[]",
+        }
+    return {
+        "boundary": instant(b.at) if b.at is not None else None,
+        "boundary_at": format_rfc3339(b.at) if b.at is not None else None,
+        "boundary_kind": b.kind,
+        "rule": b.rule,
+        "basis": b.basis,
+        "facts": _dumps(list(b.facts)),
+    }
 
 
 def _dumps(value: Any) -> str:

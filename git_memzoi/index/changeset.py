@@ -9,7 +9,7 @@ build: every file is added). Each record file and runtime document lands in one 
   confirmed, and the file is not racy), by the blob OID git's index stat cache names
   (`index.git_index`), or by hashing the file;
 - added (the base has no row for the path) or changed (its blob OID differs): the row is made
-  again by `index.make`, from the parse cache or a parse;
+  again by `index.rows`, from the parse cache or a parse;
 - removed: the base holds a row whose file or runtime document is gone.
 
 Files the base holds as invalid are unchanged or changed alike. A change set may be limited to a
@@ -21,15 +21,16 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from git_memzoi.errors import StateError
 from git_memzoi.index import index_db, staleness
-from git_memzoi.index.make import RawProblem, Todo
 from git_memzoi.index.mirror import FACT_KEYS
 from git_memzoi.index.parse import blob_oid
+from git_memzoi.index.rows import RawProblem, Todo
 from git_memzoi.index.scan import FileStat, Scan
 from git_memzoi.layout import MAX_FILE_BYTES, RECORDS, RUNTIME_PATH_PREFIX
 
@@ -41,15 +42,65 @@ if TYPE_CHECKING:
 Vouch = Literal["stat", "git-index", "hash"]
 #: The stat columns of `files` and `invalid`, in FileStat's order.
 STAT_COLUMNS = "size, mtime_ns, ctime_ns, ino, dev"
-#: A row the base holds: (path, oid, size, mtime_ns, ctime_ns, ino, dev, record_id); the stat is None
-#: for runtime rows.
-BaseRow = tuple[str, str, int | None, int | None, int | None, int | None, int | None, str]
-#: A file the base holds as invalid: (path, oid, size, mtime_ns, ctime_ns, ino, dev, record_id, problems
-#: JSON); record_id is set when the file is valid on its own but lost its ID to another file.
-BaseInvalid = tuple[str, str, int | None, int | None, int | None, int | None, int | None, str | None, str]
-#: Where a base row or invalid file holds its record ID, and an invalid file its problems.
-ID_AT: Final = 7
-PROBLEMS_AT: Final = 8
+#: A stat's columns (`STAT_COLUMNS`), NULLs for a runtime row or a file that could not be read.
+StatColumns = tuple[int | None, int | None, int | None, int | None, int | None]
+
+
+class BaseRow(NamedTuple):
+    """A row the base holds, as `files` (and, for runtime rows, `records`) store it; no stat for runtime rows."""
+
+    path: str
+    oid: str
+    size: int | None
+    mtime_ns: int | None
+    ctime_ns: int | None
+    ino: int | None
+    dev: int | None
+    record_id: str
+
+    @property
+    def stat(self) -> StatColumns:
+        """The stat columns, comparable with a FileStat."""
+        return (self.size, self.mtime_ns, self.ctime_ns, self.ino, self.dev)
+
+
+class BaseInvalid(NamedTuple):
+    """A file held as invalid, as `invalid` stores it.
+
+    `record_id` is set when the file is valid on its own but lost its ID to another file.
+    """
+
+    path: str
+    oid: str
+    size: int | None
+    mtime_ns: int | None
+    ctime_ns: int | None
+    ino: int | None
+    dev: int | None
+    record_id: str | None
+    problems: str  # JSON: [line, code, message, severity] entries
+
+    @property
+    def stat(self) -> StatColumns:
+        """The stat columns, comparable with a FileStat."""
+        return (self.size, self.mtime_ns, self.ctime_ns, self.ino, self.dev)
+
+
+def invalid_file(path: str, oid: str, stat: StatColumns, record_id: str | None, problems: str) -> BaseInvalid:
+    """A file held as invalid, with this stat (see BaseInvalid)."""
+    size, mtime_ns, ctime_ns, ino, dev = stat
+    return BaseInvalid(
+        path=path,
+        oid=oid,
+        size=size,
+        mtime_ns=mtime_ns,
+        ctime_ns=ctime_ns,
+        ino=ino,
+        dev=dev,
+        record_id=record_id,
+        problems=problems,
+    )
+
 
 #: Runtime rows, by a range over the path index: every path from `shared.db:` up to `shared.db;`.
 _RUNTIME_ROWS = "SELECT path, oid, NULL, NULL, NULL, NULL, NULL, record_id FROM records WHERE path >= ? AND path < ?"
@@ -83,19 +134,24 @@ def load_base(path: Path, *, own: bool, paths: list[str] | None = None) -> Base 
     conn = _connect(path, own)
     if conn is None:
         return None
+    with closing(conn):
+        return _load(conn, path, own, paths)
+
+
+def _load(conn: sqlite3.Connection, path: Path, own: bool, paths: list[str] | None) -> Base | None:
     try:
         base = Base(path=path, own=own, meta=index_db.read_meta(conn))
         if base.meta.get("parser") != staleness.parser_version():
             return None
         if paths is None:
-            base.rows = {row[0]: row for row in conn.execute(f"SELECT path, oid, {STAT_COLUMNS}, record_id FROM files")}
+            found = conn.execute(f"SELECT path, oid, {STAT_COLUMNS}, record_id FROM files").fetchall()
         else:
             one = f"SELECT path, oid, {STAT_COLUMNS}, record_id FROM files WHERE path = ?"
-            base.rows = {row[0]: row for p in paths for row in conn.execute(one, (p,))}
-        base.rows.update((row[0], row) for row in conn.execute(_RUNTIME_ROWS, _RUNTIME_RANGE))
-        base.invalid = {
-            row[0]: row for row in conn.execute(f"SELECT path, oid, {STAT_COLUMNS}, record_id, problems FROM invalid")
-        }
+            found = [row for p in paths for row in conn.execute(one, (p,))]
+        found += conn.execute(_RUNTIME_ROWS, _RUNTIME_RANGE).fetchall()
+        base.rows = {row.path: row for row in map(BaseRow._make, found)}
+        invalid = conn.execute(f"SELECT path, oid, {STAT_COLUMNS}, record_id, problems FROM invalid")
+        base.invalid = {bad.path: bad for bad in map(BaseInvalid._make, invalid)}
         base.facts = [
             {k: str(v) for k, v in zip(FACT_KEYS, row, strict=True)}
             for row in conn.execute(f"SELECT {', '.join(FACT_KEYS)} FROM facts ORDER BY seq")
@@ -104,8 +160,6 @@ def load_base(path: Path, *, own: bool, paths: list[str] | None = None) -> Base 
         return base
     except (sqlite3.DatabaseError, StateError):
         return None
-    finally:
-        conn.close()
 
 
 def _connect(path: Path, own: bool) -> sqlite3.Connection | None:
@@ -166,7 +220,7 @@ class ChangeSet:
     def dropped_ids(self) -> set[str]:
         """The record IDs of the record files whose base rows are dropped."""
         rows = self.base.rows if self.base is not None else {}
-        return {rows[p][ID_AT] for p in self.dropped if p.startswith(RECORDS + "/")}
+        return {rows[p].record_id for p in self.dropped if p.startswith(RECORDS + "/")}
 
 
 def diff(
@@ -187,67 +241,97 @@ def diff(
     """
     changes = ChangeSet(base, scan.workdir, scan.files, scope=scope)
     if base is None:
-        changes.added = [Todo(rel, "repo", scan.full(rel), st, None) for rel, st in sorted(scan.files.items())]
+        changes.added = [_file_todo(scan, rel, None) for rel in sorted(scan.files)]
         changes.added += [
-            Todo(doc.path, doc.store, None, None, doc.document.encode("utf-8")) for doc in runtime.documents
+            Todo(path=doc.path, store=doc.store, full=None, stat=None, raw=doc.document.encode("utf-8"))
+            for doc in runtime.documents
         ]
         return changes
-    rows, invalid = base.rows, base.invalid
-    stat_trusted = base.own
-    for rel, st in scan.files.items():
-        old = rows.get(rel) or invalid.get(rel)
-        if old is None:
-            changes.added.append(Todo(rel, "repo", scan.full(rel), st, None))
-            continue
-        old_oid, old_stat = old[1], old[2:7]
-        raw = None
-        vouch: Vouch
-        known = tracked.get(rel) if tracked is not None else None
-        if stat_trusted and old_stat == st and st.mtime_ns < trusted_before:
-            oid, vouch = old_oid, "stat"
-        elif known is not None and known[1:] == (
-            st.size & 0xFFFFFFFF,
-            st.mtime_ns,
-            st.ctime_ns,
-            st.ino & 0xFFFFFFFF,
-            st.dev & 0xFFFFFFFF,
-        ):
-            oid, vouch = known[0], "git-index"
-        elif st.size > MAX_FILE_BYTES:  # never read to be hashed: make refuses it by this size
-            changes.changed.append(Todo(rel, "repo", scan.full(rel), st, None))
-            continue
-        else:
-            try:
-                with open(scan.full(rel), "rb") as handle:
-                    raw = handle.read()
-            except OSError:  # the row is made again, and says why it cannot be
-                changes.changed.append(Todo(rel, "repo", scan.full(rel), st, None))
-                continue
-            oid, vouch = blob_oid(raw), "hash"
-        if oid != old_oid:
-            changes.changed.append(Todo(rel, "repo", scan.full(rel), st, raw))
-        elif rel in rows:
-            changes.unchanged[rel] = vouch
-            if old_stat != st:
-                changes.restat.append((*st, rel))
-        else:
-            bad = invalid[rel]
-            changes.unchanged_invalid[rel] = (rel, oid, *st, bad[ID_AT], bad[PROBLEMS_AT])
-    for doc in runtime.documents:
-        data = doc.document.encode("utf-8")
-        old = rows.get(doc.path)
-        if old is not None and old[1] == blob_oid(data):
-            changes.unchanged[doc.path] = "hash"
-        else:
-            (changes.changed if old is not None else changes.added).append(Todo(doc.path, doc.store, None, None, data))
+    trust = _Trust(tracked, base.own, trusted_before)
+    for rel in scan.files:
+        _diff_file(changes, base, scan, rel, trust)
+    _diff_runtime(changes, base, runtime)
     present = {doc.path for doc in runtime.documents}
-    for path in rows:
+    for path in base.rows:
         if path not in scan.files and path not in present and _looked_at(path, scope):
             changes.removed.append(path)
-    for path, bad in invalid.items():
+    for path, bad in base.invalid.items():
         if path not in scan.files and not _looked_at(path, scope):
             changes.unchanged_invalid[path] = bad
     return changes
+
+
+class _Trust(NamedTuple):
+    """What vouches for a file's content without reading it (see `diff`)."""
+
+    tracked: Tracked | None
+    by_stat: bool
+    before: int
+
+
+def _file_todo(scan: Scan, rel: str, raw: bytes | None) -> Todo:
+    return Todo(path=rel, store="repo", full=scan.full(rel), stat=scan.files[rel], raw=raw)
+
+
+def _diff_file(changes: ChangeSet, base: Base, scan: Scan, rel: str, trust: _Trust) -> None:
+    """Put one record file of the work tree in its bucket."""
+    old = base.rows.get(rel) or base.invalid.get(rel)
+    if old is None:
+        changes.added.append(_file_todo(scan, rel, None))
+        return
+    st = scan.files[rel]
+    vouched = _vouch(old, st, trust)
+    raw = None
+    vouch: Vouch
+    if vouched is not None:
+        oid, vouch = vouched
+    else:
+        if st.size > MAX_FILE_BYTES:  # never read to be hashed: `rows` refuses it by this size
+            changes.changed.append(_file_todo(scan, rel, None))
+            return
+        try:
+            with open(scan.full(rel), "rb") as handle:
+                raw = handle.read()
+        except OSError:  # the row is made again, and says why it cannot be
+            changes.changed.append(_file_todo(scan, rel, None))
+            return
+        oid, vouch = blob_oid(raw), "hash"
+    if oid != old.oid:
+        changes.changed.append(_file_todo(scan, rel, raw))
+    elif isinstance(old, BaseRow):
+        changes.unchanged[rel] = vouch
+        if old.stat != st:
+            changes.restat.append((*st, rel))
+    else:
+        changes.unchanged_invalid[rel] = invalid_file(rel, oid, st, old.record_id, old.problems)
+
+
+def _vouch(old: BaseRow | BaseInvalid, st: FileStat, trust: _Trust) -> tuple[str, Vouch] | None:
+    """The blob OID of a file whose content is vouched for without reading it, and by what; None: hash it."""
+    if trust.by_stat and old.stat == st and st.mtime_ns < trust.before:
+        return old.oid, "stat"
+    known = trust.tracked.get(old.path) if trust.tracked is not None else None
+    if known is not None and known[1:] == (
+        st.size & 0xFFFFFFFF,
+        st.mtime_ns,
+        st.ctime_ns,
+        st.ino & 0xFFFFFFFF,
+        st.dev & 0xFFFFFFFF,
+    ):
+        return known[0], "git-index"
+    return None
+
+
+def _diff_runtime(changes: ChangeSet, base: Base, runtime: RuntimeSnapshot) -> None:
+    """Put each runtime document of shared.db in its bucket."""
+    for doc in runtime.documents:
+        data = doc.document.encode("utf-8")
+        old = base.rows.get(doc.path)
+        if old is not None and old.oid == blob_oid(data):
+            changes.unchanged[doc.path] = "hash"
+        else:
+            todo = Todo(path=doc.path, store=doc.store, full=None, stat=None, raw=data)
+            (changes.changed if old is not None else changes.added).append(todo)
 
 
 def _looked_at(path: str, scope: frozenset[str] | None) -> bool:
@@ -256,5 +340,5 @@ def _looked_at(path: str, scope: frozenset[str] | None) -> bool:
 
 def problems_of(bad: BaseInvalid) -> list[RawProblem]:
     """The stored problems of an invalid file: [line, code, message, severity] entries."""
-    entries: list[RawProblem] = json.loads(bad[PROBLEMS_AT])
+    entries: list[RawProblem] = json.loads(bad.problems)
     return entries

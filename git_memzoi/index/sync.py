@@ -2,12 +2,12 @@
 
 1. A stat sweep proves the installed index true: nothing is read, parsed or written (`noop`;
    see `index.staleness`).
-2. Otherwise `index.changes` compares the work tree and shared.db with a base index: this
+2. Otherwise `index.changeset` compares the work tree and shared.db with a base index: this
    worktree's own, or else a sibling worktree's (a fresh linked worktree of the same commit
    reuses nearly every row), or nothing (a first build, or `--full`: every file is added). Only
    files whose stat moved are read, and only those whose blob OID changed are made again, from
    the content-addressed parse cache when any worktree already parsed the same bytes.
-3. `index.writer` applies that change set to a copy of the base (or a new index) and installs
+3. `index.write` applies that change set to a copy of the base (or a new index) and installs
    it with one `os.replace`; when nothing changed, nothing is written.
 
 After a write of known files (`apply`), `refresh_paths` runs the same pipeline on just those
@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
+from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.index import index_db, staleness
@@ -28,8 +29,8 @@ from git_memzoi.index.scan import RACY_NS, Scan, file_stat_signature, scan_paths
 from git_memzoi.layout import MEMZOI_DIR, RECORDS, SUFFIX
 
 if TYPE_CHECKING:
-    from git_memzoi.index.changes import Base, ChangeSet
-    from git_memzoi.index.mirror import RuntimeSnapshot
+    from git_memzoi.index.changeset import Base
+    from git_memzoi.index.write import Settings
     from git_memzoi.profile.document import Problem
     from git_memzoi.runtime.workspace import Workspace
 
@@ -49,7 +50,7 @@ def _verified(
     conn = connect_installed(path)
     if conn is None:
         return None
-    try:
+    with closing(conn):
         meta = index_db.read_meta(conn)
         if scan is None:
             workdir = str(ws.repo.require_workdir())
@@ -58,8 +59,6 @@ def _verified(
         else:
             current = file_stat_signature(str(ws.layout.shared_db)) if shared_sig is not None else None
             found = staleness.verify(ws, conn, meta, scan, current)
-    finally:
-        conn.close()
     if found is None:
         return None
     report.records, report.runtime, report.reused = found.records, found.runtime, found.records + found.runtime
@@ -121,8 +120,9 @@ def sync(ws: Workspace, *, full: bool, strict: bool, progress: Progress | None) 
             return verified
     # imported here, not at the top: the no-op path above never loads the parser, pydantic or the
     # profile models (BENCHMARKS.md, "Command start-up": no-op `rebuild`)
-    from git_memzoi.index.changes import diff, load_base, sibling_indexes
+    from git_memzoi.index.changeset import diff, load_base, sibling_indexes
     from git_memzoi.index.mirror import read_runtime
+    from git_memzoi.index.write import write
 
     runtime = read_runtime(layout.shared_db)
     base: Base | None = None
@@ -146,17 +146,8 @@ def sync(ws: Workspace, *, full: bool, strict: bool, progress: Progress | None) 
         tracked = tracked_stats(ws.repo.git_dir, RECORDS + "/")
     changes = diff(base, scan, runtime, trusted_before=trusted_before, tracked=tracked)
     report.git_index = sum(1 for vouch in changes.unchanged.values() if vouch == "git-index")
-    build_id = _write(
-        ws,
-        changes,
-        runtime,
-        report,
-        _scan_problems(scan),
-        full=full,
-        strict=strict,
-        scanned_ns=now_ns,
-        progress=progress,
-    )
+    settings = _settings(ws, full=full, strict=strict, scanned_ns=now_ns, progress=progress)
+    build_id = write(changes, runtime, report, _scan_problems(scan), settings)
     check: dict[str, Any] = {
         "workdir": workdir,
         "dirs": scan.dirs,
@@ -189,8 +180,9 @@ def refresh_paths(ws: Workspace, paths: Iterable[str]) -> RebuildReport | None:
     path that is not a regular file, or a record ID shared with a file outside `paths`.
     """
     # late, as in `sync`: this module is on the read path (BENCHMARKS.md, "Command start-up": no-op `rebuild`)
-    from git_memzoi.index.changes import diff, load_base
+    from git_memzoi.index.changeset import diff, load_base
     from git_memzoi.index.mirror import read_runtime
+    from git_memzoi.index.write import write
 
     started = time.perf_counter()
     workdir = str(ws.repo.require_workdir())
@@ -216,17 +208,8 @@ def refresh_paths(ws: Workspace, paths: Iterable[str]) -> RebuildReport | None:
     report = RebuildReport(index_path=str(index_path))
     changes = diff(base, scan, runtime, trusted_before=staleness.confirmed_ns(base.meta, check) - RACY_NS, scope=scope)
     try:
-        build_id = _write(
-            ws,
-            changes,
-            runtime,
-            report,
-            [],
-            full=False,
-            strict=False,
-            scanned_ns=int(base.meta.get("scanned_ns", "0")),
-            progress=None,
-        )
+        settings = _settings(ws, full=False, strict=False, scanned_ns=int(base.meta.get("scanned_ns", "0")))
+        build_id = write(changes, runtime, report, [], settings)
     except OutOfScope:
         return None
     known = base.rows.keys() | base.invalid.keys()
@@ -248,32 +231,18 @@ def refresh_paths(ws: Workspace, paths: Iterable[str]) -> RebuildReport | None:
     return report
 
 
-def _write(
-    ws: Workspace,
-    changes: ChangeSet,
-    runtime: RuntimeSnapshot,
-    report: RebuildReport,
-    problems: list[Problem],
-    *,
-    full: bool,
-    strict: bool,
-    scanned_ns: int,
-    progress: Progress | None,
-) -> str | None:
-    from git_memzoi.index.writer import write  # late: see `sync`
+def _settings(
+    ws: Workspace, *, full: bool, strict: bool, scanned_ns: int, progress: Progress | None = None
+) -> Settings:
+    from git_memzoi.index.write import Settings  # late: see `sync`
 
-    return write(
-        changes,
-        runtime,
+    return Settings(
         index_path=ws.layout.index_db,
         parse_cache=ws.layout.parse_cache,
-        report=report,
-        problems=problems,
         lease=ws.config.retention.session_lease_hours,
         use_cache=not full,
         strict=strict,
         scanned_ns=scanned_ns,
-        workdir=changes.workdir,
         progress=progress,
     )
 

@@ -2,7 +2,7 @@
 
 A new index starts from the schema; an existing one is copied to a temp file first (an
 installed index is never modified in place, see `index_db`), and only once the build turns out
-to change something: when nothing changed, nothing is written. Rows are written as `index.make`
+to change something: when nothing changed, nothing is written. Rows are written as `index.rows`
 hands over batches, each with its FTS entry and `applies` rows; a row is deleted with them too
 (this module is the only one that writes FTS). Then:
 
@@ -24,15 +24,16 @@ import secrets
 import shutil
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.index import index_db
-from git_memzoi.index.changes import ID_AT, STAT_COLUMNS, BaseInvalid, ChangeSet, problems_of
-from git_memzoi.index.index_db import RECORD_COLUMNS
-from git_memzoi.index.make import Job, Made, Todo, batches, boundary_columns, facts_by_id, make
+from git_memzoi.index.changeset import STAT_COLUMNS, BaseInvalid, ChangeSet, StatColumns, invalid_file, problems_of
+from git_memzoi.index.index_db import ROW_COLUMNS
 from git_memzoi.index.outcome import InvalidRecords, OutOfScope, RebuildReport
 from git_memzoi.index.parse_cache import PARSER_VERSION, ParseCache
+from git_memzoi.index.rows import Job, Made, Todo, batches, boundary_columns, facts_by_id, make
 from git_memzoi.layout import INDEX_TEMP_PREFIX, RUNTIME_PATH_PREFIX
 from git_memzoi.profile.applies import applies_to_base
 from git_memzoi.profile.document import Problem
@@ -42,19 +43,27 @@ if TYPE_CHECKING:
     from git_memzoi.index.mirror import RuntimeSnapshot
     from git_memzoi.index.scan import FileStat
 
-_INSERT = (
-    f"INSERT INTO records (rowid, {', '.join(RECORD_COLUMNS)}) VALUES ({', '.join('?' * (len(RECORD_COLUMNS) + 1))})"
-)
+_INSERT = f"INSERT INTO records ({', '.join(ROW_COLUMNS)}) VALUES ({', '.join('?' * len(ROW_COLUMNS))})"
 _FTS_INSERT = "INSERT INTO records_fts (rowid, title, description, body, tags) VALUES (?, ?, ?, ?, ?)"
 #: An external-content FTS5 entry is deleted by repeating what it indexed.
 _FTS_DELETE = (
     "INSERT INTO records_fts (records_fts, rowid, title, description, body, tags) "
     "SELECT 'delete', rowid, title, description, body, tags FROM records WHERE path = ?"
 )
-_TITLE, _DESCRIPTION, _TAGS, _BODY_START, _DOCUMENT = (
-    RECORD_COLUMNS.index(name) for name in ("title", "description", "tags", "body_start", "document")
-)
 _BATCH = 500  # values per `IN (…)` query
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a build writes to and how: where, the lease, whether to trust the parse cache, strictness."""
+
+    index_path: Path
+    parse_cache: Path
+    lease: float
+    use_cache: bool
+    strict: bool
+    scanned_ns: int  # when the work tree was swept (stored in the meta)
+    progress: Callable[[int, int], None] | None = None
 
 
 class _Target:
@@ -166,15 +175,13 @@ class _Writer:
                 found = [Problem(m.path, *entry) for entry in m.problems]
                 self.problems.extend(found)
                 if m.store == "repo":  # a runtime document's problems are reported, not held
-                    self.invalid[m.path] = (m.path, m.oid, *_stat(m.stat), None, _json(found))
+                    self.invalid[m.path] = invalid_file(m.path, m.oid, _stat(m.stat), None, _json(found))
                 continue
-            row = m.row
-            assert row is not None
+            assert m.row is not None
             self.next_rowid += 1
-            rows.append((self.next_rowid, *row))
-            words.append(
-                (self.next_rowid, row[_TITLE], row[_DESCRIPTION], row[_DOCUMENT][row[_BODY_START] :], row[_TAGS])
-            )
+            row = m.row._replace(rowid=self.next_rowid)
+            rows.append(row)
+            words.append((row.rowid, row.title, row.description, row.body, row.tags))
             applies += [(self.next_rowid, applies_to_base(entry), entry) for entry in m.applies_to]
             if m.store == "repo":
                 stats.append((m.path, m.oid, *_stat(m.stat), m.record_id))
@@ -204,14 +211,7 @@ class _Writer:
         holders: dict[str, set[str]] = {rid: set() for rid in touched}
         for p, rid in self.made.items():
             holders[rid].add(p)
-        contested: dict[str, BaseInvalid] = {}
-        for p, bad in self.changes.unchanged_invalid.items():
-            if bad[ID_AT] in touched:
-                contested[p] = bad
-                holders[bad[ID_AT]].add(p)
-            elif bad[ID_AT] is not None:
-                self.invalid[p] = bad
-                self.problems += [Problem(p, *entry) for entry in problems_of(bad)]
+        contested = self._contested(holders)
         if self.changes.base is not None and touched:
             self._base_holders(sorted(touched), holders)
         scope = self.changes.scope
@@ -226,6 +226,24 @@ class _Writer:
             for p in others:
                 self._lose(p, rid, first, contested.get(p))
 
+    def _contested(self, holders: dict[str, set[str]]) -> dict[str, BaseInvalid]:
+        """Unchanged files that lost their ID before, to an ID in `holders`: they compete again (added to it).
+
+        Those that lost another ID keep their stored problem."""
+        contested: dict[str, BaseInvalid] = {}
+        for p, bad in self.changes.unchanged_invalid.items():
+            if bad.record_id in holders:
+                contested[p] = bad
+                holders[bad.record_id].add(p)
+            elif bad.record_id is not None:
+                self.keep_invalid(bad)
+        return contested
+
+    def keep_invalid(self, bad: BaseInvalid) -> None:
+        """Hold an unchanged invalid file as it was, its stored problems reported again."""
+        self.invalid[bad.path] = bad
+        self.problems += [Problem(bad.path, *entry) for entry in problems_of(bad)]
+
     def _base_holders(self, ids: list[str], holders: dict[str, set[str]]) -> None:
         """Add the paths the base keeps for these record IDs to `holders`."""
         conn = self.target.conn()
@@ -239,9 +257,9 @@ class _Writer:
                 holders[rid].add(path)
 
     def _lose(self, path: str, rid: str, first: str, bad: BaseInvalid | None) -> None:
-        stat: _Stat
+        stat: StatColumns
         if bad is not None:
-            oid, stat, line = bad[1], bad[2:7], int(problems_of(bad)[0][0])
+            oid, stat, line = bad.oid, bad.stat, int(problems_of(bad)[0][0])
         else:
             # a record that lost its ID to another file: made again for its `id:` line (rare)
             self.made.pop(path, None)
@@ -250,11 +268,11 @@ class _Writer:
             self.drop([path])
         found = [Problem(path, line, "id-duplicate", f"record ID {rid!r} is also used by {first}")]
         self.problems += found
-        self.invalid[path] = (path, oid, *stat, rid, _json(found))
+        self.invalid[path] = invalid_file(path, oid, stat, rid, _json(found))
 
     def _todo(self, path: str) -> Todo:
         st = self.changes.files[path]
-        return Todo(path, "repo", os.path.join(self.changes.workdir, path), st, None)
+        return Todo(path=path, store="repo", full=os.path.join(self.changes.workdir, path), stat=st, raw=None)
 
     def settle_boundaries(self, facts: list[dict[str, str]], lease: float) -> None:
         """Recompute the retention boundaries of kept rows whose facts changed (or sessions, for a new lease)."""
@@ -280,97 +298,41 @@ class _Writer:
         updates = []
         for rowid, rid, lane, status, retention in dict.fromkeys(found):
             b = lane_boundary(rid, lane, status, json.loads(retention), self.job.facts.get(rid, ()), lease)
-            updates.append((*boundary_columns(b), rowid))
+            updates.append(boundary_columns(b) | {"rowid": rowid})
         conn.executemany(
-            "UPDATE records SET boundary = ?, boundary_at = ?, boundary_kind = ?, rule = ?, "
-            "basis = ?, facts = ? WHERE rowid = ?",
+            "UPDATE records SET boundary = :boundary, boundary_at = :boundary_at, boundary_kind = :boundary_kind, "
+            "rule = :rule, basis = :basis, facts = :facts WHERE rowid = :rowid",
             updates,
         )
 
 
 def write(
-    changes: ChangeSet,
-    runtime: RuntimeSnapshot,
-    *,
-    index_path: Path,
-    parse_cache: Path,
-    report: RebuildReport,
-    problems: list[Problem],
-    lease: float,
-    use_cache: bool,
-    strict: bool,
-    scanned_ns: int,
-    workdir: str,
-    progress: Callable[[int, int], None] | None,
+    changes: ChangeSet, runtime: RuntimeSnapshot, report: RebuildReport, problems: list[Problem], settings: Settings
 ) -> str | None:
     """Apply `changes` (see the module docstring) and install the result: its build ID, or None when
-    nothing changed and nothing was written. Fills `report`."""
+    nothing changed and nothing was written. Fills `report`; `problems` are the scan's, reported with the rows'."""
     base = changes.base
-    target = _Target(index_path, base.path if base is not None else None)
+    target = _Target(settings.index_path, base.path if base is not None else None)
     todo = changes.todo
-    cache = ParseCache.open(parse_cache) if todo else None  # made (or reset) before any worker reads it
-    writer = _Writer(
-        target, changes, Job(facts_by_id(runtime.facts), lease, parse_cache, use_cache), cache, report, problems
-    )
+    cache = ParseCache.open(settings.parse_cache) if todo else None  # made (or reset) before any worker reads it
+    job = Job(facts_by_id(runtime.facts), settings.lease, settings.parse_cache, settings.use_cache)
+    writer = _Writer(target, changes, job, cache, report, problems)
     try:
-        writer.drop(changes.dropped)
-        done, total = 0, len(todo)
-        for batch in batches(todo, writer.job):
-            writer.add(batch)
-            done += len(batch)
-            if progress is not None:
-                progress(done, total)
+        _add_rows(writer, todo, settings.progress)
         if target.new:
             index_db.finish(target.conn())
         writer.settle_duplicates()
-        writer.settle_boundaries(runtime.facts, lease)
-        for path, bad in changes.unchanged_invalid.items():
-            if bad[ID_AT] is None:
-                writer.invalid[path] = bad
-                problems += [Problem(path, *entry) for entry in problems_of(bad)]
+        writer.settle_boundaries(runtime.facts, settings.lease)
+        for bad in changes.unchanged_invalid.values():
+            if bad.record_id is None:
+                writer.keep_invalid(bad)
         report.problems = sorted(problems, key=lambda q: (q.path, q.line, q.code))
         errors = [q for q in report.problems if q.severity == "error"]
-        if strict and errors:
+        if settings.strict and errors:
             raise InvalidRecords(errors)
-        invalid = sorted(writer.invalid.values())
-        invalid_changed = base is None or invalid != sorted(base.invalid.values())
-        facts_changed = base is None or base.facts != runtime.facts
-        report.reused = base.row_count - len(changes.dropped) if base is not None else 0
-        report.removed = len(changes.removed)
-        report.records, report.runtime = writer.repo_rows, writer.runtime_rows
-        if base is not None and base.own and not (target.opened or changes.restat or invalid_changed or facts_changed):
+        build_id = _finish(writer, runtime, settings)
+        if build_id is None:
             return None
-        conn = target.conn()
-        conn.executemany(
-            "UPDATE files SET size = ?, mtime_ns = ?, ctime_ns = ?, ino = ?, dev = ? WHERE path = ?", changes.restat
-        )
-        if invalid_changed:
-            conn.execute("DELETE FROM invalid")
-            conn.executemany(
-                f"INSERT INTO invalid (path, oid, {STAT_COLUMNS}, record_id, problems) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                invalid,
-            )
-        if facts_changed:
-            conn.execute("DELETE FROM facts")
-            conn.executemany(
-                "INSERT INTO facts (seq, record_id, fact, until, reason, actor, created_at) "
-                "VALUES (:seq, :record_id, :fact, :until, :reason, :actor, :created_at)",
-                runtime.facts,
-            )
-        build_id = secrets.token_hex(8)
-        index_db.write_meta(
-            conn,
-            {
-                "build_id": build_id,
-                "parser": PARSER_VERSION,
-                "lease_hours": repr(float(lease)),
-                "scanned_ns": str(scanned_ns),
-                "workdir": workdir,
-                "repo_records": str(writer.repo_rows),
-                "runtime_records": str(writer.runtime_rows),
-            },
-        )
         target.install()
     except BaseException:
         target.discard()
@@ -378,16 +340,71 @@ def write(
     finally:
         if cache is not None:
             cache.close()
-    if progress is not None and total:
-        progress(total, total)
+    if settings.progress is not None and todo:
+        settings.progress(len(todo), len(todo))
     report.changed = True
     return build_id
 
 
-_Stat = tuple[int | None, int | None, int | None, int | None, int | None]
+def _add_rows(writer: _Writer, todo: list[Todo], progress: Callable[[int, int], None] | None) -> None:
+    """Drop the rows the change set drops, then write the made rows batch by batch."""
+    writer.drop(writer.changes.dropped)
+    done, total = 0, len(todo)
+    for batch in batches(todo, writer.job):
+        writer.add(batch)
+        done += len(batch)
+        if progress is not None:
+            progress(done, total)
 
 
-def _stat(stat: FileStat | None) -> _Stat:
+def _finish(writer: _Writer, runtime: RuntimeSnapshot, settings: Settings) -> str | None:
+    """Write the stats, invalid files, facts and meta of a build that changed something: its new build ID.
+
+    None when it changed nothing in this worktree's own index (nothing is written then)."""
+    changes, report, target = writer.changes, writer.report, writer.target
+    base = changes.base
+    invalid = sorted(writer.invalid.values())
+    invalid_changed = base is None or invalid != sorted(base.invalid.values())
+    facts_changed = base is None or base.facts != runtime.facts
+    report.reused = base.row_count - len(changes.dropped) if base is not None else 0
+    report.removed = len(changes.removed)
+    report.records, report.runtime = writer.repo_rows, writer.runtime_rows
+    if base is not None and base.own and not (target.opened or changes.restat or invalid_changed or facts_changed):
+        return None
+    conn = target.conn()
+    conn.executemany(
+        "UPDATE files SET size = ?, mtime_ns = ?, ctime_ns = ?, ino = ?, dev = ? WHERE path = ?", changes.restat
+    )
+    if invalid_changed:
+        conn.execute("DELETE FROM invalid")
+        conn.executemany(
+            f"INSERT INTO invalid (path, oid, {STAT_COLUMNS}, record_id, problems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            invalid,
+        )
+    if facts_changed:
+        conn.execute("DELETE FROM facts")
+        conn.executemany(
+            "INSERT INTO facts (seq, record_id, fact, until, reason, actor, created_at) "
+            "VALUES (:seq, :record_id, :fact, :until, :reason, :actor, :created_at)",
+            runtime.facts,
+        )
+    build_id = secrets.token_hex(8)
+    index_db.write_meta(
+        conn,
+        {
+            "build_id": build_id,
+            "parser": PARSER_VERSION,
+            "lease_hours": repr(float(settings.lease)),
+            "scanned_ns": str(settings.scanned_ns),
+            "workdir": changes.workdir,
+            "repo_records": str(writer.repo_rows),
+            "runtime_records": str(writer.runtime_rows),
+        },
+    )
+    return build_id
+
+
+def _stat(stat: FileStat | None) -> StatColumns:
     """A stat's columns (`changes.STAT_COLUMNS`), NULLs when there is none."""
     return (None, None, None, None, None) if stat is None else stat
 

@@ -221,8 +221,9 @@ def section(workdir: Path, quick: bool = False) -> str:
                 "",
                 "The hooks answer without loading click, pydantic, PyYAML, pygit2, filelock or the MCP SDK "
                 "(tests/agents/test_agent_hook.py and tests/agents/test_agent_hook_clients.py pin that); "
-                "its work on the 10,000 records is recall's staleness check (stats, no parsing) and the precheck queries on index.db. Every run stats every record "
-                "file; the idle row shows a run after a pause, as between two edits of a real session.",
+                "its work on the 10,000 records is recall's staleness check (stats, no parsing) and the precheck "
+                "queries on index.db. Every run stats every record file; the idle row shows a run after a pause, "
+                "as between two edits of a real session.",
             ]
         )
         + "\n"

@@ -182,6 +182,10 @@ def test_the_standing_table_takes_what_is_standing_says_for_any_applies_to(tmp_p
     conn.execute("UPDATE records SET type = 'note' WHERE record_id = 'r0-risk'")
     conn.execute("UPDATE records SET applies_json = '[]' WHERE record_id = 'r7-decision'")
     conn.execute("DELETE FROM records WHERE record_id = 'r1-risk'")
+    conn.execute("UPDATE records SET boundary = 5.0, status = 'superseded' WHERE record_id = 'r0-decision'")
+    assert conn.execute("SELECT boundary, status FROM standing WHERE record_id = 'r0-decision'").fetchall() == [
+        (5.0, "superseded")
+    ]
     rows = [RecordRow._make(v) for v in conn.execute(f"SELECT rowid, {columns} FROM records")]
     expected = {r.rowid for r in rows if whole(r)}
     assert {rowid for (rowid,) in conn.execute("SELECT record FROM standing")} == expected

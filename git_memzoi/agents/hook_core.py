@@ -482,11 +482,11 @@ def session_context(ws: Workspace, event: HookEvent | None = None) -> str:
         'A private note for yourself (never in the repository): `git memzoi local add --title "..." --body "..."`.\n'
     )
     rest = "\n".join(_checkpoint_lines(ws))  # SessionStart only: a tool call never loads the inbox
-    with index_connection(ws) as conn:
-        rules = standing.standing_rules(conn, now()[1])
     heading = "## Standing rules\n\n"
     room = max(budget - len(intro) - len(rest) - len(heading) - 2, 0)
-    rules_text, in_full = standing.render(rules, room)
+    with index_connection(ws) as conn:
+        rules = standing.standing_rules(conn, now()[1], room // standing.LINE_CHARS + 1)  # more never fit
+        rules_text, in_full = standing.render(conn, rules, room)
     text = intro + ("\n" + heading + rules_text if rules_text else "") + ("\n" + rest if rest else "")
     if event is not None:
         memory = session_memory(ws, event)

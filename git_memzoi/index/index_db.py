@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -23,6 +24,12 @@ PAGE_SIZE = 16384
 #: A build's page cache: writes go to the OS page cache anyway (no journal, no fsync); a larger cache
 #: only grows the build's resident memory with the index (BENCHMARKS.md, rebuild peak memory).
 BUILD_CACHE_KIB = 2048
+#: Kinds of record that hold everywhere when nothing narrows them to a path (`recall.standing`).
+STANDING_TYPES = ("risk", "warning", "constraint", "convention", "decision", "preference", "procedure")
+#: `applies_to` entries that cover the whole repository.
+WHOLE_REPOSITORY = frozenset({"**", "./**", ".", "./", "/**"})
+#: Standing kinds ranked first (rank 0; every other standing kind is 1).
+STANDING_FIRST = ("risk", "warning")
 
 
 class RecordRow(NamedTuple):
@@ -122,11 +129,47 @@ CREATE TABLE facts (
     reason TEXT NOT NULL, actor TEXT NOT NULL, created_at TEXT NOT NULL
 );
 CREATE INDEX facts_record ON facts(record_id);
+CREATE TABLE standing (            -- the rows that are standing rules by type and scope: their rank, and the
+    record INTEGER PRIMARY KEY,    -- records.rowid; the columns a filter reads and a rule's line shows,
+    first INTEGER NOT NULL,        -- as in records (0 for risks and warnings, else 1)
+    confidence REAL NOT NULL, timestamp TEXT NOT NULL, record_id TEXT NOT NULL,
+    store TEXT NOT NULL, type TEXT NOT NULL, lane TEXT NOT NULL, status TEXT NOT NULL,
+    visibility TEXT NOT NULL, boundary REAL, title TEXT NOT NULL
+);
+{standing_triggers}
 CREATE VIRTUAL TABLE records_fts USING fts5(
     title, description, body, tags, content='records', content_rowid='rowid',
     tokenize='porter unicode61 remove_diacritics 2'
 );
 """
+
+
+def _sql_list(values: Iterable[str]) -> str:
+    return ", ".join(f"'{v}'" for v in sorted(values))
+
+
+def _is_standing(row: str) -> str:
+    """SQL: the row `row` (new or old) is a standing rule by type and scope (`recall.standing.is_standing`)."""
+    return (
+        f"{row}.type IN ({_sql_list(STANDING_TYPES)}) AND ({row}.applies_json = '[]' OR EXISTS (SELECT 1 FROM "
+        f"json_each({row}.applies_json) e WHERE e.type = 'text' AND e.value IN ({_sql_list(WHOLE_REPOSITORY)})))"
+    )
+
+
+_STANDING_ROW = (
+    f"new.rowid, CASE WHEN new.type IN ({_sql_list(STANDING_FIRST)}) THEN 0 ELSE 1 END, "
+    "new.confidence, new.timestamp, new.record_id, new.store, new.type, new.lane, new.status, new.visibility, "
+    "new.boundary, new.title"
+)
+#: `standing` follows `records` through triggers, so every writer (a full build, an incremental one
+#: that copies the old index, a boundary update) keeps it in step at the cost of the rows it changes.
+#: Each trigger is one line: `_statements` ends a statement at a line ending in ";".
+_STANDING_TRIGGERS = f"""
+CREATE TRIGGER standing_insert AFTER INSERT ON records WHEN {_is_standing("new")} BEGIN INSERT INTO standing VALUES ({_STANDING_ROW}); END;
+CREATE TRIGGER standing_delete AFTER DELETE ON records BEGIN DELETE FROM standing WHERE record = old.rowid; END;
+CREATE TRIGGER standing_update AFTER UPDATE OF type, applies_json, confidence, timestamp, record_id, store, lane, status, visibility, boundary, title ON records BEGIN DELETE FROM standing WHERE record = old.rowid; INSERT INTO standing SELECT {_STANDING_ROW} WHERE {_is_standing("new")}; END;
+"""  # noqa: E501
+_SCHEMA = _SCHEMA.replace("{standing_triggers}\n", _STANDING_TRIGGERS.lstrip("\n"))
 
 #: Built after a bulk load (faster than maintaining them row by row).
 _INDEXES = """
@@ -134,6 +177,7 @@ CREATE INDEX records_id ON records(record_id);
 CREATE INDEX records_type ON records(type, status);
 CREATE INDEX applies_base ON applies(base);
 CREATE INDEX applies_record ON applies(record);
+CREATE INDEX standing_rank ON standing(first, confidence DESC, timestamp DESC, record_id);
 """
 
 

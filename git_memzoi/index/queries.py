@@ -231,14 +231,21 @@ def inside(conn: sqlite3.Connection, folder: str, flt: Filter) -> list[tuple[Rec
     return [(_MAKE(values[:-1]), values[-1]) for values in conn.execute(sql, params)]
 
 
-def unscoped(conn: sqlite3.Connection, flt: Filter, whole: Sequence[str]) -> list[RecordRow]:
-    """The rows `flt` keeps with no `applies_to`, or with an entry among `whole` (entries covering everything)."""
-    params: dict[str, Any] = {}
+def standing(conn: sqlite3.Connection, flt: Filter, limit: int = -1) -> list[tuple[int, str, str, str]]:
+    """(rowid, record ID, type, title) of the first `limit` standing rules `flt` keeps (-1: all), in rank order.
+
+    The `standing` table (kept by index.db's triggers) holds the rows whose type and scope make them
+    standing rules, with their rank (risks and warnings first, then higher confidence, then newer,
+    then by ID) and the columns `flt` reads, so no record row is read. Whether a row is current is
+    `flt`'s, decided now: a rule whose retention boundary passes drops out at that moment with no
+    change to the index.
+    """
+    params: dict[str, Any] = {"limit": limit}
     sql = (
-        f"SELECT {_ROW} FROM records r WHERE {flt.where(params)} AND (r.applies_json = '[]' OR r.rowid IN "
-        f"(SELECT record FROM applies WHERE entry IN ({_bind(params, 'w', whole)})))"
+        f"SELECT r.record, r.record_id, r.type, r.title FROM standing r WHERE {flt.where(params)} "
+        "ORDER BY r.first, r.confidence DESC, r.timestamp DESC, r.record_id, r.record LIMIT :limit"
     )
-    return list(map(_MAKE, conn.execute(sql, params)))
+    return conn.execute(sql, params).fetchall()
 
 
 _FACT_KEYS = ("record_id", "fact", "until", "reason", "actor", "created_at")

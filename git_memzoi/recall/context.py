@@ -119,9 +119,16 @@ MAX_BUDGET = 100_000
 
 
 def candidates(
-    ws: Workspace, task: str, paths: Sequence[str] = (), *, include_local: bool = False, rules: bool = True
-) -> tuple[list[str], list[_Candidate], list[RecordRow]]:
-    """(normalised paths, candidates best first, standing rules in their order, or none without `rules`)."""
+    ws: Workspace,
+    task: str,
+    paths: Sequence[str] = (),
+    *,
+    include_local: bool = False,
+    rules: bool = True,
+    rule_limit: int = -1,
+) -> tuple[list[str], list[_Candidate], list[standing.Rule]]:
+    """(normalised paths, candidates best first, standing rules in their order (the first `rule_limit`; -1: all),
+    or none without `rules`)."""
     norm = list(dict.fromkeys(pathmatch.normalise(p, ws.repo.workdir) for p in paths))
     at = now()[1]
     flt = Filter(now=at, shared=not include_local)
@@ -139,7 +146,7 @@ def candidates(
                 cand.text = relevance
                 cand.why.append("matches the task")
         _by_paths(conn, norm, flt, found)
-        standing_rows = standing.standing_rules(conn, at) if rules else []
+        standing_rows = standing.standing_rules(conn, at, rule_limit) if rules else []
     return norm, sorted(found.values(), key=lambda c: c.rank), standing_rows
 
 
@@ -150,18 +157,31 @@ def build_context(
     words = budget if budget is not None else ws.config.recall.context_budget
     if not 1 <= words <= MAX_BUDGET:
         raise UsageError(f"must be from 1 to {MAX_BUDGET} words, not {words}", field="budget")
-    norm, ordered, rules = candidates(ws, task, paths, include_local=include_local)
+    # A pack names at most a line (3 words or more) per budget's 3 words of the rules it did not include.
+    limit = words // standing.LINE_WORDS + MAX_CANDIDATES + 1
+    norm, ordered, rules = candidates(ws, task, paths, include_local=include_local, rule_limit=limit)
     return _pack(task, norm, words, ordered, rules)
 
 
+def _listed(rules: Sequence[standing.Rule], cap: int) -> int:
+    """The words the standing rules' one-line list takes with its heading, or `cap` if that is less."""
+    if not rules:
+        return 0
+    listed = 6
+    for rule in rules:
+        listed += words_in(standing.line(rule))
+        if listed >= cap:
+            return cap
+    return listed
+
+
 def _pack(
-    task: str, paths: list[str], budget: int, ordered: list[_Candidate], rules: Sequence[RecordRow] = ()
+    task: str, paths: list[str], budget: int, ordered: list[_Candidate], rules: Sequence[standing.Rule] = ()
 ) -> ContextPack:
     header = f"# Context for: {task}\n" + (f"\nPaths: {', '.join(paths)}\n" if paths else "")
     used = words_in(header)
     # The standing rules' lines get up to a quarter of the budget, so a full pack still names them.
-    listed = sum(words_in(standing.line(row)) for row in rules) + 6 if rules else 0
-    reserve = LEFT_OUT_WORDS + min(listed, int(budget * STANDING_SHARE))
+    reserve = LEFT_OUT_WORDS + _listed(rules, int(budget * STANDING_SHARE))
     items: list[ContextItem] = []
     omitted: list[Omission] = []
     blocks: list[str] = []
@@ -223,10 +243,10 @@ def _pack(
     included = {item.record_id for item in items}
     lines: list[str] = []
     heading = "## Standing rules also in force\n\n"
-    for row in rules:
-        if row.record_id in included:
+    for rule in rules:
+        if rule.record_id in included:
             continue
-        entry = standing.line(row)
+        entry = standing.line(rule)
         cost = words_in(entry) + (0 if lines else words_in(heading))
         if used + cost > budget:
             break

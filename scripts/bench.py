@@ -41,6 +41,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -221,7 +222,7 @@ def make_record(n: int, rng: random.Random) -> tuple[str, str]:
     source, ref = rng.choice(SOURCES)
     description = sentence(rng, 10, 24)  # drawn in this order: the records of a seed stay the same
     status = "active" if rng.random() < 0.92 else rng.choice(["superseded", "tombstoned", "expired"])
-    data = fields(rid, kind, lane, title, description, stamp, status, round(rng.uniform(0.5, 1.0), 2))
+    data = fields(rid, kind, lane, title, description, Stamp(stamp, status, round(rng.uniform(0.5, 1.0), 2)))
     if applies:
         data["applies_to"] = sorted(set(applies))
     tags = sorted({rng.choice(WORDS) for _ in range(rng.randint(0, 4))})
@@ -238,9 +239,15 @@ def make_record(n: int, rng: random.Random) -> tuple[str, str]:
     return f".memzoi/records/{folder}/{rid}.md", render_record(data, retention, f"bench:{n}", "\n\n".join(paragraphs))
 
 
-def fields(
-    rid: str, kind: str, lane: str, title: str, description: str, stamp: str, status: str, confidence: float
-) -> dict[str, object]:
+class Stamp(NamedTuple):
+    """When a record was written, whether it is current, and how sure it is."""
+
+    timestamp: str
+    status: str
+    confidence: float
+
+
+def fields(rid: str, kind: str, lane: str, title: str, description: str, stamp: Stamp) -> dict[str, object]:
     """The first frontmatter fields of a repository record, in the profile's order."""
     return {
         "id": rid,
@@ -250,12 +257,12 @@ def fields(
         "lane": lane,
         "title": title,
         "description": description,
-        "timestamp": stamp,
-        "status": status,
+        "timestamp": stamp.timestamp,
+        "status": stamp.status,
         "scope": "repo",
         "visibility": "repo",
         "content_class": "general_repo_knowledge",
-        "confidence": confidence,
+        "confidence": stamp.confidence,
     }
 
 
@@ -270,7 +277,7 @@ def decision_record(rid: str, name: str, module: str, description: str, proposal
     """An active decision, "Benchmark decision NAME", that applies to src/MODULE/** and cites pull request NAME:
     the one fixed record the hook and lifecycle benchmarks write many of (make_record draws varied ones)."""
     title, stamp = f"Benchmark decision {name}", "2026-01-01T00:00:00Z"
-    data = fields(rid, "decision", "semantic", title, description, stamp, "active", 0.9)
+    data = fields(rid, "decision", "semantic", title, description, Stamp(stamp, "active", 0.9))
     data |= {"applies_to": [f"src/{module}/**"], "source": "pr", "source_ref": f"pr://{name}"}
     if proposal_id:
         data["proposal_id"] = proposal_id

@@ -35,7 +35,7 @@ for extra in (ROOT, ROOT / "scripts"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from bench import fields, render_record  # noqa: E402
+from bench import Stamp, fields, render_record  # noqa: E402
 
 CORPUS = ROOT / "fixtures" / "recall"
 DISTRACTORS = 1_920
@@ -64,9 +64,8 @@ def record_file(entry: dict[str, Any]) -> tuple[str, str]:
     kind = entry["type"]
     lane = "procedural" if kind in PROCEDURAL else "semantic"
     status = {"superseded": "superseded", "tombstoned": "tombstoned"}.get(entry.get("stale", ""), "active")
-    data = fields(
-        entry["id"], kind, lane, entry["title"], entry["description"], entry["timestamp"], status, entry["confidence"]
-    )
+    stamp = Stamp(entry["timestamp"], status, entry["confidence"])
+    data = fields(entry["id"], kind, lane, entry["title"], entry["description"], stamp)
     if entry.get("applies_to"):
         data["applies_to"] = entry["applies_to"]
     if entry.get("tags"):
@@ -181,7 +180,7 @@ def distractor(i: int, rng: random.Random) -> tuple[str, str]:
     rid = f"d{i:04d}-{re.sub(r'[^a-z0-9]+', '-', title.lower()).strip('-')[:48].strip('-')}"
     lane = "procedural" if kind in PROCEDURAL else "semantic"
     stamp = f"2026-{rng.randint(1, 11):02d}-{rng.randint(1, 28):02d}T10:00:00Z"
-    data = fields(rid, kind, lane, title, body, stamp, "active", round(rng.uniform(0.5, 1.0), 2))
+    data = fields(rid, kind, lane, title, body, Stamp(stamp, "active", round(rng.uniform(0.5, 1.0), 2)))
     if rng.random() < 0.95:  # a few stay repository-wide, as facts and notes do
         data["applies_to"] = [rng.choice([f"{area}/**", f"{area}/src/{values['dep'].lower().replace(' ', '-')}.ts"])]
     elif kind not in ("fact", "note"):

@@ -404,6 +404,7 @@ def test_a_pip_spec_reaches_pip_exactly_as_given(repo: Repo, spec: str) -> None:
         "Check out the pull request with its whole history",
         "Set up Python",
         "Install git memzoi",
+        "Restore the .memzoi/ trees earlier runs validated (named by their content)",
         "Check the commits the pull request adds, as the server hook would",
         "Validate memory at the pull request's head",
     ]

@@ -15,14 +15,8 @@ EVENTS = FIXTURES / "claude-hooks"
 
 
 def event(name: str, cwd: Path, **override: Any) -> str:
-    """A recorded hook event with the project directory filled in (and fields overridden)."""
-    data = json.loads((EVENTS / f"{name}.json").read_text().replace("{CWD}", str(cwd)))
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(data.get(key), dict):
-            data[key].update(value)
-        else:
-            data[key] = value
-    return json.dumps(data)
+    """A recorded Claude Code hook event with the project directory filled in (and fields overridden)."""
+    return client_event("claude", name, cwd, **override)
 
 
 def add_migrations_risk(repo: Repo, **fields: Any) -> None:

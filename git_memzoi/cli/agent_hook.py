@@ -6,9 +6,8 @@ import json
 import os
 import signal
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from git_memzoi.agents import claude_hook, codex_hook, gemini_hook
 from git_memzoi.agents.hook_core import MAX_EVENT_BYTES, event_text
 from git_memzoi.errors import EXIT_INTERNAL, MemzoiError
 from git_memzoi.layout import MEMZOI_DIR
@@ -17,8 +16,21 @@ from git_memzoi.runtime.workspace import Workspace
 if TYPE_CHECKING:
     from typing import BinaryIO, TextIO
 
-#: The clients `agent hook` answers, each by its adapter module (a few small functions over hook_core).
-ADAPTERS = {"claude": claude_hook, "codex": codex_hook, "gemini": gemini_hook}
+def adapter_of(client: str) -> Any:
+    """The adapter module of `client` (claude, codex or gemini: a few small functions over hook_core).
+
+    A hook process loads its own client's only."""
+    if client == "codex":
+        from git_memzoi.agents import codex_hook
+
+        return codex_hook
+    if client == "gemini":
+        from git_memzoi.agents import gemini_hook
+
+        return gemini_hook
+    from git_memzoi.agents import claude_hook
+
+    return claude_hook
 
 
 def read_event(stdin: BinaryIO) -> bytes:
@@ -28,7 +40,7 @@ def read_event(stdin: BinaryIO) -> bytes:
 
 def answer_text(data: bytes, client: str = "claude") -> tuple[str | None, str | None]:
     """(stdout JSON line or None, one stderr line or None) for one hook event's bytes; MemzoiErrors become a line."""
-    adapter = ADAPTERS[client]
+    adapter = adapter_of(client)
     try:
         event = adapter.parse_event(event_text(data))
 

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 from git_memzoi.errors import NoSpace, StateError, from_environment
 from git_memzoi.index import index_db, staleness
 from git_memzoi.index.index_db import connect_installed, current_filter, instant
-from git_memzoi.index.outcome import InvalidRecords, RebuildReport
-from git_memzoi.index.sync import Progress, noop, refresh_paths, sync
 from git_memzoi.layout import INDEX_LOCK
 
 if TYPE_CHECKING:
+    from git_memzoi.index.outcome import InvalidRecords, RebuildReport
+    from git_memzoi.index.sync import Progress
     from git_memzoi.runtime.workspace import Workspace
 
 __all__ = [
@@ -34,6 +34,19 @@ __all__ = [
     "rebuild",
     "refresh",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """The build's report types, loaded with the build (a read whose index is current never loads it)."""
+    if name in ("InvalidRecords", "RebuildReport"):
+        from git_memzoi.index import outcome
+
+        return getattr(outcome, name)
+    if name == "Progress":
+        from git_memzoi.index import sync
+
+        return sync.Progress
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def rebuild(
@@ -55,6 +68,8 @@ def rebuild(
 def refresh(ws: Workspace, paths: Iterable[str]) -> RebuildReport:
     """Bring index.db in line after writing `paths` (repository-relative): their rows only, when the
     index was current before; otherwise as `rebuild` does."""
+    from git_memzoi.index.sync import refresh_paths, sync
+
     with _one_writer(ws):
         report = refresh_paths(ws, paths)
         if report is not None:
@@ -103,6 +118,8 @@ def _sync_one_writer(
     """Run `sync` as this worktree's only index writer (a rebuild with nothing to do only reads).
 
     `digest` False: the caller already compared the sweep's digest (`sync.noop`)."""
+    from git_memzoi.index.sync import noop, sync  # the build: only when the index is not current
+
     if not full:
         report = noop(ws, strict=strict, digest=digest)
         if report is not None:

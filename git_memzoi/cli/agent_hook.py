@@ -16,6 +16,7 @@ from git_memzoi.runtime.workspace import Workspace
 if TYPE_CHECKING:
     from typing import BinaryIO, TextIO
 
+
 def adapter_of(client: str) -> Any:
     """The adapter module of `client` (claude, codex or gemini: a few small functions over hook_core).
 

@@ -5,13 +5,15 @@
 # number of parallel workers (default: one per core); MEMZOI_COVERAGE=0 leaves coverage out.
 # --fast runs the fast tier for the edit-test loop: every test but the marked slow tiers (the
 # markers are registered in pyproject.toml; tests/project/test_tiers.py checks the tier still
-# reaches every package). CI (.ci/run) runs everything.
+# reaches every package), without coverage unless MEMZOI_COVERAGE=1 asks for it (a part of the
+# suite gives no meaningful figure). CI (.ci/run) runs everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fast_tier='not slow and not crash and not bench and not clients'
 args=()
+coverage_default=1
 for arg in "$@"; do
-  if [ "$arg" = --fast ]; then args+=(-m "$fast_tier"); else args+=("$arg"); fi
+  if [ "$arg" = --fast ]; then args+=(-m "$fast_tier"); coverage_default=0; else args+=("$arg"); fi
 done
 . scripts/_venv.sh
 ensure_venv test
@@ -27,7 +29,7 @@ export MEMZOI_TEST_HOME="$run_home" HOME="$run_home" MEMZOI_HOME="$run_home/.mem
 workers=()
 if .venv/bin/python -c "import xdist" 2>/dev/null; then workers=(-n "${MEMZOI_TEST_WORKERS:-auto}"); fi
 coverage=()
-if [ "${MEMZOI_COVERAGE:-1}" != 0 ]; then
+if [ "${MEMZOI_COVERAGE:-$coverage_default}" != 0 ]; then
   # an absolute data file: tests run the program in repositories of their own, as the cwd
   export COVERAGE_FILE="$PWD/.coverage"
   coverage=(--cov --cov-report=)

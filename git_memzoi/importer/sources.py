@@ -277,5 +277,9 @@ class Tree:
         try:
             rel = full.relative_to(root).as_posix()
         except ValueError:
-            raise UsageError(f"{source}: outside the repository") from None
+            if not os.path.lexists(full):
+                raise UsageError(f"{source}: no such file or folder") from None
+            raise UsageError(
+                f"{source}: outside the repository", hint="from outside it, only an OKF bundle folder is read"
+            ) from None
         return rel

@@ -132,7 +132,9 @@ def test_a_folder_that_is_no_bundle_is_refused(repo: Repo, tmp_path: Path) -> No
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "a.md").write_text("# a\n")
     out = run_cli("import", "--from", "okf", str(tmp_path / "notes"), expect=2)
-    assert "outside the repository" in out.stderr
+    assert "outside the repository" in out.stderr and "only an OKF bundle folder is read" in out.stderr
+    missing = run_cli("import", "--from", "okf", str(tmp_path / "gone"), expect=2)
+    assert missing.stderr.splitlines() == [f"git memzoi: {tmp_path / 'gone'}: no such file or folder"]
 
 
 # --- the Rust Memzoi's generated projection ------------------------------------------------------------------

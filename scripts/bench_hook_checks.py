@@ -26,36 +26,10 @@ for extra in (ROOT, ROOT / "scripts"):
         sys.path.insert(0, str(extra))
 
 import bench  # noqa: E402  (scripts/bench.py: the synthetic record generator)
+from bench_client_hooks import _env, _run  # noqa: E402  (the same isolated git environment and timed run)
 
 EPOCH = 1767225600
 GIT_MEMZOI = str(Path(sys.executable).parent / "git-memzoi")
-
-
-def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
-    env.update(
-        {
-            "MEMZOI_HOME": str(home / ".memzoi"),
-            "HOME": str(home),
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-            "GIT_AUTHOR_NAME": "Bench",
-            "GIT_AUTHOR_EMAIL": "bench@example.com",
-            "GIT_COMMITTER_NAME": "Bench",
-            "GIT_COMMITTER_EMAIL": "bench@example.com",
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        }
-    )
-    return env
-
-
-def _run(args: list[str], cwd: Path, env: dict[str, str], input: str | None = None) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(args, cwd=cwd, env=env, input=input, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)} failed: {done.stderr.strip()[-500:]}")
-    return elapsed
 
 
 def _stream(records: int) -> str:

@@ -51,47 +51,32 @@ def _risky_path(root: Path) -> tuple[str, str]:
     raise RuntimeError("the generated repository has no path-bound risk record")
 
 
-def _prompt_event(root: Path, prompt: str) -> str:
+def _claude_event(root: Path, name: str, **fields: object) -> str:
+    """A Claude Code hook event `name` in the project `root`, as the client sends it, with the event's own `fields`."""
     return json.dumps(
         {
             "session_id": "bench",
             "transcript_path": "/dev/null",
             "cwd": str(root),
             "permission_mode": "default",
-            "hook_event_name": "UserPromptSubmit",
-            "prompt": prompt,
+            "hook_event_name": name,
+            **fields,
         }
     )
+
+
+def _prompt_event(root: Path, prompt: str) -> str:
+    return _claude_event(root, "UserPromptSubmit", prompt=prompt)
 
 
 def _bash_event(root: Path, command: str) -> str:
-    return json.dumps(
-        {
-            "session_id": "bench",
-            "transcript_path": "/dev/null",
-            "cwd": str(root),
-            "permission_mode": "default",
-            "hook_event_name": "PreToolUse",
-            "tool_name": "Bash",
-            "tool_input": {"command": command, "description": "bench"},
-            "tool_use_id": "toolu_bench",
-        }
-    )
+    tool_input = {"command": command, "description": "bench"}
+    return _claude_event(root, "PreToolUse", tool_name="Bash", tool_input=tool_input, tool_use_id="toolu_bench")
 
 
 def _event(root: Path, rel: str) -> str:
-    return json.dumps(
-        {
-            "session_id": "bench",
-            "transcript_path": "/dev/null",
-            "cwd": str(root),
-            "permission_mode": "default",
-            "hook_event_name": "PreToolUse",
-            "tool_name": "Edit",
-            "tool_input": {"file_path": str(root / rel), "old_string": "a", "new_string": "b"},
-            "tool_use_id": "toolu_bench",
-        }
-    )
+    tool_input = {"file_path": str(root / rel), "old_string": "a", "new_string": "b"}
+    return _claude_event(root, "PreToolUse", tool_name="Edit", tool_input=tool_input, tool_use_id="toolu_bench")
 
 
 def _patch_event(root: Path, rel: str) -> str:

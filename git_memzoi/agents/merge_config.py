@@ -267,18 +267,23 @@ def codex_server(env: dict[str, str]) -> dict[str, Any]:
     return entry
 
 
-def codex_table(env: dict[str, str]) -> str:
-    """The TOML text of the `[mcp_servers.memzoi]` table."""
+def toml_server_table(name: str, command: str, args: list[str], env: dict[str, str]) -> list[str]:
+    """The lines of a Codex `[mcp_servers.NAME]` table: its command, its arguments, its environment when given."""
     lines = [
-        "# git memzoi: project memory over MCP for the repository Codex runs in",
-        f"[mcp_servers.{SERVER_NAME}]",
-        f"command = {_toml_string(SERVER_COMMAND)}",
-        "args = [" + ", ".join(_toml_string(a) for a in SERVER_ARGS) + "]",
+        f"[mcp_servers.{name}]",
+        f"command = {_toml_string(command)}",
+        "args = [" + ", ".join(_toml_string(a) for a in args) + "]",
     ]
     if env:
         pairs = ", ".join(f"{k} = {_toml_string(v)}" for k, v in sorted(env.items()))
         lines.append(f"env = {{ {pairs} }}")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def codex_table(env: dict[str, str]) -> str:
+    """The TOML text of the `[mcp_servers.memzoi]` table."""
+    header = "# git memzoi: project memory over MCP for the repository Codex runs in"
+    return "\n".join([header, *toml_server_table(SERVER_NAME, SERVER_COMMAND, SERVER_ARGS, env)]) + "\n"
 
 
 def _toml(path: Path, text: str) -> dict[str, Any]:

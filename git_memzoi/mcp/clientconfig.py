@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from git_memzoi.agents.merge_config import toml_server_table
 from git_memzoi.errors import UsageError
 
 CLIENTS: tuple[str, ...] = ("claude", "codex", "generic")
@@ -54,10 +55,6 @@ def launcher() -> tuple[str, list[str]]:
     return "git", ["memzoi"]
 
 
-def _toml_string(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
-
-
 def server_config(
     repo_root: Path, client: str = "generic", name: str = "memzoi", env: dict[str, str] | None = None
 ) -> ServerConfig:
@@ -70,15 +67,7 @@ def server_config(
     args = [*prefix, "mcp", "serve", "--repo", str(repo_root)]
     env = dict(env or {})
     if client == "codex":
-        lines = [
-            f"[mcp_servers.{name}]",
-            f"command = {_toml_string(command)}",
-            "args = [" + ", ".join(_toml_string(a) for a in args) + "]",
-        ]
-        if env:
-            pairs = ", ".join(f"{k} = {_toml_string(v)}" for k, v in sorted(env.items()))
-            lines.append(f"env = {{ {pairs} }}")
-        snippet = "\n".join(lines) + "\n"
+        snippet = "\n".join(toml_server_table(name, command, args, env)) + "\n"
         return ServerConfig(client, name, command, args, env, "toml", snippet, "~/.codex/config.toml")
     entry: dict[str, Any] = {"command": command, "args": args}
     if client == "claude":

@@ -10,6 +10,7 @@ from typing import Any
 from git_memzoi.errors import FormatError
 from git_memzoi.importer import markdown
 from git_memzoi.importer.sources import RULE_FORMATS, Loaded, scope_folder
+from git_memzoi.profile import oneline
 
 #: ADR statuses imported by default; the others are reported and skipped unless asked for.
 IMPORTED_STATUSES = ("accepted",)
@@ -57,6 +58,38 @@ class Item:
     @property
     def where(self) -> str:
         return f"{self.source.named}:{self.first}-{self.last}"
+
+
+def control_of(item: Item) -> tuple[str, str] | None:
+    """(field, character) of the first control character `item` would carry into its packet, or None.
+
+    The profile's rule, as `validate` and `apply` apply it to the packet: one-line fields take
+    printable text only; a body may hold newlines and tabs too.
+    """
+    bad = oneline.first_control(item.title)
+    if bad is not None:
+        return "title", bad
+    hit = oneline.first_text_control(item.body)
+    if hit is not None:
+        return "the body", hit[1]
+    fields = {"applies_to": list(item.applies_to), **item.activation, **item.kept}
+    for name, value in fields.items():
+        for text in _texts(value):
+            bad = oneline.first_control(text)
+            if bad is not None:
+                return name, bad
+    return None
+
+
+def _texts(value: Any) -> list[str]:
+    """Every string in a field's value (a string, or lists and mappings of them)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [text for part in value for text in _texts(part)]
+    return []
 
 
 def classify_text(title: str) -> tuple[str, str]:

@@ -14,9 +14,10 @@ from typing import Any
 
 from git_memzoi.errors import FormatError
 from git_memzoi.gitrepo.files import blob_oid
-from git_memzoi.importer.formats import Item
+from git_memzoi.importer.formats import Item, control_of
 from git_memzoi.importer.sources import BUNDLE_INDEX, BUNDLE_NAME, BUNDLE_RECORDS, MAX_SOURCE_BYTES, Loaded
 from git_memzoi.layout import SUFFIX
+from git_memzoi.profile import oneline
 
 #: Record fields a proposal carries over as they are (besides type, lane, title, applies_to and the body).
 KEPT = ("description", "tags", "content_class", "visibility", "confidence", "retention")
@@ -69,6 +70,9 @@ def item(src: Loaded) -> Item:
     found = Item("okf", src, (concept_id,), title, body, first, last, data["type"], data["lane"], tuple(applies))
     found.concept_id = concept_id
     found.kept = kept
+    control = control_of(found)  # a YAML escape ("\e") puts one in without a raw byte in the file
+    if control is not None:
+        raise _field_error(src, doc, control[0], f"holds the control character {oneline.shown(control[1])}")
     return found
 
 

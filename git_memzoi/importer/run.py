@@ -16,7 +16,7 @@ from git_memzoi.importer.formats import Item
 from git_memzoi.importer.plan import Entry, ImportPlan, Known, NoRecords, Policy, build, plan_digest
 from git_memzoi.importer.sources import CURSOR_DIR, RULE_FORMATS, Loaded, Tree, scope_folder
 from git_memzoi.layout import MEMZOI_DIR, RESOLVED_BY_OUTCOME, SUFFIX, pending_path
-from git_memzoi.profile import secrets
+from git_memzoi.profile import oneline, secrets
 from git_memzoi.runtime.workspace import Workspace
 
 #: The first line of every instruction file `git memzoi export` writes.
@@ -191,6 +191,30 @@ def _refuse_secrets(items: list[Item]) -> None:
                 )
 
 
+def _refuse_controls(items: list[Item]) -> None:
+    """Refuse a run whose changes would carry a control character into a packet, naming the source line.
+
+    The profile's rule (`profile.document`'s control-character check, which `validate` and `apply`
+    run): one-line fields take printable text only, a body newlines and tabs besides.
+    """
+    for item in items:
+        found = formats.control_of(item)
+        if found is None:
+            continue
+        field, char = found
+        lines = item.source.text.split("\n")
+        start = _first(item)  # a YAML escape leaves no raw character: then where the item starts
+        line = next((n for n in range(start, item.last + 1) if char in lines[n - 1]), start)
+        raise FormatError(
+            "control-character",
+            f"{field}: holds the control character {oneline.shown(char)}; memory takes printable text only "
+            "(a body newlines and tabs too); nothing was written",
+            path=item.source.real,
+            line=line,
+            hint="remove it from the source (or leave the file out) and import again",
+        )
+
+
 def _first(item: Item) -> int:
     """Where an item's text starts for the secret scan: a rule file's or ADR's front matter is written too."""
     return 1 if item.fmt in (*RULE_FORMATS, "adr", "okf") else item.first
@@ -214,7 +238,9 @@ def plan_import(ws: Workspace, req: ImportRequest) -> ImportPlan:
         entry.action, entry.reason = "skipped", f"rejected as {entry.proposal_id}"
     if rejected:
         plan.plan_id = plan_digest(plan)
-    _refuse_secrets([e.item for e in plan.changes if e.item is not None])
+    written = [e.item for e in plan.changes if e.item is not None]
+    _refuse_controls(written)
+    _refuse_secrets(written)
     return plan
 
 

@@ -217,6 +217,14 @@ def test_unbalanced_marker_is_an_error_naming_the_line(repo: Repo) -> None:
     "setup, message",
     [
         (lambda r: r.write("AGENTS.md", "## Keys\n\naws key AKIAIOSFODNN7EXAMPLE here\n"), "AGENTS.md:3: secret:"),
+        (
+            lambda r: r.write("AGENTS.md", "# Rules\n\n## Use \x1b[31m red\n\nAlways use pnpm.\n"),
+            "AGENTS.md:3: control-character: title: holds the control character \\x1b",
+        ),
+        (
+            lambda r: r.write("AGENTS.md", "## Bell\n\nfirst line\nthe body rings \x07 here\n"),
+            "AGENTS.md:4: control-character: the body: holds the control character \\x07",
+        ),
         (lambda r: r.write("AGENTS.md", b"## R\n\n" + b"x" * (1024 * 1024 + 1)), "AGENTS.md: import-too-large:"),
         (lambda r: r.write("AGENTS.md", "## R\n\ncaf\xe9\n".encode("latin-1")), "AGENTS.md:3: import-encoding:"),
         (
@@ -230,7 +238,17 @@ def test_unbalanced_marker_is_an_error_naming_the_line(repo: Repo) -> None:
             "import-symlink: symlinks loop",
         ),
     ],
-    ids=["secret", "too-large", "encoding", "front-matter", "front-matter-open", "symlink-out", "symlink-loop"],
+    ids=[
+        "secret",
+        "control-title",
+        "control-body",
+        "too-large",
+        "encoding",
+        "front-matter",
+        "front-matter-open",
+        "symlink-out",
+        "symlink-loop",
+    ],
 )
 def test_bad_input_is_one_line_and_writes_nothing(repo: Repo, setup, message: str) -> None:
     setup(repo)

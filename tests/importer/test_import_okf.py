@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -108,8 +109,12 @@ def test_into_a_fresh_repository_one_create_per_record_keeping_its_fields(
         (lambda text: text.replace("type: decision", "type: gossip"), "import-okf: type:"),
         (lambda text: text.replace("kind: memory", "kind: proposal"), "import-okf: kind:"),
         (lambda text: text.split("\n---\n", 1)[1], "import-okf:"),
+        (
+            lambda text: re.sub(r"(?m)^title: .*$", lambda _: 'title: "Evil \\e[31m title"', text, count=1),
+            "import-okf: title: holds the control character \\x1b",
+        ),
     ],
-    ids=["yaml", "type", "kind", "no-frontmatter"],
+    ids=["yaml", "type", "kind", "no-frontmatter", "control-escape"],
 )
 def test_a_malformed_bundle_is_one_line_naming_the_file_and_writes_nothing(
     source: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage, message: str

@@ -126,8 +126,11 @@ def _still_a_cursor_rule(record: IndexedRecord, root: Path) -> bool:
 
 def export_cursor_rules(ws: Workspace, output: str | None = None) -> ExportReport:
     """Write `.cursor/rules/memzoi/<record-id>.mdc` for every rule (the folder is replaced as a whole)."""
-    root = Path(output).resolve() if output is not None else ws.repo.require_workdir()
-    folder = root / CURSOR_DIR
+    workdir = ws.repo.require_workdir()
+    # the checks every export's --output gets (no link on the way inside the work tree, nothing
+    # under .memzoi/), for the work tree itself too: a clone chooses what .cursor/ is
+    folder = common.destination(workdir, workdir if output is None else output, CURSOR_DIR, workdir)
+    root = Path(output).resolve() if output is not None else workdir
     chosen = [r for r in instructions.select(common.current_records(ws)) if not _still_a_cursor_rule(r, root)]
     files = {f"{record.record_id}.mdc": render_rule(record) for record in chosen}
     common.write_bundle(folder, files)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -359,6 +360,27 @@ def test_export_into_and_cursor_rules_round_trip_is_a_fixed_point(basic: Repo) -
     after = {p: p.read_bytes() for p in before}
     assert after == before
     assert git("status", "--porcelain", cwd=basic.path).stdout == ""
+
+
+def test_cursor_rules_never_write_through_a_link_or_into_memory(basic: Repo, tmp_path: Path) -> None:
+    run_cli("import", "--apply", "--commit")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.rmtree(basic.path / ".cursor")
+    os.symlink(outside, basic.path / ".cursor")  # a clone chooses what .cursor is
+    out = run_cli("export", "cursor-rules", expect=1)
+    assert out.stderr.splitlines()[0] == (
+        "git memzoi: .cursor is a symlink; export writes into the repository only through real folders, never a link"
+    )
+    assert list(outside.iterdir()) == []
+    os.unlink(basic.path / ".cursor")
+    before = memzoi_files(basic)
+    out = run_cli("export", "cursor-rules", "--output", ".memzoi/records", expect=2)
+    assert "inside .memzoi/" in out.stderr and "Traceback" not in out.stderr
+    assert memzoi_files(basic) == before
+    elsewhere = tmp_path / "elsewhere"
+    run_cli("export", "cursor-rules", "--output", str(elsewhere))
+    assert list((elsewhere / ".cursor/rules/memzoi").glob("*.mdc"))
 
 
 def test_export_into_keeps_text_around_an_existing_block(repo: Repo) -> None:

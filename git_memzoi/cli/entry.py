@@ -48,10 +48,31 @@ def main() -> None:
     try:
         _main(sys.argv[1:])
     except MemoryError:
-        # before cli.main's mapping is loaded (an import that needed memory): the same one line,
-        # from names imported at start-up (an import here could need the memory that ran out)
-        sys.stderr.write(f"git memzoi: {OUT_OF_MEMORY}\nhint: {OUT_OF_MEMORY_HINT}\n")
-        sys.exit(EXIT_STATE)
+        _out_of_memory()
+    except SystemError as exc:
+        # CPython's own failure to allocate inside an import (a C function that returns an error
+        # it had no memory left to describe) shows as this SystemError: under a memory limit, it
+        # is that limit, and says so as a MemoryError does; anything else is the bug it names
+        if str(exc) != "error return without exception set" or not _memory_limited():
+            raise
+        _out_of_memory()
+
+
+def _out_of_memory() -> None:
+    """Before cli.main's mapping is loaded (an import that needed memory): the same one line as a command gives,
+    from names imported at start-up (an import here could need the memory that ran out)."""
+    sys.stderr.write(f"git memzoi: {OUT_OF_MEMORY}\nhint: {OUT_OF_MEMORY_HINT}\n")
+    sys.exit(EXIT_STATE)
+
+
+def _memory_limited() -> bool:
+    """Whether this process runs under an address-space limit (ulimit -v, a container's)."""
+    try:
+        import resource
+
+        return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+    except MemoryError:
+        return True  # too little memory left even to ask
 
 
 def _main(args: list[str]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import resource
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,3 +58,32 @@ def test_rebuild_full_out_of_memory_is_one_line_and_exit_3(repo: Repo) -> None:
     done = _run(["rebuild", "--full"], repo.path, 1 << 30)
     assert done.returncode == 0, done.stderr
     assert "40 records" in done.stderr
+
+
+_RAISES = (
+    "import resource, sys\n"
+    "from git_memzoi.cli import entry\n"
+    "if sys.argv[1] == 'limited':\n"
+    "    resource.setrlimit(resource.RLIMIT_AS, (1 << 34, 1 << 34))\n"
+    "def failing(args):\n"
+    "    raise SystemError(sys.argv[2])\n"
+    "entry._main = failing\n"
+    "entry.main()\n"
+)
+
+
+def test_an_allocation_cpython_could_not_describe_is_out_of_memory_under_a_limit_only(tmp_path: Path) -> None:
+    """Under a memory limit, an import can fail as SystemError("error return without exception set")."""
+    quiet = "error return without exception set"
+
+    def run(limited: str, message: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", _RAISES, limited, message], cwd=tmp_path, capture_output=True, text=True
+        )
+
+    under = run("limited", quiet)
+    assert under.returncode == 3 and under.stderr.splitlines()[0].startswith("git memzoi: out of memory"), under.stderr
+    unlimited = run("free", quiet)  # no limit: the bug it names, not a guess
+    assert unlimited.returncode == 1 and "SystemError" in unlimited.stderr
+    other = run("limited", "some other internal error")
+    assert other.returncode == 1 and "SystemError" in other.stderr

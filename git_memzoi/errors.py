@@ -220,3 +220,34 @@ def _short(name: str, keep: int = 120) -> str:
 #: What a MemoryError says (cli.main and cli.entry print it): the machine's limit, not a bug.
 OUT_OF_MEMORY = "out of memory: the command reached the memory limit of its process (ulimit -v, or the container's)"
 OUT_OF_MEMORY_HINT = "raise the limit, or run the command where more memory is free"
+
+
+#: CPython's words when a C function failed to allocate and had no memory left to say so.
+_SILENT_FAILURES = ("error return without exception set", "returned NULL without setting an exception")
+
+
+def memory_exhausted(exc: BaseException) -> bool:
+    """Whether `exc` is memory running out, however Python reports it: a MemoryError; ENOMEM; the
+    dynamic loader refusing an extension module (its ImportError names the shared object, in glibc's
+    words for mapping or allocating); or, under an address-space limit, CPython's SystemError for an
+    allocation it could not describe. Anything else is the error it names."""
+    if isinstance(exc, MemoryError):
+        return True
+    if isinstance(exc, OSError):
+        return exc.errno == errno.ENOMEM
+    if isinstance(exc, ImportError):
+        text = str(exc).lower()
+        return exc.path is not None and ".so" in exc.path and any(w in text for w in ("map", "alloc", "memory"))
+    if isinstance(exc, SystemError):
+        return any(words in str(exc) for words in _SILENT_FAILURES) and _memory_limited()
+    return False
+
+
+def _memory_limited() -> bool:
+    """Whether this process runs under an address-space limit (ulimit -v, a container's)."""
+    try:
+        import resource
+
+        return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+    except (MemoryError, ImportError, SystemError):
+        return True  # too little memory left even to load the module that would tell

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
-from git_memzoi.errors import EXIT_STATE, OUT_OF_MEMORY, OUT_OF_MEMORY_HINT
+from git_memzoi.errors import EXIT_STATE, OUT_OF_MEMORY, OUT_OF_MEMORY_HINT, memory_exhausted
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
@@ -47,13 +47,9 @@ def main() -> None:
     """Run `git memzoi`: the client hooks' early exit (hooks.quick), the agents' hooks, else the CLI."""
     try:
         _main(sys.argv[1:])
-    except MemoryError:
-        _out_of_memory()
-    except SystemError as exc:
-        # CPython's own failure to allocate inside an import (a C function that returns an error
-        # it had no memory left to describe) shows as this SystemError: under a memory limit, it
-        # is that limit, and says so as a MemoryError does; anything else is the bug it names
-        if str(exc) != "error return without exception set" or not _memory_limited():
+    except (MemoryError, SystemError, ImportError, OSError) as exc:
+        # before cli.main's own mapping is in place (an import that needed memory): the same line
+        if not memory_exhausted(exc):
             raise
         _out_of_memory()
 
@@ -63,16 +59,6 @@ def _out_of_memory() -> None:
     from names imported at start-up (an import here could need the memory that ran out)."""
     sys.stderr.write(f"git memzoi: {OUT_OF_MEMORY}\nhint: {OUT_OF_MEMORY_HINT}\n")
     sys.exit(EXIT_STATE)
-
-
-def _memory_limited() -> bool:
-    """Whether this process runs under an address-space limit (ulimit -v, a container's)."""
-    try:
-        import resource
-
-        return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
-    except MemoryError:
-        return True  # too little memory left even to ask
 
 
 def _main(args: list[str]) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import importlib
 import importlib.util
 import os
@@ -23,6 +22,7 @@ from git_memzoi.errors import (
     StateError,
     UsageError,
     from_environment,
+    memory_exhausted,
 )
 
 #: name -> ("module:attribute", short help). Modules load only when their command runs,
@@ -149,13 +149,6 @@ def cli(ctx: click.Context, debug: bool) -> None:
 _OUT_OF_MEMORY = StateError(OUT_OF_MEMORY, hint=OUT_OF_MEMORY_HINT)
 
 
-def _out_of_memory(exc: Exception) -> bool:
-    """Memory ran out where Python reports it otherwise: ENOMEM, or a shared library that could not be mapped."""
-    if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
-        return True
-    return isinstance(exc, ImportError) and "failed to map segment" in str(exc)
-
-
 def _report(error: MemzoiError) -> None:
     if isinstance(error, UsageError) and error.field:  # the core names the field; here it is an option
         error = UsageError(error.detail, error.hint, field="--" + error.field.replace("_", "-"))
@@ -234,7 +227,7 @@ def _unexpected(exc: Exception, *, debug: bool) -> int:
         import traceback  # only with --debug (Command start-up: search)
 
         traceback.print_exc()
-    known = _OUT_OF_MEMORY if _out_of_memory(exc) else from_environment(exc)
+    known = _OUT_OF_MEMORY if memory_exhausted(exc) else from_environment(exc)
     if known is not None:
         return _failed(known, debug=False)
     click.echo(f"git memzoi: internal error: {type(exc).__name__}: {exc}", err=True)

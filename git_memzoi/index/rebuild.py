@@ -138,9 +138,11 @@ def _one_writer(ws: Workspace) -> Iterator[None]:
     """
     import filelock  # late: a no-op rebuild takes no lock (BENCHMARKS.md, "Command start-up": no-op `rebuild`)
 
+    from git_memzoi.runtime.lock import flock
+
     try:
         ws.layout.worktree.mkdir(parents=True, exist_ok=True)
-        lock = filelock.FileLock(str(ws.layout.worktree / INDEX_LOCK), timeout=WRITER_WAIT_SECONDS)
+        lock = flock(ws.layout.worktree / INDEX_LOCK, WRITER_WAIT_SECONDS)
         lock.acquire(poll_interval=0.01)
     except OSError as exc:
         # a read-only or full MEMZOI_HOME: the sweep could not prove the index current, and

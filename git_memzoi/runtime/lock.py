@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+# fcntl before filelock: filelock turns a failed `import fcntl` (an extension module that could
+# not be mapped under a memory limit) into its soft lock with a warning, and a soft lock does not
+# exclude a process holding the flock. Imported here first, that failure is raised instead.
+import fcntl  # noqa: F401
 import math
 import os
 from collections.abc import Iterator
@@ -29,12 +33,17 @@ def lock_timeout() -> float:
     return value
 
 
+def flock(path: Path, timeout: float) -> filelock.UnixFileLock:
+    """An flock(2) lock on `path`, never filelock's soft fallback."""
+    return filelock.UnixFileLock(str(path), timeout=timeout)
+
+
 @contextmanager
 def lifecycle_lock(path: Path, timeout: float | None = None) -> Iterator[None]:
     """Hold `path` (repo-lifecycle.lock) or raise LockTimeout naming it; nothing is changed on timeout."""
     path.parent.mkdir(parents=True, exist_ok=True)
     wait = lock_timeout() if timeout is None else timeout
-    lock = filelock.FileLock(str(path), timeout=wait)
+    lock = flock(path, wait)
     try:
         # a short poll lets a waiting worktree in soon after a release, not 50 ms later
         lock.acquire(poll_interval=0.01)

@@ -193,14 +193,25 @@ def matching(conn: sqlite3.Connection, term: str, flt: Filter) -> list[RecordRow
     return list(map(_MAKE, conn.execute(sql, params)))
 
 
-def matching_ids(conn: sqlite3.Connection, term: str, flt: Filter) -> list[int]:
-    """The rowids of the rows `flt` keeps whose text matches one quoted FTS5 term (no row is read whole)."""
-    params: dict[str, Any] = {"match": term}
+def holding_terms(
+    conn: sqlite3.Connection, terms: Sequence[str], needed: int, flt: Filter
+) -> list[tuple[RecordRow, list[int]]]:
+    """(row, which of `terms` it holds, by position) for the rows `flt` keeps that hold at least
+    `needed` of the quoted FTS5 terms: counted in SQLite, so a common term's thousands of rowids
+    never reach Python."""
+    params: dict[str, Any] = {"needed": needed}
+    hits = []
+    for index, term in enumerate(terms):
+        params[f"t{index}"] = term
+        hits.append(f"SELECT rowid AS id, {index} AS term FROM records_fts WHERE records_fts MATCH :t{index}")
+    # counted before the join: a row is kept or not as a whole, so the filter may come after
     sql = (
-        "SELECT r.rowid FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
-        f"WHERE records_fts MATCH :match AND {flt.where(params)}"
+        f"SELECT {_ROW}, held.terms FROM (SELECT id, group_concat(term) AS terms FROM ({' UNION ALL '.join(hits)}) "
+        f"GROUP BY id HAVING count(*) >= :needed) AS held JOIN records r ON r.rowid = held.id WHERE {flt.where(params)}"
     )
-    return [rowid for (rowid,) in conn.execute(sql, params)]
+    return [
+        (_MAKE(values[:-1]), sorted(int(term) for term in values[-1].split(","))) for values in conn.execute(sql, params)
+    ]
 
 
 def by_rowid(conn: sqlite3.Connection, rowids: Iterable[int]) -> list[RecordRow]:

@@ -68,14 +68,9 @@ def by_words(conn: sqlite3.Connection, text: str, flt: Filter) -> list[Found]:
     significant = fts.significant(text)
     if not significant:
         return []
-    needed = min(2, len(significant))
-    matched: dict[int, list[str]] = {}
-    for word in significant:
-        for rowid in queries.matching_ids(conn, fts.terms(word)[0], flt):
-            matched.setdefault(rowid, []).append(word)
-    # Only the rows that hold enough words are read whole: a common word matches thousands.
-    rows = queries.by_rowid(conn, [rowid for rowid, hits in matched.items() if len(hits) >= needed])
-    return [(row, "words: " + ", ".join(matched[row.rowid]), (0, -len(matched[row.rowid]))) for row in rows]
+    words = list(significant)
+    held = queries.holding_terms(conn, [fts.terms(word)[0] for word in words], min(2, len(words)), flt)
+    return [(row, "words: " + ", ".join(words[i] for i in which), (0, -len(which))) for row, which in held]
 
 
 def precheck(

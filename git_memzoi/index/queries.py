@@ -210,7 +210,8 @@ def holding_terms(
         f"GROUP BY id HAVING count(*) >= :needed) AS held JOIN records r ON r.rowid = held.id WHERE {flt.where(params)}"
     )
     return [
-        (_MAKE(values[:-1]), sorted(int(term) for term in values[-1].split(","))) for values in conn.execute(sql, params)
+        (_MAKE(values[:-1]), sorted(int(term) for term in values[-1].split(",")))
+        for values in conn.execute(sql, params)
     ]
 
 

@@ -174,6 +174,10 @@ def test_precheck_command_and_action_match_by_words(corpus: Repo) -> None:
     result = run_cli("precheck", "--command", "git push --force origin main", "--json").json()
     assert [w["record_id"] for w in result["warnings"]] == ["deploy-risk"]
     assert result["warnings"][0]["matched"].startswith("words: ")
+    # the words it holds, each once, in the command's order (counted by the index, not per hit)
+    matched = result["warnings"][0]["matched"].removeprefix("words: ").split(", ")
+    assert len(matched) >= 2 and len(set(matched)) == len(matched)
+    assert matched == sorted(matched, key="git push --force origin main".index)
     assert "running `git push --force origin main`" in result["warnings"][0]["next_step"]
     action = run_cli("precheck", "--action", "force push to main", "--json").json()
     assert [w["record_id"] for w in action["warnings"]] == ["deploy-risk"]

@@ -28,6 +28,7 @@ DIALECT = core.Dialect(
     },
     file_tools=FILE_TOOLS,
     command_tools={"Bash": "command"},
+    patch_tools={},
 )
 
 

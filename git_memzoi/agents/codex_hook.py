@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 DIALECT = core.Dialect(
     client="codex",
     events={name: name for name in (core.SESSION_START, core.PROMPT, core.BEFORE_TOOL)},
+    file_tools={},
     command_tools={"Bash": "command"},
     patch_tools={"apply_patch": "command"},
 )

@@ -32,6 +32,7 @@ DIALECT = core.Dialect(
     },
     file_tools={"write_file": "file_path", "replace": "file_path"},
     command_tools={"run_shell_command": "command"},
+    patch_tools={},
     prompt_noise=re.compile(r"<hook_context>.*?</hook_context>", re.S),
 )
 #: The BeforeTool and AfterTool matcher `agent install gemini` writes (a regular expression on the tool name).

@@ -14,10 +14,9 @@ import json
 import os
 import re
 import sqlite3
-from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from git_memzoi.agents.sessions import SessionMemory
 from git_memzoi.errors import UsageError
@@ -76,16 +75,18 @@ _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\*
 PATCH_FILES = 8
 
 
-@dataclass(frozen=True)
-class Dialect:
+class Dialect(NamedTuple):
     """How one client speaks: its event names (each mapped to one of MOMENTS) and the tool_input field that
-    names the file a tool changes, the command it runs, or the patch it applies."""
+    names the file a tool changes, the command it runs, or the patch it applies.
+
+    NamedTuples here, not dataclasses: the hooks run as a process per event, and loading dataclasses
+    (with inspect behind it) and building its classes costs about a sixth of a hook's own time."""
 
     client: str  # as in `agent hook CLIENT`
     events: dict[str, str]
-    file_tools: dict[str, str] = field(default_factory=dict)
-    command_tools: dict[str, str] = field(default_factory=dict)
-    patch_tools: dict[str, str] = field(default_factory=dict)
+    file_tools: dict[str, str]
+    command_tools: dict[str, str]
+    patch_tools: dict[str, str]
     #: Removed from a prompt before it is searched: text the client itself put there (an earlier hook's context).
     prompt_noise: re.Pattern[str] | None = None
 
@@ -97,8 +98,7 @@ class Dialect:
         return found
 
 
-@dataclass(frozen=True)
-class HookEvent:
+class HookEvent(NamedTuple):
     """The parts of a hook event the answer depends on; `name` as the client sent it, `moment` what it is."""
 
     name: str
@@ -113,8 +113,7 @@ class HookEvent:
     moment: str = ""
 
 
-@dataclass(frozen=True)
-class ToolContext:
+class ToolContext(NamedTuple):
     """What applies before (or after) a tool call: the context text, and the warnings it holds (a risk first)."""
 
     text: str

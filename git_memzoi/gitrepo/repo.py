@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from git_memzoi.errors import MemzoiError, NoWorkTree, RepositoryNotFound, StateError, UsageError
 from git_memzoi.gitrepo.discover import find, keys, repository_name
@@ -21,8 +20,7 @@ if TYPE_CHECKING:
     import pygit2
 
 
-@dataclass(frozen=True)
-class TreeFile:
+class TreeFile(NamedTuple):
     """A blob in a git tree: its path from the repository root, OID, and a way to read it."""
 
     path: str

@@ -8,9 +8,9 @@ from the boundary instant on. `recall.retention` turns a boundary into an Expiry
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
+from typing import NamedTuple
 
 from git_memzoi.profile.timefmt import format_rfc3339, parse_rfc3339, plus
 
@@ -23,8 +23,7 @@ EXTENSION_FACT = "episodic_extension"
 _SESSION_ORDER = {"terminal": 0, "explicit": 1, "lease": 2, "cap": 3}
 
 
-@dataclass(frozen=True)
-class Boundary:
+class Boundary(NamedTuple):
     """Where retention ends ordinary recall for one record, and how that instant was reached."""
 
     rule: str  # the lane rule, for a person
@@ -33,7 +32,7 @@ class Boundary:
     basis: str  # how `at` follows from the record's retention fields and facts
     active: bool  # status: active (anything else is never current)
     status: str = "active"
-    facts: tuple[dict[str, str], ...] = field(default=())
+    facts: tuple[dict[str, str], ...] = ()
 
 
 def lane_rule(lane: str, lease_hours: float) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from git_memzoi.errors import UsageError
@@ -57,12 +56,16 @@ STANDING_SHARE = 0.25
 MAX_CANDIDATES = 100
 
 
-@dataclass
 class _Candidate:
-    row: RecordRow
-    text: float = 0.0
-    path: float = 0.0
-    why: list[str] = field(default_factory=list)
+    """A record on its way into a pack: its text and path relevance, and why it came."""
+
+    __slots__ = ("path", "row", "text", "why")
+
+    def __init__(self, row: RecordRow) -> None:
+        self.row = row
+        self.text = 0.0
+        self.path = 0.0
+        self.why: list[str] = []
 
     @property
     def relevance(self) -> float:

@@ -5,54 +5,49 @@ not TOML is reported with its file and key; nothing is silently ignored.
 
 Checked by hand rather than by a pydantic model: every command reads its config, and importing
 pydantic would cost more than most commands' own work. The messages are pydantic's wording.
-The sections are plain (not frozen) dataclasses with docstrings, which are cheap to create.
+The sections are NamedTuples (read-only), which are cheap to create: every command and every
+agent hook reads its config, and loading dataclasses (inspect behind it) would cost more.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from git_memzoi.errors import ConfigError
 from git_memzoi.runtime import DEFAULT_SESSION_LEASE_HOURS
 
 
-@dataclass
-class WorkflowConfig:
+class WorkflowConfig(NamedTuple):
     """[workflow]: how proposals are approved."""
 
     proposal_approval: Literal["manual", "auto"] = "manual"
 
 
-@dataclass
-class RetentionConfig:
+class RetentionConfig(NamedTuple):
     """[retention]: the session lease."""
 
     session_lease_hours: float = DEFAULT_SESSION_LEASE_HOURS
 
 
-@dataclass
-class RecallConfig:
+class RecallConfig(NamedTuple):
     """[recall]: search and context defaults."""
 
     search_limit: int = 10
     context_budget: int = 800
     #: more groups of words that mean the same (`[["pg", "postgres"]]`), added to recall.query's vocabulary
-    synonyms: list[list[str]] = field(default_factory=list)
+    synonyms: tuple[tuple[str, ...], ...] = ()
 
 
-@dataclass
-class HooksConfig:
+class HooksConfig(NamedTuple):
     """[hooks]: what the client hooks allow."""
 
     allow_in_place_edits: bool = False
     require_proposals: bool = False
 
 
-@dataclass
-class AgentsConfig:
+class AgentsConfig(NamedTuple):
     """[agents]: how agent integrations answer warnings."""
 
     #: what `agent hook claude` answers for a `risk` record: ask the user, deny the tool call,
@@ -64,15 +59,14 @@ class AgentsConfig:
     prompt_budget: int = 2400
 
 
-@dataclass
-class Config:
+class Config(NamedTuple):
     """The merged config: one object per section."""
 
-    workflow: WorkflowConfig = field(default_factory=WorkflowConfig)
-    retention: RetentionConfig = field(default_factory=RetentionConfig)
-    recall: RecallConfig = field(default_factory=RecallConfig)
-    hooks: HooksConfig = field(default_factory=HooksConfig)
-    agents: AgentsConfig = field(default_factory=AgentsConfig)
+    workflow: WorkflowConfig = WorkflowConfig()
+    retention: RetentionConfig = RetentionConfig()
+    recall: RecallConfig = RecallConfig()
+    hooks: HooksConfig = HooksConfig()
+    agents: AgentsConfig = AgentsConfig()
 
 
 class _Invalid(Exception):
@@ -132,7 +126,7 @@ def _groups(value: Any) -> Any:
         for word in group:
             if not isinstance(word, str) or not 1 <= len(word) <= 40 or not word.strip() or not word.isprintable():
                 raise _Invalid(f"item {number}: {word!r} should be a word of 1 to 40 printable characters")
-    return [[str(word) for word in group] for group in value]
+    return tuple(tuple(str(word) for word in group) for group in value)
 
 
 def _boolean(value: Any) -> Any:
@@ -141,7 +135,7 @@ def _boolean(value: Any) -> Any:
     return value
 
 
-#: section -> (its dataclass, key -> check); strict: no value is converted from another type.
+#: section -> (its class, key -> check); strict: no value is converted from another type.
 SCHEMA: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
     "workflow": (WorkflowConfig, {"proposal_approval": _literal("manual", "auto")}),
     "retention": (RetentionConfig, {"session_lease_hours": _number(gt=0, le=168)}),
@@ -160,11 +154,10 @@ SCHEMA: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
     ),
 }
 
-assert [f.name for f in fields(Config)] == list(SCHEMA)
+assert list(Config._fields) == list(SCHEMA)
 
 
-@dataclass(frozen=True)
-class ConfigSource:
+class ConfigSource(NamedTuple):
     """One config file's bytes and the name to report it by (a path, or `REV:.memzoi/config.toml`)."""
 
     name: str

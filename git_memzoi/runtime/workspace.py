@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from functools import cached_property
 
 from git_memzoi.gitrepo import GitRepo, open_repo
@@ -12,12 +11,17 @@ from git_memzoi.runtime import config as configmod
 from git_memzoi.runtime.home import Layout
 
 
-@dataclass
 class Workspace:
-    """An opened repository plus where its runtime state lives; built once per command."""
+    """An opened repository plus where its runtime state lives; built once per command.
 
-    repo: GitRepo
-    layout: Layout
+    A plain class (the hooks' path avoids loading dataclasses: agents.hook_core.Dialect)."""
+
+    def __init__(self, repo: GitRepo, layout: Layout) -> None:
+        self.repo = repo
+        self.layout = layout
+
+    def __repr__(self) -> str:
+        return f"Workspace(repo={self.repo!r}, layout={self.layout!r})"
 
     @classmethod
     def open(cls, start: str | os.PathLike[str] | None = None) -> Workspace:

@@ -18,7 +18,7 @@ from support import Repo, age, run_cli, run_importtime
 from support.agents import client_event as event
 from support.agents import client_hook as hook
 
-HEAVY = ("click", "pydantic", "pydantic_core", "yaml", "mcp", "pygit2", "filelock")
+HEAVY = ("click", "pydantic", "pydantic_core", "yaml", "mcp", "pygit2", "filelock", "dataclasses", "inspect")
 
 
 def context(out: dict[str, Any] | None, name: str) -> str:
@@ -174,7 +174,8 @@ def test_gemini_other_tools_and_events(memory: Repo) -> None:
     ],
 )
 def test_the_hook_path_stays_light(memory: Repo, client: str, names: tuple[str, ...]) -> None:
-    """Each client runs its hook before every prompt and edit: no click, pydantic, PyYAML, MCP SDK, pygit2, filelock."""
+    """Each client runs its hook before every prompt and edit: no click, pydantic, PyYAML, MCP SDK, pygit2, filelock,
+    dataclasses."""
     age(memory.path, 3600)
     run_cli("rebuild")
     age(Path(os.environ["MEMZOI_HOME"]), 3600)

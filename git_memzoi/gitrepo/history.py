@@ -50,7 +50,6 @@ class PushedCommit(NamedTuple):
     """
 
     sha: str
-    summary: str
     memzoi: str | None
     parents: tuple[str, ...]
     parent_memzoi: tuple[str | None, ...]
@@ -98,8 +97,22 @@ class History:
         self._sound_trees: set[str] = set()
 
     # refs and commits ---------------------------------------------------------
+    def summary(self, sha: str) -> str:
+        """The first line of commit `sha`'s message, as a report names the commit (read when asked:
+        most commits of a push are never named)."""
+        return _summary(cast(pygit2.Commit, self.git[sha]))
+
     def commit_sha(self, rev: str) -> str | None:
         """The commit an object name or ref peels to, or None when it names no commit (a tree or blob tag)."""
+        if len(rev) in (40, 64):
+            # a full object name, as hooks read them: one lookup, no rev parsing (a push of
+            # many refs asks once per ref)
+            try:
+                found = self.git.get(rev)
+            except ValueError:
+                found = None
+            if found is not None and found.type == ObjectType.COMMIT:
+                return str(found.id)
         try:
             obj = self.git.revparse_single(rev)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
@@ -287,6 +300,13 @@ class History:
         entries, fault = self._raw_tree(oid, size)
         return {} if fault is not None else {e.name: e.oid.hex() for e in entries if e.is_tree}
 
+    def plain_root(self, sha: str) -> bool:
+        """True when commit `sha`'s root holds `.memzoi` as git checks it out (or not at all): no
+        odd kind, no twins (one question for the walk's every commit, after `memzoi_of`)."""
+        if sha not in self._memzoi_of:
+            self.memzoi_of(sha)
+        return sha not in self._odd and sha not in self._twins
+
     def memzoi_twins(self, sha: str) -> tuple[str, ...]:
         """Root entries of commit `sha` (or "index") that macOS or Windows would check out as `.memzoi`."""
         if sha != "index" and sha not in self._memzoi_of:
@@ -327,7 +347,13 @@ class History:
             memzoi = known[sha] if sha in known else self._root_memzoi(sha, commit)
             known[sha] = memzoi
             parents = tuple(map(str, commit.parent_ids))
-            yield PushedCommit(sha, _summary(commit), memzoi, parents, tuple(map(self.memzoi_of, parents)))
+            parent_memzoi: tuple[str | None, ...]
+            if len(parents) == 1:  # most commits: the parent was walked just before, or is known
+                parent = parents[0]
+                parent_memzoi = (known[parent] if parent in known else self.memzoi_of(parent),)
+            else:
+                parent_memzoi = tuple(map(self.memzoi_of, parents))
+            yield PushedCommit(sha, memzoi, parents, parent_memzoi)
 
     def symbolic_tip(self, name: str) -> str | None:
         """The commit a symbolic ref (HEAD, refs/remotes/R/HEAD) points to through its branch, or None."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from git_memzoi.errors import ConfigError, UsageError
 from git_memzoi.gitrepo import GitRepo
@@ -17,8 +19,7 @@ from git_memzoi.runtime import config as configmod
 from git_memzoi.runtime.home import Layout
 
 
-@dataclass(frozen=True)
-class RefUpdate:
+class RefUpdate(NamedTuple):
     """One ref a push moves: from `old` to `new` (all zeros: created or deleted)."""
 
     ref: str
@@ -30,8 +31,12 @@ class RefUpdate:
         return is_zero(self.new)
 
 
+#: A full object name, SHA-1 or SHA-256 (checked by one regular expression: a push of many refs has a line each).
+_OBJECT_NAME = re.compile(r"[0-9a-fA-F]{40}(?:[0-9a-fA-F]{24})?")
+
+
 def _hex(value: str, what: str, line_no: int) -> str:
-    if not value or any(ch not in "0123456789abcdef" for ch in value.lower()) or len(value) not in (40, 64):
+    if _OBJECT_NAME.fullmatch(value) is None:
         raise UsageError(f"hook input line {line_no}: {what} {value!r} is not an object name")
     return value.lower()
 
@@ -105,8 +110,7 @@ def policy_floor(repo: GitRepo) -> Callable[[configmod.HooksConfig], configmod.H
     return floored
 
 
-@dataclass(frozen=True)
-class Judgement:
+class Judgement(NamedTuple):
     """What a ref update is judged against: the commit it is compared with, and the one giving policy.
 
     `base` is what the ref holds (its old tip) or, for a new ref, its fork point; `policy_from`
@@ -257,9 +261,11 @@ def _ref_tip(history: History, checker: MemoryChecker, update: RefUpdate, gate: 
     return tip
 
 
-@dataclass(frozen=True)
-class _Judged:
-    """A ref update to judge: its new tip, the commit it is judged against, and the policy it is judged by."""
+class _Judged(NamedTuple):
+    """A ref update to judge: its new tip, the commit it is judged against, and the policy it is judged by.
+
+    Named tuples, as Judgement: a push of a ref at each commit of a chain makes one of each per ref,
+    and a frozen dataclass costs several times more to build."""
 
     ref: str
     tip: str
@@ -290,16 +296,17 @@ class _Walk:
     def check(self, commit: PushedCommit, policy: configmod.HooksConfig) -> bool:
         """Check one pushed commit; False when its tree cannot be read as git checks it out (stop there)."""
         history, checker = self.history, self.checker
-        if (commit.sha, policy.allow_in_place_edits) in self.seen:
+        key = (commit.sha, policy.allow_in_place_edits)
+        if key in self.seen:
             return True
-        self.seen.add((commit.sha, policy.allow_in_place_edits))
+        self.seen.add(key)
         self.walked.add(commit.sha)
+        if history.plain_root(commit.sha) and not touches_memzoi(commit.memzoi, commit.parent_memzoi):
+            return True  # most commits of most pushes: .memzoi/ as the first parent has it
         odd = history.odd_memzoi(commit.sha)
         twins = history.memzoi_twins(commit.sha)
-        if odd is None and not twins and not commit.touches_memzoi:
-            return True
         self.checked.add(commit.sha)
-        checker.report.summaries[commit.sha] = commit.summary
+        checker.report.summaries[commit.sha] = history.summary(commit.sha)
         if odd is not None:
             checker.odd_memzoi(commit.sha, odd)
         if twins:

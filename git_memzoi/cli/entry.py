@@ -10,7 +10,7 @@ generated from the click group).
 
 The server's gate skips click as well: `hook pre-receive`, `hook update REF OLD NEW` and `hook
 check RANGE` (each alone or with `--json`) run in cli.gate, which prints what the click commands
-print (they call it) with the same exit codes; a push refused by a file's size or name loads
+print (they call it) with the same exit codes; a push refused by a file's size loads
 neither click nor PyYAML.
 
 `rebuild` (alone or with `--strict`) with nothing to do is answered here as well, with the

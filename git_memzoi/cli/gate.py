@@ -1,7 +1,8 @@
 """The server's gate and the CI check without click: `hook pre-receive`, `hook update`, `hook check`.
 
-A server runs pre-receive on every push, and most pushes it refuses it refuses by a file's size
-or name alone: what the refusal costs is starting Python and importing what runs it. cli.entry
+A server runs pre-receive on every push; one that leaves .memzoi/ alone, or that it refuses by a
+file's size (read from the object's header), costs starting Python and importing what runs the
+checks, no more. cli.entry
 hands these exact command lines (`hook pre-receive [--json]`, `hook update REF OLD NEW [--json]`,
 `hook check RANGE [--json]`) to `main` here before click loads; anything else (--help, --debug,
 another option, an option among the arguments) goes to click's `hook` group (cli.hooks), whose

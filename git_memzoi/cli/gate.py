@@ -2,11 +2,11 @@
 
 A server runs pre-receive on every push; one that leaves .memzoi/ alone, or that it refuses by a
 file's size (read from the object's header), costs starting Python and importing what runs the
-checks, no more. cli.entry
-hands these exact command lines (`hook pre-receive [--json]`, `hook update REF OLD NEW [--json]`,
-`hook check RANGE [--json]`) to `main` here before click loads; anything else (--help, --debug,
-another option, an option among the arguments) goes to click's `hook` group (cli.hooks), whose
-commands call the same functions, so that both answer in the same bytes and exit codes.
+checks, no more. cli.entry hands these exact command lines (`hook pre-receive [--json]`, `hook
+update REF OLD NEW [--json]`, `hook check RANGE [--json]`) to `main` here before click loads;
+anything else (--help, --debug, another option, an option among the arguments) goes to click's
+`hook` group (cli.hooks), whose commands call the same functions, so that both answer in the
+same bytes and exit codes.
 
 `render` prints a CheckReport for every hook, the client's too.
 """

@@ -1,12 +1,17 @@
 """The `git-memzoi` program: a client hook's commit or push that leaves .memzoi/ alone ends here.
 
-Every other command, and every hook run that touches memory, goes on to the click CLI
+Every other command, and every client hook run that touches memory, goes on to the click CLI
 (cli.main). The client hooks run on each commit and push; most carry only code, and
 answering them before click, pygit2 or the checks load is what keeps them cheap. Claude Code
 runs `agent hook claude` before every edit (Codex and Gemini CLI `agent hook codex` and `agent
 hook gemini`), so those exact command lines skip click too, as do `--version` and the top-level
 help (`-h`, `--help`, no arguments), printed from the text click would print (cli.help_text,
 generated from the click group).
+
+The server's gate skips click as well: `hook pre-receive`, `hook update REF OLD NEW` and `hook
+check RANGE` (each alone or with `--json`) run in cli.gate, which prints what the click commands
+print (they call it) with the same exit codes; a push refused by a file's size loads
+neither click nor PyYAML.
 
 `rebuild` (alone or with `--strict`) with nothing to do is answered here as well, with the
 standard library only (`index.staleness.unchanged`): agents and scripts run it to be sure
@@ -90,6 +95,11 @@ def _main(args: list[str]) -> None:
         if code is not None:
             sys.stdout.flush()
             sys.exit(code)
+    if args[:1] == ["hook"]:
+        from git_memzoi.cli import gate
+
+        if gate.takes(args):  # the server's gate and the CI check, without click
+            gate.main(args)
     if args in HOOK_ARGVS:
         from git_memzoi.cli.agent_hook import main as hook_main
 

@@ -1,41 +1,24 @@
 """`git memzoi hook`: the server's pre-receive / update checks, the client's pre-commit / pre-push, install.
 
 The client hooks run on every commit and push, most of which leave .memzoi/ alone: this module
-imports only click and hooks.quick at load time, so that they can exit before the checks (and
-pygit2, pydantic and PyYAML behind them) are imported.
+imports only click, hooks.quick and cli.gate (no more than the standard library) at load time, so
+that they can exit before the checks (and pygit2, pydantic and PyYAML behind them) are imported.
+The server's commands and the CI check are cli.gate's, which cli.entry also runs before click
+loads; every check's report is printed by cli.gate.render.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 import click
 
-from git_memzoi.errors import EXIT_NO, UsageError
+from git_memzoi.cli import gate
+from git_memzoi.errors import UsageError
 from git_memzoi.hooks import quick
-
-if TYPE_CHECKING:
-    from git_memzoi.hooks.checks import CheckReport, Finding
 
 # Defined here rather than taken from cli.common, which loads the workspace (and pygit2).
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
-
-_HINTS = {
-    "record-edited": "change a record through a supersede or tombstone proposal (git memzoi propose, "
-    "then apply); a repository may allow in-place edits with [hooks] "
-    "allow_in_place_edits = true in .memzoi/config.toml (in effect once it is on the branch)",
-    "record-deleted": "retire a record with a tombstone proposal instead of deleting its file",
-    "unreviewed-transition": "retire a record with git memzoi apply, which commits the applied packet that "
-    "names it together with the status change",
-    "unreviewed-expiry": "a record expires by itself once its retention boundary passes (explicit_expires_at, "
-    "or its lane's window); to retire it sooner, use a tombstone proposal",
-    "unreviewed-record": "create records through a proposal (git memzoi propose, approve, apply) so that the "
-    "applied packet comes with them",
-    "packet-edited": "resolved packets are a record of review: add a new proposal instead of changing one",
-    "packet-deleted": "resolved packets are a record of review: keep them; a new proposal can change the outcome",
-    "secret": "remove the secret from every commit that carries it (rewrite them) and rotate it",
-}
 
 
 @click.group()
@@ -53,55 +36,10 @@ def hook() -> None:
     """
 
 
-def _label(report: CheckReport, finding: Finding) -> str:
-    if finding.ref is not None:
-        if finding.ref not in report.refs:  # refused by its name alone (refs/replace/)
-            return f"{finding.ref} at {finding.where[:12]}"
-        base, tip = report.refs[finding.ref]
-        return f"{finding.ref} at {tip[:12]}, against {base[:12] if base else 'an empty .memzoi/'}"
-    if finding.where == "index":
-        return "staged changes"
-    summary = report.summaries.get(finding.where, "")
-    return f"commit {finding.where[:12]}" + (f" ({summary})" if summary else "")
-
-
-def _render(report: CheckReport, as_json: bool, what: str) -> None:
-    from git_memzoi.cli.common import emit_json, say  # off the untouched exit (Client hooks: git commit of code only)
-
-    if as_json:
-        emit_json(report.as_json())
-    else:
-        group: tuple[str, str | None] | None = None
-        for finding in report.findings:
-            if (finding.where, finding.ref) != group:
-                group = (finding.where, finding.ref)
-                say(f"git memzoi: {_label(report, finding)}:")
-            say(str(finding.problem))
-        if report.findings:
-            commits = len({f.where for f in report.findings if f.ref is None})
-            refs = sorted({f.ref for f in report.findings if f.ref is not None})
-            where = []
-            if commits:
-                where.append(
-                    f"{commits} of {report.commits_checked} change{'s' * (report.commits_checked != 1)} to .memzoi/"
-                )
-            if refs:
-                where.append(f"what {', '.join(refs)} would hold")
-            say(
-                f"git memzoi: {what} rejected: {len(report.findings)} problem"
-                f"{'s' * (len(report.findings) != 1)} in {' and '.join(where)}"
-            )
-            codes = {f.problem.code for f in report.findings}
-            for code, hint in _HINTS.items():
-                if code in codes:
-                    say(f"hint: {hint}")
-        elif report.commits_checked and what != "commit":
-            say(
-                f"git memzoi: {report.commits_checked} change{'s' * (report.commits_checked != 1)} "
-                "to .memzoi/ checked: memory OK"
-            )
-    if report.findings:
-        raise click.exceptions.Exit(EXIT_NO)
+def _exit(code: int) -> None:
+    """End the command with `code` (gate.render's 1 when the report has findings)."""
+    if code:
+        raise click.exceptions.Exit(code)
 
 
 def _stdin() -> str:
@@ -117,13 +55,7 @@ def pre_receive(as_json: bool) -> None:
     objects, including those git keeps in quarantine until the hook accepts them. Commits
     that leave .memzoi/ unchanged cost one tree lookup each.
     """
-    # checks load after the untouched exit (Client hooks: git commit of code only)
-    from git_memzoi.cli.common import workspace
-    from git_memzoi.hooks.run import check_server_push, parse_pre_receive
-
-    ws = workspace(bound=False)
-    updates = parse_pre_receive(_stdin())
-    _render(check_server_push(ws.repo, updates), as_json, "push")
+    _exit(gate.pre_receive(as_json))
 
 
 @hook.command("update", short_help="Server: check one pushed ref (REF OLD NEW).")
@@ -133,13 +65,7 @@ def pre_receive(as_json: bool) -> None:
 @json_option
 def update(ref: str, old: str, new: str, as_json: bool) -> None:
     """Check one pushed ref on the server, as git's update hook: REF OLD NEW."""
-    # checks load after the untouched exit (Client hooks: git commit of code only)
-    from git_memzoi.cli.common import workspace
-    from git_memzoi.hooks.run import check_server_push, parse_pre_receive
-
-    ws = workspace(bound=False)
-    [parsed] = parse_pre_receive(f"{old} {new} {ref}\n")
-    _render(check_server_push(ws.repo, [parsed]), as_json, "push")
+    _exit(gate.update(ref, old, new, as_json=as_json))
 
 
 def _untouched(as_json: bool, walked: int) -> None:
@@ -170,7 +96,7 @@ def pre_commit(as_json: bool) -> None:
     from git_memzoi.hooks.run import check_staged
 
     ws = workspace(bound=False)
-    _render(check_staged(ws.repo), as_json, "commit")
+    _exit(gate.render(check_staged(ws.repo), as_json, "commit"))
 
 
 @hook.command("pre-push", short_help="Client: run the server's checks before pushing.")
@@ -202,7 +128,7 @@ def pre_push(remote: str, url: str, as_json: bool) -> None:
     updates = parse_pre_push(text)
     # git's plumbing failed where pygit2 reads the repository: the same walk, through pygit2
     hide = known_remote_commits(ws.repo, remote, updates) if plan is None else set(plan.hide)
-    _render(check_client_push(ws.repo, updates, hide, remote), as_json, "push")
+    _exit(gate.render(check_client_push(ws.repo, updates, hide, remote), as_json, "push"))
 
 
 @hook.command("check", short_help="CI: run the server's checks over BASE..TIP.")
@@ -217,12 +143,7 @@ def check(range_spec: str, as_json: bool) -> None:
     --json and exit codes as pre-receive; a range that is not BASE..TIP, names no commit, or
     has an empty side (an unset variable in "$BASE_SHA..HEAD") is a usage error (exit 2).
     """
-    # checks load after the untouched exit (Client hooks: git commit of code only)
-    from git_memzoi.cli.common import workspace
-    from git_memzoi.hooks.run import check_range
-
-    ws = workspace(bound=False)
-    _render(check_range(ws.repo, range_spec), as_json, "range")
+    _exit(gate.check(range_spec, as_json))
 
 
 @hook.command("install", short_help="Install the hook scripts (honours core.hooksPath), or a CI workflow.")

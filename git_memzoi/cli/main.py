@@ -1,10 +1,9 @@
-"""The single entry point: lazy command loading and the one place errors become exit codes."""
+"""The click CLI: lazy command loading; cli.failures turns what a command raises into its line and exit code."""
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 import signal
 import sys
 from typing import Any
@@ -12,18 +11,8 @@ from typing import Any
 import click
 
 from git_memzoi import __version__
-from git_memzoi.errors import (
-    EXIT_INTERNAL,
-    EXIT_USAGE,
-    OUT_OF_MEMORY,
-    OUT_OF_MEMORY_HINT,
-    MemzoiError,
-    NoSpace,
-    StateError,
-    UsageError,
-    from_environment,
-    memory_exhausted,
-)
+from git_memzoi.cli.failures import aborted, debug_asked, guarded
+from git_memzoi.errors import EXIT_USAGE
 
 #: name -> ("module:attribute", short help). Modules load only when their command runs,
 #: so `git memzoi search` never imports what export, mcp or lifecycle need.
@@ -146,17 +135,6 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj["debug"] = debug
 
 
-_OUT_OF_MEMORY = StateError(OUT_OF_MEMORY, hint=OUT_OF_MEMORY_HINT)
-
-
-def _report(error: MemzoiError) -> None:
-    if isinstance(error, UsageError) and error.field:  # the core names the field; here it is an option
-        error = UsageError(error.detail, error.hint, field="--" + error.field.replace("_", "-"))
-    click.echo(f"git memzoi: {error}", err=True)
-    if error.hint:
-        click.echo(f"hint: {error.hint}", err=True)
-
-
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI and exit with the contract's exit code."""
     # Like git: a reader that stops early (`git memzoi events | head`) ends us quietly by SIGPIPE.
@@ -165,71 +143,20 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(run(sys.argv[1:] if argv is None else argv))
 
 
-def _give_space_back() -> None:
-    """After a write failed for want of space, drop the derived caches of the repository here, so that the
-    next command (a `local add`, a smaller rebuild) is not refused by space a cache holds."""
-    try:
-        from git_memzoi.gitrepo.repo import open_repo
-        from git_memzoi.runtime.home import Layout, drop_derived
-
-        removed = drop_derived(Layout.for_repo(open_repo()))
-    except Exception:  # noqa: BLE001 - best effort: the failure itself is already reported
-        return
-    if removed:
-        click.echo(f"note: dropped {len(removed)} derived cache file(s) to give space back", err=True)
-
-
 def run(args: list[str]) -> int:
     """Run one command; return its exit code (0, 1 documented no, 2 usage, 3 state, 70 internal)."""
-    debug = "--debug" in args or os.environ.get("MEMZOI_DEBUG") not in (None, "", "0")
+    return guarded(lambda: _click(args), debug=debug_asked(args))
+
+
+def _click(args: list[str]) -> int:
+    """The click group's answer to `args`; what click itself refuses (usage, Ctrl-C) as its exit code."""
     try:
         code: Any = cli.main(args=args, prog_name="git memzoi", standalone_mode=False, complete_var=COMPLETE_VAR)
     except click.exceptions.Exit as exc:
         code = exc.exit_code
     except click.exceptions.Abort:
-        click.echo("git memzoi: aborted", err=True)
-        code = 130
+        code = aborted(newline=False)  # click wrote the empty line after ^C
     except click.ClickException as exc:
         exc.show()
         code = EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code
-    except MemzoiError as exc:
-        code = _failed(exc, debug=debug)
-    except KeyboardInterrupt:
-        code = 130
-    except BrokenPipeError:
-        code = 0
-    except MemoryError:
-        # the machine's limit (ulimit -v, a container's memory), not a bug: say so, as for a full disk;
-        # the message is built from constants, nothing that needs memory of its own
-        _report(_OUT_OF_MEMORY)
-        code = _OUT_OF_MEMORY.exit_code
-    except Exception as exc:  # noqa: BLE001 - the one place unexpected failures become a line
-        code = _unexpected(exc, debug=debug)
-    sys.stdout.flush()
     return code if isinstance(code, int) else 0
-
-
-def _failed(exc: MemzoiError, *, debug: bool) -> int:
-    """A failure the package names: one `git memzoi:` line and its hint; its exit code."""
-    if debug:
-        import traceback  # only with --debug (Command start-up: search)
-
-        traceback.print_exc()
-    _report(exc)
-    if isinstance(exc, NoSpace):
-        _give_space_back()
-    return exc.exit_code
-
-
-def _unexpected(exc: Exception, *, debug: bool) -> int:
-    """Any other exception: the machine's answer when it is one (no space, read-only, a name too long), else a bug."""
-    if debug:
-        import traceback  # only with --debug (Command start-up: search)
-
-        traceback.print_exc()
-    known = _OUT_OF_MEMORY if memory_exhausted(exc) else from_environment(exc)
-    if known is not None:
-        return _failed(known, debug=False)
-    click.echo(f"git memzoi: internal error: {type(exc).__name__}: {exc}", err=True)
-    click.echo("hint: rerun with --debug for a traceback", err=True)
-    return EXIT_INTERNAL

@@ -173,14 +173,15 @@ def _split_sources(tree: Tree, req: ImportRequest) -> tuple[list[str], list[Load
 def _refuse_secrets(items: list[Item]) -> None:
     """Refuse a run whose changes hold secret-looking text, naming the source line (nothing is written).
 
-    Each source is scanned once, whole; a finding counts when it falls in an item that would be written.
+    Each source is scanned once, whole (all of them in one scan: `secrets.scan_each`); a finding
+    counts when it falls in an item that would be written.
     """
     spans: dict[str, list[Item]] = {}
     for item in items:
         spans.setdefault(item.source.real, []).append(item)
-    for real, held in spans.items():
-        text = held[0].source.text
-        for finding in secrets.scan(text):
+    found = secrets.scan_each([held[0].source.text for held in spans.values()])
+    for (real, held), findings in zip(spans.items(), found, strict=True):
+        for finding in findings:
             if any(_first(item) <= finding.line <= item.last for item in held):
                 raise FormatError(
                     "secret",
@@ -197,8 +198,12 @@ def _refuse_controls(items: list[Item]) -> None:
     The profile's rule (`profile.document`'s control-character check, which `validate` and `apply`
     run): one-line fields take printable text only, a body newlines and tabs besides.
     """
+    clean: dict[str, bool] = {}  # by source: its text holds no control character a body may not hold
     for item in items:
-        found = formats.control_of(item)
+        real = item.source.real
+        if real not in clean:
+            clean[real] = oneline.first_text_control(item.source.text) is None
+        found = formats.control_of(item, body=not clean[real])
         if found is None:
             continue
         field, char = found

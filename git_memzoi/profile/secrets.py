@@ -30,56 +30,58 @@ from collections.abc import Iterator
 #   checked afterwards, within those 32 characters;
 # - the text is scanned in windows, each pattern over one window before any over the next, so that
 #   the scan stops once MAX_FINDINGS findings are known to come before all that is left.
-#: (kind, literal, pattern, case-insensitive, literals one of which every match holds after its start)
-_PATTERNS: tuple[tuple[str, str, re.Pattern[str], bool, tuple[str, ...]], ...] = (
+#: (kind, literal, pattern, case-insensitive, literals one of which every match holds after its start);
+#: a pattern is compiled when its literal is first found where a match may start (`_compiled`): most
+#: texts hold few of the literals, and compiling them all would cost a start-up what its scan costs
+_PATTERNS: tuple[tuple[str, str, str, bool, tuple[str, ...]], ...] = (
     (
         "private-key",
         "-----BEGIN ",
-        re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----",
         False,
         ("PRIVATE KEY",),
     ),
     *(
-        ("aws-access-key", word, re.compile(rf"{word}(?<=\b{word})[0-9A-Z]{{16}}\b"), False, ())
+        ("aws-access-key", word, rf"{word}(?<=\b{word})[0-9A-Z]{{16}}\b", False, ())
         for word in ("AKIA", "ASIA", "ABIA", "ACCA")
     ),
     (
         "aws-secret-key",
         "aws",
-        re.compile(r"aws_?secret_?access_?key\s*+[:=]\s*+['\"]?[a-z0-9/+=]{40}\b"),
+        r"aws_?secret_?access_?key\s*+[:=]\s*+['\"]?[a-z0-9/+=]{40}\b",
         True,
         (":", "="),
     ),
-    ("github-token", "gh", re.compile(r"gh(?<=\bgh)[pousr]_[A-Za-z0-9]{36,255}\b"), False, ()),
-    ("github-token", "github_pat_", re.compile(r"github_pat_(?<=\bgithub_pat_)[A-Za-z0-9_]{22,255}\b"), False, ()),
-    ("gitlab-token", "glpat-", re.compile(r"glpat-(?<=\bglpat-)[A-Za-z0-9_-]{20,}+"), False, ()),
-    ("slack-token", "xox", re.compile(r"xox(?<=\bxox)[abposr]-[A-Za-z0-9-]{10,}+"), False, ()),
+    ("github-token", "gh", r"gh(?<=\bgh)[pousr]_[A-Za-z0-9]{36,255}\b", False, ()),
+    ("github-token", "github_pat_", r"github_pat_(?<=\bgithub_pat_)[A-Za-z0-9_]{22,255}\b", False, ()),
+    ("gitlab-token", "glpat-", r"glpat-(?<=\bglpat-)[A-Za-z0-9_-]{20,}+", False, ()),
+    ("slack-token", "xox", r"xox(?<=\bxox)[abposr]-[A-Za-z0-9-]{10,}+", False, ()),
     (
         "slack-webhook",
         "https://hooks.slack.com/services/",
-        re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,}+"),
+        r"https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,}+",
         False,
         (),
     ),
-    ("google-api-key", "AIza", re.compile(r"AIza(?<=\bAIza)[0-9A-Za-z_-]{35}\b"), False, ()),
-    ("stripe-key", "sk_", re.compile(r"sk_(?<=\bsk_)(?:live|test)_[0-9A-Za-z]{16,}+"), False, ()),
-    ("stripe-key", "rk_", re.compile(r"rk_(?<=\brk_)(?:live|test)_[0-9A-Za-z]{16,}+"), False, ()),
-    ("openai-key", "sk-", re.compile(r"sk-(?<=\bsk-)(?:proj-|svcacct-|ant-)?[A-Za-z0-9_-]{32,}+"), False, ()),
-    ("npm-token", "npm_", re.compile(r"npm_(?<=\bnpm_)[A-Za-z0-9]{36}\b"), False, ()),
+    ("google-api-key", "AIza", r"AIza(?<=\bAIza)[0-9A-Za-z_-]{35}\b", False, ()),
+    ("stripe-key", "sk_", r"sk_(?<=\bsk_)(?:live|test)_[0-9A-Za-z]{16,}+", False, ()),
+    ("stripe-key", "rk_", r"rk_(?<=\brk_)(?:live|test)_[0-9A-Za-z]{16,}+", False, ()),
+    ("openai-key", "sk-", r"sk-(?<=\bsk-)(?:proj-|svcacct-|ant-)?[A-Za-z0-9_-]{32,}+", False, ()),
+    ("npm-token", "npm_", r"npm_(?<=\bnpm_)[A-Za-z0-9]{36}\b", False, ()),
     (
         "jwt",
         "eyJ",
-        re.compile(r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+"),
+        r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+",
         False,
         (".eyJ",),
     ),
-    ("password-in-url", "://", re.compile(r"://[^\s:/@]++:[^\s@/]++@[^\s/]"), False, ("@",)),
+    ("password-in-url", "://", r"://[^\s:/@]++:[^\s@/]++@[^\s/]", False, ("@",)),
     *(
         (
             # the value, `[^\s'"]{12,}+` after the lookahead, is found by _value_end
             "assigned-secret",
             word,
-            re.compile(rf"{word}(?<=\b{word}){rest}\s*+[:=]\s*+['\"]?(?=[a-z0-9/+_.-]{{12}})"),
+            rf"{word}(?<=\b{word}){rest}\s*+[:=]\s*+['\"]?(?=[a-z0-9/+_.-]{{12}})",
             True,
             (":", "="),
         )
@@ -93,6 +95,17 @@ _PATTERNS: tuple[tuple[str, str, re.Pattern[str], bool, tuple[str, ...]], ...] =
         )
     ),
 )
+_compiled: list[re.Pattern[str] | None] = [None] * len(_PATTERNS)
+
+
+def _pattern(index: int) -> re.Pattern[str]:
+    """Pattern `index` of _PATTERNS, compiled on first use."""
+    found = _compiled[index]
+    if found is None:
+        found = _compiled[index] = re.compile(_PATTERNS[index][2])
+    return found
+
+
 _HAS_DIGIT = re.compile(r"\d")
 _VALUE = re.compile(r"[^\s'\"]*+")
 #: what ends an assigned secret's value in an ASCII text: the characters `\s` matches, and quotes
@@ -273,11 +286,15 @@ class _Scan:
 
     def next_match(self, index: int, start: int, end: int) -> tuple[re.Match[str], int] | None:
         """Pattern `index`'s next match (and its end) from where its literal next occurs in the window, or None."""
-        kind, _, pattern, folded, _ = _PATTERNS[index]
-        found = self.find(index, max(start, self.pos[index]), start, end)
+        kind, _, _, folded, _ = _PATTERNS[index]
+        at, needed = max(start, self.pos[index]), self.needed(index)
+        if at > needed:  # no match starts after the last place its needed literal occurs: no search at all
+            self.live[index] = False
+            return None
+        found = self.find(index, at, start, end)
         if found < 0:
             return None
-        match = None if found > self.needed(index) else pattern.search(self.subject(folded), found)
+        match = None if found > needed else _pattern(index).search(self.subject(folded), found)
         if match is None:
             self.live[index] = False
             return None
@@ -367,6 +384,39 @@ class _Scan:
 def scan(text: str) -> list[SecretFinding]:
     """The first MAX_FINDINGS secret-looking spans in `text`, in line order (one finding per kind and line)."""
     return _Scan(text).run()
+
+
+#: what `scan_each` puts between two texts: a line no match can run into or out of (a match that
+#: spans lines needs `:` or `=` after its whitespace, a value or key character after that; NUL is neither)
+_BETWEEN = "\n\x00\n"
+
+
+def scan_each(texts: list[str]) -> list[list[SecretFinding]]:
+    """`[scan(text) for text in texts]`, found by one scan of them all while they hold fewer than MAX_FINDINGS.
+
+    A scan's cost is mostly per pattern and window: twenty files of a few kilobytes cost twenty
+    times what one of their length does. Past MAX_FINDINGS in all, each text is scanned alone,
+    so that no text's findings are cut short by another's.
+    """
+    if len(texts) < 2:
+        return [scan(text) for text in texts]
+    found = scan(_BETWEEN.join(texts))
+    if len(found) >= MAX_FINDINGS:
+        return [scan(text) for text in texts]
+    out: list[list[SecretFinding]] = [[] for _ in texts]
+    if not found:
+        return out
+    import bisect  # only here: pre-commit's fast path loads this module and nothing else
+
+    starts: list[int] = []  # the joined text's line at which each text starts
+    line = 1
+    for text in texts:
+        starts.append(line)
+        line += text.count("\n") + _BETWEEN.count("\n")
+    for finding in found:
+        index = bisect.bisect_right(starts, finding.line) - 1
+        out[index].append(SecretFinding(finding.kind, finding.line - starts[index] + 1))
+    return out
 
 
 def field_at(text: str, line: int) -> str:

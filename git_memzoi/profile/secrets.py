@@ -324,6 +324,8 @@ class _Scan:
                 self.window_lowered = self.text[start : end + _PAD].lower()
             found = self.window_lowered.find(literal, at - start, end - start + len(literal) - 1)
             return found if found < 0 else start + found
+        if not folded and end - start > _SMALL_WINDOW:
+            return _find_by_rarest(self.text, literal, _RAREST_FIRST[index][0], at, end, (end - start) >> 10)
         return self.subject(folded).find(literal, at, end + len(literal) - 1)
 
     def has(self, char: str, folded: bool, start: int, end: int) -> bool:
@@ -379,6 +381,24 @@ class _Scan:
             return False
         here = self.line(min(end, len(self.text)), False)
         return sum(1 for f in self.findings if f.line < here) >= MAX_FINDINGS
+
+
+def _find_by_rarest(text: str, literal: str, rare: str, at: int, end: int, budget: int) -> int:
+    """`text.find(literal, at, end + len(literal) - 1)`, looked for where its rarest character occurs.
+
+    A substring search reads every character; when that character is rare, a memchr from one
+    place of it to the next reads almost none. After `budget` places that start no `literal`,
+    the character is common here and the substring search takes over from the last of them.
+    """
+    offset = literal.index(rare)
+    stop = end + len(literal) - 1
+    place = text.find(rare, at + offset, stop - len(literal) + offset + 1)
+    while place >= 0 and budget > 0:
+        if text.startswith(literal, place - offset):
+            return place - offset
+        budget -= 1
+        place = text.find(rare, place + 1, stop - len(literal) + offset + 1)
+    return -1 if place < 0 else text.find(literal, place - offset, stop)
 
 
 def scan(text: str) -> list[SecretFinding]:

@@ -239,3 +239,14 @@ def test_scan_each_keeps_each_texts_findings_past_the_cap_of_all() -> None:
     assert [len(f) for f in found] == [secrets.MAX_FINDINGS, 1, 0, 1]
     assert found[1] == [secrets.SecretFinding("assigned-secret", 4)]
     assert found[3] == [secrets.SecretFinding("github-token", 1)]
+
+
+def test_a_literal_found_by_its_rarest_character_common_or_not() -> None:
+    # past the first windows a literal is looked for where its rarest character occurs: here that
+    # character is rare, then so common that the substring search takes over, then next to near misses
+    key = "AKIAABCDEFGHIJKLMNOP"
+    for filler in ("x y\n", "K AKI AKIAx\n", "KKKK KKKK\n"):
+        text = filler * 20_000 + key + "\n" + filler * 10 + " eyJ" + "a" * 10 + ".eyJ" + "b" * 10 + "." + "c" * 10
+        found = secrets.scan(text)
+        assert found == oracle(text)
+        assert [f.kind for f in found] == ["aws-access-key", "jwt"]

@@ -103,7 +103,8 @@ def emit_rows(data: dict[str, Any], rows: str) -> None:
     """
     marker = "\x00rows\x00"
     head = json.dumps({**data, rows: marker}, indent=2, sort_keys=False, ensure_ascii=False)
-    items = [json.dumps(row, ensure_ascii=False) for row in data[rows]]
+    encode = json.JSONEncoder(ensure_ascii=False).encode  # what json.dumps(row, ensure_ascii=False) builds per row
+    items = [encode(row) for row in data[rows]]
     body = "[\n    " + ",\n    ".join(items) + "\n  ]" if items else "[]"
     sys.stdout.write(head.replace(json.dumps(marker), body, 1) + "\n")
 

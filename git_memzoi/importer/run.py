@@ -15,7 +15,7 @@ from git_memzoi.importer.existing import Existing, Records
 from git_memzoi.importer.formats import Item
 from git_memzoi.importer.plan import Entry, ImportPlan, Known, NoRecords, Policy, build, plan_digest
 from git_memzoi.importer.sources import CURSOR_DIR, RULE_FORMATS, Loaded, Tree, scope_folder
-from git_memzoi.layout import MEMZOI_DIR, RESOLVED_BY_OUTCOME, SUFFIX, pending_path
+from git_memzoi.layout import RECORDS, RESOLVED_BY_OUTCOME, SUFFIX, pending_path
 from git_memzoi.profile import oneline, secrets
 from git_memzoi.runtime.workspace import Workspace
 
@@ -264,10 +264,22 @@ def _rejected_ids(tree: Tree) -> set[str]:
 
 
 def _records(ws: Workspace, rev: str | None) -> Known:
+    """The records a plan is made against; a work tree without a record file has none, and no index to open."""
     workdir = ws.repo.workdir
-    if workdir is not None and not (workdir / MEMZOI_DIR).is_dir():
+    if workdir is not None and not _holds_files(str(workdir / RECORDS)):
         return NoRecords()
     return Records(ws, rev)
+
+
+def _holds_files(folder: str) -> bool:
+    """Is there anything but folders in `folder`, at any depth (a first import's records/ holds nothing)?"""
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return False
+    except NotADirectoryError:
+        return True  # not the layout the profile asks for: the index says what it makes of it
+    return any(not e.is_dir(follow_symlinks=False) or _holds_files(e.path) for e in entries)
 
 
 def packet_bytes(entry: Entry, now: str, actor: str) -> bytes:

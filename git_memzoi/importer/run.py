@@ -266,20 +266,30 @@ def _rejected_ids(tree: Tree) -> set[str]:
 def _records(ws: Workspace, rev: str | None) -> Known:
     """The records a plan is made against; a work tree without a record file has none, and no index to open."""
     workdir = ws.repo.workdir
-    if workdir is not None and not _holds_files(str(workdir / RECORDS)):
+    if workdir is not None and not _may_hold_records(str(workdir / RECORDS)):
         return NoRecords()
     return Records(ws, rev)
 
 
-def _holds_files(folder: str) -> bool:
-    """Is there anything but folders in `folder`, at any depth (a first import's records/ holds nothing)?"""
+def _may_hold_records(folder: str) -> bool:
+    """Could `folder` hold a record file: a `.md` at any depth, or a name the index would report?
+
+    A first import's records/ holds none (a `.gitkeep` at most): the plan needs no index then.
+    """
+    if os.path.islink(folder):
+        return True  # the index refuses it, and says why
     try:
         entries = list(os.scandir(folder))
     except FileNotFoundError:
         return False
     except NotADirectoryError:
-        return True  # not the layout the profile asks for: the index says what it makes of it
-    return any(not e.is_dir(follow_symlinks=False) or _holds_files(e.path) for e in entries)
+        return True
+    for entry in entries:
+        if entry.name.endswith(SUFFIX) or not entry.name.isascii():
+            return True
+        if entry.is_dir(follow_symlinks=False) and _may_hold_records(entry.path):
+            return True
+    return False
 
 
 def packet_bytes(entry: Entry, now: str, actor: str) -> bytes:

@@ -11,6 +11,10 @@ generated from the click group).
 `rebuild` (alone or with `--strict`) with nothing to do is answered here as well, with the
 standard library only (`index.staleness.unchanged`): agents and scripts run it to be sure
 the index is current, and most of the time it is. Anything else it finds goes to the command.
+
+`import --json`, the plan agents read before anything is written, is made here by the
+command's own code (cli.import_quick) without click; a plan that fails goes to the command,
+which reports it.
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ if TYPE_CHECKING:
 
 #: The clients' hooks' whole argv (anything else, such as --help, goes to click).
 HOOK_ARGVS = (["agent", "hook", "claude"], ["agent", "hook", "codex"], ["agent", "hook", "gemini"])
+#: The plan of an import as agents and scripts ask for it (cli.import_quick); any other import argv goes to click.
+IMPORT_ARGV = ["import", "--json"]
 
 
 def main() -> None:
@@ -90,6 +96,8 @@ def _main(args: list[str]) -> None:
         if code is not None:
             sys.stdout.flush()
             sys.exit(code)
+    if args == IMPORT_ARGV:
+        plan_json()  # exits when it printed the plan
     if args in HOOK_ARGVS:
         from git_memzoi.cli.agent_hook import main as hook_main
 
@@ -98,6 +106,25 @@ def _main(args: list[str]) -> None:
     from git_memzoi.cli.main import main as cli_main
 
     cli_main()
+
+
+def plan_json() -> None:
+    """Print the plan of `import --json` and exit 0; return when it could not be made (the command then reports why)."""
+    from git_memzoi.cli.import_quick import plan_document
+
+    try:
+        document = plan_document()
+    except KeyboardInterrupt:
+        sys.exit(130)  # as the command: no traceback
+    except Exception:  # noqa: BLE001 - every failure is the command's to report, in its words and exit code
+        return
+    import signal
+
+    if hasattr(signal, "SIGPIPE"):  # as cli.main: a reader that stops early ends us quietly
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    sys.stdout.write(document)
+    sys.stdout.flush()
+    sys.exit(0)
 
 
 def help_width() -> int:

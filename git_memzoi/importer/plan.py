@@ -214,10 +214,11 @@ def _plan_item(item: Item, state: _State) -> Entry:
         item.lane = _lane_for(item.type)
     entry = Entry("create", item.where, item.title, item.type, item.lane, item.applies_to, item=item)
     entry.warnings = item.warnings
-    left_out = _left_out(item, state.policy)
-    if left_out is not None:
-        entry.action, entry.reason = left_out
-        return entry
+    if item.generated is not None or item.skip is not None or item.fmt == "adr":  # most items are none of these
+        left_out = _left_out(item, state.policy)
+        if left_out is not None:
+            entry.action, entry.reason = left_out
+            return entry
     # duplicates are found by the collapsed body, and the origin is taken over it
     body = identity.collapsed(item, plain=state.plain(item.source))
     first = state.texts.get(body)

@@ -7,6 +7,7 @@ source that fails to read) is left to the command, which reports it as every com
 
 from __future__ import annotations
 
+
 def plan_document() -> str:
     """What `git memzoi import --json` prints: the plan, each entry on a line (raises what the command reports)."""
     from git_memzoi.cli.emit import rows_document

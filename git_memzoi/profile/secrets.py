@@ -325,7 +325,7 @@ class _Scan:
             found = self.window_lowered.find(literal, at - start, end - start + len(literal) - 1)
             return found if found < 0 else start + found
         if not folded and end - start > _SMALL_WINDOW:
-            return _find_by_rarest(self.text, literal, _RAREST_FIRST[index][0], at, end, (end - start) >> 10)
+            return _find_by_rarest(self.text, literal, _RAREST_FIRST[index][0], at, end, (end - start) >> 11)
         return self.subject(folded).find(literal, at, end + len(literal) - 1)
 
     def has(self, char: str, folded: bool, start: int, end: int) -> bool:

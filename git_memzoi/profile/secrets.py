@@ -14,11 +14,13 @@ from collections.abc import Iterator
 # Scanning costs time linear in the text, whatever the text, and little more than reading it: a
 # crafted file must not cost more than it weighs (a push hook scans it). So:
 # - every pattern starts with a literal, and is run only from a place its literal occurs (found by
-#   a substring search, much faster than the regex engine's own): a text without it costs a
-#   search; a leading `\b` is checked after the literal by a lookbehind (`glpat-(?<=\bglpat-)`),
+#   a substring search, much faster than the regex engine's own; in a long window, a memchr from
+#   one place of its rarest character to the next while that character is rare): a text without it
+#   costs a search; a leading `\b` is checked after the literal by a lookbehind (`glpat-(?<=\bglpat-)`),
 #   since a pattern that starts with `\b` is tried at every position of the text;
 # - a pattern whose every match holds a second literal further on (`needs`: the JWT's `.eyJ`, the
-#   URL's `@`) stops where that literal last occurs: no start after it can match;
+#   URL's `@`) stops where that literal last occurs: no start after it can match, so a text
+#   without it costs that pattern no search at all;
 # - the case-insensitive ones run over the lower-cased text (a literal is no fast prefix under (?i));
 # - an unbounded run is possessive (`++`, `{n,}+`: never backtracked into), and no pattern asks for
 #   something after an unbounded run that a later start inside the same run would ask again (each

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from pathlib import Path
@@ -10,6 +9,8 @@ from typing import Any
 
 import click
 
+from git_memzoi.cli.emit import emit_json as emit_json  # every command's --json, kept here for them
+from git_memzoi.cli.emit import emit_rows as emit_rows
 from git_memzoi.errors import UsageError
 from git_memzoi.runtime.workspace import Workspace
 
@@ -88,24 +89,6 @@ class UnitInterval(click.FloatRange):
 
 def _flag(param: click.Parameter) -> str:
     return param.opts[0] if param.opts else str(param.name)
-
-
-def emit_json(data: Any) -> None:
-    """One JSON document on stdout."""
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
-
-
-def emit_rows(data: dict[str, Any], rows: str) -> None:
-    """One JSON document on stdout, as emit_json, with each item of the list `data[rows]` on one line.
-
-    For a document of a thousand rows: indenting every field of every row is done by json's
-    pure-Python encoder, one row a line by its C encoder, many times faster.
-    """
-    marker = "\x00rows\x00"
-    head = json.dumps({**data, rows: marker}, indent=2, sort_keys=False, ensure_ascii=False)
-    items = [json.dumps(row, ensure_ascii=False) for row in data[rows]]
-    body = "[\n    " + ",\n    ".join(items) + "\n  ]" if items else "[]"
-    sys.stdout.write(head.replace(json.dumps(marker), body, 1) + "\n")
 
 
 def say(message: str) -> None:

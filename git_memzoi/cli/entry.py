@@ -16,6 +16,10 @@ neither click nor PyYAML.
 `rebuild` (alone or with `--strict`) with nothing to do is answered here as well, with the
 standard library only (`index.staleness.unchanged`): agents and scripts run it to be sure
 the index is current, and most of the time it is. Anything else it finds goes to the command.
+
+`import --json`, the plan agents read before anything is written, is made here by the
+command's own code (cli.import_quick) without click; a plan that fails goes to the command,
+which reports it.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ if TYPE_CHECKING:
 
 #: The clients' hooks' whole argv (anything else, such as --help, goes to click).
 HOOK_ARGVS = (["agent", "hook", "claude"], ["agent", "hook", "codex"], ["agent", "hook", "gemini"])
+#: The plan of an import as agents and scripts ask for it (cli.import_quick); any other import argv goes to click.
+IMPORT_ARGV = ["import", "--json"]
 
 
 def main() -> None:
@@ -88,6 +94,20 @@ def _main(args: list[str]) -> None:
             code = None
         if code is not None:
             sys.exit(code)
+    _hooks_before_click(args)
+    if args in HOOK_ARGVS:
+        from git_memzoi.cli.agent_hook import main as hook_main
+
+        hook_main(args[2])
+        return
+    from git_memzoi.cli.main import main as cli_main
+
+    cli_main()
+
+
+def _hooks_before_click(args: list[str]) -> None:
+    """Answer, and exit, the git hooks and the import plan that need no click: an untouched
+    pre-commit or pre-push, the server's gate and the CI check, `import --json`; return otherwise."""
     if len(args) >= 2 and args[0] == "hook" and args[1] in ("pre-commit", "pre-push"):
         from git_memzoi.hooks.quick import early_exit
 
@@ -100,14 +120,27 @@ def _main(args: list[str]) -> None:
 
         if gate.takes(args):  # the server's gate and the CI check, without click
             gate.main(args)
-    if args in HOOK_ARGVS:
-        from git_memzoi.cli.agent_hook import main as hook_main
+    if args == IMPORT_ARGV:
+        plan_json()  # exits when it printed the plan
 
-        hook_main(args[2])
+
+def plan_json() -> None:
+    """Print the plan of `import --json` and exit 0; return when it could not be made (the command then reports why)."""
+    from git_memzoi.cli.import_quick import plan_document
+
+    try:
+        document = plan_document()
+    except KeyboardInterrupt:
+        sys.exit(130)  # as the command: no traceback
+    except Exception:  # noqa: BLE001 - every failure is the command's to report, in its words and exit code
         return
-    from git_memzoi.cli.main import main as cli_main
+    import signal
 
-    cli_main()
+    if hasattr(signal, "SIGPIPE"):  # as cli.main: a reader that stops early ends us quietly
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    sys.stdout.write(document)
+    sys.stdout.flush()
+    sys.exit(0)
 
 
 def help_width() -> int:

@@ -60,20 +60,26 @@ class Item:
         return f"{self.source.named}:{self.first}-{self.last}"
 
 
-def control_of(item: Item) -> tuple[str, str] | None:
+def control_of(item: Item, *, body: bool = True) -> tuple[str, str] | None:
     """(field, character) of the first control character `item` would carry into its packet, or None.
 
     The profile's rule, as `validate` and `apply` apply it to the packet: one-line fields take
-    printable text only; a body may hold newlines and tabs too.
+    printable text only; a body may hold newlines and tabs too. `body=False` leaves the body
+    out: every body is cut from its source's text, so a source without one has none in them.
     """
     bad = oneline.first_control(item.title)
     if bad is not None:
         return "title", bad
-    hit = oneline.first_text_control(item.body)
+    hit = oneline.first_text_control(item.body) if body else None
     if hit is not None:
         return "the body", hit[1]
-    fields = {"applies_to": list(item.applies_to), **item.activation, **item.kept}
-    for name, value in fields.items():
+    for path in item.applies_to:
+        bad = oneline.first_control(path)
+        if bad is not None:
+            return "applies_to", bad
+    if not (item.activation or item.kept):
+        return None
+    for name, value in {**item.activation, **item.kept}.items():
         for text in _texts(value):
             bad = oneline.first_control(text)
             if bad is not None:

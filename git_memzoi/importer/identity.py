@@ -30,9 +30,27 @@ def key(item: Item, ordinal: int = 1) -> str:
     return "\0".join(parts)
 
 
-def collapsed(item: Item) -> str:
-    """The item's body with every run of whitespace made one space: what its text digests are taken over."""
-    return " ".join(item.body.split())
+#: the whitespace `str.split()` splits an ASCII text at, besides spaces and newlines
+_OTHER_ASCII_SPACES = ("\t", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f")
+
+
+def plain_spaces(text: str) -> bool:
+    """Is `text` ASCII with spaces and newlines its only whitespace (as most Markdown is)?"""
+    return text.isascii() and not any(space in text for space in _OTHER_ASCII_SPACES)
+
+
+def collapsed(item: Item, *, plain: bool = False) -> str:
+    """The item's body with every run of whitespace made one space: what its text digests are taken over.
+
+    `plain`: the body's source is `plain_spaces`, and so is the body (cut from it); its runs are then
+    closed up by `replace`, the same text as `split` and `join` give without a string per word.
+    """
+    if not plain:
+        return " ".join(item.body.split())
+    text = item.body.replace("\n", " ")
+    while "  " in text:
+        text = text.replace("  ", " ")
+    return text.strip(" ")
 
 
 def normalised(item: Item, body: str | None = None) -> str:

@@ -133,6 +133,7 @@ class _State:
     known: Known
     policy: Policy
     seen_keys: set[str] = field(default_factory=set)
+    spacing: dict[int, bool] = field(default_factory=dict)  # id(source) -> identity.plain_spaces(its text)
     texts: dict[str, str] = field(default_factory=dict)  # collapsed body -> where it was first seen
     ordinals: dict[str, int] = field(default_factory=dict)
     used_ids: set[str] = field(default_factory=set)
@@ -150,6 +151,16 @@ class _State:
             if item.supersedes:
                 replaces.setdefault(item.source.real, []).extend(item.supersedes)
         return cls(by_key, replaces, known, policy)
+
+    def plain(self, source: Loaded) -> bool:
+        """Is every space in `source` a space or a newline (its items' bodies are collapsed the quick way)?
+
+        By the source's id: every item holds its source, so no two sources alive in one plan share one.
+        """
+        known = self.spacing.get(id(source))
+        if known is None:
+            known = self.spacing[id(source)] = identity.plain_spaces(source.text)
+        return known
 
     def key_of(self, item: Item) -> tuple[str, str]:
         """(the item's key, its digest): a repeated heading path gets `#2`, `#3`."""
@@ -203,11 +214,13 @@ def _plan_item(item: Item, state: _State) -> Entry:
         item.lane = _lane_for(item.type)
     entry = Entry("create", item.where, item.title, item.type, item.lane, item.applies_to, item=item)
     entry.warnings = item.warnings
-    left_out = _left_out(item, state.policy)
-    if left_out is not None:
-        entry.action, entry.reason = left_out
-        return entry
-    body = identity.collapsed(item)  # duplicates are found by it, and the origin is taken over it
+    if item.generated is not None or item.skip is not None or item.fmt == "adr":  # most items are none of these
+        left_out = _left_out(item, state.policy)
+        if left_out is not None:
+            entry.action, entry.reason = left_out
+            return entry
+    # duplicates are found by the collapsed body, and the origin is taken over it
+    body = identity.collapsed(item, plain=state.plain(item.source))
     first = state.texts.get(body)
     if first is not None:
         entry.action, entry.reason = "duplicate", f"same text as {first}"
@@ -363,9 +376,7 @@ def _shorter(slug: str, max_length: int) -> str:
 
 def plan_digest(plan: ImportPlan) -> str:
     """The plan's ID: a digest of every entry and every source blob, so any change to either changes it."""
-    digest = hashlib.sha256()
-    for source in plan.sources:
-        digest.update(f"{source.named}\0{source.oid}\n".encode())
+    lines = [f"{source.named}\0{source.oid}\n" for source in plan.sources]
     for entry in plan.entries:
         fields = (
             entry.action,
@@ -381,5 +392,5 @@ def plan_digest(plan: ImportPlan) -> str:
             entry.reason or "",
             "\x1f".join(entry.warnings),
         )
-        digest.update(("\0".join(fields) + "\n").encode())
-    return digest.hexdigest()[:16]
+        lines.append("\0".join(fields) + "\n")
+    return hashlib.sha256("".join(lines).encode()).hexdigest()[:16]  # one update: the same digest as one a line

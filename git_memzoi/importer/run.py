@@ -15,7 +15,7 @@ from git_memzoi.importer.existing import Existing, Records
 from git_memzoi.importer.formats import Item
 from git_memzoi.importer.plan import Entry, ImportPlan, Known, NoRecords, Policy, build, plan_digest
 from git_memzoi.importer.sources import CURSOR_DIR, RULE_FORMATS, Loaded, Tree, scope_folder
-from git_memzoi.layout import MEMZOI_DIR, RESOLVED_BY_OUTCOME, SUFFIX, pending_path
+from git_memzoi.layout import RECORDS, RESOLVED_BY_OUTCOME, SUFFIX, pending_path
 from git_memzoi.profile import oneline, secrets
 from git_memzoi.runtime.workspace import Workspace
 
@@ -173,14 +173,15 @@ def _split_sources(tree: Tree, req: ImportRequest) -> tuple[list[str], list[Load
 def _refuse_secrets(items: list[Item]) -> None:
     """Refuse a run whose changes hold secret-looking text, naming the source line (nothing is written).
 
-    Each source is scanned once, whole; a finding counts when it falls in an item that would be written.
+    Each source is scanned once, whole (all of them in one scan: `secrets.scan_each`); a finding
+    counts when it falls in an item that would be written.
     """
     spans: dict[str, list[Item]] = {}
     for item in items:
         spans.setdefault(item.source.real, []).append(item)
-    for real, held in spans.items():
-        text = held[0].source.text
-        for finding in secrets.scan(text):
+    found = secrets.scan_each([held[0].source.text for held in spans.values()])
+    for (real, held), findings in zip(spans.items(), found, strict=True):
+        for finding in findings:
             if any(_first(item) <= finding.line <= item.last for item in held):
                 raise FormatError(
                     "secret",
@@ -197,8 +198,12 @@ def _refuse_controls(items: list[Item]) -> None:
     The profile's rule (`profile.document`'s control-character check, which `validate` and `apply`
     run): one-line fields take printable text only, a body newlines and tabs besides.
     """
+    clean: dict[str, bool] = {}  # by source: its text holds no control character a body may not hold
     for item in items:
-        found = formats.control_of(item)
+        real = item.source.real
+        if real not in clean:
+            clean[real] = oneline.first_text_control(item.source.text) is None
+        found = formats.control_of(item, body=not clean[real])
         if found is None:
             continue
         field, char = found
@@ -259,10 +264,32 @@ def _rejected_ids(tree: Tree) -> set[str]:
 
 
 def _records(ws: Workspace, rev: str | None) -> Known:
+    """The records a plan is made against; a work tree without a record file has none, and no index to open."""
     workdir = ws.repo.workdir
-    if workdir is not None and not (workdir / MEMZOI_DIR).is_dir():
+    if workdir is not None and not _may_hold_records(str(workdir / RECORDS)):
         return NoRecords()
     return Records(ws, rev)
+
+
+def _may_hold_records(folder: str) -> bool:
+    """Could `folder` hold a record file: a `.md` at any depth, or a name the index would report?
+
+    A first import's records/ holds none (a `.gitkeep` at most): the plan needs no index then.
+    """
+    if os.path.islink(folder):
+        return True  # the index refuses it, and says why
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return False
+    except NotADirectoryError:
+        return True
+    for entry in entries:
+        if entry.name.endswith(SUFFIX) or not entry.name.isascii():
+            return True
+        if entry.is_dir(follow_symlinks=False) and _may_hold_records(entry.path):
+            return True
+    return False
 
 
 def packet_bytes(entry: Entry, now: str, actor: str) -> bytes:

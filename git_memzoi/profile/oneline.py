@@ -20,8 +20,20 @@ def first_control(text: str) -> str | None:
     return found.group(0) if found else None
 
 
+#: the characters _TEXT_CONTROL matches, those of an ASCII text first
+_ASCII_TEXT_CONTROLS = tuple(chr(c) for c in (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F))
+_TEXT_CONTROLS = _ASCII_TEXT_CONTROLS + tuple(chr(c) for c in range(0x80, 0xA0))
+#: a text longer than this is first searched for each control character (a memchr each, many times
+#: faster than the regex's character class): a source file of an import, a record's body
+_LONG_TEXT = 512
+
+
 def first_text_control(text: str) -> tuple[int, str] | None:
     """(offset, character) of the first control character a multi-line text may not hold, or None."""
+    if len(text) > _LONG_TEXT:
+        controls = _ASCII_TEXT_CONTROLS if text.isascii() else _TEXT_CONTROLS
+        if not any(char in text for char in controls):
+            return None
     found = _TEXT_CONTROL.search(text)
     return (found.start(), found.group(0)) if found else None
 

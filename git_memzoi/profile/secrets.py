@@ -14,11 +14,13 @@ from collections.abc import Iterator
 # Scanning costs time linear in the text, whatever the text, and little more than reading it: a
 # crafted file must not cost more than it weighs (a push hook scans it). So:
 # - every pattern starts with a literal, and is run only from a place its literal occurs (found by
-#   a substring search, much faster than the regex engine's own): a text without it costs a
-#   search; a leading `\b` is checked after the literal by a lookbehind (`glpat-(?<=\bglpat-)`),
+#   a substring search, much faster than the regex engine's own; in a long window, a memchr from
+#   one place of its rarest character to the next while that character is rare): a text without it
+#   costs a search; a leading `\b` is checked after the literal by a lookbehind (`glpat-(?<=\bglpat-)`),
 #   since a pattern that starts with `\b` is tried at every position of the text;
 # - a pattern whose every match holds a second literal further on (`needs`: the JWT's `.eyJ`, the
-#   URL's `@`) stops where that literal last occurs: no start after it can match;
+#   URL's `@`) stops where that literal last occurs: no start after it can match, so a text
+#   without it costs that pattern no search at all;
 # - the case-insensitive ones run over the lower-cased text (a literal is no fast prefix under (?i));
 # - an unbounded run is possessive (`++`, `{n,}+`: never backtracked into), and no pattern asks for
 #   something after an unbounded run that a later start inside the same run would ask again (each
@@ -30,56 +32,58 @@ from collections.abc import Iterator
 #   checked afterwards, within those 32 characters;
 # - the text is scanned in windows, each pattern over one window before any over the next, so that
 #   the scan stops once MAX_FINDINGS findings are known to come before all that is left.
-#: (kind, literal, pattern, case-insensitive, literals one of which every match holds after its start)
-_PATTERNS: tuple[tuple[str, str, re.Pattern[str], bool, tuple[str, ...]], ...] = (
+#: (kind, literal, pattern, case-insensitive, literals one of which every match holds after its start);
+#: a pattern is compiled when its literal is first found where a match may start (`_compiled`): most
+#: texts hold few of the literals, and compiling them all would cost a start-up what its scan costs
+_PATTERNS: tuple[tuple[str, str, str, bool, tuple[str, ...]], ...] = (
     (
         "private-key",
         "-----BEGIN ",
-        re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----",
         False,
         ("PRIVATE KEY",),
     ),
     *(
-        ("aws-access-key", word, re.compile(rf"{word}(?<=\b{word})[0-9A-Z]{{16}}\b"), False, ())
+        ("aws-access-key", word, rf"{word}(?<=\b{word})[0-9A-Z]{{16}}\b", False, ())
         for word in ("AKIA", "ASIA", "ABIA", "ACCA")
     ),
     (
         "aws-secret-key",
         "aws",
-        re.compile(r"aws_?secret_?access_?key\s*+[:=]\s*+['\"]?[a-z0-9/+=]{40}\b"),
+        r"aws_?secret_?access_?key\s*+[:=]\s*+['\"]?[a-z0-9/+=]{40}\b",
         True,
         (":", "="),
     ),
-    ("github-token", "gh", re.compile(r"gh(?<=\bgh)[pousr]_[A-Za-z0-9]{36,255}\b"), False, ()),
-    ("github-token", "github_pat_", re.compile(r"github_pat_(?<=\bgithub_pat_)[A-Za-z0-9_]{22,255}\b"), False, ()),
-    ("gitlab-token", "glpat-", re.compile(r"glpat-(?<=\bglpat-)[A-Za-z0-9_-]{20,}+"), False, ()),
-    ("slack-token", "xox", re.compile(r"xox(?<=\bxox)[abposr]-[A-Za-z0-9-]{10,}+"), False, ()),
+    ("github-token", "gh", r"gh(?<=\bgh)[pousr]_[A-Za-z0-9]{36,255}\b", False, ()),
+    ("github-token", "github_pat_", r"github_pat_(?<=\bgithub_pat_)[A-Za-z0-9_]{22,255}\b", False, ()),
+    ("gitlab-token", "glpat-", r"glpat-(?<=\bglpat-)[A-Za-z0-9_-]{20,}+", False, ()),
+    ("slack-token", "xox", r"xox(?<=\bxox)[abposr]-[A-Za-z0-9-]{10,}+", False, ()),
     (
         "slack-webhook",
         "https://hooks.slack.com/services/",
-        re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,}+"),
+        r"https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,}+",
         False,
         (),
     ),
-    ("google-api-key", "AIza", re.compile(r"AIza(?<=\bAIza)[0-9A-Za-z_-]{35}\b"), False, ()),
-    ("stripe-key", "sk_", re.compile(r"sk_(?<=\bsk_)(?:live|test)_[0-9A-Za-z]{16,}+"), False, ()),
-    ("stripe-key", "rk_", re.compile(r"rk_(?<=\brk_)(?:live|test)_[0-9A-Za-z]{16,}+"), False, ()),
-    ("openai-key", "sk-", re.compile(r"sk-(?<=\bsk-)(?:proj-|svcacct-|ant-)?[A-Za-z0-9_-]{32,}+"), False, ()),
-    ("npm-token", "npm_", re.compile(r"npm_(?<=\bnpm_)[A-Za-z0-9]{36}\b"), False, ()),
+    ("google-api-key", "AIza", r"AIza(?<=\bAIza)[0-9A-Za-z_-]{35}\b", False, ()),
+    ("stripe-key", "sk_", r"sk_(?<=\bsk_)(?:live|test)_[0-9A-Za-z]{16,}+", False, ()),
+    ("stripe-key", "rk_", r"rk_(?<=\brk_)(?:live|test)_[0-9A-Za-z]{16,}+", False, ()),
+    ("openai-key", "sk-", r"sk-(?<=\bsk-)(?:proj-|svcacct-|ant-)?[A-Za-z0-9_-]{32,}+", False, ()),
+    ("npm-token", "npm_", r"npm_(?<=\bnpm_)[A-Za-z0-9]{36}\b", False, ()),
     (
         "jwt",
         "eyJ",
-        re.compile(r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+"),
+        r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+",
         False,
         (".eyJ",),
     ),
-    ("password-in-url", "://", re.compile(r"://[^\s:/@]++:[^\s@/]++@[^\s/]"), False, ("@",)),
+    ("password-in-url", "://", r"://[^\s:/@]++:[^\s@/]++@[^\s/]", False, ("@",)),
     *(
         (
             # the value, `[^\s'"]{12,}+` after the lookahead, is found by _value_end
             "assigned-secret",
             word,
-            re.compile(rf"{word}(?<=\b{word}){rest}\s*+[:=]\s*+['\"]?(?=[a-z0-9/+_.-]{{12}})"),
+            rf"{word}(?<=\b{word}){rest}\s*+[:=]\s*+['\"]?(?=[a-z0-9/+_.-]{{12}})",
             True,
             (":", "="),
         )
@@ -93,6 +97,17 @@ _PATTERNS: tuple[tuple[str, str, re.Pattern[str], bool, tuple[str, ...]], ...] =
         )
     ),
 )
+_compiled: list[re.Pattern[str] | None] = [None] * len(_PATTERNS)
+
+
+def _pattern(index: int) -> re.Pattern[str]:
+    """Pattern `index` of _PATTERNS, compiled on first use."""
+    found = _compiled[index]
+    if found is None:
+        found = _compiled[index] = re.compile(_PATTERNS[index][2])
+    return found
+
+
 _HAS_DIGIT = re.compile(r"\d")
 _VALUE = re.compile(r"[^\s'\"]*+")
 #: what ends an assigned secret's value in an ASCII text: the characters `\s` matches, and quotes
@@ -273,11 +288,15 @@ class _Scan:
 
     def next_match(self, index: int, start: int, end: int) -> tuple[re.Match[str], int] | None:
         """Pattern `index`'s next match (and its end) from where its literal next occurs in the window, or None."""
-        kind, _, pattern, folded, _ = _PATTERNS[index]
-        found = self.find(index, max(start, self.pos[index]), start, end)
+        kind, _, _, folded, _ = _PATTERNS[index]
+        at, needed = max(start, self.pos[index]), self.needed(index)
+        if at > needed:  # no match starts after the last place its needed literal occurs: no search at all
+            self.live[index] = False
+            return None
+        found = self.find(index, at, start, end)
         if found < 0:
             return None
-        match = None if found > self.needed(index) else pattern.search(self.subject(folded), found)
+        match = None if found > needed else _pattern(index).search(self.subject(folded), found)
         if match is None:
             self.live[index] = False
             return None
@@ -307,6 +326,8 @@ class _Scan:
                 self.window_lowered = self.text[start : end + _PAD].lower()
             found = self.window_lowered.find(literal, at - start, end - start + len(literal) - 1)
             return found if found < 0 else start + found
+        if not folded and end - start > _SMALL_WINDOW:
+            return _find_by_rarest(self.text, literal, _RAREST_FIRST[index][0], at, end, (end - start) >> 11)
         return self.subject(folded).find(literal, at, end + len(literal) - 1)
 
     def has(self, char: str, folded: bool, start: int, end: int) -> bool:
@@ -364,9 +385,60 @@ class _Scan:
         return sum(1 for f in self.findings if f.line < here) >= MAX_FINDINGS
 
 
+def _find_by_rarest(text: str, literal: str, rare: str, at: int, end: int, budget: int) -> int:
+    """`text.find(literal, at, end + len(literal) - 1)`, looked for where its rarest character occurs.
+
+    A substring search reads every character; when that character is rare, a memchr from one
+    place of it to the next reads almost none. After `budget` places that start no `literal`,
+    the character is common here and the substring search takes over from the last of them.
+    """
+    offset = literal.index(rare)
+    stop = end + len(literal) - 1
+    place = text.find(rare, at + offset, stop - len(literal) + offset + 1)
+    while place >= 0 and budget > 0:
+        if text.startswith(literal, place - offset):
+            return place - offset
+        budget -= 1
+        place = text.find(rare, place + 1, stop - len(literal) + offset + 1)
+    return -1 if place < 0 else text.find(literal, place - offset, stop)
+
+
 def scan(text: str) -> list[SecretFinding]:
     """The first MAX_FINDINGS secret-looking spans in `text`, in line order (one finding per kind and line)."""
     return _Scan(text).run()
+
+
+#: what `scan_each` puts between two texts: a line no match can run into or out of (a match that
+#: spans lines needs `:` or `=` after its whitespace, a value or key character after that; NUL is neither)
+_BETWEEN = "\n\x00\n"
+
+
+def scan_each(texts: list[str]) -> list[list[SecretFinding]]:
+    """`[scan(text) for text in texts]`, found by one scan of them all while they hold fewer than MAX_FINDINGS.
+
+    A scan's cost is mostly per pattern and window: twenty files of a few kilobytes cost twenty
+    times what one of their length does. Past MAX_FINDINGS in all, each text is scanned alone,
+    so that no text's findings are cut short by another's.
+    """
+    if len(texts) < 2:
+        return [scan(text) for text in texts]
+    found = scan(_BETWEEN.join(texts))
+    if len(found) >= MAX_FINDINGS:
+        return [scan(text) for text in texts]
+    out: list[list[SecretFinding]] = [[] for _ in texts]
+    if not found:
+        return out
+    import bisect  # only here: pre-commit's fast path loads this module and nothing else
+
+    starts: list[int] = []  # the joined text's line at which each text starts
+    line = 1
+    for text in texts:
+        starts.append(line)
+        line += text.count("\n") + _BETWEEN.count("\n")
+    for finding in found:
+        index = bisect.bisect_right(starts, finding.line) - 1
+        out[index].append(SecretFinding(finding.kind, finding.line - starts[index] + 1))
+    return out
 
 
 def field_at(text: str, line: int) -> str:

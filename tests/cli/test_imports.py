@@ -83,3 +83,42 @@ def test_an_import_plan_loads_neither_pygit2_nor_the_parsers(indexed_repo: Repo)
     assert '"create": 2' in proc.stdout  # the plan was made: two sections to create
     heavy = sorted(m for m in modules if m.split(".")[0] in FORBIDDEN)
     assert heavy == [], f"git memzoi import --json imported {heavy[:5]}"
+
+
+def test_a_first_import_plan_opens_no_index(repo: Repo) -> None:
+    """With no record file (records/ holds its .gitkeep), no record can be matched or named: sqlite3 stays unloaded."""
+    from support import git
+
+    repo.write("pkg/AGENTS.md", "# Package\n\n## Build\n\nRun `make`.\n")
+    git("add", "pkg/AGENTS.md", cwd=repo.path)
+    assert [p.name for p in (repo.path / ".memzoi" / "records").iterdir()] == [".gitkeep"]
+    proc, modules = run_importtime(("import", "--json"), repo.path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert '"create": 1' in proc.stdout
+    assert "sqlite3" not in modules and "git_memzoi.index.lookup" not in modules
+    repo.write(".memzoi/records/semantic/conventions/x.md", "not a record\n")  # a record file, even a bad one
+    assert "git_memzoi.index.lookup" in imported(("import", "--json"), repo.path)
+
+
+def test_an_import_plan_is_answered_before_click_in_the_commands_words(repo: Repo) -> None:
+    """`import --json` prints, without click, the bytes the command prints; a plan that fails is the command's."""
+    from support import git
+
+    repo.write("pkg/AGENTS.md", "# Package\n\n## Build\n\nRun `make`.\n\n## Style\n\nShort names.\n")
+    git("add", "pkg/AGENTS.md", cwd=repo.path)
+    proc, modules = run_importtime(("import", "--json"), repo.path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "click" not in modules and "git_memzoi.cli.import_quick" in modules
+    assert proc.stdout == run_cli("import", "--json").stdout and _said(proc.stderr) == []
+    repo.write("pkg/AGENTS.md", "# Package\n\n## Keys\n\naws key AKIAIOSFODNN7EXAMPLE here\n")
+    git("add", "pkg/AGENTS.md", cwd=repo.path)
+    proc, modules = run_importtime(("import", "--json"), repo.path)
+    told = run_cli("import", "--json", expect=None)
+    assert (proc.returncode, proc.stdout) == (told.code, "") and told.code != 0
+    assert _said(proc.stderr) == told.stderr.splitlines() and "pkg/AGENTS.md:5: secret:" in told.stderr
+    assert "click" in modules  # the command reported it
+
+
+def _said(stderr: str) -> list[str]:
+    """stderr's lines less `-X importtime`'s."""
+    return [line for line in stderr.splitlines() if not line.startswith("import time:")]

@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from git_memzoi.errors import FormatError
-from git_memzoi.importer import formats, markdown
+from git_memzoi.importer import formats, identity, markdown
 from git_memzoi.importer.sources import FORMATS, Loaded
 
 LINES = st.sampled_from(
@@ -57,3 +57,19 @@ def test_headings_in_fences_are_never_headings(text: str) -> None:
     outside = markdown.unfenced(lines)
     for heading in markdown.headings(lines):
         assert outside[heading.line - 1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(st.sampled_from(["a", "b", " ", "\n", "\t", "\r", "\x1c", "\x0b", "é", "\u2003", "\x85"]), max_size=60)
+)
+def test_the_quick_collapse_is_split_and_join_where_it_is_used(text: str) -> None:
+    # a plan collapses an item's body the quick way when its source has only spaces and newlines
+    src = Loaded("AGENTS.md", "AGENTS.md", "agents-md", text, "0" * 40)
+    item = formats.Item("agents-md", src, (), "t", text, 1, 1, "convention", "semantic", ())
+    expected = " ".join(text.split())
+    assert identity.collapsed(item) == expected
+    if identity.plain_spaces(text):
+        assert identity.collapsed(item, plain=True) == expected
+    else:
+        assert any(c in text for c in "\t\r\x1c\x0b") or not text.isascii()

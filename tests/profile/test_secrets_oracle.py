@@ -222,3 +222,31 @@ def test_a_needed_literal_right_after_the_start_is_enough() -> None:
         "eyJaaaaaaaa.eyJbbbbbbbb.cccccccc",
     ):
         assert secrets.scan(text) == oracle(text) != []
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(texts, max_size=6))
+def test_scan_each_finds_what_a_scan_of_each_text_finds(many: list[str]) -> None:
+    # one scan of the texts joined: no match runs from one text into the next, lines are each text's own
+    assert secrets.scan_each(many) == [oracle(text) for text in many]
+
+
+def test_scan_each_keeps_each_texts_findings_past_the_cap_of_all() -> None:
+    # the first text alone holds more than MAX_FINDINGS findings: the second's are still found
+    keys = "AKIAABCDEFGHIJKLMNOP\n" * (secrets.MAX_FINDINGS + 5)
+    tail = ["client_secret =", "abcdefghijkl1 ghp_" + "a1" * 18]
+    found = secrets.scan_each([keys, "x\n" * 3 + "password=abc123def456ghi", *tail])
+    assert [len(f) for f in found] == [secrets.MAX_FINDINGS, 1, 0, 1]
+    assert found[1] == [secrets.SecretFinding("assigned-secret", 4)]
+    assert found[3] == [secrets.SecretFinding("github-token", 1)]
+
+
+def test_a_literal_found_by_its_rarest_character_common_or_not() -> None:
+    # past the first windows a literal is looked for where its rarest character occurs: here that
+    # character is rare, then so common that the substring search takes over, then next to near misses
+    key = "AKIAABCDEFGHIJKLMNOP"
+    for filler in ("x y\n", "K AKI AKIAx\n", "KKKK KKKK\n"):
+        text = filler * 20_000 + key + "\n" + filler * 10 + " eyJ" + "a" * 10 + ".eyJ" + "b" * 10 + "." + "c" * 10
+        found = secrets.scan(text)
+        assert found == oracle(text)
+        assert [f.kind for f in found] == ["aws-access-key", "jwt"]

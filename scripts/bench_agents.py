@@ -118,25 +118,38 @@ def _after_tool_event(root: Path, rel: str) -> str:
 _ENV = os.environ | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
-def _median_ms(argv: list[str], runs: int, cwd: Path, stdin: str | None = None, idle: float = 0.0) -> tuple[float, str]:
-    """Median wall time of `runs` runs of argv (after one warm-up run), and the last run's stdout.
+def _run_ms(argv: list[str], cwd: Path, stdin: str | None) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(argv, input=stdin, capture_output=True, text=True, cwd=cwd, env=_ENV)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"{argv} failed: {done.stderr.strip()}")
+    return elapsed * 1000, done.stdout
 
-    `idle` seconds pass (untimed) before each run.
-    """
-    out = ""
-    times = []
-    for i in range(runs + 1):
-        if idle:
-            time.sleep(idle)
-        started = time.perf_counter()
-        done = subprocess.run(argv, input=stdin, capture_output=True, text=True, cwd=cwd, env=_ENV)
-        elapsed = time.perf_counter() - started
-        if done.returncode != 0:
-            raise RuntimeError(f"{argv} failed: {done.stderr.strip()}")
-        out = done.stdout
-        if i:
-            times.append(elapsed * 1000)
-    return statistics.median(times), out
+
+#: every anchor run of the section, for the median the text quotes
+ANCHORS: list[float] = []
+
+
+class Paired:
+    """`runs` runs of a command, each right after one of the anchor (`python3 -c pass`), after one
+    warm-up of each: the command's median, and the median of the pair-by-pair ratios (a pair sees
+    the same load of the machine, so drift during the run does not move the ratio)."""
+
+    def __init__(self, argv: list[str], runs: int, cwd: Path, stdin: str | None = None, idle: float = 0.0) -> None:
+        anchor = [sys.executable, "-c", "pass"]
+        times, ratios, self.out = [], [], ""
+        for i in range(runs + 1):
+            python_ms, _ = _run_ms(anchor, cwd, None)
+            if idle:
+                time.sleep(idle)
+            ms, self.out = _run_ms(argv, cwd, stdin)
+            if i:
+                times.append(ms)
+                ratios.append(ms / python_ms)
+                ANCHORS.append(python_ms)
+        self.ms = statistics.median(times)
+        self.ratio = statistics.median(ratios)
 
 
 def section(workdir: Path, quick: bool = False) -> str:
@@ -151,42 +164,41 @@ def section(workdir: Path, quick: bool = False) -> str:
     subprocess.run(["git", "memzoi", "rebuild"], cwd=root, check=True, capture_output=True, env=_ENV)
     rel, risk_id = _risky_path(root)
     runs = QUICK_RUNS if quick else RUNS
-    python_ms, _ = _median_ms([sys.executable, "-c", "pass"], runs, root)
+    ANCHORS.clear()
     hook = ["git", "memzoi", "agent", "hook", "claude"]
-    risky_ms, risky_out = _median_ms(hook, runs, root, _event(root, rel))
-    answer = json.loads(risky_out)["hookSpecificOutput"]
+    risky = Paired(hook, runs, root, _event(root, rel))
+    answer = json.loads(risky.out)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "ask" and risk_id in answer["additionalContext"], answer
-    idle_ms, _ = _median_ms(hook, runs, root, _event(root, rel), idle=IDLE)
-    quiet_ms, quiet_out = _median_ms(hook, runs, root, _event(root, "docs/unrelated-notes.md"))
-    assert quiet_out == "", quiet_out
-    precheck_ms, _ = _median_ms(["git", "memzoi", "precheck", "--path", rel], runs, root)
-    prompt = f"the handler in {rel} retries too often; change the retry policy and its tests"
-    prompt_ms, prompt_out = _median_ms(hook, runs, root, _prompt_event(root, prompt))
-    assert json.loads(prompt_out)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit", prompt_out
-    bash_ms, _ = _median_ms(hook, runs, root, _bash_event(root, "make deploy service=payments --force"))
-    codex_ms, codex_out = _median_ms([*hook[:-1], "codex"], runs, root, _patch_event(root, rel))
-    assert risk_id in json.loads(codex_out)["hookSpecificOutput"]["additionalContext"], codex_out
-    gemini_ms, gemini_out = _median_ms([*hook[:-1], "gemini"], runs, root, _after_tool_event(root, rel))
-    assert risk_id in json.loads(gemini_out)["hookSpecificOutput"]["additionalContext"], gemini_out
-    ratio = risky_ms / python_ms
-    timed = (("prompt", prompt_ms), ("bash", bash_ms), ("codex", codex_ms), ("gemini", gemini_ms))
-    met = {name: "yes" if ms / python_ms <= TARGET else "**no**" for name, ms in timed}
+    idle = Paired(hook, runs, root, _event(root, rel), idle=IDLE)
+    quiet = Paired(hook, runs, root, _event(root, "docs/unrelated-notes.md"))
+    assert quiet.out == "", quiet.out
+    precheck = Paired(["git", "memzoi", "precheck", "--path", rel], runs, root)
+    prompt_text = f"the handler in {rel} retries too often; change the retry policy and its tests"
+    prompt = Paired(hook, runs, root, _prompt_event(root, prompt_text))
+    assert json.loads(prompt.out)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit", prompt.out
+    bash = Paired(hook, runs, root, _bash_event(root, "make deploy service=payments --force"))
+    codex = Paired([*hook[:-1], "codex"], runs, root, _patch_event(root, rel))
+    assert risk_id in json.loads(codex.out)["hookSpecificOutput"]["additionalContext"], codex.out
+    gemini = Paired([*hook[:-1], "gemini"], runs, root, _after_tool_event(root, rel))
+    assert risk_id in json.loads(gemini.out)["hookSpecificOutput"]["additionalContext"], gemini.out
+    python_ms = statistics.median(ANCHORS)
+
+    def targeted(label: str, m: Paired) -> str:
+        met = "yes" if m.ratio <= TARGET else "**no**"
+        return f"| {label} | {m.ms:.1f} ms | **{m.ratio:.2f}×** | ≤ {TARGET:g}× | {met} |"
+
+    def shown(label: str, m: Paired) -> str:
+        return f"| {label} | {m.ms:.1f} ms | {m.ratio:.2f}× | — | — |"
+
     rows = [
-        f"| Edit of a path a risk record covers (answer: ask + context) | {risky_ms:.1f} ms | "
-        f"**{ratio:.2f}×** | ≤ {TARGET:g}× | {'yes' if ratio <= TARGET else '**no**'} |",
-        f"| the same, {IDLE:g} s after the previous run (recall re-checks every record file's stat) | "
-        f"{idle_ms:.1f} ms | {idle_ms / python_ms:.2f}× | — | — |",
-        f"| Edit of a path no record covers (no output) | {quiet_ms:.1f} ms | {quiet_ms / python_ms:.2f}× | — | — |",
-        f"| UserPromptSubmit naming that path (answer: a context pack) | {prompt_ms:.1f} ms | "
-        f"**{prompt_ms / python_ms:.2f}×** | ≤ {TARGET:g}× | {met['prompt']} |",
-        f"| PreToolUse Bash command (words matched against record text) | {bash_ms:.1f} ms | "
-        f"**{bash_ms / python_ms:.2f}×** | ≤ {TARGET:g}× | {met['bash']} |",
-        f"| Codex PreToolUse apply_patch of that path (`agent hook codex`) | {codex_ms:.1f} ms | "
-        f"**{codex_ms / python_ms:.2f}×** | ≤ {TARGET:g}× | {met['codex']} |",
-        f"| Gemini CLI AfterTool replace in that path (`agent hook gemini`) | {gemini_ms:.1f} ms | "
-        f"**{gemini_ms / python_ms:.2f}×** | ≤ {TARGET:g}× | {met['gemini']} |",
-        f"| for comparison: `git memzoi precheck --path` | {precheck_ms:.1f} ms | {precheck_ms / python_ms:.2f}× "
-        "| — | — |",
+        targeted("Edit of a path a risk record covers (answer: ask + context)", risky),
+        shown(f"the same, {IDLE:g} s after the previous run (recall re-checks every record file's stat)", idle),
+        shown("Edit of a path no record covers (no output)", quiet),
+        targeted("UserPromptSubmit naming that path (answer: a context pack)", prompt),
+        targeted("PreToolUse Bash command (words matched against record text)", bash),
+        targeted("Codex PreToolUse apply_patch of that path (`agent hook codex`)", codex),
+        targeted("Gemini CLI AfterTool replace in that path (`agent hook gemini`)", gemini),
+        shown("for comparison: `git memzoi precheck --path`", precheck),
     ]
     return (
         "\n".join(
@@ -196,9 +208,10 @@ def section(workdir: Path, quick: bool = False) -> str:
                 f"A repository of {RECORDS:,} synthetic records (scripts/bench.py's generator), indexed once "
                 "beforehand, as a session that has run before finds it. Claude Code runs the hook as a process "
                 "for every edit, so the figure is end to end: `git memzoi agent hook claude` run through git as a "
-                "subprocess, the recorded PreToolUse Edit event on stdin, stdout read to the end; the median of "
-                f"{runs} runs after one warm-up, beside the median of `python3 -c pass` (this interpreter, "
-                f"not a version-manager shim) measured the same way in the same run ({python_ms:.1f} ms).",
+                "subprocess, the recorded event on stdin, stdout read to the end. Each run follows one of "
+                "`python3 -c pass` (this interpreter, not a version-manager shim; median "
+                f"{python_ms:.1f} ms here), so that each pair sees the same load of the machine: the median of "
+                f"{runs} runs after one warm-up, and the ratio is the median of the {runs} pair-by-pair ratios.",
                 "",
                 "| event | median | ratio to `python3 -c pass` | target | met |",
                 "|---|---:|---:|---:|---|",

@@ -108,14 +108,17 @@ def _main(args: list[str]) -> None:
 def _hooks_before_click(args: list[str]) -> None:
     """Answer, and exit, the git hooks and the import plan that need no click: an untouched
     pre-commit or pre-push, the server's gate and the CI check, `import --json`; return otherwise."""
-    if len(args) >= 2 and args[0] == "hook" and args[1] in ("pre-commit", "pre-push"):
-        from git_memzoi.hooks.quick import early_exit
-
-        code = early_exit(args[1:])
-        if code is not None:
-            sys.stdout.flush()
-            sys.exit(code)
     if args[:1] == ["hook"]:
+        from git_memzoi import hooks
+
+        hooks.short_lived = True  # this process ends with the hook's answer (see git_memzoi.hooks)
+        if args[1:2] in (["pre-commit"], ["pre-push"]):
+            from git_memzoi.hooks.quick import early_exit
+
+            code = early_exit(args[1:])
+            if code is not None:
+                sys.stdout.flush()
+                sys.exit(code)
         from git_memzoi.cli import gate
 
         if gate.takes(args):  # the server's gate and the CI check, without click

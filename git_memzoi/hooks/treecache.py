@@ -12,6 +12,7 @@ is validated from scratch.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -19,7 +20,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from git_memzoi import __version__
+from git_memzoi import __version__, hooks
 from git_memzoi.hooks.treestate import Loader, TreeState
 
 #: Bump when what a summary holds changes; the validator's fingerprint covers the rules.
@@ -74,7 +75,18 @@ class TreeCache:
             header = json.loads(head)
             if header != [FORMAT, validator_fingerprint(), tree, hashlib.sha256(body).hexdigest()]:
                 return None  # another format, validator or tree, or a body altered after writing
-            state = TreeState.from_summary(json.loads(body), loader)
+            # A summary is tens of thousands of small dicts, lists and tuples, none in a cycle: the
+            # collector's passes over them, while they are made and after, find nothing and cost
+            # a gate process a sixth of its time (BENCHMARKS.md, "Hook checks cost the change")
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                state = TreeState.from_summary(json.loads(body), loader)
+                if hooks.short_lived:  # see git_memzoi.hooks
+                    gc.freeze()
+            finally:
+                if collecting:
+                    gc.enable()
             os.utime(self._path(tree))  # recently used: pruned last
             return state
         except (OSError, ValueError, TypeError, KeyError, AttributeError):

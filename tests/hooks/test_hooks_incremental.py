@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import cast
@@ -19,7 +20,7 @@ from git_memzoi.hooks.run import CheckReport, check_staged
 from git_memzoi.hooks.verdicts import blob_oid, read_tree_ids, read_verdicts, remember_written, write_tree_ids
 from git_memzoi.profile.tree import SourceFile, validate_tree
 from git_memzoi.runtime.home import Layout
-from support import Repo, make_repo
+from support import Repo, make_repo, run_cli
 from support.hooks import packet, record
 
 RECORD_PATHS = [
@@ -591,3 +592,41 @@ def test_hook_install_keeps_heads_tree_so_the_first_check_costs_its_change(repo:
     assert report.ok and report.files_parsed == 1
     staged = staged_check(repo, {"dup.md": record("r03")})
     assert [f.problem.code for f in staged.findings] == ["id-duplicate"]
+
+
+_FROZEN_AFTER_CHECK = """
+import gc, sys
+from git_memzoi import hooks
+from git_memzoi.gitrepo import open_repo
+from git_memzoi.hooks.run import check_range
+hooks.short_lived = sys.argv[1] == "short"
+report = check_range(open_repo("."), sys.argv[2])
+print(report.ok, report.files_parsed, gc.get_freeze_count() > 0)
+"""
+
+
+def test_a_short_lived_gate_moves_the_loaded_tree_out_of_the_collectors_reach(repo: Repo) -> None:
+    """A gate process (`git memzoi hook …`) freezes what a kept tree's load made; any other use
+    (a test run, a server) does not, and the verdict is the same either way."""
+    from git_memzoi import hooks
+    from git_memzoi.hooks.run import keep_tree
+
+    for n in range(5):
+        repo.write(f".memzoi/records/project/r{n:02d}.md", record(f"r{n:02d}"))
+    base = repo.commit("five records")
+    assert keep_tree(open_repo(repo.path), "HEAD") is not None
+    repo.write(".memzoi/records/project/new.md", record("new"))
+    tip = repo.commit("one record")
+    answers = {
+        mode: subprocess.run(
+            [sys.executable, "-c", _FROZEN_AFTER_CHECK, mode, f"{base}..{tip}"],
+            cwd=repo.path,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        for mode in ("short", "long")
+    }
+    assert answers == {"short": ["True", "1", "True"], "long": ["True", "1", "False"]}
+    run_cli("hook", "check", f"{base}..{tip}")  # in-process, as tests and servers use it
+    assert hooks.short_lived is False

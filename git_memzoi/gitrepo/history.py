@@ -419,33 +419,59 @@ class History:
     def _diff(self, old: str | None, new: str | None) -> tuple[list[TreeChange], tuple[str, ...]]:
         if new is None:
             return [TreeChange("D", c.path, c.new_oid, None, c.new_symlink, False) for c in self.changes(None, old)], ()
-        new_tree = self._tree(new)
         if old is None:
-            diff = new_tree.diff_to_tree(flags=_DIFF_FLAGS, swap=True)
-        else:
-            diff = self._tree(old).diff_to_tree(new_tree, flags=_DIFF_FLAGS)
+            return _changes_of(self._tree(new).diff_to_tree(flags=_DIFF_FLAGS, swap=True), "")
+        deltas: list[_Delta] = []
+        self._subtree_deltas(self._tree(old), self._tree(new), "", deltas)
+        deltas.sort(key=lambda d: d[1])  # git's order: a tree's entries sort as if its name ended in "/"
         out: list[TreeChange] = []
         gitlinks: list[str] = []
-        for delta in diff.deltas:
-            status = _STATUS.get(delta.status)
-            if status is None:
-                continue
-            old_f, new_f = delta.old_file, delta.new_file
-            if FileMode.COMMIT in (old_f.mode, new_f.mode):
-                if status != "D" and new_f.mode == FileMode.COMMIT:
-                    gitlinks.append(f"{MEMZOI_DIR}/{new_f.path}")
-                continue  # a submodule entry is not a memory file: the hooks refuse it by name
-            out.append(
-                TreeChange(
-                    status,
-                    f"{MEMZOI_DIR}/{new_f.path if status != 'D' else old_f.path}",
-                    None if status == "A" else str(old_f.id),
-                    None if status == "D" else str(new_f.id),
-                    status != "A" and old_f.mode == FileMode.LINK,
-                    status != "D" and new_f.mode == FileMode.LINK,
-                )
-            )
+        for status, path, old_oid, new_oid, old_mode, new_mode in deltas:
+            _add_change(out, gitlinks, (status, path, old_oid, new_oid, old_mode, new_mode))
         return out, tuple(gitlinks)
+
+    def _subtree_deltas(self, old: pygit2.Tree, new: pygit2.Tree, prefix: str, out: list[_Delta]) -> None:
+        """The file deltas between two trees, as libgit2's tree diff gives them (with typechanges),
+        descending only into the subtrees whose IDs differ: libgit2 walks every entry of both
+        trees, which at 50,000 records is most of a one-record check (a shared folder costs
+        nothing here)."""
+        olds = {entry.name or "": entry for entry in old}
+        news = {entry.name or "": entry for entry in new}
+        for name in olds.keys() | news.keys():
+            was, now = olds.get(name), news.get(name)
+            if was is not None and now is not None and was.id == now.id and was.filemode == now.filemode:
+                continue
+            was_tree = was is not None and was.filemode == FileMode.TREE
+            now_tree = now is not None and now.filemode == FileMode.TREE
+            if was_tree and now_tree:
+                assert was is not None and now is not None
+                self._subtree_deltas(self._tree(str(was.id)), self._tree(str(now.id)), f"{prefix}{name}/", out)
+                continue
+            if was is not None and now is not None and not was_tree and not now_tree:
+                status: ChangeStatus = "M" if _kind(was.filemode) == _kind(now.filemode) else "T"
+                out.append((status, prefix + name, str(was.id), str(now.id), was.filemode, now.filemode))
+                continue
+            sides: tuple[tuple[Literal["A", "D"], pygit2.Object | None, bool], ...] = (
+                ("D", was, was_tree),
+                ("A", now, now_tree),
+            )
+            for side, entry, is_tree in sides:
+                if entry is None:
+                    continue
+                if is_tree:  # a folder on one side only: every file in it, by libgit2's own walk
+                    self._whole_tree(str(entry.id), side, f"{prefix}{name}/", out)
+                elif side == "D":
+                    out.append(("D", prefix + name, str(entry.id), None, entry.filemode, 0))
+                else:
+                    out.append(("A", prefix + name, None, str(entry.id), 0, entry.filemode))
+
+    def _whole_tree(self, oid: str, side: Literal["A", "D"], prefix: str, out: list[_Delta]) -> None:
+        for delta in self._tree(oid).diff_to_tree(flags=_DIFF_FLAGS, swap=True).deltas:
+            f = delta.new_file
+            if side == "A":
+                out.append(("A", prefix + f.path, None, str(f.id), 0, f.mode))
+            else:
+                out.append(("D", prefix + f.path, str(f.id), None, f.mode, 0))
 
     def gitlinks(self, old: str | None, new: str | None) -> tuple[str, ...]:
         """Repository-root paths of the submodule entries (gitlinks) that `new` adds or changes over `old`.
@@ -581,6 +607,47 @@ def _node_path(nodes: list[tuple[int, str]], node: int) -> str:
         names.append(name)
         node = parent
     return "/".join(reversed(names))
+
+
+#: One file delta: status, path under .memzoi/, old and new blob IDs, old and new file modes (0: none).
+_Delta = tuple[ChangeStatus, str, "str | None", "str | None", int, int]
+
+
+def _kind(mode: int) -> int:
+    """What a tree entry holds, as a typechange tells kinds apart: a blob (either mode), a link, a gitlink."""
+    return FileMode.BLOB if mode == FileMode.BLOB_EXECUTABLE else mode
+
+
+def _changes_of(diff: pygit2.Diff, prefix: str) -> tuple[list[TreeChange], tuple[str, ...]]:
+    """A libgit2 tree diff's file deltas as changes, and its gitlinks."""
+    out: list[TreeChange] = []
+    gitlinks: list[str] = []
+    for delta in diff.deltas:
+        status = _STATUS.get(delta.status)
+        if status is None:
+            continue
+        old_f, new_f = delta.old_file, delta.new_file
+        path = prefix + (new_f.path if status != "D" else old_f.path)
+        _add_change(out, gitlinks, (status, path, str(old_f.id), str(new_f.id), old_f.mode, new_f.mode))
+    return out, tuple(gitlinks)
+
+
+def _add_change(out: list[TreeChange], gitlinks: list[str], delta: _Delta) -> None:
+    status, path, old_oid, new_oid, old_mode, new_mode = delta
+    if FileMode.COMMIT in (old_mode, new_mode):
+        if status != "D" and new_mode == FileMode.COMMIT:
+            gitlinks.append(f"{MEMZOI_DIR}/{path}")
+        return  # a submodule entry is not a memory file: the hooks refuse it by name
+    out.append(
+        TreeChange(
+            status,
+            f"{MEMZOI_DIR}/{path}",
+            None if status == "A" else old_oid,
+            None if status == "D" else new_oid,
+            status != "A" and old_mode == FileMode.LINK,
+            status != "D" and new_mode == FileMode.LINK,
+        )
+    )
 
 
 def _summary(commit: pygit2.Commit) -> str:

@@ -319,24 +319,26 @@ class MemoryChecker:
         """The state of a tree this checker validated, or None."""
         return self._states.get(memzoi)
 
-    def remember(self, memzoi: str | None, *, replace: bool = False) -> None:
+    def remember(self, memzoi: str | None, *, replace: bool = False, delta: bool = True) -> None:
         """Store the validated state of tree `memzoi` in the tree cache, for the next change to start from.
 
         A state that drifted KEEP_AFTER files or more from the kept summary it started from (a
         tree validated from nothing, always) is stored whole, as a summary; a closer one as a
-        delta of that summary: the rows of the files that differ, a few KB where a summary is
-        O(tree), so that the next check parses none of them again. A tree already kept is left
-        as it is unless `replace` (its file may be damaged: rewrite it whole).
+        delta of that summary (unless not `delta`): the rows of the files that differ, a few KB
+        where a summary is O(tree), so that the next check parses none of them again. A tree
+        already kept is left as it is unless `replace` (its file may be damaged: rewrite it whole).
         """
         if memzoi is None or self.tree_cache is None or memzoi not in self._states:
             return
         cache, state = self.tree_cache, self._states[memzoi]
         if cache.has(memzoi) and not replace:
             return
-        if not replace and state.base is not None and len(state.moved()) < KEEP_AFTER and cache.has(state.base):
+        near = state.base is not None and len(state.moved()) < KEEP_AFTER and cache.has(state.base)
+        if replace or not near:
+            if cache.save(memzoi, state):
+                state.kept_as(memzoi)
+        elif delta:
             cache.save_delta(memzoi, state)
-        elif cache.save(memzoi, state):
-            state.kept_as(memzoi)
 
     def _reload(self, path: str, entry: FileEntry) -> TreeReport:
         return self._file(path, entry.oid, entry.is_symlink)

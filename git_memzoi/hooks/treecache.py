@@ -10,12 +10,12 @@ another validator, or one whose tree OID is not the one asked for, is ignored, a
 is validated from scratch.
 
 A tree close to a kept one is stored as a delta of it instead (a few KB where a summary is
-O(tree)): the header also names its base tree, and the body holds the rows of the files that
-differ from the base alone (TreeState.delta). A delta is read as where to start (`start`): the
-base's summary and the delta's rows, which the checker takes for each file whose blob in the
-tree diff from the base is the one the row names (a row naming another blob is not used: the
-file is parsed). A delta whose base is not kept, is damaged, is itself a delta, or is of
-another validator is ignored as a damaged summary is.
+O(tree)): the header also names its base tree and the digest of the base's body, and the body
+holds the rows of the files that differ from the base alone (TreeState.delta). A delta is read
+as where to start (`start`): the base's summary and the delta's rows, which the checker takes
+for each file whose blob in the tree diff from the base is the one the row names (a row naming
+another blob is not used: the file is parsed). A delta whose base is not kept, is damaged, was
+rewritten since, is itself a delta, or is of another validator is ignored as a damaged summary is.
 """
 
 from __future__ import annotations
@@ -87,34 +87,46 @@ class TreeCache:
 
     def load(self, tree: str, loader: Loader | None = None) -> TreeState | None:
         """The stored summary of `tree`, or None when there is none this validator can trust (or a delta)."""
-        found = self._kept(tree, loader, deltas=False)
-        return found.state if found is not None else None
+        found = self._summary(tree, loader)
+        return found[0] if found is not None else None
 
     def start(self, tree: str, loader: Loader | None = None) -> Start | None:
         """Where to start validating `tree`: its summary, or the summary its delta is of with the delta's rows.
 
         None when neither is stored, or what is stored cannot be trusted.
         """
-        return self._kept(tree, loader, deltas=True)
-
-    def _kept(self, tree: str, loader: Loader | None, *, deltas: bool) -> Start | None:
         try:
             header, body = self._read(tree)
-            if header[0] == FORMAT and len(header) == 4:
-                state = TreeState.from_summary(body, loader)
-                state.kept_as(tree)
-                found = Start(tree, state, {})
-            elif deltas and header[0] == DELTA_FORMAT and len(header) == 5:
-                base = self.load(header[3], loader)  # a summary alone: a delta of a delta is a miss
-                if base is None:
-                    return None
-                found = Start(header[3], base, TreeState.rows_of(body))
+            if header[0] == DELTA_FORMAT and len(header) == 6:
+                base = self._summary(header[3], loader)  # a summary alone: a delta of a delta is a miss
+                if base is None or base[1] != header[4]:
+                    return None  # its base is not kept, or is not the summary it was made from
+                found = Start(header[3], base[0], TreeState.rows_of(body))
             else:
-                return None  # another format, or a delta where a summary is asked for
-            os.utime(self._path(tree))  # recently used: pruned last (a delta's base too, by `load`)
+                found = Start(tree, self._state(tree, header, body, loader), {})
+            os.utime(self._path(tree))  # recently used: pruned last (a delta's base too)
             return found
         except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError):
             return None  # absent or damaged: validate the tree from scratch
+
+    def _summary(self, tree: str, loader: Loader | None) -> tuple[TreeState, str] | None:
+        """The stored summary of `tree` and its body's digest, or None."""
+        try:
+            header, body = self._read(tree)
+            state = self._state(tree, header, body, loader)
+            os.utime(self._path(tree))  # recently used: pruned last
+            return state, header[3]
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError):
+            return None  # absent or damaged: validate the tree from scratch
+
+    @staticmethod
+    def _state(tree: str, header: list[Any], body: dict[str, Any], loader: Loader | None) -> TreeState:
+        """The state a summary's checked header and body hold (ValueError: another format, or a delta)."""
+        if header[0] != FORMAT or len(header) != 4:
+            raise ValueError("not a summary of this format")
+        state = TreeState.from_summary(body, loader)
+        state.kept_as(tree)
+        return state
 
     def _read(self, tree: str) -> tuple[list[Any], dict[str, Any]]:
         """A kept file's header and body, checked: this validator, this tree, the body's digest (ValueError if not)."""
@@ -138,10 +150,19 @@ class TreeCache:
         return self._write(tree, [FORMAT, validator_fingerprint(), tree], state.summary())
 
     def save_delta(self, tree: str, state: TreeState) -> bool:
-        """Store the state of `tree` as a delta of the kept summary it was read from (`state.base`)."""
+        """Store the state of `tree` as a delta of the kept summary it was read from (`state.base`).
+
+        The header names the base's body digest too: a delta of a base rewritten since is a miss.
+        """
         if state.base is None:
             return False
-        return self._write(tree, [DELTA_FORMAT, validator_fingerprint(), tree, state.base], state.delta())
+        try:
+            with self._path(state.base).open("rb") as handle:
+                base_digest = json.loads(handle.readline())[-1]
+        except (OSError, ValueError, IndexError, TypeError):
+            return False  # its base is gone: nothing to be a delta of
+        header = [DELTA_FORMAT, validator_fingerprint(), tree, state.base, base_digest]
+        return self._write(tree, header, state.delta())
 
     def _write(self, tree: str, header: list[str], data: dict[str, Any]) -> bool:
         body = json.dumps(data, separators=(",", ":")).encode()  # dumps: the C encoder

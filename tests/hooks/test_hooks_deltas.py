@@ -10,14 +10,15 @@ from pathlib import Path
 import pytest
 
 from git_memzoi.gitrepo import open_repo
-from git_memzoi.gitrepo.history import FileEntry
-from git_memzoi.hooks.checks import KEEP_AFTER
+from git_memzoi.gitrepo.history import FileEntry, History
+from git_memzoi.hooks.checks import KEEP_AFTER, MemoryChecker
 from git_memzoi.hooks.run import check_server_push, keep_tree, parse_pre_receive
 from git_memzoi.hooks.treecache import DELTA_FORMAT, FORMAT, KEEP, TreeCache
-from git_memzoi.hooks.treestate import TreeState
+from git_memzoi.hooks.treestate import Kept, TreeState
 from git_memzoi.layout import MAX_FILE_BYTES
+from git_memzoi.profile.tree import Facts
 from git_memzoi.runtime.home import Layout
-from support import git, run_importtime
+from support import Repo, git, run_importtime
 from support.hooks import Remote, record, record_path
 
 pytestmark = pytest.mark.slow
@@ -206,3 +207,23 @@ def test_a_damaged_or_mismatched_delta_never_changes_a_verdict(
         assert server_check(remote, old, new)[0] == expected
     damage(folder, how, delta, first)
     assert server_check(remote, old, new)[0] == expected, how
+
+
+def test_a_delta_whose_base_this_repository_lacks_is_a_miss(repo: Repo, tmp_path: Path) -> None:
+    """A delta copied from another repository, of a tree this one never held: the tree is validated from scratch."""
+    repo.write(record_path("alpha"), record("alpha"))
+    repo.write(record_path("dup"), record("alpha"))
+    history = History(open_repo(repo.path))
+    tree = history.memzoi_of(repo.commit("two records, one ID"))
+    assert tree is not None
+    cache = TreeCache(tmp_path / "kept")
+    absent = "f" * 40
+    state = TreeState()
+    assert cache.save(absent, state)
+    state.kept_as(absent)
+    # rows for every file of the tree, all saying alpha's ID is another: read over the wrong base, no duplicate
+    listing = history.listing(tree)
+    state.apply((path, entry, Kept(Facts("record", path), [])) for path, entry in listing.items())
+    assert cache.save_delta(tree, state) and cache.start(tree) is not None
+    errors = MemoryChecker(history, [], cache).tree_errors(tree)
+    assert [p.code for p in errors] == ["id-duplicate"]

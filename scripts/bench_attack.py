@@ -221,7 +221,9 @@ def section(workdir: Path, quick: bool = False) -> str:
             "",
             "The hook takes each file's size from its object header (`odb.read_header`) before anything "
             "reads it, and refuses a file over 1 MiB by its size alone: the blob is never inflated, "
-            "decoded or scanned, so the refused push costs what the accepted one does.",
+            "decoded or scanned. The records accepted before it come from the kept tree (a summary, and "
+            "a delta of it for each accepted push's tree), so the refused push parses no file and loads "
+            "neither PyYAML nor pydantic: it costs less than an accepted push, which parses its record.",
             "",
         ]
     )

@@ -18,8 +18,8 @@ from git_memzoi.gitrepo import treeshape
 from git_memzoi.gitrepo.history import FileEntry, History, TreeChange
 from git_memzoi.hooks import refrules
 from git_memzoi.hooks.refrules import ALLOWED_TRANSITIONS
-from git_memzoi.hooks.treecache import TreeCache
-from git_memzoi.hooks.treestate import TreeState
+from git_memzoi.hooks.treecache import Start, TreeCache
+from git_memzoi.hooks.treestate import Kept, Rows, TreeState
 from git_memzoi.layout import LOG_FILE, LOG_GROWTH_MAX, MAX_FILE_BYTES, MEMZOI_DIR, REPO_CONFIG
 from git_memzoi.profile import secrets
 from git_memzoi.profile.document import Problem
@@ -30,8 +30,8 @@ from git_memzoi.runtime import config as configmod
 __all__ = ["ALLOWED_TRANSITIONS", "CheckReport", "Finding", "MemoryChecker"]
 
 _TREE_STATES_KEPT = 8
-#: A validated tree is kept (written to the tree cache) once it differs in this many files from
-#: the kept tree its state started from: reading those back costs less than writing the summary.
+#: A validated tree is kept whole (a summary in the tree cache) once it differs in this many files
+#: from the kept summary its state started from; closer, it is kept as a delta of that summary.
 KEEP_AFTER = 32
 #: code and message for a `.memzoi` that is not a folder; the symlink one is validate's own wording
 _ODD_MEMZOI = {
@@ -266,36 +266,47 @@ class MemoryChecker:
         if memzoi in self._states:
             self._states.move_to_end(memzoi)
             return self._states[memzoi]
-        kept = self.tree_cache.load(memzoi, self._reload) if self.tree_cache is not None else None
-        if kept is not None:  # a tree a hook validated here before (pre-commit, usually)
-            self._states[memzoi] = kept
-            return kept
-        # Take the parent's state over instead of copying it: in a linear push it is never needed
-        # again, and a sibling that does need it rebuilds it from the cached per-file reports.
-        base = self._states.pop(near, None) if near is not None else None
-        if base is None and near is not None and self.tree_cache is not None:
-            base = self.tree_cache.load(near, self._reload)
-        if base is None and memzoi in self._starts:  # the parent's tree is not kept: a kept one is
-            near = self._starts[memzoi]
-            base = self._states.pop(near, None) or (
-                self.tree_cache.load(near, self._reload) if self.tree_cache is not None else None
-            )
-        state = base if base is not None else TreeState(loader=self._reload)
-        changes = self.history.changes(near if base is not None else None, memzoi)
-        state.apply(
-            (
-                c.path,
-                FileEntry(c.new_oid, c.new_symlink) if c.new_oid is not None else None,
-                self._file(c.path, c.new_oid, c.new_symlink) if c.new_oid is not None else None,
-            )
-            for c in changes
-        )
-        if base is None:  # validated from nothing: always worth keeping
-            state.drift = max(state.drift, KEEP_AFTER)
+        # a tree a hook kept before (pre-commit, usually, or an earlier push), else the parent's,
+        # else the kept tree `start_from` named (the parent's tree is not kept)
+        start = self._kept(memzoi) or self._near(near)
+        if start is None and memzoi in self._starts:
+            start = self._near(self._starts[memzoi])
+        if start is None:  # validated from nothing: always worth keeping (its `base` is None)
+            start = Start(None, TreeState(loader=self._reload), {})
+        state = start.state
+        if start.tree != memzoi:
+            changes = self.history.changes(start.tree, memzoi)
+            state.apply(self._own(change, start.rows) for change in changes)
         self._states[memzoi] = state
         while len(self._states) > _TREE_STATES_KEPT:
             self._states.popitem(last=False)
         return state
+
+    def _near(self, tree: str | None) -> Start | None:
+        """The state of `tree` this check holds, taken over, or else the kept one."""
+        if tree is None:
+            return None
+        # Take the state over instead of copying it: in a linear push it is never needed again,
+        # and a sibling that does need it rebuilds it from the cached per-file reports.
+        state = self._states.pop(tree, None)
+        return Start(tree, state, {}) if state is not None else self._kept(tree)
+
+    def _kept(self, tree: str) -> Start | None:
+        """Where the tree cache says to start validating `tree` (a delta's base must be in this repository)."""
+        found = self.tree_cache.start(tree, self._reload) if self.tree_cache is not None else None
+        if found is not None and found.tree not in (tree, None) and not self.history.has_object(found.tree):
+            return None
+        return found
+
+    def _own(self, change: TreeChange, rows: Rows) -> tuple[str, FileEntry | None, TreeReport | Kept | None]:
+        """A changed file with its own validation: a delta's row when it names this very blob, else parsed."""
+        if change.new_oid is None:
+            return change.path, None, None
+        entry = FileEntry(change.new_oid, change.new_symlink)
+        entry_row, kept = rows.get(change.path, (None, None))
+        if kept is not None and entry_row == entry:
+            return change.path, entry, kept
+        return change.path, entry, self._file(change.path, change.new_oid, change.new_symlink)
 
     def start_from(self, memzoi: str, kept: str) -> None:
         """Validate tree `memzoi`, when it comes to it, as a delta of kept tree `kept` if its parent's is not at hand.
@@ -308,20 +319,26 @@ class MemoryChecker:
         """The state of a tree this checker validated, or None."""
         return self._states.get(memzoi)
 
-    def remember(self, memzoi: str | None, *, replace: bool = False) -> None:
+    def remember(self, memzoi: str | None, *, replace: bool = False, delta: bool = True) -> None:
         """Store the validated state of tree `memzoi` in the tree cache, for the next change to start from.
 
-        Only a state that is costly to rebuild is written: one that drifted KEEP_AFTER files or
-        more from the kept state it started from (a tree validated from nothing, always). A
-        state closer than that is rebuilt from the same kept state by the next check at the cost
-        of those few files, cheaper than writing the tree's summary. A tree already kept is left
-        as it is unless `replace` (its file may be damaged: rewrite it).
+        A state that drifted KEEP_AFTER files or more from the kept summary it started from (a
+        tree validated from nothing, always) is stored whole, as a summary; a closer one as a
+        delta of that summary (unless not `delta`): the rows of the files that differ, a few KB
+        where a summary is O(tree), so that the next check parses none of them again. A tree
+        already kept is left as it is unless `replace` (its file may be damaged: rewrite it whole).
         """
         if memzoi is None or self.tree_cache is None or memzoi not in self._states:
             return
-        state = self._states[memzoi]
-        if replace or (state.drift >= KEEP_AFTER and not self.tree_cache.has(memzoi)):
-            self.tree_cache.save(memzoi, state)
+        cache, state = self.tree_cache, self._states[memzoi]
+        if cache.has(memzoi) and not replace:
+            return
+        near = state.base is not None and len(state.moved()) < KEEP_AFTER and cache.has(state.base)
+        if replace or not near:
+            if cache.save(memzoi, state):
+                state.kept_as(memzoi)
+        elif delta:
+            cache.save_delta(memzoi, state)
 
     def _reload(self, path: str, entry: FileEntry) -> TreeReport:
         return self._file(path, entry.oid, entry.is_symlink)

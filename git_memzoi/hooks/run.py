@@ -167,7 +167,9 @@ class Gate:
     (the server's check of the delta logic); `default_tip` stands in for a new ref's old tip
     (see `judgement`), and deleting `default_ref` (the default branch, as the pushed-to
     repository names it) is refused. With `fork_point`, a ref's old tip is replaced by its
-    merge base with the new tip (a pull request's view).
+    merge base with the new tip (a pull request's view). Without `refused_deltas`, a push with
+    a problem keeps no delta of its trees (a server's: git discards a refused push's objects, so
+    no later push starts from them, and each would take a place in the cache from a tree that lands).
     """
 
     tree_cache: TreeCache | None = None
@@ -175,6 +177,7 @@ class Gate:
     default_tip: str | None = None
     default_ref: str | None = None
     fork_point: bool = False
+    refused_deltas: bool = True
 
 
 def check_push(
@@ -196,8 +199,9 @@ def check_push(
         group = [j for j in judged_refs if j.policy.allow_in_place_edits == allow]
         if group and not _walk_group(history, walk, group, gate.verify):
             return walk.finish()
+    deltas = gate.refused_deltas or checker.report.ok
     for judged in judged_refs:  # the next push (and the next check of a pull request) starts from these
-        checker.remember(history.memzoi_of(judged.tip))
+        checker.remember(history.memzoi_of(judged.tip), delta=deltas)
     return walk.finish()
 
 
@@ -337,6 +341,7 @@ def check_server_push(repo: GitRepo, updates: Iterable[RefUpdate]) -> CheckRepor
         tree_cache=TreeCache(Layout.for_repo(repo).hook_trees),
         default_tip=history.symbolic_tip("HEAD"),
         default_ref=history.symbolic_target("HEAD"),
+        refused_deltas=False,
     )
     return check_push(repo, updates, history.ref_commits(), gate)
 

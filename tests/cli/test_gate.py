@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from git_memzoi.layout import MAX_FILE_BYTES
-from support import git, memzoi_exe, run_importtime
+from support import memzoi_exe, run_importtime
 from support.hooks import Remote, make_remote, record, record_path
 
 CLICK = "import sys; from git_memzoi.cli.main import main; main(sys.argv[1:])"
@@ -66,17 +66,6 @@ def _same(out: Path) -> list[object]:
     return last["fast"]
 
 
-def _sparse(remote: Remote, rel: str, size: int) -> str:
-    """Commit a file of `size` zero bytes (sparse on disk) in the clone, without the client hooks."""
-    path = remote.work.path / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as handle:
-        handle.truncate(size)
-    git("add", rel, cwd=remote.work.path)
-    git("commit", "-q", "--no-verify", "-m", "zeros", cwd=remote.work.path)
-    return git("rev-parse", "HEAD", cwd=remote.work.path).stdout.strip()
-
-
 @pytest.mark.parametrize("extra", [(), ("--json",)], ids=["text", "json"])
 def test_pre_receive_answers_as_click_does(remote: Remote, tmp_path: Path, extra: tuple[str, ...]) -> None:
     out = tmp_path / "answers.jsonl"
@@ -90,7 +79,7 @@ def test_pre_receive_answers_as_click_does(remote: Remote, tmp_path: Path, extra
     else:
         assert stdout == "" and stderr == "git memzoi: 1 change to .memzoi/ checked: memory OK\n"
 
-    _sparse(remote, ".memzoi/records/project/zeros.md", MAX_FILE_BYTES + 1)
+    remote.commit_zeros(".memzoi/records/project/zeros.md", MAX_FILE_BYTES + 1)
     remote.rejected("pre-receive hook declined")
     code, stdout, stderr = _same(out)
     assert code == 1
@@ -169,7 +158,7 @@ def test_check_range_answers_as_click_does(remote: Remote) -> None:
     work = remote.work.path
     remote.commit({record_path("use-redis"): record("use-redis")}, "add use-redis")
     assert _both(["hook", "check", "main~1..main"], work)[:2] == [0, ""]
-    _sparse(remote, ".memzoi/records/project/zeros.md", MAX_FILE_BYTES + 1)
+    remote.commit_zeros(".memzoi/records/project/zeros.md", MAX_FILE_BYTES + 1)
     code, stdout, stderr = _both(["hook", "check", "main~1..main"], work)
     assert code == 1 and "file-too-large" in str(stderr) and "range rejected" in str(stderr)
     code, stdout, _ = _both(["hook", "check", "main~1..main", "--json"], work)
@@ -218,12 +207,10 @@ def test_a_push_refused_by_size_or_leaving_memory_alone_loads_neither_click_nor_
     """What the server does on most pushes: decide without click, PyYAML or pydantic (the parent's tree is kept)."""
     old = remote.refs()["refs/heads/main"]
     if what == "oversized":
-        new = _sparse(remote, ".memzoi/records/project/zeros.md", 2 * MAX_FILE_BYTES)
+        new = remote.commit_zeros(".memzoi/records/project/zeros.md", 2 * MAX_FILE_BYTES)
     else:
         new = remote.commit({"src/app.py": "print('hi')\n"}, "code")
-    # the objects in the bare repository, no ref to them: what the hook sees of a push
-    git("fetch", "-q", str(remote.work.path), f"{new}:refs/pending", cwd=remote.bare)
-    git("update-ref", "-d", "refs/pending", cwd=remote.bare)
+    remote.deliver(new)
     proc, modules = run_importtime(["hook", "pre-receive", *extra], remote.bare, f"{old} {new} refs/heads/main\n")
     assert proc.returncode == (1 if what == "oversized" else 0), proc.stderr[-2000:]
     assert "git_memzoi.cli.gate" in modules and "git_memzoi.hooks.run" in modules  # the check itself ran

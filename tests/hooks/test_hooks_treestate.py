@@ -1,7 +1,11 @@
-"""A tree validated as a chain of deltas reports exactly what validate_tree reports for it."""
+"""A tree validated as a chain of deltas, or read back as a delta of a kept summary, reports what validate_tree does."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -56,3 +60,67 @@ def test_deltas_agree_with_full_validation(steps: list[list[tuple[str, str | Non
         full = validate_tree([SourceFile(p, lambda t=t: t.encode()) for p, t in sorted(files.items())], "committed")
         expected = sorted(full.errors, key=lambda p: (p.path, p.line, p.code))
         assert [str(p) for p in state.errors()] == [str(p) for p in expected]
+
+
+def blob(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+@settings(max_examples=150, deadline=None)
+@given(steps=st.lists(st.tuples(st.lists(operation, min_size=1, max_size=3), st.booleans()), min_size=1, max_size=8))
+def test_a_kept_summary_and_a_delta_of_it_read_back_agree_with_full_validation(
+    steps: list[tuple[list[tuple[str, str | None]], bool]],
+) -> None:
+    """Each tree stored as a delta of the last summary kept (or kept whole), read back with no file parsed."""
+    files: dict[str, str] = {}
+    texts: dict[str, str] = {}  # blob ID: text, for the loader (the line a cross-file problem names)
+
+    def loader(path: str, entry: FileEntry) -> TreeReport:
+        return own_report(path, texts[entry.oid])
+
+    state = TreeState(loader=loader)
+    state.kept_as("empty")
+    kept, kept_files = json.loads(json.dumps(state.summary())), dict(files)
+    for step, keep in steps:
+        changes: list[tuple[str, FileEntry | None, TreeReport | None]] = []
+        for path, text in dict(step).items():
+            if text is None:
+                files.pop(path, None)
+                changes.append((path, None, None))
+            else:
+                files[path], texts[blob(text)] = text, text
+                changes.append((path, FileEntry(blob(text), False), own_report(path, text)))
+        state.apply(changes)
+        differ = sorted(p for p in files.keys() | kept_files.keys() if files.get(p) != kept_files.get(p))
+        assert state.moved() == differ
+        rows = TreeState.rows_of(json.loads(json.dumps(state.delta())))
+        again = TreeState.from_summary(kept, loader)
+        again.apply((path, *rows[path]) for path in differ)
+        full = validate_tree([SourceFile(p, lambda t=t: t.encode()) for p, t in sorted(files.items())], "committed")
+        expected = [str(p) for p in sorted(full.errors, key=lambda p: (p.path, p.line, p.code))]
+        assert [str(p) for p in state.errors()] == expected
+        assert [str(p) for p in again.errors()] == expected
+        assert again.entries == state.entries and again.facts == state.facts
+        if keep:  # stored whole: the next deltas are of this tree
+            state.kept_as("tree")
+            kept, kept_files = json.loads(json.dumps(state.summary())), dict(files)
+            assert state.moved() == []
+
+
+def test_rows_that_name_nothing_or_a_removed_file_are_refused() -> None:
+    state = TreeState()
+    state.kept_as("empty")
+    text = record("alpha")
+    state.apply([(RECORD_PATHS[0], FileEntry(blob(text), False), own_report(RECORD_PATHS[0], text))])
+    good = state.delta()
+    assert TreeState.rows_of(good)[RECORD_PATHS[0]][0] == FileEntry(blob(text), False)
+    for bad in (
+        {**good, "oids": []},  # paths and blob IDs differ in number
+        {**good, "oids": [None]},  # facts of a removed file
+        {**good, "facts": {RECORD_PATHS[1]: good["facts"][RECORD_PATHS[0]]}},  # facts of a file it does not name
+        {**good, "facts": {RECORD_PATHS[0]: ["note", "alpha", None, False, [], None]}},  # no record's facts
+    ):
+        with pytest.raises((ValueError, TypeError, KeyError)):
+            TreeState.rows_of(bad)
+    with pytest.raises(ValueError):
+        TreeState.from_summary({**state.summary(), "oids": [None]})  # a summary removes nothing

@@ -135,6 +135,21 @@ class Remote:
                 self.work.write(rel, text)
         return self.work.commit(message, paths=list(files))
 
+    def commit_zeros(self, rel: str, size: int) -> str:
+        """Commit a file of `size` zero bytes (sparse on disk) in the clone, without the client hooks."""
+        path = self.work.path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("wb") as handle:
+            handle.truncate(size)
+        git("add", rel, cwd=self.work.path)
+        git("commit", "-q", "--no-verify", "-m", "zeros", cwd=self.work.path)
+        return git("rev-parse", "HEAD", cwd=self.work.path).stdout.strip()
+
+    def deliver(self, sha: str) -> None:
+        """Bring commit `sha`'s objects into the bare repository with no ref to them: what a hook sees of a push."""
+        git("fetch", "-q", str(self.work.path), f"{sha}:refs/pending", cwd=self.bare)
+        git("update-ref", "-d", "refs/pending", cwd=self.bare)
+
     def accepted(self, *args: str) -> subprocess.CompletedProcess[str]:
         before = self.refs()
         result = self.push(*args)

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 #   costs a search; a leading `\b` is checked after the literal by a lookbehind (`glpat-(?<=\bglpat-)`),
 #   since a pattern that starts with `\b` is tried at every position of the text;
 # - a pattern whose every match holds a second literal further on (`needs`: the JWT's `.eyJ`, the
-#   URL's `@`) stops where that literal last occurs: no start after it can match, so a text
-#   without it costs that pattern no search at all;
+#   URL's `@`) stops where that literal last occurs: no start after it can match (looked for only
+#   once the pattern's own literal is found);
 # - the case-insensitive ones run over the lower-cased text (a literal is no fast prefix under (?i));
 # - an unbounded run is possessive (`++`, `{n,}+`: never backtracked into), and no pattern asks for
 #   something after an unbounded run that a later start inside the same run would ask again (each
@@ -289,14 +289,12 @@ class _Scan:
     def next_match(self, index: int, start: int, end: int) -> tuple[re.Match[str], int] | None:
         """Pattern `index`'s next match (and its end) from where its literal next occurs in the window, or None."""
         kind, _, _, folded, _ = _PATTERNS[index]
-        at, needed = max(start, self.pos[index]), self.needed(index)
-        if at > needed:  # no match starts after the last place its needed literal occurs: no search at all
-            self.live[index] = False
-            return None
-        found = self.find(index, at, start, end)
+        # the literal first: where it does not occur, the needed literal is never looked for (a
+        # search for it is a pass over the whole text, the cost of a text that holds neither)
+        found = self.find(index, max(start, self.pos[index]), start, end)
         if found < 0:
             return None
-        match = None if found > needed else _pattern(index).search(self.subject(folded), found)
+        match = None if found > self.needed(index) else _pattern(index).search(self.subject(folded), found)
         if match is None:
             self.live[index] = False
             return None

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import sys
 
+from git_memzoi.cli.stdfds import open_closed_streams
 from git_memzoi.errors import EXIT_STATE, OUT_OF_MEMORY, OUT_OF_MEMORY_HINT, memory_exhausted
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
@@ -56,6 +57,7 @@ IMPORT_ARGV = ["import", "--json"]
 
 def main() -> None:
     """Run `git memzoi`: the client hooks' early exit (hooks.quick), the agents' hooks, else the CLI."""
+    open_closed_streams()  # a closed stdin, stdout or stderr is /dev/null, as git makes it
     try:
         _main(sys.argv[1:])
     except (MemoryError, SystemError, ImportError, OSError) as exc:

@@ -13,7 +13,6 @@ same bytes and exit codes.
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 from collections.abc import Callable
@@ -44,15 +43,8 @@ HINTS = {
     "secret": "remove the secret from every commit that carries it (rewrite them) and rotate it",
 }
 
-#: The values of MEMZOI_DEBUG click reads for --debug as this module does (unset is one more);
-#: any other value goes to click, which refuses what is not a boolean.
-_PLAIN_DEBUG = ("", "0", "1")
-
-
 def takes(args: list[str]) -> bool:
     """Whether `args` is exactly one of the gate's command lines, answered here as click would."""
-    if os.environ.get("MEMZOI_DEBUG", "") not in _PLAIN_DEBUG:
-        return False
     if len(args) < 2 or args[0] != "hook":
         return False
     positional = args[2:-1] if args[-1] == "--json" else args[2:]

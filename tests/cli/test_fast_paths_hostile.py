@@ -1,0 +1,136 @@
+"""The command lines answered before click, against click's own command, on hostile inputs.
+
+cli.entry answers `--version`, `-h`, `hook pre-commit|pre-push|pre-receive|update|check`, `import
+--json` and `agent hook CLIENT` without click. Each case here runs the same argv through the
+console script and through cli.main.main (click), each with its own copy of MEMZOI_HOME, and
+asserts the same stdout, stderr and exit code, and the exit code the README lists.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from git_memzoi.layout import MAX_FILE_BYTES
+from support import git, memzoi_exe
+from support.hooks import Remote
+
+CLICK = "import sys; from git_memzoi.cli.main import main; main(sys.argv[1:])"
+ZERO = "0" * 40
+#: Runs "$@" with the named standard streams closed (`>&-`), as a shell or a daemon may start a hook.
+CLOSING = {"stdin": 'exec "$@" <&-', "stdout": 'exec "$@" >&-', "stderr": 'exec "$@" 2>&-'}
+
+
+def _run_both(
+    args: list[str], cwd: Path, *, stdin: bytes = b"", env: dict[str, str] | None = None, closed: str = ""
+) -> tuple[list[object], list[object]]:
+    """(fast, click): [exit code, stdout, stderr] of `git memzoi ARGS` through cli.entry and through click."""
+    answers = []
+    for side, command in (("fast", [memzoi_exe()]), ("click", [sys.executable, "-c", CLICK])):
+        home = cwd.parent / f"home-{side}"
+        shutil.rmtree(home, ignore_errors=True)
+        if os.path.isdir(os.environ["MEMZOI_HOME"]):
+            shutil.copytree(os.environ["MEMZOI_HOME"], home)
+        full = ["sh", "-c", CLOSING[closed], "sh", *command, *args] if closed else [*command, *args]
+        done = subprocess.run(
+            full,
+            cwd=cwd,
+            input=None if closed == "stdin" else stdin,
+            capture_output=closed != "stdin",
+            stdout=subprocess.PIPE if closed == "stdin" else None,
+            stderr=subprocess.PIPE if closed == "stdin" else None,
+            env={**os.environ, **(env or {}), "MEMZOI_HOME": str(home)},
+        )
+        answers.append([done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")])
+    return answers[0], answers[1]
+
+
+def _same(args: list[str], cwd: Path, **kwargs: object) -> list[object]:
+    fast, slow = _run_both(args, cwd, **kwargs)  # type: ignore[arg-type]
+    assert fast == slow, args
+    return fast
+
+
+def _oversized(remote: Remote) -> None:
+    """Commit a .memzoi/ file over the size limit in the clone (sparse), without the client hooks."""
+    path = remote.work.path / ".memzoi/records/project/zeros.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as handle:
+        handle.truncate(MAX_FILE_BYTES + 1)
+    git("add", ".memzoi/records/project/zeros.md", cwd=remote.work.path)
+    git("commit", "-q", "--no-verify", "-m", "zeros", cwd=remote.work.path)
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["--version"], 0),
+        (["-h"], 0),
+        (["hook", "check", "main..main"], 0),
+        (["hook", "check", "main..main", "--json"], 0),
+        (["hook", "pre-commit", "--json"], 0),
+        (["import", "--json"], 0),
+    ],
+    ids=["version", "help", "check", "check-json", "pre-commit-json", "import-json"],
+)
+def test_a_closed_stdout_is_dev_null_not_a_traceback(remote: Remote, args: list[str], code: int) -> None:
+    """`>&-`: Python's sys.stdout is None; git opens /dev/null there, and so do both front ends (it was a
+    traceback and exit 1, a "no" the check never gave, even for a command that prints nothing on stdout)."""
+    exit_code, stdout, stderr = _same(args, remote.work.path, closed="stdout")
+    assert exit_code == code and stdout == "" and "Traceback" not in str(stderr), stderr
+
+
+def test_a_closed_stdout_keeps_the_gates_no(remote: Remote) -> None:
+    _oversized(remote)
+    for extra in ([], ["--json"]):
+        code, _, stderr = _same(["hook", "check", "main~1..main", *extra], remote.work.path, closed="stdout")
+        assert code == 1 and "Traceback" not in str(stderr)
+        assert ("file-too-large" in str(stderr)) is not bool(extra)
+
+
+@pytest.mark.parametrize(
+    ("args", "where", "stderr"),
+    [
+        (["hook", "pre-receive"], "bare", ""),
+        (["hook", "pre-receive", "--json"], "bare", ""),
+        (["hook", "pre-push", "origin", "url"], "work", ""),
+        (["agent", "hook", "claude"], "work", "git memzoi: agent hook claude: hook input is not JSON"),
+    ],
+    ids=["pre-receive", "pre-receive-json", "pre-push", "agent-hook"],
+)
+def test_a_closed_stdin_reads_as_empty(remote: Remote, args: list[str], where: str, stderr: str) -> None:
+    """`<&-`: no ref lines, no event (it was exit 70 through click, a traceback and 1 before it)."""
+    code, stdout, err = _same(args, remote.bare if where == "bare" else remote.work.path, closed="stdin")
+    assert code == 0 and "Traceback" not in str(err) and "internal error" not in str(err), err
+    assert str(err).startswith(stderr) and (stderr or err == "")
+    if "--json" in args:
+        assert json.loads(str(stdout))["ok"] is True
+
+
+def test_a_closed_stderr_keeps_the_exit_code(remote: Remote) -> None:
+    code, stdout, stderr = _same(["hook", "check", "nothing..main"], remote.work.path, closed="stderr")
+    assert code == 2 and stdout == "" and stderr == ""
+
+
+@pytest.mark.parametrize("value", ["perhaps", "yes please", "2"])
+def test_any_memzoi_debug_is_debug_not_a_usage_error(remote: Remote, value: str) -> None:
+    """MEMZOI_DEBUG "set (not 0)" turns tracebacks on, as the man page says: click refused a value that is
+    not one of its booleans with exit 2 (which blocks Claude Code's tool call), the fast paths did not."""
+    env = {"MEMZOI_DEBUG": value}
+    event = json.dumps({"hook_event_name": "PreToolUse", "cwd": str(remote.work.path), "tool_name": "Edit"})
+    code, _, stderr = _same(["agent", "hook", "claude"], remote.work.path, stdin=event.encode(), env=env)
+    assert code == 0 and "Usage:" not in str(stderr)
+    assert _same(["import", "--json"], remote.work.path, env=env)[0] == 0
+    assert _same(["hook", "pre-commit"], remote.work.path, env=env)[0] == 0
+    assert _same(["hook", "pre-receive"], remote.bare, env=env) == [0, "", ""]
+    assert _same(["status"], remote.work.path, env=env)[0] == 0
+    # and it is debug: an unexpected failure prints its traceback in either
+    ref = f"refs/heads/a\n{ZERO} {ZERO} refs/heads/b"
+    for answer in _run_both(["hook", "update", ref, ZERO, ZERO], remote.bare, env=env):
+        assert answer[0] == 70 and str(answer[2]).startswith("Traceback (most recent call last):")

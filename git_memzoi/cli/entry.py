@@ -60,6 +60,10 @@ def main() -> None:
     open_closed_streams()  # a closed stdin, stdout or stderr is /dev/null, as git makes it
     try:
         _main(sys.argv[1:])
+    except KeyboardInterrupt:  # Ctrl-C in what runs before click: the empty line and the line click's run gives
+        from git_memzoi.cli.failures import aborted
+
+        sys.exit(aborted(newline=True))
     except (MemoryError, SystemError, ImportError, OSError) as exc:
         # before cli.main's own mapping is in place (an import that needed memory): the same line
         if not memory_exhausted(exc):
@@ -132,8 +136,6 @@ def plan_json() -> None:
 
     try:
         document = plan_document()
-    except KeyboardInterrupt:
-        sys.exit(130)  # as the command: no traceback
     except Exception:  # noqa: BLE001 - every failure is the command's to report, in its words and exit code
         return
     import signal

@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -46,6 +48,7 @@ def _run_both(
             stdout=subprocess.PIPE if closed == "stdin" else None,
             stderr=subprocess.PIPE if closed == "stdin" else None,
             env={**os.environ, **(env or {}), "MEMZOI_HOME": str(home)},
+            timeout=120,
         )
         answers.append([done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")])
     return answers[0], answers[1]
@@ -134,3 +137,62 @@ def test_any_memzoi_debug_is_debug_not_a_usage_error(remote: Remote, value: str)
     ref = f"refs/heads/a\n{ZERO} {ZERO} refs/heads/b"
     for answer in _run_both(["hook", "update", ref, ZERO, ZERO], remote.bare, env=env):
         assert answer[0] == 70 and str(answer[2]).startswith("Traceback (most recent call last):")
+
+
+def _interrupted(command: list[str], cwd: Path, home: Path) -> list[object]:
+    """Start `command` with a stdin that never ends, wait until it blocks reading (stdin or a FIFO), press Ctrl-C."""
+    proc = subprocess.Popen(
+        command, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "MEMZOI_HOME": str(home)},
+    )  # fmt: skip
+    wchan = Path(f"/proc/{proc.pid}/wchan")
+    deadline = time.monotonic() + 60
+    # the kernel's names differ by version: pipe_read, anon_pipe_read, pipe_wait, wait_for_partner (a FIFO's open)
+    while not any(word in wchan.read_text() for word in ("pipe", "fifo", "partner")):
+        assert proc.poll() is None and time.monotonic() < deadline, "it never blocked"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.stdin is not None
+    return [proc.returncode, stdout.decode(), stderr.decode()]
+
+
+@pytest.mark.skipif(not Path("/proc/self/wchan").exists(), reason="needs Linux's /proc/PID/wchan")
+@pytest.mark.parametrize(
+    ("args", "where"),
+    [
+        (["agent", "hook", "claude"], "work"),
+        (["hook", "pre-push", "origin", "url"], "work"),
+        (["hook", "pre-receive"], "bare"),
+        (["import", "--json"], "fifo-index"),
+    ],
+    ids=["agent-hook", "pre-push", "pre-receive", "import-json"],
+)
+def test_ctrl_c_is_the_aborted_line_and_130(remote: Remote, tmp_path: Path, args: list[str], where: str) -> None:
+    """Ctrl-C while a fast path waits: `git memzoi: aborted` after an empty line, 130, as click's run says it
+    (it was a traceback, or for `import --json` 130 and nothing)."""
+    cwd = remote.bare if where == "bare" else remote.work.path
+    if where == "fifo-index":  # the plan reads the index: a FIFO there holds it until the signal
+        index = remote.work.path / ".git" / "index"
+        index.unlink()
+        os.mkfifo(index)
+    answers = [
+        _interrupted([*command, *args], cwd, tmp_path / f"home-{i}")
+        for i, command in enumerate(([memzoi_exe()], [sys.executable, "-c", CLICK]))
+    ]
+    assert answers[0] == answers[1] == [130, "", "\ngit memzoi: aborted\n"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+@pytest.mark.parametrize("args", [["import", "--json"], ["import"]], ids=["json", "text"])
+def test_a_source_that_is_no_regular_file_is_refused_not_waited_on(remote: Remote, kind: str, args: list[str]) -> None:
+    """A FIFO where git tracks AGENTS.md held `import` (and every agent's `import --json`) until someone wrote
+    to it; now the open does not wait, and the source is refused by what it is: one line, exit 1."""
+    agents = remote.work.path / "AGENTS.md"
+    agents.write_text("# Rules\n\n- Use pnpm, never npm.\n")
+    git("add", "AGENTS.md", cwd=remote.work.path)
+    agents.unlink()
+    os.mkfifo(agents) if kind == "fifo" else agents.mkdir()
+    code, stdout, stderr = _same(args, remote.work.path)
+    assert code == 1 and stdout == "" and "Traceback" not in str(stderr)
+    assert str(stderr).startswith("git memzoi: AGENTS.md: import-unreadable: cannot read: ")

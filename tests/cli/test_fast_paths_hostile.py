@@ -196,3 +196,26 @@ def test_a_source_that_is_no_regular_file_is_refused_not_waited_on(remote: Remot
     code, stdout, stderr = _same(args, remote.work.path)
     assert code == 1 and stdout == "" and "Traceback" not in str(stderr)
     assert str(stderr).startswith("git memzoi: AGENTS.md: import-unreadable: cannot read: ")
+
+
+@pytest.mark.parametrize(
+    ("args", "where"),
+    [
+        (["hook", "pre-receive"], "bare"),
+        (["hook", "update", "refs/heads/main", ZERO, ZERO], "bare"),
+        (["hook", "check", "main..main", "--json"], "work"),
+        (["import", "--json"], "work"),
+        (["status"], "work"),
+    ],
+    ids=["pre-receive", "update", "check", "import-json", "status"],
+)
+def test_a_git_dir_that_names_no_repository_is_128_as_git_says(remote: Remote, args: list[str], where: str) -> None:
+    """GIT_DIR=/nowhere: git says `not a git repository` and exits 128; both front ends said
+    `cannot open the git repository` with 70, the code of a bug."""
+    nowhere = remote.work.path.parent / "nowhere"
+    cwd = remote.bare if where == "bare" else remote.work.path
+    code, stdout, stderr = _same(
+        args, cwd, stdin=f"{ZERO} {ZERO} refs/heads/x\n".encode(), env={"GIT_DIR": str(nowhere)}
+    )
+    assert code == 128 and stdout == ""
+    assert str(stderr).startswith(f"git memzoi: not a git repository: {nowhere} (GIT_DIR)\n"), stderr

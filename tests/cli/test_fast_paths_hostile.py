@@ -219,3 +219,27 @@ def test_a_git_dir_that_names_no_repository_is_128_as_git_says(remote: Remote, a
     )
     assert code == 128 and stdout == ""
     assert str(stderr).startswith(f"git memzoi: not a git repository: {nowhere} (GIT_DIR)\n"), stderr
+
+
+@pytest.mark.parametrize(
+    "args", [["rebuild"], ["rebuild", "--strict"], ["local", "add", "--type", "fact", "--title", "T", "--body", "B"]]
+)
+def test_a_memzoi_home_that_is_a_file_is_runtime_state_3_not_a_bug(
+    remote: Remote, tmp_path: Path, args: list[str]
+) -> None:
+    """MEMZOI_HOME a file (or a file where one of its folders goes): exit 3 and a hint, as the README lists
+    for runtime state that cannot be written; it was `internal error: NotADirectoryError` and 70."""
+    home = tmp_path / "home-file"
+    home.write_text("not a folder\n")
+    answers = [
+        subprocess.run(
+            [*command, *args], cwd=remote.work.path, capture_output=True, text=True,
+            env={**os.environ, "MEMZOI_HOME": str(home)}, timeout=120,
+        )
+        for command in ([memzoi_exe()], [sys.executable, "-c", CLICK])
+    ]  # fmt: skip
+    fast, slow = ([a.returncode, a.stdout, a.stderr] for a in answers)
+    assert fast == slow
+    assert fast[0] == 3 and "internal error" not in fast[2], fast[2]
+    assert fast[2].endswith("hint: a file stands where MEMZOI_HOME keeps a folder: move it aside, or point MEMZOI_HOME "
+                            "at a folder; the files under .memzoi/ are unaffected\n")  # fmt: skip

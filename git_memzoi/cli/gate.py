@@ -43,6 +43,7 @@ HINTS = {
     "secret": "remove the secret from every commit that carries it (rewrite them) and rotate it",
 }
 
+
 def takes(args: list[str]) -> bool:
     """Whether `args` is exactly one of the gate's command lines, answered here as click would."""
     if len(args) < 2 or args[0] != "hook":

@@ -243,3 +243,40 @@ def test_a_memzoi_home_that_is_a_file_is_runtime_state_3_not_a_bug(
     assert fast[0] == 3 and "internal error" not in fast[2], fast[2]
     assert fast[2].endswith("hint: a file stands where MEMZOI_HOME keeps a folder: move it aside, or point MEMZOI_HOME "
                             "at a folder; the files under .memzoi/ are unaffected\n")  # fmt: skip
+
+
+FAST_WRITERS = [["--version"], ["-h"], ["import", "--json"], ["hook", "pre-commit", "--json"]]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("args", FAST_WRITERS, ids=lambda a: " ".join(a))
+def test_stdout_on_a_full_disk_is_3_and_one_line(remote: Remote, args: list[str]) -> None:
+    """A write to stdout that fails (ENOSPC) was a traceback and exit 1 in the fast paths, click's NoSpace and 3."""
+    answers = []
+    for side, command in (("fast", [memzoi_exe()]), ("click", [sys.executable, "-c", CLICK])):
+        home = remote.work.path.parent / f"home-{side}"  # each its own copy: a NoSpace drops derived caches
+        if os.path.isdir(os.environ["MEMZOI_HOME"]):
+            shutil.copytree(os.environ["MEMZOI_HOME"], home)
+        with open("/dev/full", "wb") as full:
+            done = subprocess.run(
+                [*command, *args], cwd=remote.work.path, stdout=full, stderr=subprocess.PIPE, text=True,
+                env={**os.environ, "MEMZOI_HOME": str(home)}, timeout=120,
+            )  # fmt: skip
+        answers.append([done.returncode, done.stderr])
+    assert answers[0] == answers[1]
+    assert answers[0][0] == 3 and answers[0][1].startswith("git memzoi: No space left on device\nhint: free some space")
+
+
+@pytest.mark.parametrize("args", FAST_WRITERS, ids=lambda a: " ".join(a))
+def test_a_reader_that_stops_early_ends_it_by_sigpipe(remote: Remote, args: list[str]) -> None:
+    """`| head -c0`: SIGPIPE, quietly, as click's run (which restores its default); it was a traceback and 1."""
+    answers = []
+    for command in ([memzoi_exe()], [sys.executable, "-c", CLICK]):
+        read, write = os.pipe()
+        os.close(read)  # the reader is gone before anything is written
+        done = subprocess.run(
+            [*command, *args], cwd=remote.work.path, stdout=write, stderr=subprocess.PIPE, timeout=120
+        )
+        os.close(write)
+        answers.append([done.returncode, done.stderr])
+    assert answers[0] == answers[1] == [-signal.SIGPIPE, b""]

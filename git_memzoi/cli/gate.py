@@ -88,10 +88,9 @@ def pre_receive(as_json: bool) -> int:
 def update(ref: str, old: str, new: str, *, as_json: bool) -> int:
     """`hook update REF OLD NEW`: one ref, checked; the exit code."""
     repo = _repo()
-    from git_memzoi.hooks.run import check_server_push, parse_pre_receive
+    from git_memzoi.hooks.run import check_server_push, parse_update
 
-    [parsed] = parse_pre_receive(f"{old} {new} {ref}\n")
-    return render(check_server_push(repo, [parsed]), as_json, "push")
+    return render(check_server_push(repo, [parse_update(ref, old, new)]), as_json, "push")
 
 
 def check(range_spec: str, as_json: bool) -> int:

@@ -134,8 +134,10 @@ def test_any_memzoi_debug_is_debug_not_a_usage_error(remote: Remote, value: str)
     assert _same(["hook", "pre-receive"], remote.bare, env=env) == [0, "", ""]
     assert _same(["status"], remote.work.path, env=env)[0] == 0
     # and it is debug: an unexpected failure prints its traceback in either
-    ref = f"refs/heads/a\n{ZERO} {ZERO} refs/heads/b"
-    for answer in _run_both(["hook", "update", ref, ZERO, ZERO], remote.bare, env=env):
+    damaged = "abcdef0123456789abcdef0123456789abcdef01"  # a loose object that is not zlib data
+    (remote.bare / "objects" / damaged[:2]).mkdir(exist_ok=True)
+    (remote.bare / "objects" / damaged[:2] / damaged[2:]).write_bytes(b"garbage")
+    for answer in _run_both(["hook", "update", "refs/heads/x", ZERO, damaged], remote.bare, env=env):
         assert answer[0] == 70 and str(answer[2]).startswith("Traceback (most recent call last):")
 
 

@@ -128,6 +128,10 @@ _NOT_WRITABLE = ("EROFS", "EACCES", "EPERM")
 _NO_SPACE_HINT = (
     "free some space (or raise the quota or `ulimit -f`) where MEMZOI_HOME or the work tree lives, then retry"
 )
+_NOT_A_FOLDER_HINT = (
+    "a file stands where MEMZOI_HOME keeps a folder: move it aside, or point MEMZOI_HOME at a folder; "
+    "the files under .memzoi/ are unaffected"
+)
 _NOT_WRITABLE_HINT = (
     "make MEMZOI_HOME writable, or point MEMZOI_HOME at a writable folder; the files under .memzoi/ are unaffected"
 )
@@ -150,6 +154,8 @@ def from_environment(exc: BaseException, folder: str | None = None) -> MemzoiErr
             return NoSpace(what, hint=_NO_SPACE_HINT)
         if name in _NOT_WRITABLE:
             return StateError(what, hint=_NOT_WRITABLE_HINT)
+        if name == "ENOTDIR" and where is not None and _in_home(where):
+            return StateError(what, hint=_NOT_A_FOLDER_HINT)
         return None
     code = getattr(exc, "sqlite_errorname", None)  # sqlite3.Error; no import of sqlite3 needed here
     if code in ("SQLITE_FULL",) or (
@@ -189,6 +195,12 @@ def _file_size_limit() -> int | None:
         return None
     soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
     return None if soft == resource.RLIM_INFINITY else soft
+
+
+def _in_home(path: str) -> bool:
+    """Whether `path` lies under MEMZOI_HOME (runtime state), or is it."""
+    home = os.path.abspath(os.environ.get(HOME_ENV) or os.path.expanduser(DEFAULT_HOME))
+    return os.path.abspath(path) == home or os.path.abspath(path).startswith(home + os.sep)
 
 
 def _full(folder: str | None) -> bool:

@@ -25,8 +25,10 @@ which reports it.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
+from git_memzoi.cli.stdfds import open_closed_streams
 from git_memzoi.errors import EXIT_STATE, OUT_OF_MEMORY, OUT_OF_MEMORY_HINT, memory_exhausted
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
@@ -55,14 +57,30 @@ IMPORT_ARGV = ["import", "--json"]
 
 
 def main() -> None:
-    """Run `git memzoi`: the client hooks' early exit (hooks.quick), the agents' hooks, else the CLI."""
+    """Run `git memzoi`: the client hooks' early exit (hooks.quick), the agents' hooks, else the CLI.
+
+    What runs before click fails as a click command does: Ctrl-C is `aborted` and 130, a reader that
+    stops early ends us by SIGPIPE, and any other exception (stdout on a full disk, a bug) is
+    cli.failures' one line and exit code, never a traceback and 1 (a "no" no check gave).
+    """
+    open_closed_streams()  # a closed stdin, stdout or stderr is /dev/null, as git makes it
+    if hasattr(signal, "SIGPIPE"):  # as cli.main: `git memzoi -h | head -1` ends quietly
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     try:
-        _main(sys.argv[1:])
-    except (MemoryError, SystemError, ImportError, OSError) as exc:
-        # before cli.main's own mapping is in place (an import that needed memory): the same line
-        if not memory_exhausted(exc):
-            raise
-        _out_of_memory()
+        try:
+            _main(sys.argv[1:])
+        finally:
+            sys.stdout.flush()  # what a fast path wrote fails here, where it is reported, not at exit
+    except KeyboardInterrupt:  # Ctrl-C in what runs before click: the empty line and the line click's run gives
+        from git_memzoi.cli.failures import aborted
+
+        sys.exit(aborted(newline=True))
+    except Exception as exc:  # noqa: BLE001 - mapped as cli.failures.guarded maps what escapes a command
+        if memory_exhausted(exc):  # before cli.failures loads (an import that needed memory): the same line
+            _out_of_memory()
+        from git_memzoi.cli.failures import debug_asked, unexpected
+
+        sys.exit(unexpected(exc, debug=debug_asked(sys.argv[1:])))
 
 
 def _out_of_memory() -> None:
@@ -133,8 +151,6 @@ def plan_json() -> None:
 
     try:
         document = plan_document()
-    except KeyboardInterrupt:
-        sys.exit(130)  # as the command: no traceback
     except Exception:  # noqa: BLE001 - every failure is the command's to report, in its words and exit code
         return
     import signal

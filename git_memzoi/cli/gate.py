@@ -13,7 +13,6 @@ same bytes and exit codes.
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 from collections.abc import Callable
@@ -44,15 +43,9 @@ HINTS = {
     "secret": "remove the secret from every commit that carries it (rewrite them) and rotate it",
 }
 
-#: The values of MEMZOI_DEBUG click reads for --debug as this module does (unset is one more);
-#: any other value goes to click, which refuses what is not a boolean.
-_PLAIN_DEBUG = ("", "0", "1")
-
 
 def takes(args: list[str]) -> bool:
     """Whether `args` is exactly one of the gate's command lines, answered here as click would."""
-    if os.environ.get("MEMZOI_DEBUG", "") not in _PLAIN_DEBUG:
-        return False
     if len(args) < 2 or args[0] != "hook":
         return False
     positional = args[2:-1] if args[-1] == "--json" else args[2:]
@@ -95,10 +88,9 @@ def pre_receive(as_json: bool) -> int:
 def update(ref: str, old: str, new: str, *, as_json: bool) -> int:
     """`hook update REF OLD NEW`: one ref, checked; the exit code."""
     repo = _repo()
-    from git_memzoi.hooks.run import check_server_push, parse_pre_receive
+    from git_memzoi.hooks.run import check_server_push, parse_update
 
-    [parsed] = parse_pre_receive(f"{old} {new} {ref}\n")
-    return render(check_server_push(repo, [parsed]), as_json, "push")
+    return render(check_server_push(repo, [parse_update(ref, old, new)]), as_json, "push")
 
 
 def check(range_spec: str, as_json: bool) -> int:

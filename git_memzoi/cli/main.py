@@ -12,6 +12,7 @@ import click
 
 from git_memzoi import __version__
 from git_memzoi.cli.failures import aborted, debug_asked, guarded
+from git_memzoi.cli.stdfds import open_closed_streams
 from git_memzoi.errors import EXIT_USAGE
 
 #: name -> ("module:attribute", short help). Modules load only when their command runs,
@@ -123,7 +124,9 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, "--version", prog_name="git memzoi")
-@click.option("--debug", is_flag=True, envvar="MEMZOI_DEBUG", help="Show tracebacks for unexpected failures.")
+# MEMZOI_DEBUG is read by cli.failures.debug_asked (set, and not 0), not by click, whose boolean parsing would
+# refuse a value such as "yes please" as a usage error (exit 2) only on the commands that reach click
+@click.option("--debug", is_flag=True, help="Show tracebacks for unexpected failures.")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
     """Reviewable, file-native project memory for coding agents.
@@ -132,11 +135,12 @@ def cli(ctx: click.Context, debug: bool) -> None:
     proposals; recall is served from a per-worktree index under $MEMZOI_HOME.
     """
     ctx.ensure_object(dict)
-    ctx.obj["debug"] = debug
+    ctx.obj["debug"] = debug or debug_asked([])
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI and exit with the contract's exit code."""
+    open_closed_streams()  # a closed stdin, stdout or stderr is /dev/null, as git makes it
     # Like git: a reader that stops early (`git memzoi events | head`) ends us quietly by SIGPIPE.
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)

@@ -292,12 +292,10 @@ def open_repo(start: str | os.PathLike[str] | None = None) -> GitRepo:
 def open_with_pygit2(start: str | os.PathLike[str] | None = None) -> GitRepo:
     """`open_repo` as pygit2 (libgit2) discovers repositories: every layout, every GIT_* variable."""
     import pygit2  # pygit2 on first use (Command start-up: search)
-    from pygit2.enums import RepositoryOpenFlag
 
     try:
         if start is None and os.environ.get("GIT_DIR"):
-            repo = pygit2.Repository(os.environ["GIT_DIR"], RepositoryOpenFlag.FROM_ENV)
-            return GitRepo.opened(repo)
+            return GitRepo.opened(_from_git_dir(os.environ["GIT_DIR"]))
         where = os.fspath(start) if start is not None else os.getcwd()
         found = pygit2.discover_repository(where)
         if found is None:
@@ -309,3 +307,19 @@ def open_with_pygit2(start: str | os.PathLike[str] | None = None) -> GitRepo:
         return GitRepo.opened(pygit2.Repository(where))
     except pygit2.GitError as exc:
         raise MemzoiError(f"cannot open the git repository: {exc}") from None
+
+
+def _from_git_dir(git_dir: str) -> pygit2.Repository:
+    """The repository GIT_DIR names; RepositoryNotFound (128, as git says it) when it names none."""
+    import pygit2  # pygit2 on first use (Command start-up: search)
+    from pygit2.enums import RepositoryOpenFlag
+
+    try:
+        return pygit2.Repository(git_dir, RepositoryOpenFlag.FROM_ENV)
+    except pygit2.GitError as exc:
+        if "not found" not in str(exc):
+            raise
+        raise RepositoryNotFound(
+            f"not a git repository: {git_dir} (GIT_DIR)",
+            hint="unset GIT_DIR, or point it at a repository's git directory",
+        ) from None

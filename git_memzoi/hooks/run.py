@@ -54,6 +54,17 @@ def parse_pre_receive(text: str) -> list[RefUpdate]:
     return updates
 
 
+def parse_update(ref: str, old: str, new: str) -> RefUpdate:
+    """The update hook's REF OLD NEW, each as the one argument it is: never joined into a line and read
+    again, where a space in OLD would shift NEW into the ref name and check another ref than the one given."""
+    if not ref or any(ch.isspace() or ch < " " or "\x7f" <= ch < "\xa0" for ch in ref):
+        raise UsageError(f"hook update: REF {ref!r} is not a ref name (git gives one word, no control characters)")
+    for value, what in ((old, "OLD"), (new, "NEW")):
+        if _OBJECT_NAME.fullmatch(value) is None:
+            raise UsageError(f"hook update: {what} {value!r} is not an object name")
+    return RefUpdate(ref, old.lower(), new.lower())
+
+
 def parse_pre_push(text: str) -> list[RefUpdate]:
     """`<local ref> <local sha> <remote ref> <remote sha>` lines, as git feeds pre-push."""
     updates = []

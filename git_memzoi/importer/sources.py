@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,7 +171,7 @@ class Tree:
         full = self.root / path
         if full.is_symlink():
             return os.readlink(full).encode("utf-8", "surrogateescape")
-        return full.read_bytes()
+        return read_regular(full, MAX_SOURCE_BYTES + 1)
 
     def exists(self, path: str) -> bool:
         if path not in self.entries:
@@ -283,3 +285,16 @@ class Tree:
                 f"{source}: outside the repository", hint="from outside it, only an OKF bundle folder is read"
             ) from None
         return rel
+
+
+def read_regular(full: Path, limit: int) -> bytes:
+    """At most `limit` bytes of the regular file `full`; OSError for anything else in its place.
+
+    A FIFO or a device where git tracks a file would block the reader (or never end): it is opened
+    without waiting, and refused by what the open file is, not by what a stat before it said.
+    """
+    fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, a device or a folder)", str(full))
+        return handle.read(limit)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from git_memzoi.layout import MAX_FILE_BYTES
-from support import memzoi_exe, run_importtime
+from support import git, memzoi_exe, run_importtime
 from support.hooks import Remote, make_remote, record, record_path
 
 CLICK = "import sys; from git_memzoi.cli.main import main; main(sys.argv[1:])"

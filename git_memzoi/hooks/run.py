@@ -211,8 +211,10 @@ def check_push(
         if group and not _walk_group(history, walk, group, gate.verify):
             return walk.finish()
     deltas = gate.refused_deltas or checker.report.ok
-    for judged in judged_refs:  # the next push (and the next check of a pull request) starts from these
-        checker.remember(history.memzoi_of(judged.tip), delta=deltas)
+    # the next push (and the next check of a pull request) starts from these: each tree once (a
+    # push of a ref at every commit of a chain holds the same tree many times)
+    for memzoi in dict.fromkeys(history.memzoi_of(judged.tip) for judged in judged_refs):
+        checker.remember(memzoi, delta=deltas)
     return walk.finish()
 
 
@@ -224,7 +226,7 @@ def _walk_group(history: History, walk: _Walk, group: list[_Judged], verify: boo
     for commit in history.new_commits(list(waiting), walk.hidden):
         if not walk.check(commit, group[0].policy):
             return False
-        for j in waiting.pop(commit.sha, []):
+        for j in waiting.pop(commit.sha, ()):
             _judge_ref(history, walk.checker, j, verify)
     for rest in waiting.values():  # tips the remote already has: nothing walked
         for j in rest:

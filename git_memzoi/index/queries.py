@@ -114,7 +114,7 @@ def ranked(
     where = flt.where(params)
     queries = [fts.all_of(query_terms)]
     if len(query_terms) > 1:
-        queries.append(fts.any_of(query_terms))
+        queries.append(fts.any_of(_informative(conn, query_terms)))
     for match in queries:
         if len(out) >= limit:
             break
@@ -130,6 +130,33 @@ def ranked(
             if len(out) >= limit:
                 break
     return out
+
+
+#: A term left out of an any-term query must be held by more records than this (and by more than half).
+COMMON_ROWS = 500
+
+
+def _informative(conn: sqlite3.Connection, query_terms: list[str]) -> list[str]:
+    """The terms worth an any-term query: all of them, less those held by more than half the records
+    and by more than COMMON_ROWS; all of them when that leaves none that any record holds.
+
+    bm25 gives a term that more than half the records hold no weight (FTS5 floors its IDF near
+    zero): it ranks nothing, and its rows join the results only as filler after every scored one.
+    In a large memory it still has each of its thousands of rows scored, most of an any-term
+    query's cost for a prompt holding a word as common as "tests"; counting a term's rows reads
+    its posting list only (no score), a fraction of that. In a small memory its rows cost nothing
+    and may still be the filler a pack has room for: it stays.
+    """
+    total = conn.execute("SELECT count(*) FROM records_fts_docsize").fetchone()[0]
+    if total <= COMMON_ROWS:
+        return query_terms
+    kept, useful = [], False
+    for term in query_terms:
+        held = conn.execute("SELECT count(*) FROM records_fts WHERE records_fts MATCH ?", (term,)).fetchone()[0]
+        if held <= COMMON_ROWS or held * 2 <= total:
+            kept.append(term)
+            useful = useful or held > 0
+    return kept if useful else query_terms
 
 
 def _ranked_then_filtered(

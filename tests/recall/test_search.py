@@ -210,3 +210,26 @@ def test_interop_records_are_all_found_by_search(repo: Repo) -> None:
         hit = next(h for h in result.hits if h.record_id == rec.record_id)
         assert hit.citation.source == rec.source
         assert hit.current == (rec.status == "active")
+
+
+def test_a_word_most_of_a_large_memory_holds_adds_no_filler_to_an_any_word_search(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bm25 weighs a word that more than half the records hold at nothing: in a large memory the
+    any-word query leaves it out (it ranked nothing and cost a score a row), unless the other words
+    match nothing; a small memory keeps it (COMMON_ROWS, lowered here to make 8 records large)."""
+    from git_memzoi.index import queries
+
+    for n in range(6):
+        add_record(repo, f"semantic/n{n}", f"note-{n}", type="note", title=f"Note {n} about deployment",
+                   body="Every note here mentions deployment.")  # fmt: skip
+    add_record(repo, "semantic/rare", "rare-one", type="note", title="Canary rollout", body="Deployment by canary.")
+    add_record(repo, "semantic/other", "other-one", type="note", title="Rollback window", body="Keep one hour.")
+    repo.commit("notes")
+    assert len(ids("deployment canary rollback")) == 8  # small: the common word's rows are the filler
+    monkeypatch.setattr(queries, "COMMON_ROWS", 2)
+    # "deployment" is in 7 of 8 records: the records that hold only it are no answer to "canary rollback"
+    assert sorted(ids("deployment canary rollback")) == ["other-one", "rare-one"]
+    # with nothing else matched, the common word is all there is to go on
+    assert len(ids("deployment zeppelin")) == 7
+    assert len(ids("deployment")) == 7

@@ -638,15 +638,22 @@ def _files_of(git: pygit2.Repository, sha: str) -> dict[str, str]:
     return files
 
 
-def test_hook_install_keeps_heads_tree_so_the_first_check_costs_its_change(repo: Repo) -> None:
-    from git_memzoi.hooks.run import check_range, keep_tree
+def _kept_then_one_record(repo: Repo, records: int) -> tuple[str, str]:
+    """A commit of `records` records whose tree `hook install` keeps, then one adding a record: (base, tip)."""
+    from git_memzoi.hooks.run import keep_tree
 
-    for n in range(30):
+    for n in range(records):
         repo.write(f".memzoi/records/project/r{n:02d}.md", record(f"r{n:02d}"))
-    base = repo.commit("thirty records")
+    base = repo.commit(f"{records} records")
     assert keep_tree(open_repo(repo.path), "HEAD") is not None
     repo.write(".memzoi/records/project/new.md", record("new"))
-    tip = repo.commit("one record")
+    return base, repo.commit("one record")
+
+
+def test_hook_install_keeps_heads_tree_so_the_first_check_costs_its_change(repo: Repo) -> None:
+    from git_memzoi.hooks.run import check_range
+
+    base, tip = _kept_then_one_record(repo, 30)
     report = check_range(open_repo(repo.path), f"{base}..{tip}")
     assert report.ok and report.files_parsed == 1
     staged = staged_check(repo, {"dup.md": record("r03")})
@@ -668,14 +675,8 @@ def test_a_short_lived_gate_moves_the_loaded_tree_out_of_the_collectors_reach(re
     """A gate process (`git memzoi hook …`) freezes what a kept tree's load made; any other use
     (a test run, a server) does not, and the verdict is the same either way."""
     from git_memzoi import hooks
-    from git_memzoi.hooks.run import keep_tree
 
-    for n in range(5):
-        repo.write(f".memzoi/records/project/r{n:02d}.md", record(f"r{n:02d}"))
-    base = repo.commit("five records")
-    assert keep_tree(open_repo(repo.path), "HEAD") is not None
-    repo.write(".memzoi/records/project/new.md", record("new"))
-    tip = repo.commit("one record")
+    base, tip = _kept_then_one_record(repo, 5)
     answers = {
         mode: subprocess.run(
             [sys.executable, "-c", _FROZEN_AFTER_CHECK, mode, f"{base}..{tip}"],

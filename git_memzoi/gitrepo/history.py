@@ -420,15 +420,11 @@ class History:
         if new is None:
             return [TreeChange("D", c.path, c.new_oid, None, c.new_symlink, False) for c in self.changes(None, old)], ()
         if old is None:
-            return _changes_of(self._tree(new).diff_to_tree(flags=_DIFF_FLAGS, swap=True), "")
+            return _changes(_deltas_of(self._tree(new).diff_to_tree(flags=_DIFF_FLAGS, swap=True), ""))
         deltas: list[_Delta] = []
         self._subtree_deltas(self._tree(old), self._tree(new), "", deltas)
         deltas.sort(key=lambda d: d[1])  # git's order: a tree's entries sort as if its name ended in "/"
-        out: list[TreeChange] = []
-        gitlinks: list[str] = []
-        for status, path, old_oid, new_oid, old_mode, new_mode in deltas:
-            _add_change(out, gitlinks, (status, path, old_oid, new_oid, old_mode, new_mode))
-        return out, tuple(gitlinks)
+        return _changes(deltas)
 
     def _subtree_deltas(self, old: pygit2.Tree, new: pygit2.Tree, prefix: str, out: list[_Delta]) -> None:
         """The file deltas between two trees, as libgit2's tree diff gives them (with typechanges),
@@ -466,12 +462,8 @@ class History:
                     out.append(("A", prefix + name, None, str(entry.id), 0, entry.filemode))
 
     def _whole_tree(self, oid: str, side: Literal["A", "D"], prefix: str, out: list[_Delta]) -> None:
-        for delta in self._tree(oid).diff_to_tree(flags=_DIFF_FLAGS, swap=True).deltas:
-            f = delta.new_file
-            if side == "A":
-                out.append(("A", prefix + f.path, None, str(f.id), 0, f.mode))
-            else:
-                out.append(("D", prefix + f.path, str(f.id), None, f.mode, 0))
+        """Every file of tree `oid` as added (`A`) or deleted (`D`), by libgit2's own walk of it."""
+        out.extend(_deltas_of(self._tree(oid).diff_to_tree(flags=_DIFF_FLAGS, swap=side == "A"), prefix))
 
     def gitlinks(self, old: str | None, new: str | None) -> tuple[str, ...]:
         """Repository-root paths of the submodule entries (gitlinks) that `new` adds or changes over `old`.
@@ -618,17 +610,23 @@ def _kind(mode: int) -> int:
     return FileMode.BLOB if mode == FileMode.BLOB_EXECUTABLE else mode
 
 
-def _changes_of(diff: pygit2.Diff, prefix: str) -> tuple[list[TreeChange], tuple[str, ...]]:
-    """A libgit2 tree diff's file deltas as changes, and its gitlinks."""
-    out: list[TreeChange] = []
-    gitlinks: list[str] = []
+def _deltas_of(diff: pygit2.Diff, prefix: str) -> Iterator[_Delta]:
+    """A libgit2 tree diff's file deltas, their paths under `prefix`."""
     for delta in diff.deltas:
         status = _STATUS.get(delta.status)
         if status is None:
             continue
         old_f, new_f = delta.old_file, delta.new_file
         path = prefix + (new_f.path if status != "D" else old_f.path)
-        _add_change(out, gitlinks, (status, path, str(old_f.id), str(new_f.id), old_f.mode, new_f.mode))
+        yield status, path, str(old_f.id), str(new_f.id), old_f.mode, new_f.mode
+
+
+def _changes(deltas: Iterable[_Delta]) -> tuple[list[TreeChange], tuple[str, ...]]:
+    """File deltas as changes, and the gitlinks among them (which are no memory file)."""
+    out: list[TreeChange] = []
+    gitlinks: list[str] = []
+    for delta in deltas:
+        _add_change(out, gitlinks, delta)
     return out, tuple(gitlinks)
 
 

@@ -318,7 +318,7 @@ class _Walk:
             return True
         self.seen.add(key)
         self.walked.add(commit.sha)
-        if history.plain_root(commit.sha) and not touches_memzoi(commit.memzoi, commit.parent_memzoi):
+        if history.plain_root(commit.sha) and not commit.touches_memzoi:
             return True  # most commits of most pushes: .memzoi/ as the first parent has it
         odd = history.odd_memzoi(commit.sha)
         twins = history.memzoi_twins(commit.sha)

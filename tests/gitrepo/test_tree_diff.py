@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pygit2.enums import FileMode
 
 from git_memzoi.gitrepo import open_repo
-from git_memzoi.gitrepo.history import _DIFF_FLAGS, History, _changes_of
+from git_memzoi.gitrepo.history import _DIFF_FLAGS, History, _changes, _deltas_of
 
 #: Names chosen so that files and folders collide and sort around "/": "a" < "a-b" < "a.b" < "a/…" < "b".
 NAMES = st.sampled_from(["a", "a-b", "a.b", "b", "c.md"])
@@ -42,7 +42,7 @@ def _build(repo: pygit2.Repository, spec: dict[str, Any]) -> pygit2.Oid:
 def _libgit2(history: History, old: str, new: str) -> tuple[list[Any], tuple[str, ...]]:
     """The former code: libgit2's diff of the two whole trees."""
     old_tree = cast(pygit2.Tree, history.git[old])
-    return _changes_of(old_tree.diff_to_tree(cast(pygit2.Tree, history.git[new]), flags=_DIFF_FLAGS), "")
+    return _changes(_deltas_of(old_tree.diff_to_tree(cast(pygit2.Tree, history.git[new]), flags=_DIFF_FLAGS), ""))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -74,7 +74,7 @@ def _alternate(
 
 
 def _kept(env: dict[str, str]) -> list[Path]:
-    return sorted(Path(env["MEMZOI_HOME"]).glob("projects/*/hook-trees/*.json"))
+    return sorted(Path(env["MEMZOI_HOME"]).glob("projects/*/hook-trees/*.tree"))
 
 
 def _hook_trees(repo: Path, env: dict[str, str]) -> Path:
@@ -121,7 +121,7 @@ def one_size(work: Path, records: int, runs: int, env: dict[str, str]) -> dict[s
     home = Path(env["MEMZOI_HOME"])
 
     def fresh() -> None:
-        for kept in home.glob(f"projects/*/hook-trees/{tip_tree.stdout.strip()}.json"):
+        for kept in home.glob(f"projects/*/hook-trees/{tip_tree.stdout.strip()}.tree"):
             kept.unlink()
 
     medians = _alternate(
@@ -206,9 +206,10 @@ def section(workdir: Path, quick: bool = False) -> str:
         f"{runs}: `python -c pass`; `git memzoi hook check main~1..main` in the checkout (the CI check); "
         "`git memzoi hook pre-receive` in the bare repository with git's ref line on stdin (the push of "
         "that commit). Each validates the new commit's tree as a delta of the kept one: the new record "
-        "is parsed, the cross-file rules run on the files it touches, then once more over the facts of "
-        "the whole tip (no file parsed), and the new tree is kept as a delta of the kept one (a few KB; "
-        "removed before each run, so that each run is the commit's first check).",
+        "is parsed, the cross-file rules run on the files it touches (their rows read from the kept "
+        "summary's SQLite database, whose CRC-32 is the one pass over the whole summary), and the new "
+        "tree is kept as a delta of the kept one (a few KB; removed before each run, so that each run is "
+        "the commit's first check).",
         "",
         "| records | `python -c pass` | `hook check HEAD~1..HEAD` | ratio (target <= 10x) "
         "| `hook pre-receive` | ratio | `hook install` (keeps the tree, once) |",

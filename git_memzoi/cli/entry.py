@@ -127,9 +127,6 @@ def _hooks_before_click(args: list[str]) -> None:
     """Answer, and exit, the git hooks and the import plan that need no click: an untouched
     pre-commit or pre-push, the server's gate and the CI check, `import --json`; return otherwise."""
     if args[:1] == ["hook"]:
-        from git_memzoi import hooks
-
-        hooks.short_lived = True  # this process ends with the hook's answer (see git_memzoi.hooks)
         if args[1:2] in (["pre-commit"], ["pre-push"]):
             from git_memzoi.hooks.quick import early_exit
 

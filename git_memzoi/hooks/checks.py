@@ -10,6 +10,7 @@ validated; any other file (log.md) for the lines a change adds.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -99,7 +100,6 @@ class MemoryChecker:
         self._files: dict[tuple[str, str, bool], TreeReport] = {}
         self._states: OrderedDict[str, TreeState] = OrderedDict()
         self._tree_errors: dict[str, list[Problem]] = {}
-        self._exact: set[str] = set()
         self._scanned: dict[tuple[str | None, str], list[secrets.SecretFinding]] = {}
         self._configs: dict[str | None, tuple[configmod.HooksConfig, Problem | None]] = {}
         self._seen: set[str] = set()
@@ -223,16 +223,6 @@ class MemoryChecker:
         """
         return self._config(config)[0]
 
-    def verify(self, where: str, memzoi: str | None) -> list[Problem]:
-        """Re-run the cross-file rules over a whole tree this push validated as a delta.
-
-        Done for the tree each pushed ref ends on: what lands is checked exactly as
-        `validate --rev` would, whatever the delta bookkeeping concluded.
-        """
-        if memzoi is None or memzoi not in self._tree_errors:
-            return []
-        return self._record(where, self.tree_errors(memzoi, exact=True))
-
     def _record(self, where: str, problems: list[Problem], ref: str | None = None) -> list[Problem]:
         fresh = []
         for problem in sorted(problems, key=lambda p: (p.path, p.line, p.code)):
@@ -244,21 +234,18 @@ class MemoryChecker:
         return fresh
 
     # tree validity -----------------------------------------------------------------
-    def tree_errors(self, memzoi: str | None, near: str | None = None, *, exact: bool = False) -> list[Problem]:
+    def tree_errors(self, memzoi: str | None, near: str | None = None) -> list[Problem]:
         """The errors validate_tree (committed mode) finds in a tree, computed once per tree OID.
 
-        The tree is built from `near` (usually the parent's tree) by a delta; `exact` re-runs the
-        cross-file rules over the whole tree, as a check of the delta (done for pushed ref tips).
+        The tree is built from `near` (usually the parent's tree) by a delta: its cross-file rules
+        re-run on the files the delta can affect alone, which is exact (see hooks/treestate.py and
+        its property tests against validate_tree).
         """
         if memzoi is None:
             return []
-        if memzoi not in self._tree_errors or (exact and memzoi not in self._exact):
+        if memzoi not in self._tree_errors:
             state = self._state(memzoi, near)
-            if exact:
-                state.recheck_all()
-                self._exact.add(memzoi)
-            if memzoi not in self._tree_errors:
-                self.report.trees_validated += 1
+            self.report.trees_validated += 1
             self._tree_errors[memzoi] = state.errors()
         return self._tree_errors[memzoi]
 
@@ -354,12 +341,13 @@ class MemoryChecker:
             self.report.files_parsed += 1
         return one
 
-    def _listing(self, memzoi: str | None) -> dict[str, FileEntry]:
+    def _listing(self, memzoi: str | None) -> Callable[[str], FileEntry | None]:
+        """Look up a file of tree `memzoi` (None: the empty tree)."""
         if memzoi is None:
-            return {}
+            return lambda path: None
         if memzoi in self._states:
-            return self._states[memzoi].entries
-        return self.history.listing(memzoi)
+            return self._states[memzoi].entry
+        return self.history.listing(memzoi).get
 
     # what changed --------------------------------------------------------------------
     def _changed(
@@ -382,7 +370,7 @@ class MemoryChecker:
         for change in changes:
             new = FileEntry(change.new_oid, change.new_symlink) if change.new_oid else None
             ours = FileEntry(change.old_oid, change.old_symlink) if change.old_oid else None
-            if not any(listing.get(change.path) == new and base.get(change.path) == ours for listing, base in sides):
+            if not any(listing(change.path) == new and base(change.path) == ours for listing, base in sides):
                 out.append(change)
         return out
 

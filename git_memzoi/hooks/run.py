@@ -174,8 +174,7 @@ class Gate:
     """How a gate reads a push: what it keeps between runs, and what stands in for a new ref's old tip.
 
     `tree_cache` keeps each pushed tip's validated tree (and lets the first pushed commit start
-    from a kept tree); `verify` re-runs the cross-file rules over each pushed tip's whole tree
-    (the server's check of the delta logic); `default_tip` stands in for a new ref's old tip
+    from a kept tree); `default_tip` stands in for a new ref's old tip
     (see `judgement`), and deleting `default_ref` (the default branch, as the pushed-to
     repository names it) is refused. With `fork_point`, a ref's old tip is replaced by its
     merge base with the new tip (a pull request's view). Without `refused_deltas`, a push with
@@ -184,7 +183,6 @@ class Gate:
     """
 
     tree_cache: TreeCache | None = None
-    verify: bool = True
     default_tip: str | None = None
     default_ref: str | None = None
     fork_point: bool = False
@@ -208,7 +206,7 @@ def check_push(
     # walk per ref would read a shared chain once per ref), each ref judged as the walk passes its tip.
     for allow in (False, True):
         group = [j for j in judged_refs if j.policy.allow_in_place_edits == allow]
-        if group and not _walk_group(history, walk, group, gate.verify):
+        if group and not _walk_group(history, walk, group):
             return walk.finish()
     deltas = gate.refused_deltas or checker.report.ok
     # the next push (and the next check of a pull request) starts from these: each tree once (a
@@ -218,7 +216,7 @@ def check_push(
     return walk.finish()
 
 
-def _walk_group(history: History, walk: _Walk, group: list[_Judged], verify: bool) -> bool:
+def _walk_group(history: History, walk: _Walk, group: list[_Judged]) -> bool:
     """Walk the commits of refs judged by one policy, judging each ref at its tip; False: a tree stopped it."""
     waiting: dict[str, list[_Judged]] = {}
     for j in group:
@@ -227,10 +225,10 @@ def _walk_group(history: History, walk: _Walk, group: list[_Judged], verify: boo
         if not walk.check(commit, group[0].policy):
             return False
         for j in waiting.pop(commit.sha, ()):
-            _judge_ref(history, walk.checker, j, verify)
+            _judge_ref(history, walk.checker, j)
     for rest in waiting.values():  # tips the remote already has: nothing walked
         for j in rest:
-            _judge_ref(history, walk.checker, j, verify)
+            _judge_ref(history, walk.checker, j)
     return True
 
 
@@ -290,11 +288,9 @@ class _Judged(NamedTuple):
     policy: configmod.HooksConfig
 
 
-def _judge_ref(history: History, checker: MemoryChecker, judged: _Judged, verify: bool) -> None:
-    """What the ref would hold against what it holds; with `verify`, the tip's tree validated whole."""
+def _judge_ref(history: History, checker: MemoryChecker, judged: _Judged) -> None:
+    """What the ref would hold against what it holds."""
     tip_memzoi = history.memzoi_of(judged.tip)
-    if verify:
-        checker.verify(judged.tip, tip_memzoi)
     base_memzoi = history.memzoi_of(judged.base) if judged.base is not None else None
     if base_memzoi != tip_memzoi:  # the same tree holds the same memory: no rule can object
         checker.check_ref(judged.ref, judged.tip, base_memzoi, tip_memzoi, judged.policy)
@@ -383,7 +379,6 @@ def check_client_push(repo: GitRepo, updates: list[RefUpdate], hide: Iterable[st
     default_ref = "refs/heads/" + tracking.removeprefix(prefix) if tracking and tracking.startswith(prefix) else None
     gate = Gate(
         tree_cache=TreeCache(Layout.for_repo(repo).hook_trees),
-        verify=False,
         default_tip=default_tip,
         default_ref=default_ref,
     )
@@ -524,7 +519,7 @@ def keep_tree(repo: GitRepo, rev: str) -> int | None:
         records, packets = state.ids()
         signature = verdicts.config_signature([layout.user_config, layout.project_config])
         verdicts.write_tree_ids(layout.hook_trees, memzoi, signature, records, packets)
-    return len(state.entries)
+    return state.count()
 
 
 def _kept_ancestor_tree(history: History, cache: TreeCache, head: str) -> str | None:

@@ -1,47 +1,55 @@
 """Validated .memzoi/ trees kept between hook runs, by tree OID, so the next check is a delta.
 
 A tree's validation is a function of its OID and of the validator, so a summary stored under
-`$MEMZOI_HOME/projects/<key>/hook-trees/<tree>.json` never goes stale, and a summary made in
-another clone (a CI cache, see hooks/ci.py) holds for the same tree here: the key names the
-content. Each file is a header line (format, validator fingerprint, tree OID, SHA-256 of the
-body) and a body (the TreeState summary: each file's blob OID, facts and problems). It is a
-cache: a missing, unreadable, truncated or altered file (the body's digest differs), one of
-another validator, or one whose tree OID is not the one asked for, is ignored, and the tree
+`$MEMZOI_HOME/projects/<key>/hook-trees/` never goes stale, and a summary made in another clone
+(a CI cache, see hooks/ci.py) holds for the same tree here: the key names the content. A kept
+tree is a file `<tree>.tree`: a header line (format, validator fingerprint, tree OID, ..., and
+the SHA-256 of the body that follows). A summary's body is empty and its header names the
+CRC-32 of its database, `<tree>.db` beside it (each file's blob OID, facts and problems, see
+hooks/treeimage.py): a check reads from the database only the rows its change touches. It is
+a cache: a missing, unreadable, truncated or altered file (a digest or checksum differs), one
+of another validator, or one whose tree OID is not the one asked for, is ignored, and the tree
 is validated from scratch.
 
 A tree close to a kept one is stored as a delta of it instead (a few KB where a summary is
-O(tree)): the header also names its base tree and the digest of the base's body, and the body
-holds the rows of the files that differ from the base alone (TreeState.delta). A delta is read
-as where to start (`start`): the base's summary and the delta's rows, which the checker takes
-for each file whose blob in the tree diff from the base is the one the row names (a row naming
-another blob is not used: the file is parsed). A delta whose base is not kept, is damaged, was
-rewritten since, is itself a delta, or is of another validator is ignored as a damaged summary is.
+O(tree)): the header also names its base tree and the checksum of the base's database, and the
+body holds the rows of the files that differ from the base alone, as JSON (TreeState.delta). A
+delta is read as where to start (`start`): the base's summary and the delta's rows, which the
+checker takes for each file whose blob in the tree diff from the base is the one the row names
+(a row naming another blob is not used: the file is parsed). A delta whose base is not kept, is
+damaged, was rewritten since, is itself a delta, or is of another validator is ignored as a
+damaged summary is.
 """
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import os
+import sqlite3
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from git_memzoi import __version__, hooks
+from git_memzoi import __version__
+from git_memzoi.hooks.treeimage import TreeImage
 from git_memzoi.hooks.treestate import Loader, Rows, TreeState
 
 #: Bump when what a summary holds changes; the validator's fingerprint covers the rules.
-FORMAT = "memzoi-tree-state 4"
+FORMAT = "memzoi-tree-state 5"
 #: The same for a delta of a kept summary.
 DELTA_FORMAT = "memzoi-tree-delta 1"
+#: The name of a kept tree's file: its OID, then this.
+SUFFIX = ".tree"
+#: The name of a kept summary's database: its tree's OID, then this.
+DB_SUFFIX = ".db"
+#: What reading a kept tree raises when it is absent, damaged, or not of this validator: a miss.
+_DAMAGED = (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError, sqlite3.Error)
 #: Trees kept (summaries and deltas alike): the last few commits' trees of each branch a developer moves between.
 KEEP = 16
 #: The modules whose code decides what a tree's summary says.
-_VALIDATOR_MODULES = ("profile", "hooks/treestate.py", "layout.py")
+_VALIDATOR_MODULES = ("profile", "hooks/treestate.py", "hooks/treeimage.py", "layout.py")
 
 
 @cache
@@ -59,26 +67,6 @@ def validator_fingerprint() -> str:
     return f"{__version__}:{digest.hexdigest()[:16]}"
 
 
-@contextmanager
-def _uncollected() -> Iterator[None]:
-    """Read a kept tree with the cyclic collector off.
-
-    A summary is tens of thousands of small dicts, lists and tuples, none in a cycle: the
-    collector's passes over them, while they are made and after, find nothing and cost a gate
-    process a sixth of its time (BENCHMARKS.md, "Hook checks cost the change"). In a process that
-    ends with its answer (git_memzoi.hooks.short_lived) they are then moved out of its reach.
-    """
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if hooks.short_lived:
-            gc.freeze()
-        if collecting:
-            gc.enable()
-
-
 class Start(NamedTuple):
     """Where a tree's validation starts: the state of tree `tree` (None: the empty tree), and a delta's rows over it."""
 
@@ -88,13 +76,20 @@ class Start(NamedTuple):
 
 
 class TreeCache:
-    """Tree states by .memzoi/ subtree OID, as JSON summaries (or deltas of one) in one folder."""
+    """Tree states by .memzoi/ subtree OID, as summaries (or JSON deltas of one) in one folder.
+
+    Each kept tree has a `<tree>.tree` file: a header line, and for a delta its rows. A summary's
+    database is beside it, `<tree>.db`, and its header names the database's CRC-32.
+    """
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
 
     def _path(self, tree: str) -> Path:
-        return self.folder / f"{tree}.json"
+        return self.folder / f"{tree}{SUFFIX}"
+
+    def _db(self, tree: str) -> Path:
+        return self.folder / f"{tree}{DB_SUFFIX}"
 
     def has(self, tree: str) -> bool:
         """Whether a state of `tree` is stored, as a summary or a delta (it may still fail to load)."""
@@ -103,7 +98,7 @@ class TreeCache:
     def recent(self) -> list[str]:
         """The kept trees, the most recently used first."""
         try:
-            kept = sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+            kept = sorted(self.folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True)
         except OSError:
             return []
         return [path.stem for path in kept]
@@ -119,42 +114,41 @@ class TreeCache:
         None when neither is stored, or what is stored cannot be trusted.
         """
         try:
-            with _uncollected():
-                header, body = self._read(tree)
+            header, body = self._read(tree)
             if header[0] == DELTA_FORMAT and len(header) == 6:
                 base = self._summary(header[3], loader)  # a summary alone: a delta of a delta is a miss
                 if base is None or base[1] != header[4]:
                     return None  # its base is not kept, or is not the summary it was made from
-                found = Start(header[3], base[0], TreeState.rows_of(body))
+                rows = json.loads(body)
+                if not isinstance(rows, dict):
+                    raise TypeError("a delta's body is not an object")
+                found = Start(header[3], base[0], TreeState.rows_of(rows))
             else:
-                with _uncollected():
-                    found = Start(tree, self._state(tree, header, body, loader), {})
+                found = Start(tree, self._state(tree, header, loader), {})
             os.utime(self._path(tree))  # recently used: pruned last (a delta's base too)
             return found
-        except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError):
+        except _DAMAGED:
             return None  # absent or damaged: validate the tree from scratch
 
     def _summary(self, tree: str, loader: Loader | None) -> tuple[TreeState, str] | None:
-        """The stored summary of `tree` and its body's digest, or None."""
+        """The stored summary of `tree` and its database's checksum, or None."""
         try:
-            with _uncollected():
-                header, body = self._read(tree)
-                state = self._state(tree, header, body, loader)
+            header, _ = self._read(tree)
+            state = self._state(tree, header, loader)
             os.utime(self._path(tree))  # recently used: pruned last
             return state, header[3]
-        except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError):
+        except _DAMAGED:
             return None  # absent or damaged: validate the tree from scratch
 
-    @staticmethod
-    def _state(tree: str, header: list[Any], body: dict[str, Any], loader: Loader | None) -> TreeState:
-        """The state a summary's checked header and body hold (ValueError: another format, or a delta)."""
-        if header[0] != FORMAT or len(header) != 4:
+    def _state(self, tree: str, header: list[Any], loader: Loader | None) -> TreeState:
+        """The state a summary's checked header names (ValueError: another format, a delta, a damaged database)."""
+        if header[0] != FORMAT or len(header) != 5 or not isinstance(header[3], str):
             raise ValueError("not a summary of this format")
-        state = TreeState.from_summary(body, loader)
+        state = TreeState.from_image(TreeImage(self._db(tree), header[3]), loader)
         state.kept_as(tree)
         return state
 
-    def _read(self, tree: str) -> tuple[list[Any], dict[str, Any]]:
+    def _read(self, tree: str) -> tuple[list[Any], bytes]:
         """A kept file's header and body, checked: this validator, this tree, the body's digest (ValueError if not)."""
         raw = self._path(tree).read_bytes()
         head, _, body = raw.partition(b"\n")
@@ -166,39 +160,48 @@ class TreeCache:
             or header[-1] != hashlib.sha256(body).hexdigest()
         ):
             raise ValueError("another validator or tree, or a body altered after writing")
-        data = json.loads(body)
-        if not isinstance(data, dict):
-            raise TypeError("a kept tree's body is not an object")
-        return header, data
+        return header, body
 
     def save(self, tree: str, state: TreeState) -> bool:
         """Store the state of `tree` whole (best effort: a cache that cannot be written is just not used)."""
-        return self._write(tree, [FORMAT, validator_fingerprint(), tree], state.summary())
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=DB_SUFFIX, dir=self.folder)
+            os.close(fd)
+            try:
+                checksum = state.save_image(Path(tmp))
+                os.replace(tmp, self._db(tree))
+            finally:
+                Path(tmp).unlink(missing_ok=True)
+        except (OSError, sqlite3.Error):
+            return False
+        return self._write(tree, [FORMAT, validator_fingerprint(), tree, checksum], b"")
 
     def save_delta(self, tree: str, state: TreeState) -> bool:
         """Store the state of `tree` as a delta of the kept summary it was read from (`state.base`).
 
-        The header names the base's body digest too: a delta of a base rewritten since is a miss.
+        The header names the base's database checksum too: a delta of a base rewritten since is a miss.
         """
         if state.base is None:
             return False
         try:
             with self._path(state.base).open("rb") as handle:
-                base_digest = json.loads(handle.readline())[-1]
+                base = json.loads(handle.readline())
+            if base[0] != FORMAT:
+                return False  # a delta of a delta is never read
         except (OSError, ValueError, IndexError, TypeError):
             return False  # its base is gone: nothing to be a delta of
-        header = [DELTA_FORMAT, validator_fingerprint(), tree, state.base, base_digest]
-        return self._write(tree, header, state.delta())
+        header = [DELTA_FORMAT, validator_fingerprint(), tree, state.base, base[3]]
+        return self._write(tree, header, json.dumps(state.delta(), separators=(",", ":")).encode())
 
-    def _write(self, tree: str, header: list[str], data: dict[str, Any]) -> bool:
-        body = json.dumps(data, separators=(",", ":")).encode()  # dumps: the C encoder
+    def _write(self, tree: str, header: list[str], body: bytes) -> bool:
         head = json.dumps([*header, hashlib.sha256(body).hexdigest()]).encode()
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.folder)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=SUFFIX, dir=self.folder)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(head + b"\n" + body)
-            # No fsync: a summary lost or torn by a crash fails its digest and is rebuilt.
+            # No fsync: a file lost or torn by a crash fails its digest and is rebuilt.
             os.replace(tmp, self._path(tree))
             self._prune()
         except OSError:
@@ -206,9 +209,10 @@ class TreeCache:
         return True
 
     def _prune(self) -> None:
-        kept = sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        kept = sorted(self.folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in kept[KEEP:]:
-            try:
-                old.unlink()
-            except OSError:
-                continue
+            for path in (old, old.with_suffix(DB_SUFFIX)):
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError:
+                    continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zlib
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ def kept_trees(remote: Remote) -> Path:
 
 def headers(folder: Path) -> dict[str, list[str]]:
     """Each kept tree's header: format, validator, tree, (a delta's base and the base's digest,) digest."""
-    return {path.stem: json.loads(path.read_bytes().partition(b"\n")[0]) for path in folder.glob("*.json")}
+    return {path.stem: json.loads(path.read_bytes().partition(b"\n")[0]) for path in folder.glob("*.tree")}
 
 
 def memzoi_tree(remote: Remote, rev: str = "main") -> str:
@@ -60,7 +61,7 @@ def test_a_push_refused_by_size_after_accepted_ones_parses_nothing_they_brought(
     b = push_records(remote, "use-redis", "use-kafka")
     delta = headers(folder)[b]
     assert delta[0] == DELTA_FORMAT and delta[3] == a and delta[4] == headers(folder)[a][3]
-    assert (folder / f"{b}.json").stat().st_size < 2000  # two records' rows, not the tree's
+    assert (folder / f"{b}.tree").stat().st_size < 2000  # two records' rows, not the tree's
 
     old = remote.refs()["refs/heads/main"]
     new = remote.commit_zeros(".memzoi/records/project/zeros.md", 2 * MAX_FILE_BYTES)
@@ -90,7 +91,7 @@ def test_a_delta_holds_at_most_keep_after_files_then_the_tree_is_kept_whole(remo
     assert headers(folder)[b][0] == DELTA_FORMAT and headers(folder)[b][3] == a
     c = push_records(remote, "one-more")  # KEEP_AFTER - 1 files away from A: still a delta of A
     assert headers(folder)[c][0] == DELTA_FORMAT and headers(folder)[c][3] == a
-    assert len(json.loads((folder / f"{c}.json").read_bytes().partition(b"\n")[2])["paths"]) == KEEP_AFTER - 1
+    assert len(json.loads((folder / f"{c}.tree").read_bytes().partition(b"\n")[2])["paths"]) == KEEP_AFTER - 1
     d = push_records(remote, "and-another")  # KEEP_AFTER away: kept whole
     assert headers(folder)[d][0] == FORMAT
     e = push_records(remote, "after-that")
@@ -112,14 +113,14 @@ def test_deltas_count_in_pruning_and_a_pruned_base_makes_them_misses(tmp_path: P
     state.apply([(".memzoi/log.md", FileEntry("b" * 40, False), TreeState.rows_of(_one_row())[".memzoi/log.md"][1])])
     for n in range(KEEP - 1):
         assert cache.save_delta(f"t{n:02d}", state)
-        os.utime(tmp_path / f"t{n:02d}.json", (1000 + n, 1000 + n))
-    os.utime(tmp_path / "base.json", (10, 10))  # the oldest, yet kept: KEEP files in all
-    assert len(list(tmp_path.glob("*.json"))) == KEEP
+        os.utime(tmp_path / f"t{n:02d}.tree", (1000 + n, 1000 + n))
+    os.utime(tmp_path / "base.tree", (10, 10))  # the oldest, yet kept: KEEP files in all
+    assert len(list(tmp_path.glob("*.tree"))) == KEEP
     found = cache.start("t00")
     assert found is not None and found.tree == "base" and set(found.rows) == {".memzoi/log.md"}
     assert cache.save_delta("fresh", state)  # reading t00 made it and its base recent: t01, the oldest, goes
-    assert not cache.has("t01") and cache.has("base") and len(list(tmp_path.glob("*.json"))) == KEEP
-    os.utime(tmp_path / "base.json", (10, 10))
+    assert not cache.has("t01") and cache.has("base") and len(list(tmp_path.glob("*.tree"))) == KEEP
+    os.utime(tmp_path / "base.tree", (10, 10))
     assert cache.save_delta("newer", state)  # now the base is the oldest: pruned
     assert not cache.has("base") and cache.has("t00")
     assert cache.start("t00") is None and cache.start("newer") is None  # deltas of a pruned base: misses
@@ -138,13 +139,13 @@ def damage(folder: Path, how: str, delta: str, first: str) -> None:
 
     "digest": its body edited, the header left; "rebase": its header names `first` (kept whole
     too) as its base; "chain": it names itself, a delta, as its base; "unbase": its base deleted
-    (pruned); "base-changed": its base's body edited (an ID changed) and its digest recomputed;
+    (pruned); "base-changed": its base's database edited (an ID changed) and its checksum recomputed;
     "rows": its rows say its record holds another ID in another blob (digest recomputed);
     "stray-rows": a row for a file the tree does not hold (digest recomputed).
     """
-    path = folder / f"{delta}.json"
+    path = folder / f"{delta}.tree"
     header, body = _split(path)
-    base = folder / f"{header[3]}.json"
+    base = folder / f"{header[3]}.tree"
     if how == "digest":
         path.write_bytes(json.dumps(header).encode() + b"\n" + body.replace(b'"use-kafka"', b'"use-postgres"'))
     elif how in ("rebase", "chain"):
@@ -152,8 +153,13 @@ def damage(folder: Path, how: str, delta: str, first: str) -> None:
         path.write_bytes(json.dumps(header).encode() + b"\n" + body)
     elif how == "unbase":
         base.unlink()
-    elif how == "base-changed":
-        _write(base, _split(base)[0], _split(base)[1].replace(b'"use-postgres"', b'"next"'))
+    elif how == "base-changed":  # its database rewritten, an ID changed, its header's checksum recomputed
+        database = base.with_suffix(".db")
+        data = database.read_bytes().replace(b"use-postgres", b"use-postgrex")
+        database.write_bytes(data)
+        base_header, base_body = _split(base)
+        base_header[3] = f"{zlib.crc32(data):08x}"
+        _write(base, base_header, base_body)
     else:
         data = json.loads(body)
         if how == "rows":

@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import cast
@@ -24,7 +23,7 @@ from git_memzoi.hooks.treecache import DELTA_FORMAT, FORMAT
 from git_memzoi.hooks.verdicts import blob_oid, read_tree_ids, read_verdicts, remember_written, write_tree_ids
 from git_memzoi.profile.tree import SourceFile, validate_tree
 from git_memzoi.runtime.home import Layout
-from support import Repo, make_repo, run_cli
+from support import Repo, make_repo
 from support.hooks import packet, record
 
 RECORD_PATHS = [
@@ -226,7 +225,7 @@ def test_after_commits_the_hook_never_saw_it_starts_from_the_nearest_kept_tree(r
 def test_a_damaged_kept_tree_is_validated_from_scratch(repo: Repo) -> None:
     assert staged_check(repo, {"one.md": record("one")}).ok
     repo.commit("one")
-    kept = list(Layout.for_repo(open_repo(repo.path)).hook_trees.glob("*.json"))
+    kept = list(Layout.for_repo(open_repo(repo.path)).hook_trees.glob("*.tree"))
     assert len(kept) == 1
     kept[0].write_text('{"version": "')
     report = staged_check(repo, {"two.md": record("one")})
@@ -458,18 +457,18 @@ def range_findings(path: Path, spec: str) -> set[str]:
 def damage_kept_trees(folder: Path, how: str, trees: list[str]) -> None:
     """Alter the kept tree summaries and deltas so that, read as they are, they would say something else.
 
-    "edit": an ID in a body becomes another (valid JSON, another verdict); "swap": a kept file
-    is also stored under the name of every other tree of the history; "version": one of another
-    validator; "truncate": one cut short. Deltas alone: "rebase": each names another summary as
-    its base, with that base's digest (a delta of the wrong tree, consistent in itself); "rows":
-    each one's rows name other blobs holding other IDs (digest recomputed: rows that do not
-    match its tree);
+    "edit": an ID in a body or a summary's database becomes another (still readable, another
+    verdict); "swap": a kept file is also stored under the name of every other tree of the history;
+    "version": one of another validator; "truncate": one cut short. Deltas alone: "rebase": each
+    names another summary as its base, with that base's checksum (a delta of the wrong tree,
+    consistent in itself); "rows": each one's rows name other blobs holding other IDs (digest
+    recomputed: rows that do not match its tree);
     "unbase": every summary deleted (each delta's base pruned).
     """
     if how in ("rebase", "rows", "unbase"):
         damage_deltas(folder, how)
         return
-    kept = sorted(folder.glob("*.json"))
+    kept = sorted(folder.glob("*.tree"))
     for path in kept:
         raw = path.read_bytes()
         head, _, body = raw.partition(b"\n")
@@ -477,18 +476,35 @@ def damage_kept_trees(folder: Path, how: str, trees: list[str]) -> None:
             for old, new in ((b'"alpha"', b'"gamma"'), (b'"beta"', b'"alpha"'), (b'"mem_1"', b'"mem_2"')):
                 body = body.replace(old, new)
             path.write_bytes(head + b"\n" + body.replace(b'"records/', b'"records/x'))
+            damage_database(path.with_suffix(".db"), how)
         elif how == "swap":
             for tree in trees:
                 if tree != path.stem:
-                    (folder / f"{tree}.json").write_bytes(raw)
+                    (folder / f"{tree}.tree").write_bytes(raw)
+                    if path.with_suffix(".db").exists():
+                        shutil.copyfile(path.with_suffix(".db"), folder / f"{tree}.db")
         elif how == "version":
             path.write_bytes(head.replace(b'"memzoi-tree-state', b'"memzoi-tree-state-old') + b"\n" + body)
         elif how == "truncate":
             path.write_bytes(raw[: len(raw) // 2])
+            damage_database(path.with_suffix(".db"), how)
+
+
+def damage_database(database: Path, how: str) -> None:
+    """A summary's database with its IDs swapped in place (SQLite reads it as well as before), or cut short."""
+    if not database.exists():
+        return
+    data = database.read_bytes()
+    if how == "truncate":
+        database.write_bytes(data[:4096])
+        return
+    for old, new in ((b"alpha", b"gamma"), (b"beta", b"zeta"), (b"mem_1", b"mem_2")):
+        data = data.replace(old, new)
+    database.write_bytes(data)
 
 
 def damage_deltas(folder: Path, how: str) -> None:
-    kept = {path: path.read_bytes().partition(b"\n") for path in sorted(folder.glob("*.json"))}
+    kept = {path: path.read_bytes().partition(b"\n") for path in sorted(folder.glob("*.tree"))}
     headers = {path: json.loads(head) for path, (head, _, _) in kept.items()}
     summaries = [path for path, header in headers.items() if header[0] == FORMAT]
     deltas = [path for path, header in headers.items() if header[0] == DELTA_FORMAT]
@@ -502,7 +518,7 @@ def damage_deltas(folder: Path, how: str) -> None:
             others = [s for s in summaries if s.stem != header[3]]
             if not others:
                 continue
-            header[3:5] = [others[n % len(others)].stem, headers[others[n % len(others)]][-1]]
+            header[3:5] = [others[n % len(others)].stem, headers[others[n % len(others)]][3]]  # its checksum
         else:  # its rows name other blobs, holding other IDs
             data = json.loads(body)
             data["oids"] = ["0" * 40 if oid else oid for oid in data["oids"]]
@@ -515,7 +531,7 @@ def damage_deltas(folder: Path, how: str) -> None:
 
 def kept_deltas(folder: Path) -> int:
     """How many of the kept trees are deltas."""
-    return sum(json.loads(path.read_bytes().partition(b"\n")[0])[0] == DELTA_FORMAT for path in folder.glob("*.json"))
+    return sum(json.loads(path.read_bytes().partition(b"\n")[0])[0] == DELTA_FORMAT for path in folder.glob("*.tree"))
 
 
 def memzoi_trees(git: pygit2.Repository, tip: str) -> list[str]:
@@ -658,35 +674,3 @@ def test_hook_install_keeps_heads_tree_so_the_first_check_costs_its_change(repo:
     assert report.ok and report.files_parsed == 1
     staged = staged_check(repo, {"dup.md": record("r03")})
     assert [f.problem.code for f in staged.findings] == ["id-duplicate"]
-
-
-_FROZEN_AFTER_CHECK = """
-import gc, sys
-from git_memzoi import hooks
-from git_memzoi.gitrepo import open_repo
-from git_memzoi.hooks.run import check_range
-hooks.short_lived = sys.argv[1] == "short"
-report = check_range(open_repo("."), sys.argv[2])
-print(report.ok, gc.get_freeze_count() > 0)
-"""
-
-
-def test_a_short_lived_gate_moves_the_loaded_tree_out_of_the_collectors_reach(repo: Repo) -> None:
-    """A gate process (`git memzoi hook …`) freezes what a kept tree's load made; any other use
-    (a test run, a server) does not, and the verdict is the same either way."""
-    from git_memzoi import hooks
-
-    base, tip = _kept_then_one_record(repo, 5)
-    answers = {
-        mode: subprocess.run(
-            [sys.executable, "-c", _FROZEN_AFTER_CHECK, mode, f"{base}..{tip}"],
-            cwd=repo.path,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.split()
-        for mode in ("short", "long")
-    }
-    assert answers == {"short": ["True", "True"], "long": ["True", "False"]}
-    run_cli("hook", "check", f"{base}..{tip}")  # in-process, as tests and servers use it
-    assert hooks.short_lived is False

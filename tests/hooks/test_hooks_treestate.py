@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import sqlite3
+import tempfile
+import zlib
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from git_memzoi.gitrepo.history import FileEntry
+from git_memzoi.hooks.treeimage import TreeImage
 from git_memzoi.hooks.treestate import TreeState
 from git_memzoi.profile.tree import SourceFile, TreeReport, check_file, validate_tree
 from support.hooks import packet, record
@@ -72,6 +78,11 @@ def test_a_kept_summary_and_a_delta_of_it_read_back_agree_with_full_validation(
     steps: list[tuple[list[tuple[str, str | None]], bool]],
 ) -> None:
     """Each tree stored as a delta of the last summary kept (or kept whole), read back with no file parsed."""
+    with tempfile.TemporaryDirectory() as folder:
+        kept_and_deltas_agree(steps, Path(folder))
+
+
+def kept_and_deltas_agree(steps: list[tuple[list[tuple[str, str | None]], bool]], folder: Path) -> None:
     files: dict[str, str] = {}
     texts: dict[str, str] = {}  # blob ID: text, for the loader (the line a cross-file problem names)
 
@@ -80,7 +91,7 @@ def test_a_kept_summary_and_a_delta_of_it_read_back_agree_with_full_validation(
 
     state = TreeState(loader=loader)
     state.kept_as("empty")
-    kept, kept_files = json.loads(json.dumps(state.summary())), dict(files)
+    kept, kept_files = saved(state, folder), dict(files)
     for step, keep in steps:
         changes: list[tuple[str, FileEntry | None, TreeReport | None]] = []
         for path, text in dict(step).items():
@@ -94,17 +105,21 @@ def test_a_kept_summary_and_a_delta_of_it_read_back_agree_with_full_validation(
         differ = sorted(p for p in files.keys() | kept_files.keys() if files.get(p) != kept_files.get(p))
         assert state.moved() == differ
         rows = TreeState.rows_of(json.loads(json.dumps(state.delta())))
-        again = TreeState.from_summary(kept, loader)
+        again = TreeState.from_image(kept, loader)
         again.apply((path, *rows[path]) for path in differ)
         full = validate_tree([SourceFile(p, lambda t=t: t.encode()) for p, t in sorted(files.items())], "committed")
         expected = [str(p) for p in sorted(full.errors, key=lambda p: (p.path, p.line, p.code))]
         assert [str(p) for p in state.errors()] == expected
         assert [str(p) for p in again.errors()] == expected
-        assert again.entries == state.entries and again.facts == state.facts
+        assert again.listing() == state.listing() == {p: FileEntry(blob(t), False) for p, t in files.items()}
+        assert again.count() == state.count() == len(files)
+        assert again.ids() == state.ids()
         if keep:  # stored whole: the next deltas are of this tree
             state.kept_as("tree")
-            kept, kept_files = json.loads(json.dumps(state.summary())), dict(files)
+            kept, kept_files = saved(state, folder), dict(files)
             assert state.moved() == []
+            state = TreeState.from_image(kept, loader)  # read back: only what the next change touches is read
+            state.kept_as("tree")
 
 
 def test_rows_that_name_nothing_or_a_removed_file_are_refused() -> None:
@@ -122,5 +137,39 @@ def test_rows_that_name_nothing_or_a_removed_file_are_refused() -> None:
     ):
         with pytest.raises((ValueError, TypeError, KeyError)):
             TreeState.rows_of(bad)
-    with pytest.raises(ValueError):
-        TreeState.from_summary({**state.summary(), "oids": [None]})  # a summary removes nothing
+
+
+def saved(state: TreeState, folder: Path) -> TreeImage:
+    """The state written as a summary's database in `folder`, opened again."""
+    fd, name = tempfile.mkstemp(dir=folder, suffix=".db")
+    os.close(fd)
+    return TreeImage(Path(name), state.save_image(Path(name)))
+
+
+def test_a_database_that_is_not_a_summary_or_whose_checksum_differs_is_refused(tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE files(path TEXT)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ValueError, match="not a tree summary"):
+        TreeImage(other, f"{zlib.crc32(other.read_bytes()):08x}")
+    kept = saved(TreeState(), tmp_path)
+    with pytest.raises(ValueError, match="altered"):
+        TreeImage(kept.path, "00000000")
+    (tmp_path / "empty.db").touch()
+    with pytest.raises(ValueError, match="empty"):
+        TreeImage(tmp_path / "empty.db", "00000000")
+
+
+def test_a_summary_read_back_reads_only_the_rows_a_change_touches(tmp_path: Path) -> None:
+    """A change to one file of a kept tree reads that file's rows and its ID's, not the tree's."""
+    texts = {f".memzoi/records/project/r{n}.md": record(f"id-{n}") for n in range(40)}
+    state = TreeState()
+    state.apply((path, FileEntry(blob(t), False), own_report(path, t)) for path, t in texts.items())
+    again = TreeState.from_image(saved(state, tmp_path))
+    dup, path = record("id-7"), ".memzoi/records/project/z.md"  # takes an ID another file holds
+    again.apply([(path, FileEntry(blob(dup), False), own_report(path, dup))])
+    assert again.entries.keys() == {path, ".memzoi/records/project/r7.md"}
+    assert [p.code for p in again.errors()] == ["id-duplicate"]
+    assert again.count() == 41

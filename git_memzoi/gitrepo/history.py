@@ -430,7 +430,11 @@ class History:
         """The file deltas between two trees, as libgit2's tree diff gives them (with typechanges),
         descending only into the subtrees whose IDs differ: libgit2 walks every entry of both
         trees, which at 50,000 records is most of a one-record check (a shared folder costs
-        nothing here)."""
+        nothing here). Two trees of files alone (a folder of records, thousands of entries) are
+        left to libgit2's diff, which pairs them in C and has no subtree to descend into."""
+        if not (_may_hold_trees(old) or _may_hold_trees(new)):
+            out.extend(_deltas_of(old.diff_to_tree(new, flags=_DIFF_FLAGS), prefix))
+            return
         olds = {entry.name or "": entry for entry in old}
         news = {entry.name or "": entry for entry in new}
         for name in olds.keys() | news.keys():
@@ -608,6 +612,18 @@ _Delta = tuple[ChangeStatus, str, "str | None", "str | None", int, int]
 def _kind(mode: int) -> int:
     """What a tree entry holds, as a typechange tells kinds apart: a blob (either mode), a link, a gitlink."""
     return FileMode.BLOB if mode == FileMode.BLOB_EXECUTABLE else mode
+
+
+def _may_hold_trees(tree: pygit2.Tree) -> bool:
+    """Whether a tree may hold a subtree: its raw bytes hold a subtree entry's mode and space.
+
+    False is certain (every subtree entry starts with it); True may be an object name's bytes.
+    """
+    return _SUBTREE_MODE in tree.read_raw()
+
+
+#: How a subtree entry starts in a raw tree object (git writes `40000`; `040000` holds it too).
+_SUBTREE_MODE = b"40000 "
 
 
 def _deltas_of(diff: pygit2.Diff, prefix: str) -> Iterator[_Delta]:

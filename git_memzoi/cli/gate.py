@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from git_memzoi.cli.failures import debug_asked, guarded
+from git_memzoi.cli.failures import debug_asked, guarded, leave
 from git_memzoi.cli.output import emit_json, err
 from git_memzoi.errors import EXIT_NO, EXIT_OK
 from git_memzoi.profile.oneline import escape
@@ -66,7 +66,7 @@ def main(args: list[str]) -> None:
         "update": lambda: update(*positional, as_json=as_json),
         "check": lambda: check(positional[0], as_json),
     }
-    sys.exit(guarded(commands[args[1]], debug=debug_asked(args)))
+    leave(guarded(commands[args[1]], debug=debug_asked(args)))
 
 
 def _repo() -> GitRepo:

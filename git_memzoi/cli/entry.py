@@ -111,7 +111,9 @@ def _main(args: list[str]) -> None:
         except Exception:  # noqa: BLE001 - a shortcut that trips (damaged runtime files) leaves it to the command
             code = None
         if code is not None:
-            sys.exit(code)
+            from git_memzoi.cli.finish import leave
+
+            leave(code)
     _hooks_before_click(args)
     if args in HOOK_ARGVS:
         from git_memzoi.cli.agent_hook import main as hook_main

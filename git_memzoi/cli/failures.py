@@ -9,11 +9,9 @@ its commands inside it. Imports nothing of click.
 
 from __future__ import annotations
 
-import atexit
 import os
 import sys
 from collections.abc import Callable
-from typing import NoReturn
 
 from git_memzoi.cli.output import err
 from git_memzoi.errors import (
@@ -57,24 +55,6 @@ def guarded(command: Callable[[], int], *, debug: bool) -> int:
         code = unexpected(exc, debug=debug)
     sys.stdout.flush()
     return code
-
-
-def leave(code: int) -> NoReturn:
-    """End a process whose one answer is given (cli.gate's): flush what it wrote, exit with `code`.
-
-    When nothing is registered to run at exit (a coverage run registers its writer, logging its
-    flush) and no other thread runs, the interpreter's teardown is skipped: freeing the few
-    hundred modules a gate imports (pydantic's, pygit2's) takes about as long as checking a
-    one-record change (BENCHMARKS.md, "Hook checks cost the change"). Every file a gate writes
-    is closed and renamed into place before its answer, so there is nothing left to do.
-    """
-    sys.stdout.flush()
-    sys.stderr.flush()
-    callbacks = getattr(atexit, "_ncallbacks", None)
-    threading = sys.modules.get("threading")
-    if callbacks is not None and callbacks() == 0 and (threading is None or threading.active_count() == 1):
-        os._exit(code)
-    sys.exit(code)
 
 
 def aborted(*, newline: bool) -> int:

@@ -18,7 +18,8 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from git_memzoi.cli.failures import debug_asked, guarded, leave
+from git_memzoi.cli.failures import debug_asked, guarded
+from git_memzoi.cli.finish import leave
 from git_memzoi.cli.output import emit_json, err
 from git_memzoi.errors import EXIT_NO, EXIT_OK
 from git_memzoi.profile.oneline import escape

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from git_memzoi.layout import MAX_FILE_BYTES
-from support import git, memzoi_exe, run_importtime
+from support import git, memzoi_exe, run_importtime, teardown_probe_env
 from support.hooks import Remote, make_remote, record, record_path
 
 CLICK = "import sys; from git_memzoi.cli.main import main; main(sys.argv[1:])"
@@ -264,27 +264,13 @@ def test_an_ascii_stderr_gets_utf_8_as_click_writes_it(remote: Remote) -> None:
     assert fast[0] == 2 and "unknown object 'caf\u00e9'".encode() in fast[2]  # UTF-8, not \\xe9
 
 
-#: A sitecustomize whose module-level object says when the interpreter tears its modules down.
-TEARDOWN_PROBE = """
-import sys
-
-class _Probe:
-    def __del__(self):
-        sys.__stderr__.write("teardown\\n")
-
-probe = _Probe()
-"""
-
-
 def test_a_gate_gives_its_whole_answer_and_skips_the_teardown(remote: Remote, tmp_path: Path) -> None:
     """Its answer flushed first, a gate process ends without freeing its modules; a coverage run
     (an exit handler registered) or another command still tears down."""
     work = remote.work.path
     remote.commit({record_path(f"r{n:03d}"): record(f"r{n:03d}") for n in range(60)}, "records")
     remote.commit({record_path(f"r{n:03d}"): record(f"r{n:03d}") + "edited\n" for n in range(60)}, "edits")
-    (tmp_path / "sitecustomize.py").write_text(TEARDOWN_PROBE)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_PROCESS")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path), env.get("PYTHONPATH")]))
+    env = teardown_probe_env(tmp_path / "probe")
     gate = subprocess.run(
         [memzoi_exe(), "hook", "check", "main~1..main", "--json"], cwd=work, env=env, capture_output=True, text=True
     )
@@ -294,10 +280,7 @@ def test_a_gate_gives_its_whole_answer_and_skips_the_teardown(remote: Remote, tm
     assert "teardown" not in gate.stderr
     plain = subprocess.run([memzoi_exe(), "--version"], cwd=work, env=env, capture_output=True, text=True)
     assert plain.returncode == 0 and "teardown" in plain.stderr  # the probe works
-    handler = tmp_path / "handler"
-    handler.mkdir()
-    (handler / "sitecustomize.py").write_text(TEARDOWN_PROBE + "import atexit\natexit.register(lambda: None)\n")
-    env["PYTHONPATH"] = str(handler)
+    env = teardown_probe_env(tmp_path / "handler", "import atexit\natexit.register(lambda: None)\n")
     held = subprocess.run(
         [memzoi_exe(), "hook", "check", "main~1..main"], cwd=work, env=env, capture_output=True, text=True
     )

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from git_memzoi.runtime.workspace import Workspace
-from support import Repo, age, imported, memzoi_exe, run_cli
+from support import Repo, age, imported, memzoi_exe, run_cli, teardown_probe_env
 
 
 def program(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -178,3 +178,14 @@ def test_a_repeated_noop_loads_no_sqlite_and_a_replaced_index_is_read_again(inde
     check.write_text(kept)  # a check whose digest still holds, with the meta of the index it replaced
     assert "sqlite3" in imported(("rebuild",), indexed_repo.path)  # the copy is not trusted for another file
     assert words(program("rebuild", cwd=indexed_repo.path)) == words(command("rebuild", cwd=indexed_repo.path))
+
+
+def test_a_noop_answer_skips_the_interpreters_teardown(indexed_repo: Repo, tmp_path: Path) -> None:
+    """The answer given (and flushed), the process ends without freeing its modules (cli.finish)."""
+    settle(indexed_repo)
+    env = teardown_probe_env(tmp_path)
+    done = subprocess.run([memzoi_exe(), "rebuild"], cwd=indexed_repo.path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and "index up to date" in done.stderr
+    assert "teardown" not in done.stderr
+    shown = subprocess.run([memzoi_exe(), "--version"], cwd=indexed_repo.path, env=env, capture_output=True, text=True)
+    assert "teardown" in shown.stderr  # the probe speaks when the interpreter tears down

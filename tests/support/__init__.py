@@ -8,7 +8,16 @@ for one package's); everything a test imports comes from here. The core helpers 
 
 from support.paths import FIXTURES, ROOT, SHARED, VENV_BIN, interop_dir, load_script
 from support.repos import AUTHOR, Repo, age, git, make_repo
-from support.running import CliResult, imported, memzoi_exe, python_importtime, run_bench, run_cli, run_importtime
+from support.running import (
+    CliResult,
+    imported,
+    memzoi_exe,
+    python_importtime,
+    run_bench,
+    run_cli,
+    run_importtime,
+    teardown_probe_env,
+)
 
 __all__ = [
     "AUTHOR",
@@ -29,4 +38,5 @@ __all__ = [
     "run_bench",
     "run_cli",
     "run_importtime",
+    "teardown_probe_env",
 ]

@@ -97,3 +97,24 @@ def imported(args: tuple[str, ...], cwd: Path) -> set[str]:
     proc, modules = run_importtime(args, cwd)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return modules
+
+
+#: A sitecustomize whose module-level object says when the interpreter tears its modules down.
+TEARDOWN_PROBE = """
+import sys
+
+class _Probe:
+    def __del__(self):
+        sys.__stderr__.write("teardown\\n")
+
+probe = _Probe()
+"""
+
+
+def teardown_probe_env(folder: Path, extra: str = "") -> dict[str, str]:
+    """This environment without coverage, with TEARDOWN_PROBE (then `extra`) as the sitecustomize in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sitecustomize.py").write_text(TEARDOWN_PROBE + extra)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_PROCESS")}
+    env["PYTHONPATH"] = str(folder)
+    return env

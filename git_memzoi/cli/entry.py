@@ -127,7 +127,7 @@ def _main(args: list[str]) -> None:
 
 def _hooks_before_click(args: list[str]) -> None:
     """Answer, and exit, the git hooks and the import plan that need no click: an untouched
-    pre-commit or pre-push, the server's gate and the CI check, `import --json`; return otherwise."""
+    pre-commit or pre-push, the gates (pre-push too) and the CI check, `import --json`; return otherwise."""
     if args[:1] == ["hook"]:
         if args[1:2] in (["pre-commit"], ["pre-push"]):
             from git_memzoi.hooks.quick import early_exit
@@ -138,7 +138,7 @@ def _hooks_before_click(args: list[str]) -> None:
                 sys.exit(code)
         from git_memzoi.cli import gate
 
-        if gate.takes(args):  # the server's gate and the CI check, without click
+        if gate.takes(args):  # the server's gate, the CI check and a pre-push that touches memory, without click
             gate.main(args)
     if args == IMPORT_ARGV:
         plan_json()  # exits when it printed the plan

@@ -1,9 +1,10 @@
-"""The server's gate and the CI check without click: `hook pre-receive`, `hook update`, `hook check`.
+"""The gates without click: `hook pre-receive`, `hook update`, `hook check`, and the client's `hook pre-push`.
 
 A server runs pre-receive on every push; one that leaves .memzoi/ alone, or that it refuses by a
 file's size (read from the object's header), costs starting Python and importing what runs the
 checks, no more. cli.entry hands these exact command lines (`hook pre-receive [--json]`, `hook
-update REF OLD NEW [--json]`, `hook check RANGE [--json]`) to `main` here before click loads;
+update REF OLD NEW [--json]`, `hook check RANGE [--json]`, `hook pre-push [REMOTE [URL]]
+[--json]`) to `main` here before click loads;
 anything else (--help, --debug, another option, an option among the arguments) goes to click's
 `hook` group (cli.hooks), whose commands call the same functions, so that both answer in the
 same bytes and exit codes.
@@ -52,8 +53,8 @@ def takes(args: list[str]) -> bool:
     positional = args[2:-1] if args[-1] == "--json" else args[2:]
     if any(arg.startswith("-") for arg in positional):
         return False  # an option, `--`, or a name click would read as one
-    wanted = {"pre-receive": 0, "update": 3, "check": 1}.get(args[1])
-    return wanted is not None and len(positional) == wanted
+    wanted = {"pre-receive": (0,), "update": (3,), "check": (1,), "pre-push": (0, 1, 2)}.get(args[1])
+    return wanted is not None and len(positional) in wanted
 
 
 def main(args: list[str]) -> None:
@@ -66,6 +67,7 @@ def main(args: list[str]) -> None:
         "pre-receive": lambda: pre_receive(as_json),
         "update": lambda: update(*positional, as_json=as_json),
         "check": lambda: check(positional[0], as_json),
+        "pre-push": lambda: pre_push(positional[0] if positional else "", as_json),
     }
     leave(guarded(commands[args[1]], debug=debug_asked(args)))
 
@@ -92,6 +94,33 @@ def update(ref: str, old: str, new: str, *, as_json: bool) -> int:
     from git_memzoi.hooks.run import check_server_push, parse_update
 
     return render(check_server_push(repo, [parse_update(ref, old, new)]), as_json, "push")
+
+
+def pre_push(remote: str, as_json: bool) -> int:
+    """`hook pre-push [REMOTE [URL]]`: the ref lines git gives on stdin, checked; the exit code.
+
+    Commits the remote is known to have are not checked again (hooks.quick.plan_push, git's
+    plumbing); when none of the others changes .memzoi/ and no pushed ref could be objected to,
+    the report is the untouched one and nothing of the checks loads.
+    """
+    from git_memzoi.hooks import quick
+
+    text = sys.stdin.read()
+    try:
+        plan: quick.PushPlan | None = quick.push_plan(remote, text)  # hooks.quick.early_exit's, when it made one
+    except quick.GitUnclear:
+        plan = None  # the full check below reports the input, or reads the repository itself
+    if plan is not None and not plan.touched:
+        if as_json:
+            sys.stdout.write(quick.untouched_report(len(plan.commits)))
+        return EXIT_OK
+    repo = _repo()
+    from git_memzoi.hooks.run import check_client_push, known_remote_commits, parse_pre_push
+
+    updates = parse_pre_push(text)
+    # git's plumbing failed where pygit2 reads the repository: the same walk, through pygit2
+    hide = known_remote_commits(repo, remote, updates) if plan is None else set(plan.hide)
+    return render(check_client_push(repo, updates, hide, remote), as_json, "push")
 
 
 def check(range_spec: str, as_json: bool) -> int:

@@ -112,23 +112,7 @@ def pre_push(remote: str, url: str, as_json: bool) -> None:
     remote are, and every commit they do not reach is checked. Exits at once when none of the
     commits checked changes .memzoi/ and no pushed ref would hold another .memzoi/ than it does.
     """
-    text = _stdin()
-    try:
-        plan: quick.PushPlan | None = quick.plan_push(remote, quick.parse_push_lines(text))
-    except quick.GitUnclear:
-        plan = None  # the full check below reports the input, or reads the repository itself
-    if plan is not None and not plan.touched:
-        _untouched(as_json, len(plan.commits))
-        return
-    # checks load after the untouched exit (Client hooks: git push URL main, one code commit)
-    from git_memzoi.cli.common import workspace
-    from git_memzoi.hooks.run import check_client_push, known_remote_commits, parse_pre_push
-
-    ws = workspace(bound=False)
-    updates = parse_pre_push(text)
-    # git's plumbing failed where pygit2 reads the repository: the same walk, through pygit2
-    hide = known_remote_commits(ws.repo, remote, updates) if plan is None else set(plan.hide)
-    _exit(gate.render(check_client_push(ws.repo, updates, hide, remote), as_json, "push"))
+    _exit(gate.pre_push(remote, as_json))
 
 
 @hook.command("check", short_help="CI: run the server's checks over BASE..TIP.")

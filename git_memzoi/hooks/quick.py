@@ -307,13 +307,25 @@ def staged_accepted() -> bool:
     return accept_staged()
 
 
+#: The plans made in this process, by (remote, stdin): the full check takes early_exit's.
+_PLANS: dict[tuple[str, str], PushPlan] = {}
+
+
+def push_plan(remote: str, text: str) -> PushPlan:
+    """plan_push of pre-push's stdin `text`, made once per process (GitUnclear when git cannot say)."""
+    key = (remote, text)
+    if key not in _PLANS:
+        _PLANS[key] = plan_push(remote, parse_push_lines(text))
+    return _PLANS[key]
+
+
 def early_exit(args: list[str]) -> int | None:
     """`hook pre-commit|pre-push [REMOTE [URL]] [--json]` that leaves .memzoi/ alone: 0, after its report.
 
     None means "run the command": memory is touched, git could not say, or the arguments are
     anything else (help, other options), which click then handles. A staged change to memory
     that hooks.fastcommit proves clean also ends here, with 0. pre-push's stdin is read here
-    and put back for the command to read again.
+    and put back for the full check (cli.gate.pre_push) to read again, with the plan made of it.
     """
     if len(args) < 1 or args[0] not in ("pre-commit", "pre-push"):
         return None
@@ -332,7 +344,7 @@ def early_exit(args: list[str]) -> int | None:
         text = sys.stdin.read()
         sys.stdin = io.StringIO(text)
         try:
-            plan = plan_push(rest[0] if rest else "", parse_push_lines(text))
+            plan = push_plan(rest[0] if rest else "", text)
         except GitUnclear:
             return None
         if plan.touched:

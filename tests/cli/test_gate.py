@@ -285,3 +285,21 @@ def test_a_gate_gives_its_whole_answer_and_skips_the_teardown(remote: Remote, tm
         [memzoi_exe(), "hook", "check", "main~1..main"], cwd=work, env=env, capture_output=True, text=True
     )
     assert held.returncode == 1 and "teardown" in held.stderr
+
+
+def test_a_pre_push_that_touches_memory_is_answered_without_click_as_click_does(remote: Remote) -> None:
+    """The commits the remote lacks, planned once by git's plumbing, then checked; the same bytes as click's."""
+    work = remote.work.path
+    old = git("rev-parse", "HEAD", cwd=work).stdout.strip()
+    remote.commit({record_path("use-redis"): record("use-redis")}, "add use-redis")
+    good = git("rev-parse", "HEAD", cwd=work).stdout.strip()
+    remote.commit({record_path("use-redis"): record("use-redis") + "edited\n"}, "edit it")
+    bad = git("rev-parse", "HEAD", cwd=work).stdout.strip()
+    for tip, want in ((good, 0), (bad, 1)):
+        lines = f"refs/heads/main {tip} refs/heads/main {old}\n"
+        code, _, stderr = _both(["hook", "pre-push", "origin", str(remote.bare)], work, lines)
+        assert code == want and ("record-edited" in str(stderr)) == bool(want), stderr
+        code, stdout, _ = _both(["hook", "pre-push", "origin", str(remote.bare), "--json"], work, lines)
+        assert code == want and json.loads(str(stdout))["ok"] is not bool(want)
+        done, modules = run_importtime(["hook", "pre-push", "origin", str(remote.bare)], work, input=lines)
+        assert done.returncode == want and "click" not in modules and "git_memzoi.hooks.checks" in modules

@@ -74,7 +74,9 @@ def _alternate(
 
 
 def _kept(env: dict[str, str]) -> list[Path]:
-    return sorted(Path(env["MEMZOI_HOME"]).glob("projects/*/hook-trees/*.tree"))
+    """Every kept tree's files: the `.tree` headers and the summaries' `.db` databases (hooks/treecache.py)."""
+    home = Path(env["MEMZOI_HOME"])
+    return sorted([*home.glob("projects/*/hook-trees/*.tree"), *home.glob("projects/*/hook-trees/*.db")])
 
 
 def _hook_trees(repo: Path, env: dict[str, str]) -> Path:

@@ -216,8 +216,10 @@ def check_push(
     walk = _Walk(history, checker, gate, set(hide))
     # One walk per policy over every tip it judges (refs pushed together share their commits: a
     # walk per ref would read a shared chain once per ref), each ref judged as the walk passes its tip.
-    for allow in (False, True):
-        group = [j for j in judged_refs if j.policy.allow_in_place_edits == allow]
+    groups: dict[bool, list[_Judged]] = {False: [], True: []}
+    for judged in judged_refs:
+        groups[judged.policy.allow_in_place_edits].append(judged)
+    for group in groups.values():
         if group and not _walk_group(walk, group):
             return walk.finish()
     deltas = gate.refused_deltas or checker.report.ok
@@ -234,12 +236,11 @@ def _walk_group(walk: _Walk, group: list[_Judged]) -> bool:
     for j in group:
         waiting.setdefault(j.tip, []).append(j)
     policy = group[0].policy
-    seen, walked, plain_root = walk.seen[policy.allow_in_place_edits], walk.walked, walk.history.plain_root
+    seen, plain_root = walk.seen[policy.allow_in_place_edits], walk.history.plain_root
     for commit in walk.history.new_commits(list(waiting), walk.hidden):
         sha = commit.sha
         if sha not in seen:
             seen.add(sha)
-            walked.add(sha)
             # most commits of most pushes hold .memzoi/ as their first parent does: nothing to check
             if (commit.touches_memzoi or not plain_root(sha)) and not walk.check(commit, policy):
                 return False
@@ -319,7 +320,6 @@ class _Walk:
         self.default_memzoi = history.memzoi_of(gate.default_tip) if gate.default_tip is not None else None
         #: the commits walked under each policy, by its allow_in_place_edits
         self.seen: dict[bool, set[str]] = {False: set(), True: set()}
-        self.walked: set[str] = set()
         self.checked: set[str] = set()
 
     def check(self, commit: PushedCommit, policy: configmod.HooksConfig) -> bool:
@@ -350,7 +350,8 @@ class _Walk:
         history, tip, gate = self.history, judged.tip, self.gate
         tip_memzoi = history.memzoi_of(tip)
         new_plain = judged.old is None and self.plain_new and tip_memzoi == self.default_memzoi
-        if new_plain and history.odd_memzoi(tip) is None:  # new_ref_base's first answer, as most new refs get
+        # new_ref_base's first answer, as most new refs get it (a .memzoi/ folder is never an odd one)
+        if new_plain and (tip_memzoi is not None or history.odd_memzoi(tip) is None):
             self.checker.report.refs[judged.ref] = (gate.default_tip, tip)
             return
         base = judged.old if judged.old is not None else new_ref_base(history, tip, gate.default_tip)
@@ -364,7 +365,7 @@ class _Walk:
 
     def finish(self) -> CheckReport:
         report = self.checker.report
-        report.commits_walked, report.commits_checked = len(self.walked), len(self.checked)
+        report.commits_walked, report.commits_checked = len(self.seen[False] | self.seen[True]), len(self.checked)
         return report
 
 

@@ -578,7 +578,7 @@ def _name_kind(name: bytes) -> int:
     return _TWIN if folds_to_memzoi(name.decode("utf-8", "surrogateescape")) else _OTHER
 
 
-def _twins(names: list[bytes], kinds: list[int]) -> tuple[str, ...]:
+def _twins(names: list[bytes], kinds: list[int | None]) -> tuple[str, ...]:
     """The names of a root's entries that macOS or Windows would check out as `.memzoi`."""
     return tuple(
         name.decode("utf-8", "surrogateescape") for name, kind in zip(names, kinds, strict=True) if kind == _TWIN

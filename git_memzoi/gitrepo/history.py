@@ -193,7 +193,12 @@ class History:
             kinds = [self._kind_of(name) for name in names]
         memzoi, under = kinds.count(_MEMZOI), kinds.count(_UNDER)
         twins = _twins(names, kinds) if _TWIN in kinds else ()
-        entry = _lookup(tree, MEMZOI_DIR) if memzoi else None
+        entry = None
+        if memzoi:
+            try:
+                entry = tree[MEMZOI_DIR]
+            except KeyError:
+                pass
         if (memzoi or under) and not (memzoi == 1 and not under and entry is not None):
             fault = self._root_fault(commit)
             if fault is not None:
@@ -347,8 +352,10 @@ class History:
         known = self._memzoi_of
         for commit in walker:
             sha = str(commit.id)
-            memzoi = known[sha] if sha in known else self._root_memzoi(sha, commit)
-            known[sha] = memzoi
+            if sha in known:
+                memzoi = known[sha]
+            else:
+                memzoi = known[sha] = self._root_memzoi(sha, commit)
             ids = commit.parent_ids
             if len(ids) == 1:  # most commits: the parent was walked just before, or is known
                 parent = str(ids[0])
@@ -583,13 +590,6 @@ def _twins(names: list[bytes], kinds: list[int | None]) -> tuple[str, ...]:
     return tuple(
         name.decode("utf-8", "surrogateescape") for name, kind in zip(names, kinds, strict=True) if kind == _TWIN
     )
-
-
-def _lookup(tree: pygit2.Tree, name: str) -> pygit2.Object | None:
-    try:
-        return tree[name]
-    except KeyError:
-        return None
 
 
 def _memzoi_entry(entry: pygit2.Object | None) -> tuple[str | None, str | None]:

@@ -216,11 +216,11 @@ def check_push(
     walk = _Walk(history, checker, gate, set(hide))
     # One walk per policy over every tip it judges (refs pushed together share their commits: a
     # walk per ref would read a shared chain once per ref), each ref judged as the walk passes its tip.
-    groups: dict[bool, list[_Judged]] = {False: [], True: []}
+    groups: dict[bool, dict[str, list[_Judged]]] = {False: {}, True: {}}  # by policy, then by tip
     for judged in judged_refs:
-        groups[judged.policy.allow_in_place_edits].append(judged)
-    for group in groups.values():
-        if group and not _walk_group(walk, group):
+        groups[judged.policy.allow_in_place_edits].setdefault(judged.tip, []).append(judged)
+    for waiting in groups.values():
+        if waiting and not _walk_group(walk, waiting):
             return walk.finish()
     deltas = gate.refused_deltas or checker.report.ok
     # the next push (and the next check of a pull request) starts from these: each tree once (a
@@ -230,12 +230,9 @@ def check_push(
     return walk.finish()
 
 
-def _walk_group(walk: _Walk, group: list[_Judged]) -> bool:
-    """Walk the commits of refs judged by one policy, judging each ref at its tip; False: a tree stopped it."""
-    waiting: dict[str, list[_Judged]] = {}
-    for j in group:
-        waiting.setdefault(j.tip, []).append(j)
-    policy = group[0].policy
+def _walk_group(walk: _Walk, waiting: dict[str, list[_Judged]]) -> bool:
+    """Walk the commits of refs judged by one policy (by tip), judging each ref at its tip; False: a tree stopped it."""
+    policy = next(iter(waiting.values()))[0].policy
     seen, plain_root = walk.seen[policy.allow_in_place_edits], walk.history.plain_root
     for commit in walk.history.new_commits(list(waiting), walk.hidden):
         sha = commit.sha

@@ -111,7 +111,7 @@ class History:
                 found = self.git.get(rev)
             except ValueError:
                 found = None
-            if found is not None and found.type == ObjectType.COMMIT:
+            if found is not None and found.type == _COMMIT:
                 return str(found.id)
         try:
             obj = self.git.revparse_single(rev)
@@ -178,8 +178,9 @@ class History:
         """(.memzoi/ subtree OID, odd kind, twins) of a commit's root tree, from its entries' names.
 
         The tree object libgit2 parsed (and keeps) is read, not the raw object: its entries come
-        in the order stored, duplicates and all. Each name is classified once per History. The
-        raw tree is searched (_root_fault) only when a `.memzoi` entry is there but not as the one
+        in the order stored, duplicates and all. Each name is classified once per History (the
+        kinds of a root's names are read in one pass, then counted: most name nothing). The raw
+        tree is searched (_root_fault) only when a `.memzoi` entry is there but not as the one
         entry libgit2's lookup finds.
         """
         try:
@@ -187,24 +188,31 @@ class History:
             names = [entry.raw_name or b"" for entry in tree]
         except pygit2.GitError:
             return None, self._root_fault(commit), ()  # libgit2 cannot parse the root: nothing in it is read
-        kinds = self._names
-        memzoi = under = 0
-        twins = []
-        for name in names:
-            kind = kinds.get(name)
-            if kind is None:
-                kind = kinds[name] = _name_kind(name)
-            if kind:
-                memzoi += kind == _MEMZOI
-                under += kind == _UNDER
-                if kind == _TWIN:
-                    twins.append(name.decode("utf-8", "surrogateescape"))
-        entry = _lookup(tree, MEMZOI_DIR) if memzoi else None
+        kinds = list(map(self._names.get, names))
+        if None in kinds:  # a name not seen yet in this push
+            kinds = [self._kind_of(name) for name in names]
+        memzoi, under = kinds.count(_MEMZOI), kinds.count(_UNDER)
+        twins = _twins(names, kinds) if _TWIN in kinds else ()
+        entry = None
+        if memzoi:
+            try:
+                entry = tree[MEMZOI_DIR]
+            except KeyError:
+                pass
         if (memzoi or under) and not (memzoi == 1 and not under and entry is not None):
             fault = self._root_fault(commit)
             if fault is not None:
                 return None, fault, ()
-        return (*_memzoi_entry(entry), tuple(twins))
+        if entry is not None and entry.type == _TREE:  # most roots: a .memzoi/ folder, no twin
+            return str(entry.id), None, twins
+        return (*_memzoi_entry(entry), twins)
+
+    def _kind_of(self, name: bytes) -> int:
+        """What a root entry's name is to the hooks (see _name_kind), classified once per History."""
+        kind = self._names.get(name)
+        if kind is None:
+            kind = self._names[name] = _name_kind(name)
+        return kind
 
     def _root_fault(self, commit: pygit2.Commit) -> str | None:
         """Why the root tree's .memzoi entry is not the one libgit2 finds: duplicate, invalid-name, unsorted.
@@ -338,22 +346,25 @@ class History:
             return
         walker = self.git.walk(None, SortMode.TOPOLOGICAL | SortMode.REVERSE)
         for tip in tips:
-            walker.push(pygit2.Oid(hex=tip))
+            walker.push(tip)  # a full object name as it is: no Oid made for each of many tips
         for sha in hide:
-            walker.hide(pygit2.Oid(hex=sha))
+            walker.hide(sha)
         known = self._memzoi_of
         for commit in walker:
             sha = str(commit.id)
-            memzoi = known[sha] if sha in known else self._root_memzoi(sha, commit)
-            known[sha] = memzoi
-            parents = tuple(map(str, commit.parent_ids))
-            parent_memzoi: tuple[str | None, ...]
-            if len(parents) == 1:  # most commits: the parent was walked just before, or is known
-                parent = parents[0]
-                parent_memzoi = (known[parent] if parent in known else self.memzoi_of(parent),)
+            if sha in known:
+                memzoi = known[sha]
             else:
-                parent_memzoi = tuple(map(self.memzoi_of, parents))
-            yield PushedCommit(sha, memzoi, parents, parent_memzoi)
+                memzoi = known[sha] = self._root_memzoi(sha, commit)
+            ids = commit.parent_ids
+            if len(ids) == 1:  # most commits: the parent was walked just before, or is known
+                parent = str(ids[0])
+                yield PushedCommit(
+                    sha, memzoi, (parent,), (known[parent] if parent in known else self.memzoi_of(parent),)
+                )
+            else:
+                parents = tuple(map(str, ids))
+                yield PushedCommit(sha, memzoi, parents, tuple(map(self.memzoi_of, parents)))
 
     def symbolic_tip(self, name: str) -> str | None:
         """The commit a symbolic ref (HEAD, refs/remotes/R/HEAD) points to through its branch, or None."""
@@ -567,6 +578,7 @@ class History:
 #: written by git), or a name a macOS or Windows checkout writes as `.memzoi`
 _OTHER, _MEMZOI, _UNDER, _TWIN = 0, 1, 2, 3
 _TREE = int(ObjectType.TREE)  # an entry's `type` is a plain int, its `filemode` an enum made per call
+_COMMIT = int(ObjectType.COMMIT)  # an enum member costs a lookup each time: once per pushed ref
 
 
 def _name_kind(name: bytes) -> int:
@@ -577,11 +589,11 @@ def _name_kind(name: bytes) -> int:
     return _TWIN if folds_to_memzoi(name.decode("utf-8", "surrogateescape")) else _OTHER
 
 
-def _lookup(tree: pygit2.Tree, name: str) -> pygit2.Object | None:
-    try:
-        return tree[name]
-    except KeyError:
-        return None
+def _twins(names: list[bytes], kinds: list[int | None]) -> tuple[str, ...]:
+    """The names of a root's entries that macOS or Windows would check out as `.memzoi`."""
+    return tuple(
+        name.decode("utf-8", "surrogateescape") for name, kind in zip(names, kinds, strict=True) if kind == _TWIN
+    )
 
 
 def _memzoi_entry(entry: pygit2.Object | None) -> tuple[str | None, str | None]:

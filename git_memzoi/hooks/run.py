@@ -134,25 +134,37 @@ class Judgement(NamedTuple):
 
 
 def judgement(history: History, update: RefUpdate, tip: str, default_tip: str | None) -> Judgement:
-    """The old tip when the ref exists; for a new ref, its fork point from the default branch.
+    """The old tip when the ref exists; for a new ref, its fork point from the default branch (see `new_ref_base`)."""
+    old = old_tip(history, update)
+    if old is not None:
+        return Judgement(old, old)
+    return Judgement(new_ref_base(history, tip, default_tip), default_tip)
+
+
+def old_tip(history: History, update: RefUpdate) -> str | None:
+    """The commit a ref update moves the ref from; None for a new ref (or an old tip this repository lacks)."""
+    if is_zero(update.old) or not history.has_object(update.old):
+        return None
+    return history.commit_sha(update.old)
+
+
+def new_ref_base(history: History, tip: str, default_tip: str | None) -> str | None:
+    """What a new ref at `tip` is judged against: its fork point from the default branch's tip.
 
     A new ref that shares no history with the default branch is judged against the default
     branch's tip: judged against nothing, an orphan commit could bring any edit of a record.
     One that holds no .memzoi/ at all (a gh-pages branch) holds no memory to judge.
     """
-    old = None if is_zero(update.old) or not history.has_object(update.old) else history.commit_sha(update.old)
-    if old is not None:
-        return Judgement(old, old)
     if default_tip is None:
-        return Judgement(None, None)
+        return None
     if history.memzoi_of(tip) == history.memzoi_of(default_tip) and history.odd_memzoi(tip) is None:
         # it holds what the default branch holds, accepted already: no fork point to look for (a
         # merge base walks the branch, and a push of a ref at every commit of a chain is quadratic)
-        return Judgement(default_tip, default_tip)
+        return default_tip
     fork = history.merge_base(tip, default_tip)
     if fork is None and (history.memzoi_of(tip) is not None or history.odd_memzoi(tip) is not None):
         fork = default_tip
-    return Judgement(fork, default_tip)
+    return fork
 
 
 #: Replacement refs make git (git show, archive, web views, clients that fetch them) show another
@@ -201,41 +213,49 @@ def check_push(
     history = History(repo)
     checker = MemoryChecker(history, base_config(repo), gate.tree_cache)
     judged_refs = _ref_judgements(repo, history, checker, updates, gate)
-    walk = _Walk(history, checker, gate.tree_cache, set(hide))
+    walk = _Walk(history, checker, gate, set(hide))
     # One walk per policy over every tip it judges (refs pushed together share their commits: a
     # walk per ref would read a shared chain once per ref), each ref judged as the walk passes its tip.
-    for allow in (False, True):
-        group = [j for j in judged_refs if j.policy.allow_in_place_edits == allow]
-        if group and not _walk_group(history, walk, group):
+    groups: dict[bool, dict[str, list[_Judged]]] = {False: {}, True: {}}  # by policy, then by tip
+    for judged in judged_refs:
+        groups[judged.policy.allow_in_place_edits].setdefault(judged.tip, []).append(judged)
+    for waiting in groups.values():
+        if waiting and not _walk_group(walk, waiting):
             return walk.finish()
     deltas = gate.refused_deltas or checker.report.ok
     # the next push (and the next check of a pull request) starts from these: each tree once (a
     # push of a ref at every commit of a chain holds the same tree many times)
-    for memzoi in dict.fromkeys(history.memzoi_of(judged.tip) for judged in judged_refs):
+    for memzoi in dict.fromkeys(map(history.memzoi_of, dict.fromkeys(judged.tip for judged in judged_refs))):
         checker.remember(memzoi, delta=deltas)
     return walk.finish()
 
 
-def _walk_group(history: History, walk: _Walk, group: list[_Judged]) -> bool:
-    """Walk the commits of refs judged by one policy, judging each ref at its tip; False: a tree stopped it."""
-    waiting: dict[str, list[_Judged]] = {}
-    for j in group:
-        waiting.setdefault(j.tip, []).append(j)
-    for commit in history.new_commits(list(waiting), walk.hidden):
-        if not walk.check(commit, group[0].policy):
-            return False
-        for j in waiting.pop(commit.sha, ()):
-            _judge_ref(history, walk.checker, j)
+def _walk_group(walk: _Walk, waiting: dict[str, list[_Judged]]) -> bool:
+    """Walk the commits of refs judged by one policy (by tip), judging each ref at its tip; False: a tree stopped it."""
+    policy = next(iter(waiting.values()))[0].policy
+    seen, plain_root = walk.seen[policy.allow_in_place_edits], walk.history.plain_root
+    for commit in walk.history.new_commits(list(waiting), walk.hidden):
+        sha = commit.sha
+        if sha not in seen:
+            seen.add(sha)
+            # most commits of most pushes hold .memzoi/ as their first parent does: nothing to check
+            if (commit.touches_memzoi or not plain_root(sha)) and not walk.check(commit, policy):
+                return False
+        for j in waiting.pop(sha, ()):
+            walk.judge(j)
     for rest in waiting.values():  # tips the remote already has: nothing walked
         for j in rest:
-            _judge_ref(history, walk.checker, j)
+            walk.judge(j)
     return True
 
 
 def _ref_judgements(
     repo: GitRepo, history: History, checker: MemoryChecker, updates: Iterable[RefUpdate], gate: Gate
 ) -> list[_Judged]:
-    """The ref updates to judge, each with its base and policy; refs refused on their own are refused here."""
+    """The ref updates to judge, each with its old tip and policy; refs refused on their own are refused here.
+
+    A new ref's base (its fork point) is found as the walk passes its tip, which the walk reads anyway.
+    """
     floored = policy_floor(repo)
     judged_refs: list[_Judged] = []
     policies: dict[str | None, configmod.HooksConfig] = {}
@@ -243,18 +263,17 @@ def _ref_judgements(
         tip = _ref_tip(history, checker, update, gate)
         if tip is None:
             continue
-        judged = judgement(history, update, tip, gate.default_tip)
-        if gate.fork_point and judged.base is not None:
-            # a TIP with no history in common with BASE is judged against BASE itself, not nothing
-            judged = Judgement(history.merge_base(judged.base, tip) or judged.base, judged.policy_from)
-        if judged.policy_from not in policies:  # new refs all take the default branch's: read it once
+        old = old_tip(history, update)
+        policy_from = old if old is not None else gate.default_tip  # see Judgement
+        policy = policies.get(policy_from)
+        if policy is None:  # new refs all take the default branch's: read it once
             policy_config = (
-                history.config_blob(judged.policy_from, REPO_CONFIG)
-                if judged.policy_from is not None and history.memzoi_of(judged.policy_from)
+                history.config_blob(policy_from, REPO_CONFIG)
+                if policy_from is not None and history.memzoi_of(policy_from)
                 else None
             )
-            policies[judged.policy_from] = floored(checker.policy(policy_config))
-        judged_refs.append(_Judged(update.ref, tip, judged.base, policies[judged.policy_from]))
+            policy = policies[policy_from] = floored(checker.policy(policy_config))
+        judged_refs.append(_Judged(update.ref, tip, old, policy))
     return judged_refs
 
 
@@ -263,7 +282,7 @@ def _ref_tip(history: History, checker: MemoryChecker, update: RefUpdate, gate: 
     if update.ref.startswith(REPLACE_REFS):
         checker.replace_ref(update.ref, update.new)
         return None
-    if update.is_deletion:
+    if is_zero(update.new):  # a deletion
         if update.ref == gate.default_ref:
             checker.refuse_ref(update.ref, update.old, "default-branch-deleted", DEFAULT_BRANCH_DELETED)
         return None  # deleting any other ref adds nothing to memory
@@ -277,45 +296,33 @@ def _ref_tip(history: History, checker: MemoryChecker, update: RefUpdate, gate: 
 
 
 class _Judged(NamedTuple):
-    """A ref update to judge: its new tip, the commit it is judged against, and the policy it is judged by.
+    """A ref update to judge: its new tip, its old tip (None: a new ref), and the policy it is judged by.
 
     Named tuples, as Judgement: a push of a ref at each commit of a chain makes one of each per ref,
     and a frozen dataclass costs several times more to build."""
 
     ref: str
     tip: str
-    base: str | None
+    old: str | None
     policy: configmod.HooksConfig
-
-
-def _judge_ref(history: History, checker: MemoryChecker, judged: _Judged) -> None:
-    """What the ref would hold against what it holds."""
-    tip_memzoi = history.memzoi_of(judged.tip)
-    base_memzoi = history.memzoi_of(judged.base) if judged.base is not None else None
-    if base_memzoi != tip_memzoi:  # the same tree holds the same memory: no rule can object
-        checker.check_ref(judged.ref, judged.tip, base_memzoi, tip_memzoi, judged.policy)
-    checker.report.refs[judged.ref] = (judged.base, judged.tip)
 
 
 class _Walk:
     """The commits of one push checked so far: each once per policy it is judged by."""
 
-    def __init__(self, history: History, checker: MemoryChecker, tree_cache: TreeCache | None, hidden: set[str]):
-        self.history, self.checker, self.tree_cache, self.hidden = history, checker, tree_cache, hidden
-        self.seen: set[tuple[str, bool]] = set()
-        self.walked: set[str] = set()
+    def __init__(self, history: History, checker: MemoryChecker, gate: Gate, hidden: set[str]):
+        self.history, self.checker, self.gate, self.hidden = history, checker, gate, hidden
+        #: a new ref holding the default branch's .memzoi/ is judged against the default branch's tip itself
+        self.plain_new = gate.default_tip is not None and not gate.fork_point
+        self.default_memzoi = history.memzoi_of(gate.default_tip) if gate.default_tip is not None else None
+        #: the commits walked under each policy, by its allow_in_place_edits
+        self.seen: dict[bool, set[str]] = {False: set(), True: set()}
         self.checked: set[str] = set()
 
     def check(self, commit: PushedCommit, policy: configmod.HooksConfig) -> bool:
-        """Check one pushed commit; False when its tree cannot be read as git checks it out (stop there)."""
-        history, checker = self.history, self.checker
-        key = (commit.sha, policy.allow_in_place_edits)
-        if key in self.seen:
-            return True
-        self.seen.add(key)
-        self.walked.add(commit.sha)
-        if history.plain_root(commit.sha) and not commit.touches_memzoi:
-            return True  # most commits of most pushes: .memzoi/ as the first parent has it
+        """Check a pushed commit that changes .memzoi/ (or whose root holds an odd one or a twin);
+        False when its tree cannot be read as git checks it out (stop there)."""
+        history, checker, tree_cache = self.history, self.checker, self.gate.tree_cache
         odd = history.odd_memzoi(commit.sha)
         twins = history.memzoi_twins(commit.sha)
         self.checked.add(commit.sha)
@@ -330,16 +337,32 @@ class _Walk:
             checker.malformed_tree(commit.sha, *fault)
             return False
         config = history.config_blob(commit.sha, REPO_CONFIG) if commit.memzoi is not None else None
-        if self.tree_cache is not None and commit.parents:
-            _start_from_kept(
-                checker, history, self.tree_cache, commit.parents[0], commit.parent_memzoi[0], commit.memzoi
-            )
+        if tree_cache is not None and commit.parents:
+            _start_from_kept(checker, history, tree_cache, commit.parents[0], commit.parent_memzoi[0], commit.memzoi)
         checker.check(commit.sha, commit.memzoi, commit.parents, commit.parent_memzoi, config, policy)
         return True
 
+    def judge(self, judged: _Judged) -> None:
+        """What the ref would hold against what it holds (a new ref: its fork point, see `judgement`)."""
+        history, tip, gate = self.history, judged.tip, self.gate
+        tip_memzoi = history.memzoi_of(tip)
+        new_plain = judged.old is None and self.plain_new and tip_memzoi == self.default_memzoi
+        # new_ref_base's first answer, as most new refs get it (a .memzoi/ folder is never an odd one)
+        if new_plain and (tip_memzoi is not None or history.odd_memzoi(tip) is None):
+            self.checker.report.refs[judged.ref] = (gate.default_tip, tip)
+            return
+        base = judged.old if judged.old is not None else new_ref_base(history, tip, gate.default_tip)
+        if gate.fork_point and base is not None:
+            # a TIP with no history in common with BASE is judged against BASE itself, not nothing
+            base = history.merge_base(base, tip) or base
+        base_memzoi = history.memzoi_of(base) if base is not None else None
+        if base_memzoi != tip_memzoi:  # the same tree holds the same memory: no rule can object
+            self.checker.check_ref(judged.ref, tip, base_memzoi, tip_memzoi, judged.policy)
+        self.checker.report.refs[judged.ref] = (base, tip)
+
     def finish(self) -> CheckReport:
         report = self.checker.report
-        report.commits_walked, report.commits_checked = len(self.walked), len(self.checked)
+        report.commits_walked, report.commits_checked = len(self.seen[False] | self.seen[True]), len(self.checked)
         return report
 
 

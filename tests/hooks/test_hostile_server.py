@@ -373,6 +373,88 @@ def test_a_ref_at_every_commit_walks_the_chain_once(tmp_path: Path) -> None:
     assert report.ok and report.commits_walked == 1000 and calls == 1
 
 
+def _server_commit(bare: pygit2.Repository, tree: pygit2.Oid, parents: list[pygit2.Oid], files: dict[str, str]) -> str:
+    """A commit in the bare repository with no ref to it (what a hook sees of a push): `tree` with `files` written."""
+    index = pygit2.Index()
+    index.read_tree(bare[tree])
+    for rel, text in files.items():
+        index.add(pygit2.IndexEntry(rel, bare.create_blob(text.encode()), FileMode.BLOB))
+    return str(bare.create_commit(None, AUTHOR, AUTHOR, "server side", index.write_tree(bare), parents))
+
+
+def test_refs_pushed_together_are_each_judged_as_judgement_says(tmp_path: Path) -> None:
+    """One push of refs of every kind: each ref judged against what `judgement` gives it alone.
+
+    A new ref's base is found as the walk passes its tip: at every commit of a chain, at a tip
+    the server already has (not walked), from an older fork point, with no history in common, with no
+    .memzoi/ at all. Refs refused on their own (a replacement ref, the default branch deleted, a
+    tag of a tree) are refused and judged no further.
+    """
+    from git_memzoi.gitrepo import open_repo
+    from git_memzoi.gitrepo.history import History
+    from git_memzoi.hooks.run import RefUpdate, check_server_push, judgement
+
+    r = make_remote(tmp_path)
+    r.commit({"src/app.py": "main\n"})
+    r.accepted()
+    bare = pygit2.Repository(str(r.bare))
+    main = bare.references["refs/heads/main"].target
+    before = bare[main].parent_ids[0]  # main's parent: the fork point of a branch started there
+    root = bare[main].tree_id
+    chain = [str(main)]
+    for n in range(30):
+        chain.append(
+            _server_commit(bare, bare[chain[-1]].tree_id, [pygit2.Oid(hex=chain[-1])], {"src/app.py": f"{n}\n"})
+        )
+    new_record = {record_path("use-redis"): record("use-redis")}
+    forked = _server_commit(bare, bare[before].tree_id, [before], new_record)
+    orphan = _server_commit(bare, root, [], new_record)
+    pages = str(bare.create_commit(None, AUTHOR, AUTHOR, "pages", bare.TreeBuilder().write(), []))
+    tag = str(bare.create_tag("v1", pygit2.Oid(hex=chain[7]), pygit2.enums.ObjectType.COMMIT, AUTHOR, "release"))
+    bare.references.delete("refs/tags/v1")  # the tag object alone, as a push brings it
+    bare.references.create("refs/heads/topic", main)
+    edited = bare[_server_commit(bare, root, [], {record_path("use-postgres"): record("use-postgres", body="Edited.")})]
+    zero = "0" * 40
+    updates = [RefUpdate(f"refs/heads/r{n:02d}", zero, sha) for n, sha in enumerate(chain[1:])]
+    updates += [
+        RefUpdate("refs/heads/at-main", zero, str(main)),
+        RefUpdate("refs/heads/topic", str(main), chain[4]),
+        RefUpdate("refs/heads/lost", "1" * 40, chain[12]),  # an old tip the server lacks: a new ref
+        RefUpdate("refs/heads/forked", zero, forked),
+        RefUpdate("refs/heads/orphan", zero, orphan),
+        RefUpdate("refs/heads/pages", zero, pages),
+        RefUpdate("refs/tags/v1", zero, tag),
+        RefUpdate(f"refs/replace/{main}", zero, chain[3]),
+        RefUpdate("refs/heads/main", str(main), zero),
+        RefUpdate("refs/tags/tree", zero, str(edited.tree_id)),
+    ]
+    report = check_server_push(open_repo(r.bare), updates)
+
+    history = History(open_repo(r.bare))
+    refused = {"refs/heads/main", "refs/tags/tree", f"refs/replace/{main}"}
+    expected = {}
+    for update in updates:
+        if update.ref not in refused:
+            tip = history.commit_sha(update.new)
+            assert tip is not None
+            expected[update.ref] = (judgement(history, update, tip, str(main)).base, tip)
+    assert report.refs == expected
+    assert expected["refs/heads/r05"] == (str(main), chain[6])
+    assert expected["refs/heads/forked"][0] == str(before)
+    assert expected["refs/heads/orphan"][0] == str(main)
+    assert expected["refs/heads/pages"][0] is None
+    assert expected["refs/tags/v1"] == (str(main), chain[7])
+    assert expected["refs/heads/topic"] == (str(main), chain[4])
+    assert expected["refs/heads/at-main"] == (str(main), str(main))
+    assert report.commits_walked == 30 + 3  # the chain, forked, orphan, pages: main and before are the server's
+    codes = {(f.ref, f.problem.code) for f in report.findings}
+    assert codes == {
+        ("refs/heads/main", "default-branch-deleted"),
+        ("refs/tags/tree", "tree-tag"),
+        (f"refs/replace/{main}", "replace-ref"),
+    }
+
+
 # 10. git commit --amend over an edit that arrived without pre-commit -----------------------------
 
 

@@ -370,10 +370,14 @@ def _name(entry: Entry, state: _State) -> None:
 
 def _proposal_id(entry: Entry) -> str:
     """A packet ID that is the same whenever the same change is planned (so a second --write finds it)."""
-    seed = "\0".join([entry.action, entry.origin_key or "", entry.target.id if entry.target else ""])
+    seed = f"{entry.action}\0{entry.origin_key or ''}\0{entry.target.id if entry.target else ''}"
     tail = hashlib.sha256(seed.encode("utf-8")).hexdigest()[:10]
-    name = _shorter(entry.slug, 40) if entry.slug is not None else concept.slug(entry.title, max_length=40)
-    return f"import_{name.replace('-', '_')}_{tail}"
+    slug = entry.slug
+    if slug is None:
+        slug = concept.slug(entry.title, max_length=40)
+    elif len(slug) > 40:
+        slug = _shorter(slug, 40)
+    return f"import_{slug.replace('-', '_')}_{tail}"
 
 
 def _shorter(slug: str, max_length: int) -> str:

@@ -107,7 +107,8 @@ class _Reading:
             return True
         if src.fmt == "okf":  # a record file: its body is memory, whatever it quotes
             return False
-        ruler = markdown.ruler_sources(src.text.split("\n")) if "Source:" in src.text else []
+        # a marker is an HTML comment: a memchr for its `<` first, the substring search only where one is
+        ruler = markdown.ruler_sources(src.text.split("\n")) if "<" in src.text and "Source:" in src.text else []
         if not ruler:
             return False
         origins = [posixpath.normpath(p.strip()) for _, p in ruler]
@@ -176,11 +177,10 @@ def _refuse_secrets(items: list[Item]) -> None:
     Each source is scanned once, whole (all of them in one scan: `secrets.scan_each`); a finding
     counts when it falls in an item that would be written.
     """
-    spans: dict[str, list[Item]] = {}
-    for item in items:
-        spans.setdefault(item.source.real, []).append(item)
-    found = secrets.scan_each([held[0].source.text for held in spans.values()])
-    for (real, held), findings in zip(spans.items(), found, strict=True):
+    texts = {item.source.real: item.source.text for item in items}
+    found = secrets.scan_each(list(texts.values()))
+    for real, findings in zip(texts, found, strict=True):
+        held = [item for item in items if item.source.real == real] if findings else []
         for finding in findings:
             if any(_first(item) <= finding.line <= item.last for item in held):
                 raise FormatError(

@@ -177,7 +177,7 @@ class Tree:
     def exists(self, path: str) -> bool:
         if path not in self.entries:
             return False
-        return self.root is None or path in self.left_out or os.path.lexists(self.root / path)
+        return self.root is None or path in self.left_out or os.path.lexists(os.path.join(self.root, path))
 
     def resolve(self, named: str) -> str:
         """The tracked regular file `named` leads to through its symlinks, refusing escapes and loops."""

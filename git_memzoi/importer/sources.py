@@ -300,6 +300,11 @@ def read_regular(full: Path, limit: int) -> bytes:
     """
     fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file (a FIFO, a device or a folder)", str(full))
-        return handle.read(limit)
+        # a buffer of the file's size and one byte more (the byte says it grew), not of `limit`: a
+        # read of a megabyte maps and unmaps a megabyte for a file of a few kilobytes
+        size = min(limit, info.st_size + 1)
+        data = handle.read(size)
+        return data + handle.read(limit - size) if len(data) == size < limit else data

@@ -9,7 +9,9 @@ OID). The plan is measured against it twice, each side the same way:
 
 - in process: `_read_and_parse` against `plan_import` (discovery through git's index, identity
   digests, the records earlier imports made and the taken record IDs, the secret scan, the
-  plan ID), modules already loaded, median of the runs;
+  plan ID), modules already loaded, run alternately after one discarded warm-up of each (a
+  machine that slows down between a block of floors and a block of plans would move the ratio),
+  median of the runs;
 - end to end: a `python -c` process that imports the splitting code and reads and splits the
   sources (`FLOOR_SCRIPT`) against a `git memzoi import --json` process, both started by the
   same interpreter from the repository's root, each including Python start-up and its imports,
@@ -142,6 +144,20 @@ def _plan(root: Path) -> tuple[float, int]:
     return time.perf_counter() - start, len(plan.changes)
 
 
+def _in_process(root: Path, runs: int) -> tuple[float, float]:
+    """(floor, plan of the first import): medians of alternate runs after a warm-up of each, as `_end_to_end`."""
+    _read_and_parse(root)
+    _plan(root)
+    floors: list[float] = []
+    plans: list[float] = []
+    for _ in range(runs):
+        floors.append(_read_and_parse(root))
+        seconds, changes = _plan(root)
+        assert changes == SECTIONS, changes
+        plans.append(seconds)
+    return statistics.median(floors), statistics.median(plans)
+
+
 def _cli(root: Path, *args: str) -> float:
     return _timed(root, [sys.executable, "-m", "git_memzoi", "import", *args])
 
@@ -152,10 +168,7 @@ def section(workdir: Path, quick: bool = False) -> str:
     root = workdir / "import"
     os.environ["MEMZOI_HOME"] = str(workdir / "home")
     _build(root)
-    parse = statistics.median(_read_and_parse(root) for _ in range(runs))
-    plans = [_plan(root) for _ in range(runs)]
-    first_plan = statistics.median(p[0] for p in plans)
-    assert plans[0][1] == SECTIONS, plans[0][1]
+    parse, first_plan = _in_process(root, runs)
     floor_cli, first_cli = _end_to_end(root, runs)
     first_apply = _cli(root, "--apply")
     again = [_plan(root) for _ in range(runs)]

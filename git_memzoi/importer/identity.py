@@ -47,7 +47,7 @@ def collapsed(item: Item, *, plain: bool = False) -> str:
     """
     if not plain:
         return " ".join(item.body.split())
-    text = item.body.replace("\n", " ")
+    text = item.body.replace("\n\n", "\n").replace("\n", " ")  # a blank line: one pass, not two
     while "  " in text:
         text = text.replace("  ", " ")
     return text.strip(" ")
@@ -58,17 +58,17 @@ def normalised(item: Item, body: str | None = None) -> str:
 
     `body` is `collapsed(item)` when the caller has it already (a plan computes it once per item).
     """
-    return "\0".join(
-        [
-            collapsed(item) if body is None else body,
-            item.title,
-            item.type,
-            item.lane,
-            " ".join(item.applies_to),
-            _query(sorted(item.activation.items())) if item.activation else "",
-            *([json.dumps(item.kept, sort_keys=True, default=str)] if item.kept else []),
-        ]
+    parts: tuple[str, ...] = (
+        collapsed(item) if body is None else body,
+        item.title,
+        item.type,
+        item.lane,
+        " ".join(item.applies_to),
+        _query(sorted(item.activation.items())) if item.activation else "",
     )
+    if item.kept:
+        parts += (json.dumps(item.kept, sort_keys=True, default=str),)
+    return "\0".join(parts)
 
 
 def _query(pairs: list[tuple[str, str]], safe: str = "") -> str:
@@ -85,7 +85,8 @@ def text_digest(item: Item, body: str | None = None) -> str:
 
 def origin_key(item_key: str, item: Item, body: str | None = None, *, digest: str | None = None) -> str:
     """`import:<key digest>:<content digest>` (`digest`: `key_digest(item_key)` when the caller has it)."""
-    return f"{ORIGIN_PREFIX}{digest or _hex(item_key)}:{_hex(normalised(item, body))}"
+    content = hashlib.sha256(normalised(item, body).encode("utf-8")).hexdigest()[:16]  # `_hex`, one call fewer
+    return f"{ORIGIN_PREFIX}{digest or _hex(item_key)}:{content}"
 
 
 def key_part(origin: str) -> str | None:
@@ -97,7 +98,7 @@ def key_part(origin: str) -> str | None:
 
 
 def key_digest(item_key: str) -> str:
-    return _hex(item_key)
+    return hashlib.sha256(item_key.encode("utf-8")).hexdigest()[:16]  # `_hex`, one call fewer
 
 
 @dataclass(frozen=True)

@@ -164,10 +164,11 @@ class _State:
 
     def key_of(self, item: Item) -> tuple[str, str]:
         """(the item's key, its digest): a repeated heading path gets `#2`, `#3`."""
-        base = identity.key(item)
-        ordinal = self.ordinals.get(base, 0) + 1
-        self.ordinals[base] = ordinal
-        item_key = base if ordinal == 1 else identity.key(item, ordinal)
+        item_key = identity.key(item)
+        ordinal = self.ordinals.get(item_key, 0) + 1
+        self.ordinals[item_key] = ordinal
+        if ordinal > 1:
+            item_key = identity.key(item, ordinal)
         digest = identity.key_digest(item_key)
         self.seen_keys.add(digest)
         return item_key, digest
@@ -183,11 +184,9 @@ def build(
     """The plan for `items` against the records `known` (those earlier imports made, and every record ID)."""
     state = _State.start(items, known, policy)
     entries: list[Entry] = list(reported or [])
-    entries.extend(_plan_item(item, state) for item in items)
+    entries += [_plan_item(item, state) for item in items]
     entries.extend(_gone(known.imported, state))
     plan = ImportPlan(entries, sources)
-    for entry in plan.changes:
-        entry.proposal_id = _proposal_id(entry)
     plan.plan_id = plan_digest(plan)
     return plan
 
@@ -207,13 +206,13 @@ def _left_out(item: Item, policy: Policy) -> tuple[str, str] | None:
 
 
 def _plan_item(item: Item, state: _State) -> Entry:
-    """The entry of one item: left out, a duplicate, unchanged, or a change with its new concept ID."""
+    """The entry of one item: left out, a duplicate, unchanged, or a change with its new concept ID and packet ID."""
     item_key, digest = state.key_of(item)
     if state.policy.type_override is not None and item.fmt != "adr":
         item.type = state.policy.type_override
         item.lane = _lane_for(item.type)
-    entry = Entry("create", item.where, item.title, item.type, item.lane, item.applies_to, item=item)
-    entry.warnings = item.warnings
+    where = item.where
+    entry = Entry("create", where, item.title, item.type, item.lane, item.applies_to, warnings=item.warnings, item=item)
     if item.generated is not None or item.skip is not None or item.fmt == "adr":  # most items are none of these
         left_out = _left_out(item, state.policy)
         if left_out is not None:
@@ -225,14 +224,19 @@ def _plan_item(item: Item, state: _State) -> Entry:
     if first is not None:
         entry.action, entry.reason = "duplicate", f"same text as {first}"
         return entry
-    state.texts[body] = entry.where
+    state.texts[body] = where
     entry.origin_key = identity.origin_key(item_key, item, body, digest=digest)
-    records = state.by_key.get(digest, [])
-    if not records and item.concept_id is not None:
-        if _match_bundled(entry, item, item.concept_id, state):
-            _name(entry, state)
-    elif _match(entry, records, state):
+    records = state.by_key.get(digest)
+    if records is None and item.concept_id is None and item.fmt != "adr":  # a new item: a create
+        changed = True
+    elif records is None and item.concept_id is not None:
+        changed = _match_bundled(entry, item, item.concept_id, state)
+    else:
+        changed = _match(entry, records or [], state)
+    if changed:
         _name(entry, state)
+        if entry.action in CHANGES:
+            entry.proposal_id = _proposal_id(entry)
     return entry
 
 
@@ -308,6 +312,7 @@ def _gone(imported: list[Existing], state: _State) -> list[Entry]:
         gone.concept_id = record.path.removeprefix(RECORDS + "/").removesuffix(SUFFIX)
         if policy.prune:
             gone.reason = f"its source is gone from {ref.path if ref else 'the imported files'}"
+            gone.proposal_id = _proposal_id(gone)
         else:
             gone.action, gone.reason = "skipped", "gone from its source; --prune tombstones it"
         out.append(gone)
@@ -346,6 +351,11 @@ def _name(entry: Entry, state: _State) -> None:
             state.used_ids.add(free)
             entry.concept_id, entry.slug = f"{folder}/{free}" if folder else free, rid
             return
+    slug = concept.slug(entry.title)
+    if entry.target is None and slug not in state.used_ids and not state.known.taken(slug):
+        state.used_ids.add(slug)  # the first ID `_free_id` tries: most new records take their own title's
+        entry.concept_id, entry.slug = f"{entry.lane}/{entry.type.replace('_', '-')}s/{slug}", slug
+        return
     for title in _titles(entry.title, item.source.named):
         slug = concept.slug(title)
         free = _free_id(slug, entry, state)
@@ -360,10 +370,14 @@ def _name(entry: Entry, state: _State) -> None:
 
 def _proposal_id(entry: Entry) -> str:
     """A packet ID that is the same whenever the same change is planned (so a second --write finds it)."""
-    seed = "\0".join([entry.action, entry.origin_key or "", entry.target.id if entry.target else ""])
+    seed = f"{entry.action}\0{entry.origin_key or ''}\0{entry.target.id if entry.target else ''}"
     tail = hashlib.sha256(seed.encode("utf-8")).hexdigest()[:10]
-    name = _shorter(entry.slug, 40) if entry.slug is not None else concept.slug(entry.title, max_length=40)
-    return f"import_{name.replace('-', '_')}_{tail}"
+    slug = entry.slug
+    if slug is None:
+        slug = concept.slug(entry.title, max_length=40)
+    elif len(slug) > 40:
+        slug = _shorter(slug, 40)
+    return f"import_{slug.replace('-', '_')}_{tail}"
 
 
 def _shorter(slug: str, max_length: int) -> str:

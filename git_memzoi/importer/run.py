@@ -7,7 +7,7 @@ import posixpath
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from git_memzoi.errors import FormatError, Refused
 from git_memzoi.importer import formats, identity, markdown, okf
@@ -107,7 +107,8 @@ class _Reading:
             return True
         if src.fmt == "okf":  # a record file: its body is memory, whatever it quotes
             return False
-        ruler = markdown.ruler_sources(src.text.split("\n")) if "Source:" in src.text else []
+        # a marker is an HTML comment: a memchr for its `<` first, the substring search only where one is
+        ruler = markdown.ruler_sources(src.text.split("\n")) if "<" in src.text and "Source:" in src.text else []
         if not ruler:
             return False
         origins = [posixpath.normpath(p.strip()) for _, p in ruler]
@@ -176,11 +177,10 @@ def _refuse_secrets(items: list[Item]) -> None:
     Each source is scanned once, whole (all of them in one scan: `secrets.scan_each`); a finding
     counts when it falls in an item that would be written.
     """
-    spans: dict[str, list[Item]] = {}
-    for item in items:
-        spans.setdefault(item.source.real, []).append(item)
-    found = secrets.scan_each([held[0].source.text for held in spans.values()])
-    for (real, held), findings in zip(spans.items(), found, strict=True):
+    texts = {item.source.real: item.source.text for item in items}
+    found = secrets.scan_each(list(texts.values()))
+    for real, findings in zip(texts, found, strict=True):
+        held = [item for item in items if item.source.real == real] if findings else []
         for finding in findings:
             if any(_first(item) <= finding.line <= item.last for item in held):
                 raise FormatError(
@@ -196,28 +196,38 @@ def _refuse_controls(items: list[Item]) -> None:
     """Refuse a run whose changes would carry a control character into a packet, naming the source line.
 
     The profile's rule (`profile.document`'s control-character check, which `validate` and `apply`
-    run): one-line fields take printable text only, a body newlines and tabs besides.
+    run): one-line fields take printable text only, a body newlines and tabs besides. Each source's
+    text is searched once, and every title and scope in one search (a control character is one
+    character, so the spaces that join them add none): only the items these leave in doubt are
+    looked at one by one, in order, so the first of them is the one named.
     """
-    clean: dict[str, bool] = {}  # by source: its text holds no control character a body may not hold
+    dirty = {
+        real
+        for real, text in {item.source.real: item.source.text for item in items}.items()
+        if oneline.first_text_control(text) is not None
+    }  # a body is cut from its source's text: a clean source gives clean bodies
+    fields = [item.title for item in items] + [path for item in items for path in item.applies_to]
+    if oneline.first_control(" ".join(fields)) is None:
+        items = [item for item in items if item.source.real in dirty or item.activation or item.kept]
     for item in items:
-        real = item.source.real
-        if real not in clean:
-            clean[real] = oneline.first_text_control(item.source.text) is None
-        found = formats.control_of(item, body=not clean[real])
-        if found is None:
-            continue
-        field, char = found
-        lines = item.source.text.split("\n")
-        start = _first(item)  # a YAML escape leaves no raw character: then where the item starts
-        line = next((n for n in range(start, item.last + 1) if char in lines[n - 1]), start)
-        raise FormatError(
-            "control-character",
-            f"{field}: holds the control character {oneline.shown(char)}; memory takes printable text only "
-            "(a body newlines and tabs too); nothing was written",
-            path=item.source.real,
-            line=line,
-            hint="remove it from the source (or leave the file out) and import again",
-        )
+        found = formats.control_of(item, body=item.source.real in dirty)
+        if found is not None:
+            _refuse_control(item, *found)
+
+
+def _refuse_control(item: Item, field: str, char: str) -> NoReturn:
+    """Refuse `item`'s control character `char` in `field`, at the first line of the item that holds it."""
+    lines = item.source.text.split("\n")
+    start = _first(item)  # a YAML escape leaves no raw character: then where the item starts
+    line = next((n for n in range(start, item.last + 1) if char in lines[n - 1]), start)
+    raise FormatError(
+        "control-character",
+        f"{field}: holds the control character {oneline.shown(char)}; memory takes printable text only "
+        "(a body newlines and tabs too); nothing was written",
+        path=item.source.real,
+        line=line,
+        hint="remove it from the source (or leave the file out) and import again",
+    )
 
 
 def _first(item: Item) -> int:

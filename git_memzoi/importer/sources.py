@@ -129,6 +129,7 @@ class Tree:
         self.rev = rev
         self.root: Path | None = None if rev is not None else repo.require_workdir()
         self.entries: dict[str, Tracked] = gitfiles.tracked(repo, rev)
+        self._resolved: dict[str, str] = {}  # named path -> the file it leads to (`resolve`)
         # A sparse checkout leaves tracked files out of the work tree: they are not gone (--prune
         # would tombstone their records), so they are read from the index, as --rev reads a commit.
         self.left_out: set[str] = set()
@@ -161,7 +162,7 @@ class Tree:
     def _is_link(self, path: str) -> bool:
         if self.root is None or not self._in_worktree(path):
             return self.entries[path].link
-        return (self.root / path).is_symlink()
+        return os.path.islink(os.path.join(self.root, path))
 
     def _raw(self, path: str) -> bytes:
         if self.root is None or not self._in_worktree(path):
@@ -176,10 +177,16 @@ class Tree:
     def exists(self, path: str) -> bool:
         if path not in self.entries:
             return False
-        return self.root is None or path in self.left_out or os.path.lexists(self.root / path)
+        return self.root is None or path in self.left_out or os.path.lexists(os.path.join(self.root, path))
 
     def resolve(self, named: str) -> str:
         """The tracked regular file `named` leads to through its symlinks, refusing escapes and loops."""
+        real = self._resolved.get(named)
+        if real is None:
+            real = self._resolved[named] = self._follow(named)
+        return real
+
+    def _follow(self, named: str) -> str:
         seen = [named]
         path = named
         while self._is_link(path):
@@ -201,13 +208,10 @@ class Tree:
         """The text of source `named`: at most MAX_SOURCE_BYTES of UTF-8 (a BOM is dropped, CRLF made LF)."""
         real = self.resolve(named)
         try:
-            if (
-                self.root is not None
-                and self._in_worktree(real)
-                and (self.root / real).stat().st_size > MAX_SOURCE_BYTES
-            ):
-                raise FormatError("import-too-large", f"larger than {MAX_SOURCE_BYTES} bytes", path=named)
-            raw = self._raw(real)
+            if self.root is None or not self._in_worktree(real):
+                raw = self._raw(real)
+            else:  # no link (resolved): at most one byte more than a source may hold, from a regular file
+                raw = read_regular(self.root / real, MAX_SOURCE_BYTES + 1)
         except OSError as exc:
             raise FormatError("import-unreadable", f"cannot read: {exc.strerror or exc}", path=real) from None
         if len(raw) > MAX_SOURCE_BYTES:
@@ -222,7 +226,8 @@ class Tree:
         oid = gitfiles.blob_oid(raw)
         # Memory files are LF (the profile's line-endings rule): a CRLF source's sections made
         # packets that fail validation. A stray CR becomes a space, so line numbers stay git's.
-        text = text.replace("\r\n", "\n").replace("\r", " ")
+        if "\r" in text:  # a memchr: the two-character search reads every character, even in an LF file
+            text = text.replace("\r\n", "\n").replace("\r", " ")
         return Loaded(named, real, fmt, text.removeprefix("\ufeff"), oid)
 
     def named(self, given: list[str], cwd: Path, forced: str | None) -> list[tuple[str, str]]:
@@ -295,6 +300,11 @@ def read_regular(full: Path, limit: int) -> bytes:
     """
     fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file (a FIFO, a device or a folder)", str(full))
-        return handle.read(limit)
+        # a buffer of the file's size and one byte more (the byte says it grew), not of `limit`: a
+        # read of a megabyte maps and unmaps a megabyte for a file of a few kilobytes
+        size = min(limit, info.st_size + 1)
+        data = handle.read(size)
+        return data + handle.read(limit - size) if len(data) == size < limit else data

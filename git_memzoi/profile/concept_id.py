@@ -8,7 +8,8 @@ import unicodedata
 from git_memzoi.errors import FormatError
 
 _SEGMENT = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
-_WORD = re.compile(r"[a-z0-9]+")
+#: every byte but a lowercase ASCII letter or a digit made a space: the words of a slug are what stays
+_NOT_WORD = bytes(c if chr(c) in "abcdefghijklmnopqrstuvwxyz0123456789" else 32 for c in range(256))
 RESERVED_NAMES = ("index", "log")
 MAX_LENGTH = 200
 
@@ -53,7 +54,7 @@ def slug(text: str, max_length: int = 80) -> str:
     ascii_text = (
         text if text.isascii() else unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     )
-    words = _WORD.findall(ascii_text.lower())
+    words = ascii_text.lower().encode("ascii").translate(_NOT_WORD).decode("ascii").split()  # runs of [a-z0-9]
     out = "-".join(words)
     if len(out) > max_length:  # the words while they fit
         out = ""

@@ -14,18 +14,23 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069
 _TEXT_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def first_control(text: str) -> str | None:
-    """The first control character in `text`, or None."""
-    found = _CONTROL.search(text)
-    return found.group(0) if found else None
-
-
+#: the characters _CONTROL matches in an ASCII text
+_ASCII_CONTROLS = tuple(chr(c) for c in (*range(0x00, 0x20), 0x7F))
 #: the characters _TEXT_CONTROL matches, those of an ASCII text first
 _ASCII_TEXT_CONTROLS = tuple(chr(c) for c in (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F))
 _TEXT_CONTROLS = _ASCII_TEXT_CONTROLS + tuple(chr(c) for c in range(0x80, 0xA0))
 #: a text longer than this is first searched for each control character (a memchr each, many times
-#: faster than the regex's character class): a source file of an import, a record's body
+#: faster than the regex's character class): a source file of an import, a record's body, an
+#: import's titles joined
 _LONG_TEXT = 512
+
+
+def first_control(text: str) -> str | None:
+    """The first control character in `text`, or None."""
+    if len(text) > _LONG_TEXT and text.isascii() and not any(char in text for char in _ASCII_CONTROLS):
+        return None
+    found = _CONTROL.search(text)
+    return found.group(0) if found else None
 
 
 def first_text_control(text: str) -> tuple[int, str] | None:

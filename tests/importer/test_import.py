@@ -262,6 +262,20 @@ def test_bad_input_is_one_line_and_writes_nothing(repo: Repo, setup, message: st
     assert memzoi_files(repo) == before
 
 
+def test_a_secret_refuses_only_an_import_that_would_write_it(repo: Repo) -> None:
+    # one scan of every source: a finding in an item that is only reported (a proposed ADR) refuses nothing
+    repo.write("doc/adr/0001-keys.md", "# 1. Keys\n\nStatus: proposed\n\naws key AKIAIOSFODNN7EXAMPLE here\n")
+    # a finding outside every item of a written source (a managed block is no item's text) refuses nothing
+    block = "<!-- memzoi:start -->\naws key AKIAIOSFODNN7EXAMPLE here\n<!-- memzoi:end -->\n"
+    repo.write("AGENTS.md", "## Build\n\nRun make.\n\n" + block)
+    repo.commit("sources")
+    result = plan()
+    assert by_where(result, "doc/adr/0001-keys.md")[0]["action"] == "skipped"
+    assert [e["where"] for e in entries(result, "create")] == ["AGENTS.md:1-3"]
+    out = run_cli("import", "--adr-status", "proposed", expect=1)
+    assert "doc/adr/0001-keys.md:5: secret:" in out.stderr, out.stderr
+
+
 def test_usage_errors(repo: Repo) -> None:
     assert "exclude each other" in run_cli("import", "--write", "--apply", expect=2).stderr
     assert "--commit goes with --apply" in run_cli("import", "--commit", expect=2).stderr

@@ -5,6 +5,8 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from git_memzoi.profile.concept_id import slug
 
@@ -50,3 +52,10 @@ def test_slug_matches_nfkd_folding(text: str) -> None:
 def test_slug_folds_accents_and_fullwidth_letters() -> None:
     assert slug("Café crème") == "cafe-creme"
     assert slug(_fullwidth("Full Width")) == "full-width"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(max_codepoint=0x7F), max_size=120), st.sampled_from([10, 40, 80]))
+def test_an_ascii_slug_is_its_runs_of_letters_and_digits(text: str, max_length: int) -> None:
+    # every ASCII character, punctuation, controls and each kind of space among them
+    assert slug(text, max_length=max_length) == _folded(text, max_length)

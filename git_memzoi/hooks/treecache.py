@@ -5,11 +5,12 @@ A tree's validation is a function of its OID and of the validator, so a summary 
 (a CI cache, see hooks/ci.py) holds for the same tree here: the key names the content. A kept
 tree is a file `<tree>.tree`: a header line (format, validator fingerprint, tree OID, ..., and
 the SHA-256 of the body that follows). A summary's body is empty and its header names the
-CRC-32 of its database, `<tree>.db` beside it (each file's blob OID, facts and problems, see
-hooks/treeimage.py): a check reads from the database only the rows its change touches. It is
-a cache: a missing, unreadable, truncated or altered file (a digest or checksum differs), one
-of another validator, or one whose tree OID is not the one asked for, is ignored, and the tree
-is validated from scratch.
+size and CRC-32 of its database, `<tree>.db` beside it (each file's blob OID, facts and
+problems, see hooks/treeimage.py): a check reads from the database only the rows its change
+touches. It is a cache: a missing, unreadable, truncated or altered file (a digest or checksum
+differs), one that is not a regular file (a FIFO, a device) or is larger than any kept tree,
+one of another validator, or one whose tree OID is not the one asked for, is ignored, and the
+tree is validated from scratch.
 
 A tree close to a kept one is stored as a delta of it instead (a few KB where a summary is
 O(tree)): the header also names its base tree and the checksum of the base's database, and the
@@ -27,6 +28,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import stat
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -45,7 +47,9 @@ SUFFIX = ".tree"
 #: The name of a kept summary's database: its tree's OID, then this.
 DB_SUFFIX = ".db"
 #: What reading a kept tree raises when it is absent, damaged, or not of this validator: a miss.
-_DAMAGED = (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError, sqlite3.Error)
+_DAMAGED = (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError, sqlite3.Error)
+#: The largest kept tree file read (a delta's rows are a few KB): a larger one is a miss, unread.
+MAX_TREE_BYTES = 16 << 20
 #: Trees kept (summaries and deltas alike): the last few commits' trees of each branch a developer moves between.
 KEEP = 16
 #: The modules whose code decides what a tree's summary says.
@@ -79,7 +83,7 @@ class TreeCache:
     """Tree states by .memzoi/ subtree OID, as summaries (or JSON deltas of one) in one folder.
 
     Each kept tree has a `<tree>.tree` file: a header line, and for a delta its rows. A summary's
-    database is beside it, `<tree>.db`, and its header names the database's CRC-32.
+    database is beside it, `<tree>.db`, and its header names the database's size and CRC-32.
     """
 
     def __init__(self, folder: Path) -> None:
@@ -149,8 +153,16 @@ class TreeCache:
         return state
 
     def _read(self, tree: str) -> tuple[list[Any], bytes]:
-        """A kept file's header and body, checked: this validator, this tree, the body's digest (ValueError if not)."""
-        raw = self._path(tree).read_bytes()
+        """A kept file's header and body, checked: this validator, this tree, the body's digest (ValueError if not).
+
+        Only a regular file of at most MAX_TREE_BYTES is read: a FIFO, a device or a folder is a miss, unopened.
+        """
+        fd = os.open(self._path(tree), os.O_RDONLY | os.O_NONBLOCK)  # a FIFO would block an open without it
+        with os.fdopen(fd, "rb") as handle:
+            seen = os.fstat(fd)
+            if not stat.S_ISREG(seen.st_mode) or seen.st_size > MAX_TREE_BYTES:
+                raise ValueError("not a file, or larger than any kept tree")
+            raw = handle.read(MAX_TREE_BYTES + 1)
         head, _, body = raw.partition(b"\n")
         header = json.loads(head)
         if (
@@ -185,11 +197,10 @@ class TreeCache:
         if state.base is None:
             return False
         try:
-            with self._path(state.base).open("rb") as handle:
-                base = json.loads(handle.readline())
+            base, _ = self._read(state.base)
             if base[0] != FORMAT:
                 return False  # a delta of a delta is never read
-        except (OSError, ValueError, IndexError, TypeError):
+        except _DAMAGED:
             return False  # its base is gone: nothing to be a delta of
         header = [DELTA_FORMAT, validator_fingerprint(), tree, state.base, base[3]]
         return self._write(tree, header, json.dumps(state.delta(), separators=(",", ":")).encode())

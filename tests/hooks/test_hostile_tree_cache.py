@@ -1,0 +1,204 @@
+"""A kept tree that is not what it claims never changes a gate's verdict, and never hangs or crashes one.
+
+Each test damages `$MEMZOI_HOME/projects/<key>/hook-trees/` as accidents do (a file swapped,
+emptied, truncated, grown, turned into a FIFO or a folder, locked, written by a gate killed
+halfway, written by two gates at once, pruned while read, on a read-only filesystem) and runs the
+installed `git-memzoi hook check` (the CI gate: the checks of pre-receive and pre-push) as its
+own process. Its verdict must be the one a run with no kept tree at all gives, with no traceback
+and no exit code but 0 and 1; a gate that hangs fails by its timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import sqlite3
+import subprocess
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from git_memzoi.gitrepo import open_repo
+from git_memzoi.hooks.treecache import TreeCache
+from git_memzoi.runtime.home import Layout
+from support import Repo, git, memzoi_exe
+from support.hooks import record, record_path
+
+pytestmark = pytest.mark.slow
+
+#: Longer than any of these gates takes on a tree of 30 records: a gate still running then hangs.
+TIMEOUT = 120
+#: (exit code, each problem's code and path): what a gate decided.
+Verdict = tuple[int, list[tuple[str, str]]]
+
+
+def gate(cwd: Path, spec: str, home: Path | None = None) -> Verdict:
+    """`git-memzoi hook check SPEC --json` as its own process (in MEMZOI_HOME `home` if given): its verdict."""
+    env = os.environ | ({"MEMZOI_HOME": str(home)} if home is not None else {})
+    command = [memzoi_exe(), "hook", "check", spec, "--json"]
+    proc = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    return _verdict(proc.returncode, proc.stdout, proc.stderr)
+
+
+def _verdict(code: int, out: str, err: str) -> Verdict:
+    assert code in (0, 1), f"exit {code}: {err[-2000:]}"
+    assert "Traceback" not in err and err.strip() == "", err[-2000:]
+    found = json.loads(out)
+    return code, sorted((p["code"], p["path"]) for p in found["problems"])
+
+
+@dataclass
+class Kept:
+    """A repository whose HEAD~1 .memzoi/ tree is kept whole, and each range's verdict with nothing kept."""
+
+    repo: Repo
+    folder: Path
+    #: HEAD~1's .memzoi/ tree, the one a check of HEAD~1..HEAD starts from
+    tree: str
+    expected: dict[str, Verdict]
+
+    def db(self) -> Path:
+        return self.folder / f"{self.tree}.db"
+
+    def file(self) -> Path:
+        return self.folder / f"{self.tree}.tree"
+
+    def check(self, spec: str = "HEAD~1..HEAD") -> None:
+        """Run the gate on `spec` twice (the first may keep trees the second reads): each time as with nothing kept."""
+        for _ in range(2):
+            assert gate(self.repo.path, spec) == self.expected[spec]
+
+
+SPECS = ("HEAD~2..HEAD~1", "HEAD~1..HEAD", "HEAD~3..HEAD")
+
+
+@pytest.fixture
+def kept(repo: Repo, tmp_path: Path) -> Kept:
+    """30 records, then one more, then one reusing an ID (an error); HEAD~1's tree kept by a gate."""
+    for n in range(30):
+        repo.write(record_path(f"rec-{n:03d}"), record(f"rec-{n:03d}"))
+    repo.commit("memory")
+    repo.write(record_path("use-redis"), record("use-redis"))
+    repo.commit("redis")
+    repo.write(".memzoi/records/project/use-redis-again.md", record("rec-007"))
+    repo.commit("an ID twice")
+    expected = {spec: gate(repo.path, spec, tmp_path / f"nothing-kept-{n}") for n, spec in enumerate(SPECS)}
+    assert expected["HEAD~1..HEAD"][0] == 1 and expected["HEAD~2..HEAD~1"] == (0, [])
+    folder = Layout.for_repo(open_repo(repo.path)).hook_trees
+    assert gate(repo.path, "HEAD~2..HEAD~1") == expected["HEAD~2..HEAD~1"]
+    tree = git("rev-parse", "HEAD~1:.memzoi", cwd=repo.path).stdout.strip()
+    found = Kept(repo, folder, tree, expected)
+    assert found.db().is_file() and TreeCache(folder).load(tree) is not None  # kept whole, and sound
+    return found
+
+
+def _replace(path: Path, make: Callable[[Path], object]) -> None:
+    path.unlink()
+    make(path)
+
+
+def _sparse(path: Path, size: int) -> None:
+    with path.open("r+b") as handle:
+        handle.truncate(size)
+
+
+def _forged(kept: Kept, sql: str) -> None:
+    """Change the kept database by `sql` and write its header's checksum anew (as only a forger would)."""
+    conn = sqlite3.connect(kept.db())
+    conn.executescript(sql)
+    conn.close()
+    data = kept.db().read_bytes()
+    _header(kept, 3, f"{zlib.crc32(data):08x}-{len(data)}")
+
+
+def _other_trees(kept: Kept, tmp_path: Path, *suffixes: str) -> None:
+    """Put the files (of `suffixes`) of HEAD~2's tree, kept in another home, where HEAD~1's belong."""
+    other = tmp_path / "other-home"
+    gate(kept.repo.path, "HEAD~3..HEAD~2", other)
+    for suffix in suffixes:
+        (path,) = other.rglob(f"*{suffix}")
+        shutil.copyfile(path, kept.folder / f"{kept.tree}{suffix}")
+
+
+def _other_trees_db(kept: Kept, tmp_path: Path) -> None:
+    _other_trees(kept, tmp_path, ".db")
+
+
+def _header(kept: Kept, field: int, value: object) -> None:
+    head, _, body = kept.file().read_bytes().partition(b"\n")
+    header = json.loads(head)
+    header[field] = value
+    kept.file().write_bytes(json.dumps(header).encode() + b"\n" + body)
+
+
+DAMAGE: dict[str, Callable[[Kept, Path], object]] = {
+    "db-fifo": lambda k, _: _replace(k.db(), os.mkfifo),
+    "tree-fifo": lambda k, _: _replace(k.file(), os.mkfifo),
+    "db-symlink-to-fifo": lambda k, t: (os.mkfifo(t / "fifo"), _replace(k.db(), lambda p: p.symlink_to(t / "fifo"))),
+    "tree-symlink-to-dev-zero": lambda k, _: _replace(k.file(), lambda p: p.symlink_to("/dev/zero")),
+    "db-symlink-to-dev-zero": lambda k, _: _replace(k.db(), lambda p: p.symlink_to("/dev/zero")),
+    "db-symlink-dangling": lambda k, t: _replace(k.db(), lambda p: p.symlink_to(t / "nowhere")),
+    "db-symlink-loop": lambda k, _: _replace(k.db(), lambda p: p.symlink_to(p)),
+    "db-folder": lambda k, _: _replace(k.db(), Path.mkdir),
+    "tree-folder": lambda k, _: _replace(k.file(), Path.mkdir),
+    "db-empty": lambda k, _: k.db().write_bytes(b""),
+    "tree-empty": lambda k, _: k.file().write_bytes(b""),
+    "db-truncated": lambda k, _: _sparse(k.db(), k.db().stat().st_size // 2),
+    "db-huge": lambda k, _: _sparse(k.db(), 1 << 40),  # a TiB, sparse: reading it would take many minutes
+    "tree-huge": lambda k, _: _sparse(k.file(), 1 << 40),
+    "db-not-sqlite": lambda k, _: k.db().write_bytes(random.Random(1).randbytes(k.db().stat().st_size)),
+    "db-journal-and-wal-beside": lambda k, _: [
+        (k.folder / f"{k.tree}.db{s}").write_bytes(b"\x01" * 4096) for s in ("-journal", "-wal", "-shm")
+    ],
+    "db-extra-table": lambda k, _: sqlite3.connect(k.db()).executescript("CREATE TABLE extra(x);"),
+    "db-of-another-tree": _other_trees_db,
+    "tree-of-another-tree": lambda k, t: _other_trees(k, t, ".tree"),
+    "tree-and-db-of-another-tree": lambda k, t: _other_trees(k, t, ".tree", ".db"),
+    "tree-of-another-version": lambda k, _: _header(k, 1, "0.0.1:0123456789abcdef"),
+    "tree-naming-no-checksum": lambda k, _: _header(k, 3, None),
+    "tree-truncated": lambda k, _: _sparse(k.file(), k.file().stat().st_size // 2),
+    "tree-symlink-loop": lambda k, _: _replace(k.file(), lambda p: p.symlink_to(p)),
+    "tree-nested-json": lambda k, _: k.file().write_bytes(b"[" * 100_000 + b"\n"),
+    "forged-db-missing-column": lambda k, _: _forged(
+        k, "DROP TABLE cross; CREATE TABLE cross(path TEXT PRIMARY KEY) WITHOUT ROWID;"
+    ),
+    "forged-db-extra-table": lambda k, _: _forged(k, "CREATE TABLE extra(x);"),
+    "forged-db-missing-index": lambda k, _: _forged(k, "DROP INDEX files_by_id;"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_a_damaged_kept_tree_changes_no_verdict_and_never_hangs_or_crashes_a_gate(
+    kept: Kept, tmp_path: Path, damage: str
+) -> None:
+    DAMAGE[damage](kept, tmp_path)
+    kept.check()
+    kept.check("HEAD~3..HEAD")
+
+
+def test_a_kept_database_that_is_a_symlink_to_its_own_bytes_is_read(kept: Kept, tmp_path: Path) -> None:
+    """A symlink is followed: the bytes behind it are checked like any file's."""
+    moved = tmp_path / "elsewhere.db"
+    shutil.move(kept.db(), moved)
+    kept.db().symlink_to(moved)
+    assert TreeCache(kept.folder).load(kept.tree) is not None
+    kept.check()
+
+
+def test_a_kept_database_locked_by_a_writer_with_changes_not_committed_changes_no_verdict(kept: Kept) -> None:
+    """Another SQLite process holds the write lock and has made `rec-007` another ID, spilled to the file."""
+    conn = sqlite3.connect(kept.db(), isolation_level=None)
+    try:
+        conn.execute("PRAGMA cache_size = 1")  # its changed pages go to the file before it commits
+        conn.execute("BEGIN EXCLUSIVE")
+        conn.execute("UPDATE files SET ident = 'rec-x', facts = replace(facts, 'rec-007', 'rec-x')")
+        kept.check()
+    finally:
+        conn.execute("ROLLBACK")
+        conn.close()
+    kept.check()

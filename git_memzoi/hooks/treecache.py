@@ -185,8 +185,8 @@ class TreeCache:
                 os.replace(tmp, self._db(tree))
             finally:
                 Path(tmp).unlink(missing_ok=True)
-        except (OSError, sqlite3.Error):
-            return False
+        except (OSError, ValueError, sqlite3.Error):
+            return False  # ValueError: the summary it is a copy of was replaced since it was read
         return self._write(tree, [FORMAT, validator_fingerprint(), tree, checksum], b"")
 
     def save_delta(self, tree: str, state: TreeState) -> bool:

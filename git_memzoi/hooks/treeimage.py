@@ -72,7 +72,7 @@ class TreeImage:
         process kept a tree), its inode differs and the open is refused, so every row read is of
         the bytes that were checked.
         """
-        self.path = path
+        self.path, self.checksum = path, checksum
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO would block an open without it
         try:
             seen = os.fstat(fd)
@@ -131,8 +131,11 @@ class TreeImage:
 
     def write(self, files: Iterable[Written], dest: Path) -> str:
         """A copy of this database at `dest` with each file's rows replaced by `files`' (a row of None:
-        removed); its checksum."""
+        removed); its checksum. ValueError when the file at its path is no longer the one checked."""
         shutil.copyfile(self.path, dest)
+        with dest.open("rb") as copy:
+            if _crc_of(copy.fileno(), os.fstat(copy.fileno()).st_size) != self.checksum:
+                raise ValueError("a database replaced since it was opened")  # its rows are not the ones read
         return _written(dest, files, fresh=False)
 
     @staticmethod

@@ -25,6 +25,7 @@ import pytest
 
 from git_memzoi.gitrepo import open_repo
 from git_memzoi.hooks.treecache import TreeCache
+from git_memzoi.hooks.treeimage import TreeImage
 from git_memzoi.runtime.home import Layout
 from support import Repo, git, memzoi_exe
 from support.hooks import record, record_path
@@ -201,4 +202,22 @@ def test_a_kept_database_locked_by_a_writer_with_changes_not_committed_changes_n
     finally:
         conn.execute("ROLLBACK")
         conn.close()
+    kept.check()
+
+
+def test_a_summary_copied_after_its_file_was_replaced_is_not_kept(kept: Kept, tmp_path: Path) -> None:
+    """A gate read HEAD~1's summary; its file was then replaced by another tree's: what it keeps is not that copy.
+
+    A new summary is the database it started from with the changed rows replaced; a copy of
+    whatever file is now at that path would keep another tree's rows under this tree's name.
+    """
+    cache = TreeCache(kept.folder)
+    start = cache.start(kept.tree)
+    assert start is not None
+    _other_trees_db(kept, tmp_path)  # the file at the path is now another tree's, its rows other
+    head = git("rev-parse", "HEAD:.memzoi", cwd=kept.repo.path).stdout.strip()
+    start.state.entry(record_path("rec-007"))
+    if cache.save(head, start.state):  # kept only if what it copied is what it read
+        image = TreeImage(kept.folder / f"{head}.db", json.loads((kept.folder / f"{head}.tree").read_text())[3])
+        assert image.file(record_path("use-redis")) is not None  # HEAD~1's rows, not HEAD~2's
     kept.check()

@@ -30,6 +30,7 @@ import os
 import sqlite3
 import stat
 import tempfile
+from contextlib import suppress
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -129,7 +130,7 @@ class TreeCache:
                 found = Start(header[3], base[0], TreeState.rows_of(rows))
             else:
                 found = Start(tree, self._state(tree, header, loader), {})
-            os.utime(self._path(tree))  # recently used: pruned last (a delta's base too)
+            self._touch(tree)  # recently used: pruned last (a delta's base too)
             return found
         except _DAMAGED:
             return None  # absent or damaged: validate the tree from scratch
@@ -139,7 +140,7 @@ class TreeCache:
         try:
             header, _ = self._read(tree)
             state = self._state(tree, header, loader)
-            os.utime(self._path(tree))  # recently used: pruned last
+            self._touch(tree)  # recently used: pruned last
             return state, header[3]
         except _DAMAGED:
             return None  # absent or damaged: validate the tree from scratch
@@ -151,6 +152,11 @@ class TreeCache:
         state = TreeState.from_image(TreeImage(self._db(tree), header[3]), loader)
         state.kept_as(tree)
         return state
+
+    def _touch(self, tree: str) -> None:
+        """Mark kept tree `tree` as used now (best effort: a folder that cannot be written is still read)."""
+        with suppress(OSError):
+            os.utime(self._path(tree))
 
     def _read(self, tree: str) -> tuple[list[Any], bytes]:
         """A kept file's header and body, checked: this validator, this tree, the body's digest (ValueError if not).

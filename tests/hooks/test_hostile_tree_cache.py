@@ -16,6 +16,7 @@ import random
 import shutil
 import sqlite3
 import subprocess
+import sys
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -221,3 +222,40 @@ def test_a_summary_copied_after_its_file_was_replaced_is_not_kept(kept: Kept, tm
         image = TreeImage(kept.folder / f"{head}.db", json.loads((kept.folder / f"{head}.tree").read_text())[3])
         assert image.file(record_path("use-redis")) is not None  # HEAD~1's rows, not HEAD~2's
     kept.check()
+
+
+def _read_only(cmd: str, root: Path) -> subprocess.CompletedProcess[str]:
+    """Run shell `cmd` with `root` mounted read-only (a mount namespace of its own)."""
+    script = f'mount --bind "{root}" "{root}" && mount -o remount,ro,bind "{root}" && {cmd}'
+    return subprocess.run(
+        ["unshare", "--map-root-user", "--mount", "sh", "-c", script], capture_output=True, text=True, timeout=TIMEOUT
+    )
+
+
+def test_a_read_only_memzoi_home_is_read_and_changes_no_verdict(kept: Kept) -> None:
+    home = Path(os.environ["MEMZOI_HOME"])
+    probe = _read_only(f'touch "{kept.folder}/x"', home)
+    if "Read-only file system" not in probe.stderr:
+        pytest.skip(f"no read-only mount here: {probe.stderr.strip()[-200:]}")
+    before = sorted(p.name for p in kept.folder.iterdir())
+    for spec in SPECS:
+        proc = _read_only(f"cd {kept.repo.path} && {memzoi_exe()} hook check {spec} --json", home)
+        assert _verdict(proc.returncode, proc.stdout, proc.stderr) == kept.expected[spec]
+    installed = _read_only(f"cd {kept.repo.path} && {memzoi_exe()} hook install", home)
+    assert installed.returncode == 0 and "Traceback" not in installed.stderr, installed.stderr
+    assert sorted(p.name for p in kept.folder.iterdir()) == before
+    # the kept tree is used although it cannot be marked as used
+    code = "import sys, pathlib, git_memzoi.hooks.treecache as c; "
+    code += "print(c.TreeCache(pathlib.Path(sys.argv[1])).start(sys.argv[2]))"
+    used = _read_only(f"{sys.executable} -c '{code}' {kept.folder} {kept.tree}", home)
+    assert used.stdout.startswith("Start("), used.stdout + used.stderr
+
+
+def test_a_kept_trees_folder_that_cannot_be_written_changes_no_verdict(kept: Kept) -> None:
+    """hook-trees is a file (as root, permissions would not stop a write): nothing is kept, every gate decides."""
+    shutil.rmtree(kept.folder)
+    kept.folder.write_text("not a folder\n")
+    kept.check()
+    kept.check("HEAD~3..HEAD")
+    proc = subprocess.run([memzoi_exe(), "hook", "install"], cwd=kept.repo.path, capture_output=True, text=True)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr

@@ -30,6 +30,7 @@ import os
 import sqlite3
 import stat
 import tempfile
+import time
 from contextlib import suppress
 from functools import cache
 from pathlib import Path
@@ -47,10 +48,14 @@ DELTA_FORMAT = "memzoi-tree-delta 1"
 SUFFIX = ".tree"
 #: The name of a kept summary's database: its tree's OID, then this.
 DB_SUFFIX = ".db"
+#: How the name of a file being written begins (renamed into place when whole).
+TEMP_PREFIX = ".tmp-"
 #: What reading a kept tree raises when it is absent, damaged, or not of this validator: a miss.
 _DAMAGED = (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError, sqlite3.Error)
 #: The largest kept tree file read (a delta's rows are a few KB): a larger one is a miss, unread.
 MAX_TREE_BYTES = 16 << 20
+#: How old a temporary file of a write must be before pruning takes it for one a killed process left.
+STALE_SECONDS = 3600
 #: Trees kept (summaries and deltas alike): the last few commits' trees of each branch a developer moves between.
 KEEP = 16
 #: The modules whose code decides what a tree's summary says.
@@ -102,11 +107,20 @@ class TreeCache:
 
     def recent(self) -> list[str]:
         """The kept trees, the most recently used first."""
+        return [path.stem for path, _ in self._kept()]
+
+    def _kept(self) -> list[tuple[Path, float]]:
+        """Each kept tree's file and when it was last used, the most recent first (a file gone meanwhile left out)."""
+        found = []
         try:
-            kept = sorted(self.folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True)
+            for path in self.folder.glob(f"*{SUFFIX}"):
+                if path.name.startswith(TEMP_PREFIX):
+                    continue  # being written, or left by a killed write
+                with suppress(OSError):
+                    found.append((path, path.stat().st_mtime))
         except OSError:
             return []
-        return [path.stem for path in kept]
+        return sorted(found, key=lambda one: one[1], reverse=True)
 
     def load(self, tree: str, loader: Loader | None = None) -> TreeState | None:
         """The stored summary of `tree`, or None when there is none this validator can trust (or a delta)."""
@@ -184,7 +198,7 @@ class TreeCache:
         """Store the state of `tree` whole (best effort: a cache that cannot be written is just not used)."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=DB_SUFFIX, dir=self.folder)
+            fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=DB_SUFFIX, dir=self.folder)
             os.close(fd)
             try:
                 checksum = state.save_image(Path(tmp))
@@ -215,7 +229,7 @@ class TreeCache:
         head = json.dumps([*header, hashlib.sha256(body).hexdigest()]).encode()
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=SUFFIX, dir=self.folder)
+            fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=SUFFIX, dir=self.folder)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(head + b"\n" + body)
             # No fsync: a file lost or torn by a crash fails its digest and is rebuilt.
@@ -226,10 +240,14 @@ class TreeCache:
         return True
 
     def _prune(self) -> None:
-        kept = sorted(self.folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in kept[KEEP:]:
-            for path in (old, old.with_suffix(DB_SUFFIX)):
-                try:
-                    path.unlink(missing_ok=True)
-                except OSError:
-                    continue
+        """Delete all but the KEEP most recently used kept trees, and what a killed write left (STALE_SECONDS old)."""
+        kept = self._kept()
+        doomed = [path for old, _ in kept[KEEP:] for path in (old, old.with_suffix(DB_SUFFIX))]
+        stale = time.time() - STALE_SECONDS
+        for path in self.folder.glob(f"{TEMP_PREFIX}*"):
+            with suppress(OSError):
+                if path.lstat().st_mtime < stale:
+                    doomed.append(path)
+        for path in doomed:
+            with suppress(OSError):
+                path.unlink(missing_ok=True)

@@ -14,9 +14,11 @@ import json
 import os
 import random
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from git_memzoi.gitrepo import open_repo
-from git_memzoi.hooks.treecache import TreeCache
+from git_memzoi.hooks.treecache import STALE_SECONDS, TreeCache
 from git_memzoi.hooks.treeimage import TreeImage
 from git_memzoi.runtime.home import Layout
 from support import Repo, git, memzoi_exe
@@ -222,6 +224,67 @@ def test_a_summary_copied_after_its_file_was_replaced_is_not_kept(kept: Kept, tm
         image = TreeImage(kept.folder / f"{head}.db", json.loads((kept.folder / f"{head}.tree").read_text())[3])
         assert image.file(record_path("use-redis")) is not None  # HEAD~1's rows, not HEAD~2's
     kept.check()
+
+
+def test_two_gates_at_once_in_a_loop_while_kept_trees_are_pruned(kept: Kept, tmp_path: Path) -> None:
+    """Two gates write and read the same kept trees at once; with KEEP passed, each also prunes what the other reads."""
+    repo = kept.repo
+    for n in range(18):  # more trees than KEEP: every later gate prunes
+        repo.write(record_path(f"later-{n:02d}"), record(f"later-{n:02d}"))
+        repo.commit(f"later {n}")
+    specs = [f"HEAD~{n + 1}..HEAD~{n}" for n in range(20)] + ["HEAD~20..HEAD"]
+    expected = {spec: gate(repo.path, spec, tmp_path / f"nothing-kept-{n}") for n, spec in enumerate(specs)}
+    assert expected["HEAD~18..HEAD~17"][0] == 1  # the commit reusing an ID
+    rng = random.Random(7)
+    for round_ in range(12):
+        if round_ % 4 == 0:
+            shutil.rmtree(kept.folder, ignore_errors=True)
+        pair = [rng.choice(specs), rng.choice(specs)]
+        command = [memzoi_exe(), "hook", "check"]
+        procs = [
+            subprocess.Popen([*command, spec, "--json"], cwd=repo.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            for spec in pair
+        ]
+        for spec, proc in zip(pair, procs, strict=True):
+            out, err = proc.communicate(timeout=TIMEOUT)
+            assert _verdict(proc.returncode, out.decode(), err.decode()) == expected[spec], spec
+    for spec in specs[::4]:
+        assert gate(repo.path, spec) == expected[spec]
+
+
+def test_a_gate_killed_at_any_moment_leaves_nothing_that_changes_a_verdict(kept: Kept) -> None:
+    """SIGKILL `hook install` or a gate at random moments; then every verdict is as with nothing kept."""
+    rng = random.Random(11)
+    commands = [["hook", "install", "--json"], ["hook", "check", "HEAD~3..HEAD", "--json"]]
+    started = time.monotonic()
+    gate(kept.repo.path, "HEAD~3..HEAD")
+    took = time.monotonic() - started
+    for round_ in range(16):
+        if round_ % 3 == 0:
+            shutil.rmtree(kept.folder, ignore_errors=True)
+        proc = subprocess.Popen(
+            [memzoi_exe(), *rng.choice(commands)], cwd=kept.repo.path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        time.sleep(rng.uniform(0, took))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=TIMEOUT)
+    for spec in SPECS:
+        assert gate(kept.repo.path, spec) == kept.expected[spec]
+
+
+def test_what_a_killed_write_left_is_pruned_once_stale(kept: Kept) -> None:
+    """A write killed before its rename leaves a temporary file: the next write prunes it once it is an hour old."""
+    left = [kept.folder / ".tmp-killed.db", kept.folder / ".tmp-killed.tree"]
+    fresh = kept.folder / ".tmp-writing.db"
+    for path in [*left, fresh]:
+        path.write_bytes(kept.db().read_bytes()[:5000])
+    then = time.time() - STALE_SECONDS - 60
+    for path in left:
+        os.utime(path, (then, then))
+    assert ".tmp-killed" not in TreeCache(kept.folder).recent()
+    kept.check()  # keeps HEAD's tree: a write, which prunes
+    assert not any(path.exists() for path in left)
+    assert fresh.exists()  # another gate may be writing it now
 
 
 def _read_only(cmd: str, root: Path) -> subprocess.CompletedProcess[str]:

@@ -29,6 +29,7 @@ import pytest
 from git_memzoi.gitrepo import open_repo
 from git_memzoi.hooks.treecache import STALE_SECONDS, TreeCache
 from git_memzoi.hooks.treeimage import TreeImage
+from git_memzoi.hooks.verdicts import VERDICTS_FILE
 from git_memzoi.runtime.home import Layout
 from support import Repo, git, memzoi_exe
 from support.hooks import record, record_path
@@ -322,3 +323,29 @@ def test_a_kept_trees_folder_that_cannot_be_written_changes_no_verdict(kept: Kep
     kept.check("HEAD~3..HEAD")
     proc = subprocess.run([memzoi_exe(), "hook", "install"], cwd=kept.repo.path, capture_output=True, text=True)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_pre_commit_never_waits_on_a_kept_store_file_that_is_a_fifo(kept: Kept) -> None:
+    """The fast path's tree IDs and verdicts, FIFOs: each commit is still decided, and at once."""
+    repo = kept.repo
+    git("rm", "-q", ".memzoi/records/project/use-redis-again.md", cwd=repo.path)
+    git("commit", "-q", "--no-verify", "-m", "one ID once", cwd=repo.path)
+    installed = subprocess.run([memzoi_exe(), "hook", "install"], cwd=repo.path, capture_output=True, text=True)
+    assert installed.returncode == 0, installed.stderr
+    stores = [*kept.folder.glob("*.ids"), kept.folder / VERDICTS_FILE]
+    assert len(stores) == 2
+    for path in stores:
+        path.unlink(missing_ok=True)
+        os.mkfifo(path)
+    repo.write(record_path("use-kafka"), record("use-kafka"))
+    git("add", "-A", cwd=repo.path)
+    done = subprocess.run(
+        ["git", "commit", "-q", "-m", "kafka"], cwd=repo.path, capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert done.returncode == 0, done.stderr
+    repo.write(".memzoi/records/project/kafka-again.md", record("use-kafka"))
+    git("add", "-A", cwd=repo.path)
+    refused = subprocess.run(
+        ["git", "commit", "-q", "-m", "again"], cwd=repo.path, capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert refused.returncode != 0 and "id-duplicate" in refused.stderr, refused.stderr

@@ -32,7 +32,7 @@ from git_memzoi.hooks.treeimage import TreeImage
 from git_memzoi.hooks.verdicts import VERDICTS_FILE
 from git_memzoi.runtime.home import Layout
 from support import Repo, git, memzoi_exe
-from support.hooks import record, record_path
+from support.hooks import Remote, record, record_path
 
 pytestmark = pytest.mark.slow
 
@@ -348,4 +348,23 @@ def test_pre_commit_never_waits_on_a_kept_store_file_that_is_a_fifo(kept: Kept) 
     refused = subprocess.run(
         ["git", "commit", "-q", "-m", "again"], cwd=repo.path, capture_output=True, text=True, timeout=TIMEOUT
     )
+    assert refused.returncode != 0 and "id-duplicate" in refused.stderr, refused.stderr
+
+
+def test_a_server_whose_kept_trees_are_fifos_still_decides_each_push(remote: Remote) -> None:
+    """pre-receive on a server whose every kept tree file is a FIFO: a good push lands, a bad one is refused."""
+    folder = Layout.for_repo(open_repo(remote.bare)).hook_trees
+    remote.commit({record_path("use-redis"): record("use-redis")}, "redis")
+    remote.accepted()
+    kept = sorted(folder.iterdir())
+    assert any(path.suffix == ".db" for path in kept)
+    for path in kept:
+        path.unlink()
+        os.mkfifo(path)
+    remote.commit({record_path("use-kafka"): record("use-kafka")}, "kafka")
+    push = ["git", "push", "origin", "main"]
+    done = subprocess.run(push, cwd=remote.work.path, capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    remote.commit({".memzoi/records/project/kafka-again.md": record("use-kafka")}, "kafka again")
+    refused = subprocess.run(push, cwd=remote.work.path, capture_output=True, text=True, timeout=TIMEOUT)
     assert refused.returncode != 0 and "id-duplicate" in refused.stderr, refused.stderr

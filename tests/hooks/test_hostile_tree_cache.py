@@ -141,10 +141,15 @@ def _header(kept: Kept, field: int, value: object) -> None:
     kept.file().write_bytes(json.dumps(header).encode() + b"\n" + body)
 
 
+def _symlink_to_fifo(path: Path, fifo: Path) -> None:
+    os.mkfifo(fifo)
+    path.symlink_to(fifo)
+
+
 DAMAGE: dict[str, Callable[[Kept, Path], object]] = {
     "db-fifo": lambda k, _: _replace(k.db(), os.mkfifo),
     "tree-fifo": lambda k, _: _replace(k.file(), os.mkfifo),
-    "db-symlink-to-fifo": lambda k, t: (os.mkfifo(t / "fifo"), _replace(k.db(), lambda p: p.symlink_to(t / "fifo"))),
+    "db-symlink-to-fifo": lambda k, t: _replace(k.db(), lambda p: _symlink_to_fifo(p, t / "fifo")),
     "tree-symlink-to-dev-zero": lambda k, _: _replace(k.file(), lambda p: p.symlink_to("/dev/zero")),
     "db-symlink-to-dev-zero": lambda k, _: _replace(k.db(), lambda p: p.symlink_to("/dev/zero")),
     "db-symlink-dangling": lambda k, t: _replace(k.db(), lambda p: p.symlink_to(t / "nowhere")),

@@ -80,7 +80,7 @@ class TreeImage:
                 raise ValueError("an empty file, or not a file")
             if not checksum.endswith(f"-{seen.st_size}") or _crc_of(fd, seen.st_size) != checksum:
                 raise ValueError("a database altered after writing")
-            self.conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+            self.conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro&immutable=1", uri=True)
             schema = self.conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name").fetchall()
             now = os.stat(path)
         finally:

@@ -31,7 +31,7 @@ from git_memzoi.hooks.treecache import STALE_SECONDS, TreeCache
 from git_memzoi.hooks.treeimage import TreeImage
 from git_memzoi.hooks.verdicts import VERDICTS_FILE
 from git_memzoi.runtime.home import Layout
-from support import Repo, git, memzoi_exe
+from support import Repo, git, make_repo, memzoi_exe
 from support.hooks import Remote, record, record_path
 
 pytestmark = pytest.mark.slow
@@ -373,3 +373,21 @@ def test_a_server_whose_kept_trees_are_fifos_still_decides_each_push(remote: Rem
     remote.commit({".memzoi/records/project/kafka-again.md": record("use-kafka")}, "kafka again")
     refused = subprocess.run(push, cwd=remote.work.path, capture_output=True, text=True, timeout=TIMEOUT)
     assert refused.returncode != 0 and "id-duplicate" in refused.stderr, refused.stderr
+
+
+def test_kept_trees_of_another_repository_change_no_verdict(kept: Kept, tmp_path: Path) -> None:
+    """Another repository's kept trees (a CI cache restored for the wrong project) in place of this one's."""
+    other = make_repo(tmp_path / "other")
+    for n in range(30):
+        other.write(record_path(f"rec-{n:03d}"), record(f"rec-{n:03d}", f"Other {n}"))
+    other.commit("other memory")
+    other.write(record_path("use-redis"), record("use-redis", "Other redis"))
+    other.commit("other redis")
+    home = tmp_path / "other-home"
+    assert gate(other.path, "HEAD~1..HEAD", home) == (0, [])
+    shutil.rmtree(kept.folder)
+    (theirs,) = home.rglob("hook-trees")
+    shutil.copytree(theirs, kept.folder)
+    assert sorted(p.stem for p in kept.folder.glob("*.tree")) != [kept.tree]
+    for spec in SPECS:
+        assert gate(kept.repo.path, spec) == kept.expected[spec]

@@ -5,11 +5,12 @@ A tree's validation is a function of its OID and of the validator, so a summary 
 (a CI cache, see hooks/ci.py) holds for the same tree here: the key names the content. A kept
 tree is a file `<tree>.tree`: a header line (format, validator fingerprint, tree OID, ..., and
 the SHA-256 of the body that follows). A summary's body is empty and its header names the
-CRC-32 of its database, `<tree>.db` beside it (each file's blob OID, facts and problems, see
-hooks/treeimage.py): a check reads from the database only the rows its change touches. It is
-a cache: a missing, unreadable, truncated or altered file (a digest or checksum differs), one
-of another validator, or one whose tree OID is not the one asked for, is ignored, and the tree
-is validated from scratch.
+size and CRC-32 of its database, `<tree>.db` beside it (each file's blob OID, facts and
+problems, see hooks/treeimage.py): a check reads from the database only the rows its change
+touches. It is a cache: a missing, unreadable, truncated or altered file (a digest or checksum
+differs), one that is not a regular file (a FIFO, a device) or is larger than any kept tree,
+one of another validator, or one whose tree OID is not the one asked for, is ignored, and the
+tree is validated from scratch.
 
 A tree close to a kept one is stored as a delta of it instead (a few KB where a summary is
 O(tree)): the header also names its base tree and the checksum of the base's database, and the
@@ -27,7 +28,10 @@ import hashlib
 import json
 import os
 import sqlite3
+import stat
 import tempfile
+import time
+from contextlib import suppress
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -44,8 +48,14 @@ DELTA_FORMAT = "memzoi-tree-delta 1"
 SUFFIX = ".tree"
 #: The name of a kept summary's database: its tree's OID, then this.
 DB_SUFFIX = ".db"
+#: How the name of a file being written begins (renamed into place when whole).
+TEMP_PREFIX = ".tmp-"
 #: What reading a kept tree raises when it is absent, damaged, or not of this validator: a miss.
-_DAMAGED = (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError, sqlite3.Error)
+_DAMAGED = (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError, sqlite3.Error)
+#: The largest kept tree file read (a delta's rows are a few KB): a larger one is a miss, unread.
+MAX_TREE_BYTES = 16 << 20
+#: How old a temporary file of a write must be before pruning takes it for one a killed process left.
+STALE_SECONDS = 3600
 #: Trees kept (summaries and deltas alike): the last few commits' trees of each branch a developer moves between.
 KEEP = 16
 #: The modules whose code decides what a tree's summary says.
@@ -79,7 +89,7 @@ class TreeCache:
     """Tree states by .memzoi/ subtree OID, as summaries (or JSON deltas of one) in one folder.
 
     Each kept tree has a `<tree>.tree` file: a header line, and for a delta its rows. A summary's
-    database is beside it, `<tree>.db`, and its header names the database's CRC-32.
+    database is beside it, `<tree>.db`, and its header names the database's size and CRC-32.
     """
 
     def __init__(self, folder: Path) -> None:
@@ -97,11 +107,20 @@ class TreeCache:
 
     def recent(self) -> list[str]:
         """The kept trees, the most recently used first."""
+        return [path.stem for path, _ in self._kept()]
+
+    def _kept(self) -> list[tuple[Path, float]]:
+        """Each kept tree's file and when it was last used, the most recent first (a file gone meanwhile left out)."""
+        found = []
         try:
-            kept = sorted(self.folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True)
+            for path in self.folder.glob(f"*{SUFFIX}"):
+                if path.name.startswith(TEMP_PREFIX):
+                    continue  # being written, or left by a killed write
+                with suppress(OSError):
+                    found.append((path, path.stat().st_mtime))
         except OSError:
             return []
-        return [path.stem for path in kept]
+        return sorted(found, key=lambda one: one[1], reverse=True)
 
     def load(self, tree: str, loader: Loader | None = None) -> TreeState | None:
         """The stored summary of `tree`, or None when there is none this validator can trust (or a delta)."""
@@ -125,7 +144,7 @@ class TreeCache:
                 found = Start(header[3], base[0], TreeState.rows_of(rows))
             else:
                 found = Start(tree, self._state(tree, header, loader), {})
-            os.utime(self._path(tree))  # recently used: pruned last (a delta's base too)
+            self._touch(tree)  # recently used: pruned last (a delta's base too)
             return found
         except _DAMAGED:
             return None  # absent or damaged: validate the tree from scratch
@@ -135,7 +154,7 @@ class TreeCache:
         try:
             header, _ = self._read(tree)
             state = self._state(tree, header, loader)
-            os.utime(self._path(tree))  # recently used: pruned last
+            self._touch(tree)  # recently used: pruned last
             return state, header[3]
         except _DAMAGED:
             return None  # absent or damaged: validate the tree from scratch
@@ -148,9 +167,22 @@ class TreeCache:
         state.kept_as(tree)
         return state
 
+    def _touch(self, tree: str) -> None:
+        """Mark kept tree `tree` as used now (best effort: a folder that cannot be written is still read)."""
+        with suppress(OSError):
+            os.utime(self._path(tree))
+
     def _read(self, tree: str) -> tuple[list[Any], bytes]:
-        """A kept file's header and body, checked: this validator, this tree, the body's digest (ValueError if not)."""
-        raw = self._path(tree).read_bytes()
+        """A kept file's header and body, checked: this validator, this tree, the body's digest (ValueError if not).
+
+        Only a regular file of at most MAX_TREE_BYTES is read: a FIFO, a device or a folder is a miss, unopened.
+        """
+        fd = os.open(self._path(tree), os.O_RDONLY | os.O_NONBLOCK)  # a FIFO would block an open without it
+        with os.fdopen(fd, "rb") as handle:
+            seen = os.fstat(fd)
+            if not stat.S_ISREG(seen.st_mode) or seen.st_size > MAX_TREE_BYTES:
+                raise ValueError("not a file, or larger than any kept tree")
+            raw = handle.read(MAX_TREE_BYTES + 1)
         head, _, body = raw.partition(b"\n")
         header = json.loads(head)
         if (
@@ -166,15 +198,15 @@ class TreeCache:
         """Store the state of `tree` whole (best effort: a cache that cannot be written is just not used)."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=DB_SUFFIX, dir=self.folder)
+            fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=DB_SUFFIX, dir=self.folder)
             os.close(fd)
             try:
                 checksum = state.save_image(Path(tmp))
                 os.replace(tmp, self._db(tree))
             finally:
                 Path(tmp).unlink(missing_ok=True)
-        except (OSError, sqlite3.Error):
-            return False
+        except (OSError, ValueError, sqlite3.Error):
+            return False  # ValueError: the summary it is a copy of was replaced since it was read
         return self._write(tree, [FORMAT, validator_fingerprint(), tree, checksum], b"")
 
     def save_delta(self, tree: str, state: TreeState) -> bool:
@@ -185,11 +217,10 @@ class TreeCache:
         if state.base is None:
             return False
         try:
-            with self._path(state.base).open("rb") as handle:
-                base = json.loads(handle.readline())
+            base, _ = self._read(state.base)
             if base[0] != FORMAT:
                 return False  # a delta of a delta is never read
-        except (OSError, ValueError, IndexError, TypeError):
+        except _DAMAGED:
             return False  # its base is gone: nothing to be a delta of
         header = [DELTA_FORMAT, validator_fingerprint(), tree, state.base, base[3]]
         return self._write(tree, header, json.dumps(state.delta(), separators=(",", ":")).encode())
@@ -198,7 +229,7 @@ class TreeCache:
         head = json.dumps([*header, hashlib.sha256(body).hexdigest()]).encode()
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=SUFFIX, dir=self.folder)
+            fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=SUFFIX, dir=self.folder)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(head + b"\n" + body)
             # No fsync: a file lost or torn by a crash fails its digest and is rebuilt.
@@ -209,10 +240,14 @@ class TreeCache:
         return True
 
     def _prune(self) -> None:
-        kept = sorted(self.folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in kept[KEEP:]:
-            for path in (old, old.with_suffix(DB_SUFFIX)):
-                try:
-                    path.unlink(missing_ok=True)
-                except OSError:
-                    continue
+        """Delete all but the KEEP most recently used kept trees, and what a killed write left (STALE_SECONDS old)."""
+        kept = self._kept()
+        doomed = [path for old, _ in kept[KEEP:] for path in (old, old.with_suffix(DB_SUFFIX))]
+        stale = time.time() - STALE_SECONDS
+        for path in self.folder.glob(f"{TEMP_PREFIX}*"):
+            with suppress(OSError):
+                if path.lstat().st_mtime < stale:
+                    doomed.append(path)
+        for path in doomed:
+            with suppress(OSError):
+                path.unlink(missing_ok=True)

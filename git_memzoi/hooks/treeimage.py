@@ -5,21 +5,22 @@ blob, facts and own problems), one per record ID a file refers to, and the cross
 each file. A check reads back the rows of the files its change touches, and of the files sharing
 an ID with them or referring to them, through the primary key and indexes: at 50,000 records
 that is a few rows, where parsing a JSON summary of the whole tree was most of a gate's time.
-The file is checked against its CRC-32 first (as zip and PNG check theirs: a torn write, a
-flipped bit or a truncation is found; the one pass over its bytes is in C, a few milliseconds
-at 50,000 records), then read in place. A new summary is a copy of the file with the rows of the
-changed files replaced.
+The file is checked against its size and CRC-32 first (as zip and PNG check theirs: a torn
+write, a flipped bit or a truncation is found, and a file of another size is not read at all;
+the one pass over its bytes is in C, a few milliseconds at 50,000 records), then read in
+place. A new summary is a copy of the file with the rows of the changed files replaced.
 """
 
 from __future__ import annotations
 
 import json
-import mmap
 import os
 import shutil
 import sqlite3
+import stat
 import zlib
 from collections.abc import Iterable, Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -63,29 +64,30 @@ class TreeImage:
     """A tree summary's database, read in place, for lookups by path, by ID and by referred record."""
 
     def __init__(self, path: Path, checksum: str) -> None:
-        """Open the database at `path`, whose CRC-32 must be `checksum` (ValueError when it is not, or not one).
+        """Open the database at `path`, whose size and CRC-32 must be `checksum` (ValueError when they are not).
 
-        The checksum is computed over the file as it is mapped, then SQLite opens the same file
-        read-only: if the file was replaced in between (another process kept a tree), its inode
-        differs and the open is refused, so every row read is of the bytes that were checked.
+        Only a regular file is read (a FIFO or a device is refused unopened; a file of another
+        size unread). The checksum is computed over the file's bytes as read from one open file,
+        then SQLite opens the same file read-only: if the file was replaced in between (another
+        process kept a tree), its inode differs and the open is refused, so every row read is of
+        the bytes that were checked.
         """
-        self.path = path
-        fd = os.open(path, os.O_RDONLY)
+        self.path, self.checksum = path, checksum
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO would block an open without it
         try:
             seen = os.fstat(fd)
-            if seen.st_size == 0:
-                raise ValueError("an empty file")
-            with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as view:
-                if f"{zlib.crc32(view):08x}" != checksum:
-                    raise ValueError("a database altered after writing")
-            self.conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
-            tables = self.conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").fetchall()
+            if not stat.S_ISREG(seen.st_mode) or seen.st_size == 0:
+                raise ValueError("an empty file, or not a file")
+            if not checksum.endswith(f"-{seen.st_size}") or _crc_of(fd, seen.st_size) != checksum:
+                raise ValueError("a database altered after writing")
+            self.conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro&immutable=1", uri=True)
+            schema = self.conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name").fetchall()
             now = os.stat(path)
         finally:
             os.close(fd)
         if (now.st_ino, now.st_dev) != (seen.st_ino, seen.st_dev):
             raise ValueError("a database replaced while it was opened")
-        if tuple(name for (name,) in tables) != _TABLES:
+        if schema != _schema():
             raise ValueError("not a tree summary's database")
 
     def file(self, path: str) -> FileRow | None:
@@ -129,8 +131,11 @@ class TreeImage:
 
     def write(self, files: Iterable[Written], dest: Path) -> str:
         """A copy of this database at `dest` with each file's rows replaced by `files`' (a row of None:
-        removed); its checksum."""
+        removed); its checksum. ValueError when the file at its path is no longer the one checked."""
         shutil.copyfile(self.path, dest)
+        with dest.open("rb") as copy:
+            if _crc_of(copy.fileno(), os.fstat(copy.fileno()).st_size) != self.checksum:
+                raise ValueError("a database replaced since it was opened")  # its rows are not the ones read
         return _written(dest, files, fresh=False)
 
     @staticmethod
@@ -160,7 +165,31 @@ def _written(dest: Path, files: Iterable[Written], *, fresh: bool) -> str:
     finally:
         conn.close()
     with dest.open("rb") as handle:
-        return f"{zlib.crc32(handle.read()):08x}"
+        return _crc_of(handle.fileno(), os.fstat(handle.fileno()).st_size)
+
+
+def _crc_of(fd: int, size: int) -> str:
+    """The checksum of the `size` bytes open at `fd`: their CRC-32 and their number.
+
+    Read a MiB at a time (not mapped: a file truncated meanwhile by another process is a short
+    read, where a mapping faults with SIGBUS), in C; a file longer or shorter than `size` fails.
+    """
+    crc, done, chunk = 0, 0, bytearray(1 << 20)
+    view = memoryview(chunk)
+    while (got := os.readv(fd, [chunk])) > 0:
+        crc, done = zlib.crc32(view[:got], crc), done + got
+    return f"{crc:08x}-{size if done == size else -1}"
+
+
+@cache
+def _schema() -> list[tuple[str, str, str, str | None]]:
+    """What sqlite_schema of a summary's database holds: its tables and indexes, as `_SCHEMA` makes them."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(_SCHEMA)
+        return conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name").fetchall()
+    finally:
+        conn.close()
 
 
 def _insert(conn: sqlite3.Connection, one: Written) -> None:

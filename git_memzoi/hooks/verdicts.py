@@ -13,14 +13,17 @@ PyYAML or pygit2 load):
 - **tree IDs** (`<tree>.ids`): for a .memzoi/ tree a pre-commit accepted with no problem at all,
   the IDs of its records and of its packets, and a signature of the config files that judged it.
 
-Both are caches: anything missing, unreadable or of another version is a miss, and a miss
-means the full check runs. A line is only ever written from check_file's own answer, or for a
+Both are caches: anything missing, unreadable, of another version, or not a regular file of
+at most MAX_READ_BYTES (a FIFO is never waited on) is a miss, and a miss means the full check
+runs. A line is only ever written from check_file's own answer, or for a
 tree the full check (or the fast path, from such lines) accepted.
 """
 
 from __future__ import annotations
 
+import io
 import os
+import stat
 import time
 from collections.abc import Container, Iterable, Mapping
 from pathlib import Path
@@ -36,6 +39,8 @@ MAX_VERDICTS = 4096
 KEEP_TREES = 16
 #: The store of verdicts, one file per validator version.
 VERDICTS_FILE = f"verdicts-{VERSION}.txt"
+#: The largest store file read (4,096 verdicts, or the IDs of 100,000 records): a larger one is a miss.
+MAX_READ_BYTES = 16 << 20
 _HEADER = f"memzoi-tree-ids {VERSION}"
 
 #: (kind, ID, affected record IDs): kind is "record", "packet" or "other" (no ID); `affected`
@@ -52,7 +57,7 @@ def read_verdicts(folder: Path, wanted: Iterable[tuple[str, str]]) -> dict[tuple
     keys = set(wanted)
     found: dict[tuple[str, str], Verdict] = {}
     try:
-        with open(folder / VERDICTS_FILE, encoding="utf-8") as handle:
+        with _opened(folder / VERDICTS_FILE) as handle:
             for line in handle:
                 parts = line.rstrip("\n").split("\t")
                 if len(parts) != 5 or (parts[1], parts[0]) not in keys:
@@ -200,7 +205,7 @@ def config_signature(files: Iterable[Path]) -> str:
 def read_tree_ids(folder: Path, tree: str, signature: str) -> tuple[set[str], set[str]] | None:
     """(record IDs, packet IDs) of an error-free tree, or None when none is kept for this signature."""
     try:
-        with open(folder / f"{tree}.ids", encoding="utf-8") as handle:
+        with _opened(folder / f"{tree}.ids") as handle:
             lines = handle.read().split("\n")
     except (OSError, UnicodeDecodeError):
         return None
@@ -233,6 +238,22 @@ def write_tree_ids(folder: Path, tree: str, signature: str, records: Iterable[st
             old.unlink()
     except OSError:
         return
+
+
+def _opened(path: Path) -> io.TextIOWrapper:
+    """A store file opened to read; OSError when it is not a regular file of at most MAX_READ_BYTES.
+
+    A FIFO is opened without waiting for a writer, and neither it nor a device is read.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        seen = os.fstat(fd)
+        if not stat.S_ISREG(seen.st_mode) or seen.st_size > MAX_READ_BYTES:
+            raise OSError(f"{path}: not a file, or larger than any store")
+        return open(fd, encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _replace(path: Path, text: str) -> None:

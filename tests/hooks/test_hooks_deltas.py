@@ -158,7 +158,7 @@ def damage(folder: Path, how: str, delta: str, first: str) -> None:
         data = database.read_bytes().replace(b"use-postgres", b"use-postgrex")
         database.write_bytes(data)
         base_header, base_body = _split(base)
-        base_header[3] = f"{zlib.crc32(data):08x}"
+        base_header[3] = f"{zlib.crc32(data):08x}-{len(data)}"
         _write(base, base_header, base_body)
     else:
         data = json.loads(body)

@@ -153,7 +153,7 @@ def test_a_database_that_is_not_a_summary_or_whose_checksum_differs_is_refused(t
     conn.commit()
     conn.close()
     with pytest.raises(ValueError, match="not a tree summary"):
-        TreeImage(other, f"{zlib.crc32(other.read_bytes()):08x}")
+        TreeImage(other, f"{zlib.crc32(other.read_bytes()):08x}-{other.stat().st_size}")
     kept = saved(TreeState(), tmp_path)
     with pytest.raises(ValueError, match="altered"):
         TreeImage(kept.path, "00000000")

@@ -90,10 +90,11 @@ def add_verdicts(folder: Path, items: Iterable[tuple[str, str, Verdict]]) -> Non
     try:
         folder.mkdir(parents=True, exist_ok=True)
         # one write of whole lines in append mode: concurrent writers interleave lines, never halves
-        with open(path, "a", encoding="utf-8") as handle:
+        with _appended(path) as handle:
             handle.write("".join(lines))
         if path.stat().st_size > MAX_VERDICTS * 160:
-            kept = path.read_text(encoding="utf-8").splitlines(keepends=True)
+            with _opened(path) as handle:
+                kept = handle.read().splitlines(keepends=True)
             if len(kept) > MAX_VERDICTS:
                 _replace(path, "".join(line for line in kept[len(kept) - MAX_VERDICTS // 2 :] if line.endswith("\n")))
         for old in folder.glob("verdicts-*.txt"):
@@ -251,6 +252,22 @@ def _opened(path: Path) -> io.TextIOWrapper:
         if not stat.S_ISREG(seen.st_mode) or seen.st_size > MAX_READ_BYTES:
             raise OSError(f"{path}: not a file, or larger than any store")
         return open(fd, encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _appended(path: Path) -> io.TextIOWrapper:
+    """A store file opened to append (created if need be); OSError when it is not a regular file.
+
+    Opened without waiting: a FIFO with no reader is refused at once (ENXIO), one with a reader
+    is refused by its type, so an append never blocks a command.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path}: not a file")
+        return open(fd, "a", encoding="utf-8")
     except BaseException:
         os.close(fd)
         raise

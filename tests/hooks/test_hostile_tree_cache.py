@@ -391,3 +391,17 @@ def test_kept_trees_of_another_repository_change_no_verdict(kept: Kept, tmp_path
     assert sorted(p.stem for p in kept.folder.glob("*.tree")) != [kept.tree]
     for spec in SPECS:
         assert gate(kept.repo.path, spec) == kept.expected[spec]
+
+
+def test_keeping_verdicts_never_waits_on_a_store_that_is_a_fifo(tmp_path: Path) -> None:
+    """apply and reject keep the verdicts of what they write (add_verdicts): a FIFO in its place is skipped at once."""
+    os.mkfifo(tmp_path / VERDICTS_FILE)
+    script = (
+        "import sys; from pathlib import Path; from git_memzoi.hooks.verdicts import add_verdicts; "
+        "add_verdicts(Path(sys.argv[1]), [('.memzoi/records/project/a.md', 'a' * 40, ('record', 'alpha', None))])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / VERDICTS_FILE).is_fifo()

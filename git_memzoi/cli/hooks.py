@@ -195,6 +195,7 @@ def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, keep_g
     from git_memzoi.hooks.install import HOOK_NAMES, HookName, default_hooks, server_git_config
     from git_memzoi.hooks.install import install as install_hooks
     from git_memzoi.hooks.run import keep_tree
+    from git_memzoi.runtime.home import Layout
 
     ws = workspace(bound=False)
     if pip_spec is not None and ci is None:
@@ -225,14 +226,23 @@ def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, keep_g
             {
                 "hooks": [{"name": i.name, "path": str(i.path), "action": i.action} for i in done],
                 "git_config": [{"key": g.key, "value": g.value, "action": g.action, "was": g.was} for g in settings],
-                "kept_tree_files": kept,
+                "kept_tree_files": kept.files if kept is not None else None,
+                "kept_tree": kept is not None and kept.kept,
             }
         )
         return
     for item in done:
         say(f"git memzoi: {item.name} hook {item.action}: {item.path}")
-    if kept is not None:
-        say(f"git memzoi: .memzoi/ at HEAD validated and kept ({kept} files): the first check costs what it changes")
+    if kept is not None and kept.kept:
+        say(
+            f"git memzoi: .memzoi/ at HEAD validated and kept ({kept.files} files): "
+            "the first check costs what it changes"
+        )
+    elif kept is not None:
+        say(
+            f"git memzoi: .memzoi/ at HEAD validated ({kept.files} files) but not kept: "
+            f"{Layout.for_repo(ws.repo).hook_trees} cannot be written, so each check validates the whole tree"
+        )
     for g in settings:
         say(_git_config_line(g.key, str(g.value).lower(), g.action, g.was))
 

@@ -515,11 +515,18 @@ def _recent_kept_tree(history: History, cache: TreeCache) -> str | None:
     return None
 
 
-def keep_tree(repo: GitRepo, rev: str) -> int | None:
+class KeptTree(NamedTuple):
+    """What `keep_tree` did: how many files the tree holds, and whether its summary is kept (False: not writable)."""
+
+    files: int
+    kept: bool
+
+
+def keep_tree(repo: GitRepo, rev: str) -> KeptTree | None:
     """Validate the .memzoi/ tree of commit `rev` and keep it, so the first check after install costs its change.
 
-    Returns how many files the tree holds, or None when `rev` names no commit or holds no
-    .memzoi/ tree. Pre-commit's fast path gets the tree's IDs too when it has no error.
+    None when `rev` names no commit or holds no .memzoi/ tree. Pre-commit's fast path gets the
+    tree's IDs too when it has no error.
     """
     history = History(repo)
     try:
@@ -542,7 +549,7 @@ def keep_tree(repo: GitRepo, rev: str) -> int | None:
         records, packets = state.ids()
         signature = verdicts.config_signature([layout.user_config, layout.project_config])
         verdicts.write_tree_ids(layout.hook_trees, memzoi, signature, records, packets)
-    return state.count()
+    return KeptTree(state.count(), cache.load(memzoi) is not None)
 
 
 def _kept_ancestor_tree(history: History, cache: TreeCache, head: str) -> str | None:

@@ -23,7 +23,7 @@ from git_memzoi.hooks.treecache import DELTA_FORMAT, FORMAT
 from git_memzoi.hooks.verdicts import blob_oid, read_tree_ids, read_verdicts, remember_written, write_tree_ids
 from git_memzoi.profile.tree import SourceFile, validate_tree
 from git_memzoi.runtime.home import Layout
-from support import Repo, make_repo
+from support import Repo, git, make_repo
 from support.hooks import packet, record
 
 RECORD_PATHS = [
@@ -661,7 +661,9 @@ def _kept_then_one_record(repo: Repo, records: int) -> tuple[str, str]:
     for n in range(records):
         repo.write(f".memzoi/records/project/r{n:02d}.md", record(f"r{n:02d}"))
     base = repo.commit(f"{records} records")
-    assert keep_tree(open_repo(repo.path), "HEAD") is not None
+    kept = keep_tree(open_repo(repo.path), "HEAD")
+    files = git("ls-tree", "-r", "--name-only", "HEAD", ".memzoi", cwd=repo.path).stdout.split()
+    assert kept is not None and kept.kept and kept.files == len(files)
     repo.write(".memzoi/records/project/new.md", record("new"))
     return base, repo.commit("one record")
 

@@ -328,6 +328,11 @@ def test_a_kept_trees_folder_that_cannot_be_written_changes_no_verdict(kept: Kep
     kept.check("HEAD~3..HEAD")
     proc = subprocess.run([memzoi_exe(), "hook", "install"], cwd=kept.repo.path, capture_output=True, text=True)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "validated" in proc.stderr and "but not kept" in proc.stderr and "and kept" not in proc.stderr
+    proc = subprocess.run(
+        [memzoi_exe(), "hook", "install", "--json"], cwd=kept.repo.path, capture_output=True, text=True
+    )
+    assert json.loads(proc.stdout)["kept_tree"] is False and json.loads(proc.stdout)["kept_tree_files"] > 0
 
 
 def test_pre_commit_never_waits_on_a_kept_store_file_that_is_a_fifo(kept: Kept) -> None:

@@ -240,13 +240,20 @@ class TreeCache:
         return True
 
     def _prune(self) -> None:
-        """Delete all but the KEEP most recently used kept trees, and what a killed write left (STALE_SECONDS old)."""
+        """Delete all but the KEEP most recently used kept trees, and what a killed write left (STALE_SECONDS old):
+        a temporary file, or a summary's database without its header."""
         kept = self._kept()
         doomed = [path for old, _ in kept[KEEP:] for path in (old, old.with_suffix(DB_SUFFIX))]
         stale = time.time() - STALE_SECONDS
         for path in self.folder.glob(f"{TEMP_PREFIX}*"):
             with suppress(OSError):
                 if path.lstat().st_mtime < stale:
+                    doomed.append(path)
+        # a summary's database whose header never followed it (a write killed between the two)
+        for path in self.folder.glob(f"*{DB_SUFFIX}"):
+            with suppress(OSError):
+                headless = not path.name.startswith(TEMP_PREFIX) and not path.with_suffix(SUFFIX).exists()
+                if headless and path.lstat().st_mtime < stale:
                     doomed.append(path)
         for path in doomed:
             with suppress(OSError):

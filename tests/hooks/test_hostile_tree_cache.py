@@ -279,8 +279,10 @@ def test_a_gate_killed_at_any_moment_leaves_nothing_that_changes_a_verdict(kept:
 
 
 def test_what_a_killed_write_left_is_pruned_once_stale(kept: Kept) -> None:
-    """A write killed before its rename leaves a temporary file: the next write prunes it once it is an hour old."""
-    left = [kept.folder / ".tmp-killed.db", kept.folder / ".tmp-killed.tree"]
+    """A write killed before its rename leaves a temporary file (or a database without its header): the next
+    write prunes it once it is an hour old."""
+    # a temporary file, and a database renamed into place whose header never followed
+    left = [kept.folder / ".tmp-killed.db", kept.folder / ".tmp-killed.tree", kept.folder / f"{'e' * 40}.db"]
     fresh = kept.folder / ".tmp-writing.db"
     for path in [*left, fresh]:
         path.write_bytes(kept.db().read_bytes()[:5000])

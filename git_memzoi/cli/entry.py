@@ -134,8 +134,9 @@ def _hooks_before_click(args: list[str]) -> None:
 
             code = early_exit(args[1:])
             if code is not None:
-                sys.stdout.flush()
-                sys.exit(code)
+                from git_memzoi.cli.finish import leave
+
+                leave(code)
         from git_memzoi.cli import gate
 
         if gate.takes(args):  # the server's gate, the CI check and a pre-push that touches memory, without click

@@ -5,7 +5,10 @@ from __future__ import annotations
 import atexit
 import os
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False  # typing itself costs a no-op rebuild two milliseconds
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 def leave(code: int) -> NoReturn:
@@ -15,8 +18,9 @@ def leave(code: int) -> NoReturn:
     flush) and no other thread runs, the interpreter's teardown is skipped: freeing the few
     hundred modules a gate imports (pydantic's, pygit2's) takes about as long as checking a
     one-record change (BENCHMARKS.md, "Hook checks cost the change"), and even a no-op rebuild's
-    few modules take milliseconds. The callers (cli.gate, cli.entry's no-op rebuild) close and
-    rename every file they write before they answer, so there is nothing left to do.
+    few modules take milliseconds. The callers (cli.gate, and cli.entry's no-op rebuild and
+    client hooks' early exits) close and rename every file they write before they answer, so
+    there is nothing left to do.
     """
     sys.stdout.flush()
     sys.stderr.flush()

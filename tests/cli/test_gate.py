@@ -278,6 +278,8 @@ def test_a_gate_gives_its_whole_answer_and_skips_the_teardown(remote: Remote, tm
     report = json.loads(gate.stdout)  # all of it, though the process skipped its teardown
     assert [p["code"] for p in report["problems"]] == ["record-edited"] * 60
     assert "teardown" not in gate.stderr
+    early = subprocess.run([memzoi_exe(), "hook", "pre-commit"], cwd=work, env=env, capture_output=True, text=True)
+    assert early.returncode == 0 and "teardown" not in early.stderr  # pre-commit's early exit: nothing staged
     plain = subprocess.run([memzoi_exe(), "--version"], cwd=work, env=env, capture_output=True, text=True)
     assert plain.returncode == 0 and "teardown" in plain.stderr  # the probe works
     env = teardown_probe_env(tmp_path / "handler", "import atexit\natexit.register(lambda: None)\n")

@@ -12,6 +12,7 @@ import click
 
 from git_memzoi import __version__
 from git_memzoi.cli.failures import aborted, debug_asked, guarded
+from git_memzoi.cli.finish import leave
 from git_memzoi.cli.stdfds import open_closed_streams
 from git_memzoi.errors import EXIT_USAGE
 
@@ -138,13 +139,22 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj["debug"] = debug or debug_asked([])
 
 
+#: The commands agents run on every prompt and tool call, which only read: they end as the gates
+#: do (cli.finish), without the interpreter's teardown of click and the recall modules.
+READS = frozenset({"search", "context", "precheck"})
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI and exit with the contract's exit code."""
     open_closed_streams()  # a closed stdin, stdout or stderr is /dev/null, as git makes it
     # Like git: a reader that stops early (`git memzoi events | head`) ends us quietly by SIGPIPE.
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    sys.exit(run(sys.argv[1:] if argv is None else argv))
+    args = sys.argv[1:] if argv is None else argv
+    code = run(args)
+    if args[:1] and args[0] in READS:
+        leave(code)  # an answer read from the index: nothing of it is left to write at exit
+    sys.exit(code)
 
 
 def run(args: list[str]) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from support import git, load_script, memzoi_exe, run_cli
+from support import Repo, age, git, load_script, memzoi_exe, run_cli, teardown_probe_env
 
 
 def test_help_and_version() -> None:
@@ -76,3 +77,30 @@ def test_top_level_help_before_click_prints_what_click_prints(tmp_path: Path, co
         )
         assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr), args
         assert fast.returncode == code and "Usage: git memzoi [OPTIONS] COMMAND" in fast.stdout + fast.stderr
+
+
+def test_the_agents_reads_answer_whole_and_skip_the_teardown(indexed_repo: Repo, tmp_path: Path) -> None:
+    """search, context and precheck end as the gates do (cli.finish); a read that refreshed the index leaves
+    it current, and any other command still tears down."""
+    env = teardown_probe_env(tmp_path / "probe")
+    work = indexed_repo.path
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([memzoi_exe(), *args], cwd=work, env=env, capture_output=True, text=True)
+
+    record = next((work / ".memzoi" / "records").rglob("*.md"))
+    record.write_text(record.read_text(encoding="utf-8").replace("\n---\n", "\n---\nZanzibarquux.\n", 1))
+    found = run("search", "Zanzibarquux", "--json")  # the edit is read, and the index refreshed, first
+    assert found.returncode == 0 and json.loads(found.stdout)["hits"], found.stderr
+    # a refresh loads multiprocessing, whose exit handler keeps the teardown; once settled, a read is a read
+    age(work, 3600)
+    run("rebuild")
+    age(Path(os.environ["MEMZOI_HOME"]), 3600)
+    found = run("search", "Zanzibarquux", "--json")
+    assert found.returncode == 0 and json.loads(found.stdout)["hits"] and "teardown" not in found.stderr, found.stderr
+    for args in (("context", "--task", "anything", "--json"), ("precheck", "--path", "src/app.py", "--json")):
+        done = run(*args)
+        assert done.returncode == 0 and "teardown" not in done.stderr, (args, done.stderr)
+        json.loads(done.stdout)
+    assert "index up to date" in run("rebuild").stderr  # what the read wrote is all there
+    assert "teardown" in run("validate").stderr

@@ -322,8 +322,8 @@ def section(workdir: Path, quick: bool = False) -> str:
             f"memory costs about {per_commit * 1000:.1f} ms per commit: each new file is parsed and "
             f"validated once ({int(memory['files']):,} distinct blobs here: records, packets and log.md "
             "versions), only the lines a commit adds are scanned for secrets, and each commit's tree is "
-            "validated as a delta of its parent's (a C-level tree diff, the cross-file rules re-run only "
-            "on the files a change can affect, the whole tree once more at the ref tip). The cost grows "
+            "validated as a delta of its parent's (a tree diff that skips the folders both share, the "
+            "cross-file rules re-run only on the files a change can affect). The cost grows "
             "with the memory a push adds, not with the size of the tree or of history. `git rev-list` "
             "reads no blob at all, hence the large ratio; the YAML parse, schema validation and secret "
             "scan of each new file are most of it.",

@@ -306,7 +306,7 @@ class MemoryChecker:
         """The state of a tree this checker validated, or None."""
         return self._states.get(memzoi)
 
-    def remember(self, memzoi: str | None, *, replace: bool = False, delta: bool = True) -> None:
+    def remember(self, memzoi: str | None, *, replace: bool = False, delta: bool = True) -> bool:
         """Store the validated state of tree `memzoi` in the tree cache, for the next change to start from.
 
         A state that drifted KEEP_AFTER files or more from the kept summary it started from (a
@@ -314,18 +314,20 @@ class MemoryChecker:
         delta of that summary (unless not `delta`): the rows of the files that differ, a few KB
         where a summary is O(tree), so that the next check parses none of them again. A tree
         already kept is left as it is unless `replace` (its file may be damaged: rewrite it whole).
+        Returns whether the tree is kept now (False: nothing to keep, or the cache is not writable).
         """
         if memzoi is None or self.tree_cache is None or memzoi not in self._states:
-            return
+            return False
         cache, state = self.tree_cache, self._states[memzoi]
         if cache.has(memzoi) and not replace:
-            return
+            return True
         near = state.base is not None and len(state.moved()) < KEEP_AFTER and cache.has(state.base)
         if replace or not near:
             if cache.save(memzoi, state):
                 state.kept_as(memzoi)
-        elif delta:
-            cache.save_delta(memzoi, state)
+                return True
+            return False
+        return delta and cache.save_delta(memzoi, state)
 
     def _reload(self, path: str, entry: FileEntry) -> TreeReport:
         return self._file(path, entry.oid, entry.is_symlink)

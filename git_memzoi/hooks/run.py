@@ -539,17 +539,19 @@ def keep_tree(repo: GitRepo, rev: str) -> KeptTree | None:
     layout = Layout.for_repo(repo)
     cache = TreeCache(layout.hook_trees)
     checker = MemoryChecker(history, base_config(repo), cache)
-    if cache.load(memzoi) is None:
+    state = cache.load(memzoi)  # kept already (a summary this validator trusts): read, not validated again
+    kept = state is not None
+    if state is None:
         checker.tree_errors(memzoi)
-        checker.remember(memzoi, replace=True)
-    state = checker.state_of(memzoi) or cache.load(memzoi)
+        kept = checker.remember(memzoi, replace=True)
+        state = checker.state_of(memzoi)
     if state is None:
         return None
     if not state.errors():
         records, packets = state.ids()
         signature = verdicts.config_signature([layout.user_config, layout.project_config])
         verdicts.write_tree_ids(layout.hook_trees, memzoi, signature, records, packets)
-    return KeptTree(state.count(), cache.load(memzoi) is not None)
+    return KeptTree(state.count(), kept)
 
 
 def _kept_ancestor_tree(history: History, cache: TreeCache, head: str) -> str | None:

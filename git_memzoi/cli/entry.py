@@ -153,11 +153,7 @@ def plan_json() -> None:
         document = plan_document()
     except Exception:  # noqa: BLE001 - every failure is the command's to report, in its words and exit code
         return
-    import signal
-
-    if hasattr(signal, "SIGPIPE"):  # as cli.main: a reader that stops early ends us quietly
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    sys.stdout.write(document)
+    sys.stdout.write(document)  # a reader that stops early ends us by SIGPIPE (main set it)
     sys.stdout.flush()
     sys.exit(0)
 

@@ -14,7 +14,6 @@ same bytes and exit codes.
 
 from __future__ import annotations
 
-import signal
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -58,9 +57,10 @@ def takes(args: list[str]) -> bool:
 
 
 def main(args: list[str]) -> None:
-    """Answer one of the gate's command lines (takes(args) is true) and exit with its code."""
-    if hasattr(signal, "SIGPIPE"):  # as cli.main: a reader that stops early ends us quietly
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    """Answer one of the gate's command lines (takes(args) is true) and exit with its code.
+
+    Reached from cli.entry.main alone, which has already made SIGPIPE end us quietly.
+    """
     as_json = args[-1] == "--json"
     positional = args[2:-1] if as_json else args[2:]
     commands: dict[str, Callable[[], int]] = {

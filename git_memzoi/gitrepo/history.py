@@ -627,9 +627,11 @@ def _kind(mode: int) -> int:
 
 
 def _may_hold_trees(tree: pygit2.Tree) -> bool:
-    """Whether a tree may hold a subtree: its raw bytes hold a subtree entry's mode and space.
+    """Whether a tree may hold a subtree: its raw bytes hold the mode git writes for one.
 
-    False is certain (every subtree entry starts with it); True may be an object name's bytes.
+    It only picks the cheaper diff: libgit2's diff of two trees descends into any subtree
+    itself (one written with an odd mode such as `40755` included), so a wrong False costs a
+    walk, never a delta; a True may be an object name's bytes, and the walk here is as exact.
     """
     return _SUBTREE_MODE in tree.read_raw()
 

@@ -10,11 +10,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_memzoi.errors import FormatError, UsageError
+from git_memzoi.errors import FormatError, Refused, UsageError
 from git_memzoi.gitrepo import files as gitfiles
 from git_memzoi.gitrepo.files import Tracked
 from git_memzoi.gitrepo.repo import GitRepo
 from git_memzoi.layout import MEMZOI_DIR
+from git_memzoi.runtime.atomic import refuse_symlinks
 
 #: A source larger than this is refused (the profile's own file limit).
 MAX_SOURCE_BYTES = 1024 * 1024
@@ -169,10 +170,25 @@ class Tree:
             oid = self.entries[path].oid
             assert oid is not None
             return gitfiles.blob_bytes(self.repo, oid)
-        full = self.root / path
+        full = self._worktree(path)
         if full.is_symlink():
             return os.readlink(full).encode("utf-8", "surrogateescape")
         return read_regular(full, MAX_SOURCE_BYTES + 1)
+
+    def _worktree(self, path: str) -> Path:
+        """`root/path`, once no folder on its way is a symlink (FormatError naming it otherwise).
+
+        git tracks no file below a symlink, so a folder of a tracked path that is a link was made
+        in the work tree, and reading through it would read outside the repository.
+        """
+        assert self.root is not None
+        folder = posixpath.dirname(path)
+        if folder:
+            try:
+                refuse_symlinks(self.root, folder, "an import reads no file through it")
+            except Refused as exc:
+                raise FormatError("import-symlink", exc.message, path=path) from None
+        return self.root / path
 
     def exists(self, path: str) -> bool:
         if path not in self.entries:
@@ -211,7 +227,7 @@ class Tree:
             if self.root is None or not self._in_worktree(real):
                 raw = self._raw(real)
             else:  # no link (resolved): at most one byte more than a source may hold, from a regular file
-                raw = read_regular(self.root / real, MAX_SOURCE_BYTES + 1)
+                raw = read_regular(self._worktree(real), MAX_SOURCE_BYTES + 1)
         except OSError as exc:
             raise FormatError("import-unreadable", f"cannot read: {exc.strerror or exc}", path=real) from None
         if len(raw) > MAX_SOURCE_BYTES:

@@ -262,6 +262,23 @@ def test_bad_input_is_one_line_and_writes_nothing(repo: Repo, setup, message: st
     assert memzoi_files(repo) == before
 
 
+def test_a_folder_made_a_symlink_in_the_work_tree_is_never_read_through(repo: Repo, tmp_path: Path) -> None:
+    """A tracked docs/AGENTS.md whose folder a clone replaced by a link out of the repository: refused, unread."""
+    repo.write("docs/AGENTS.md", "## Inside\n\nThe tracked rule.\n")
+    repo.commit("nested rules")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "AGENTS.md").write_text("## Outside\n\nText from outside the repository.\n")
+    shutil.rmtree(repo.path / "docs")
+    os.symlink(outside, repo.path / "docs")
+    before = memzoi_files(repo)
+    for args in ((), ("--json",), ("--write",), ("--apply",)):
+        out = run_cli("import", *args, expect=1)
+        assert "git memzoi: docs/AGENTS.md: import-symlink: docs is a symlink" in out.stderr, out.stderr
+        assert "Outside" not in out.stdout + out.stderr
+    assert memzoi_files(repo) == before
+
+
 def test_a_secret_refuses_only_an_import_that_would_write_it(repo: Repo) -> None:
     # one scan of every source: a finding in an item that is only reported (a proposed ADR) refuses nothing
     repo.write("doc/adr/0001-keys.md", "# 1. Keys\n\nStatus: proposed\n\naws key AKIAIOSFODNN7EXAMPLE here\n")

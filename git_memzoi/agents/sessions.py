@@ -16,6 +16,7 @@ from pathlib import Path
 
 from git_memzoi.gitrepo.discover import light_sha256
 from git_memzoi.layout import TEMP_PREFIX
+from git_memzoi.runtime.private import FILE_MODE, private_folder
 
 MAX_IDS = 2_000
 MAX_SESSIONS = 64
@@ -63,11 +64,11 @@ class SessionMemory:
             return
         keep = list(self.given)[-MAX_IDS:]
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            private_folder(self.folder)
             # Replaced whole, so a reader never sees half a file; not fsynced: losing it after a crash
             # only means a record is shown again, and an fsync per prompt would cost more than the answer.
             tmp = self.folder / f"{TEMP_PREFIX}{os.getpid()}-{time.monotonic_ns()}"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # tempfile costs the hook ms to import
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)  # tempfile costs the hook ms to import
             try:
                 with os.fdopen(fd, "wb") as handle:
                     handle.write(json.dumps({"given": keep}).encode())

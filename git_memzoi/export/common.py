@@ -14,6 +14,7 @@ from git_memzoi.layout import MEMZOI_DIR, TEMP_PREFIX
 from git_memzoi.recall.models import IndexedRecord
 from git_memzoi.recall.records import current_records as recall_current
 from git_memzoi.runtime.atomic import fsync_dir, refuse_symlinks, write_atomic
+from git_memzoi.runtime.private import FILE_MODE, FOLDER_MODE, is_private, private_folder
 from git_memzoi.runtime.workspace import Workspace
 
 Target = Literal["okf", "agents-md", "claude-md", "cursor-rules"]
@@ -133,6 +134,7 @@ def destination(default: Path, output: str | os.PathLike[str] | None, name: str,
     what is there, and an export never writes through a link.
     """
     if output is None:
+        private_folder(default)  # this worktree's runtime folder: its owner's alone, as all of MEMZOI_HOME
         return default / name
     folder = Path(output).expanduser()
     if workdir is not None:
@@ -158,8 +160,8 @@ def destination(default: Path, output: str | os.PathLike[str] | None, name: str,
 
 
 def write_file(path: Path, data: bytes) -> None:
-    """Replace one export file atomically."""
-    write_atomic(path, data)
+    """Replace one export file atomically: 0644 where the user chose, 0600 in the runtime exports/ folder."""
+    write_atomic(path, data, mode=FILE_MODE if is_private(path) else 0o644)
 
 
 def write_bundle(folder: Path, files: dict[str, bytes]) -> None:
@@ -172,18 +174,23 @@ def write_bundle(folder: Path, files: dict[str, bytes]) -> None:
     parent.mkdir(parents=True, exist_ok=True)
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{folder}: exists and is not a folder; move it aside to export there")
+    private = is_private(folder)
+    file_mode = FILE_MODE if private else 0o644
     staging = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{folder.name}-", dir=parent))
     try:
         for rel in sorted(files):
             target = staging / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            with open(target, "wb") as handle:
+            with os.fdopen(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, file_mode), "wb") as handle:
                 handle.write(files[rel])
                 handle.flush()
                 os.fsync(handle.fileno())
         for dirpath, _, _ in os.walk(staging):
             fsync_dir(Path(dirpath))
-        os.chmod(staging, 0o755)
+            if private:
+                os.chmod(dirpath, FOLDER_MODE)
+        if not private:
+            os.chmod(staging, 0o755)
         _swap_in(staging, folder)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

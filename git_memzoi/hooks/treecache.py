@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 from git_memzoi import __version__
 from git_memzoi.hooks.treeimage import TreeImage
 from git_memzoi.hooks.treestate import Loader, Rows, TreeState
+from git_memzoi.runtime.private import private_folder
 
 #: Bump when what a summary holds changes; the validator's fingerprint covers the rules.
 FORMAT = "memzoi-tree-state 5"
@@ -197,7 +198,7 @@ class TreeCache:
     def save(self, tree: str, state: TreeState) -> bool:
         """Store the state of `tree` whole (best effort: a cache that cannot be written is just not used)."""
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            private_folder(self.folder)
             fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=DB_SUFFIX, dir=self.folder)
             os.close(fd)
             try:
@@ -228,7 +229,7 @@ class TreeCache:
     def _write(self, tree: str, header: list[str], body: bytes) -> bool:
         head = json.dumps([*header, hashlib.sha256(body).hexdigest()]).encode()
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            private_folder(self.folder)
             fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=SUFFIX, dir=self.folder)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(head + b"\n" + body)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from git_memzoi import __version__
 from git_memzoi.layout import MEMZOI_DIR
+from git_memzoi.runtime.private import FILE_MODE, private_folder
 
 #: Bump when what check_file reports, or what a line holds, changes; the package version is part of it.
 VERSION = f"{__version__}+v3"
@@ -88,7 +89,7 @@ def add_verdicts(folder: Path, items: Iterable[tuple[str, str, Verdict]]) -> Non
         return
     path = folder / VERDICTS_FILE
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
         # one write of whole lines in append mode: concurrent writers interleave lines, never halves
         with _appended(path) as handle:
             handle.write("".join(lines))
@@ -232,7 +233,7 @@ def write_tree_ids(folder: Path, tree: str, signature: str, records: Iterable[st
     if text.count("\n") != 1 + len(record_ids) + len(packet_ids):
         return  # an ID with a newline in it cannot be kept as a line
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
         _replace(folder / f"{tree}.ids", text)
         kept = sorted(folder.glob("*.ids"), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in kept[KEEP_TREES:]:
@@ -263,7 +264,7 @@ def _appended(path: Path) -> io.TextIOWrapper:
     Opened without waiting: a FIFO with no reader is refused at once (ENXIO), one with a reader
     is refused by its type, so an append never blocks a command.
     """
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, FILE_MODE)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{path}: not a file")
@@ -277,7 +278,7 @@ def _replace(path: Path, text: str) -> None:
     # os.open rather than tempfile: tempfile loads shutil and random, too slow for the fast path
     tmp = path.parent / f".tmp-{os.getpid()}-{time.monotonic_ns()}"
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, path)  # no fsync: a torn or lost cache file is a miss

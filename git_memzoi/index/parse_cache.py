@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from git_memzoi.index.staleness import PARSER_VERSION  # noqa: E402  (after the TYPE_CHECKING stand-in)
+from git_memzoi.runtime.private import create_private, private_folder  # noqa: E402
 
 __all__ = ["PARSER_VERSION", "ParseCache"]
 _BATCH = 500
@@ -61,7 +62,8 @@ class ParseCache:
                 return cls(None)
         for attempt in (1, 2):
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                private_folder(path.parent)
+                create_private(path)
                 conn = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = OFF")  # a cache: losing the last writes costs a re-parse

@@ -139,9 +139,10 @@ def _one_writer(ws: Workspace) -> Iterator[None]:
     import filelock  # late: a no-op rebuild takes no lock (BENCHMARKS.md, "Command start-up": no-op `rebuild`)
 
     from git_memzoi.runtime.lock import flock
+    from git_memzoi.runtime.private import private_folder
 
     try:
-        ws.layout.worktree.mkdir(parents=True, exist_ok=True)
+        private_folder(ws.layout.worktree)
         lock = flock(ws.layout.worktree / INDEX_LOCK, WRITER_WAIT_SECONDS)
         lock.acquire(poll_interval=0.01)
     except OSError as exc:

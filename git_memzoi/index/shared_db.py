@@ -28,6 +28,7 @@ from git_memzoi.errors import NoSpace, StateError, from_environment
 from git_memzoi.index.sweep import file_stat_signature, load_cache, store_cache
 from git_memzoi.profile.timefmt import format_rfc3339
 from git_memzoi.runtime import clock
+from git_memzoi.runtime.private import private_folder
 
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 30_000
@@ -238,7 +239,7 @@ def _create_new(path: Path, owner: Owner | None) -> None:
     os.link refuses to replace an existing file: when two processes race, one file wins and
     the other's copy is discarded; neither overwrites the other.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
     fd, tmp_name = tempfile.mkstemp(prefix=".shared-db-", suffix=".tmp", dir=path.parent)
     os.close(fd)
     tmp = Path(tmp_name)

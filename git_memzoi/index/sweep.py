@@ -24,6 +24,7 @@ import os
 import time
 
 from git_memzoi.layout import MEMZOI_DIR, RECORDS
+from git_memzoi.runtime.private import FILE_MODE
 
 #: Timestamps closer than this to the moment they were read are not trusted (coarse clocks).
 RACY_NS = 2_000_000_000
@@ -122,7 +123,7 @@ def store_cache(path: str, data: object) -> None:
     """Replace such a cache in one step (no fsync: losing it only costs the check it saves)."""
     tmp = f"{path}.{os.getpid()}.{time.monotonic_ns()}"
     try:
-        with open(tmp, "w", encoding="utf-8") as handle:
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE), "w", encoding="utf-8") as handle:
             handle.write(json.dumps(data))
         os.replace(tmp, path)
     except OSError:

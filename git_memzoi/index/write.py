@@ -38,6 +38,7 @@ from git_memzoi.layout import INDEX_TEMP_PREFIX, RUNTIME_PATH_PREFIX
 from git_memzoi.profile.applies import applies_to_base
 from git_memzoi.profile.document import Problem
 from git_memzoi.profile.retention import boundary as lane_boundary
+from git_memzoi.runtime.private import create_private, private_folder
 
 if TYPE_CHECKING:
     from git_memzoi.index.mirror import RuntimeSnapshot
@@ -86,9 +87,10 @@ class _Target:
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
             folder = self.index_path.parent
-            folder.mkdir(parents=True, exist_ok=True)
+            private_folder(folder)
             index_db.remove_stale_temps(folder)
             self.tmp = folder / f"{INDEX_TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+            create_private(self.tmp)  # index.db mirrors private local memory: 0600, as is the copy of a base below
             if self.base is None:
                 conn = index_db.create(self.tmp)  # secondary indexes come after the bulk load
             else:

@@ -38,6 +38,7 @@ from git_memzoi.profile import secrets
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.atomic import fsync_dir, refuse_symlinks, write_atomic
 from git_memzoi.runtime.home import Layout
+from git_memzoi.runtime.private import FILE_MODE, private_folder
 
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace
@@ -90,8 +91,11 @@ def read_or_none(path: Path) -> bytes | None:
         raise Refused(f"{path} is a folder where a memory file belongs") from None
 
 
-def put(path: Path, data: bytes | None, step: str | None = None) -> None:
-    """Replace (or remove, for None) one file durably: temp file, fsync, rename, fsync the folder."""
+def put(path: Path, data: bytes | None, step: str | None = None, *, new_mode: int = 0o644) -> None:
+    """Replace (or remove, for None) one file durably: temp file, fsync, rename, fsync the folder.
+
+    A file that exists keeps its mode; a new one gets `new_mode`.
+    """
     if data is None:
         if step:
             fault(f"{step}-temp")
@@ -106,7 +110,7 @@ def put(path: Path, data: bytes | None, step: str | None = None) -> None:
     try:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
-        mode = 0o644
+        mode = new_mode
     write_atomic(path, data, mode=mode, before_replace=(lambda: fault(f"{step}-temp")) if step else None)
     if step:
         fault(step)
@@ -180,8 +184,8 @@ def install(
         commit=step,
     )
     jpath = journals.path_for(layout.journal_dir, journal.txid)
-    layout.journal_dir.mkdir(parents=True, exist_ok=True)
-    put(jpath, journal.to_bytes(), "journal")
+    private_folder(layout.journal_dir)
+    put(jpath, journal.to_bytes(), "journal", new_mode=FILE_MODE)
     built: gitcommit.Built | None = None
     try:
         for folder in plan.new_dirs:

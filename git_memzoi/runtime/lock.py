@@ -15,6 +15,7 @@ from pathlib import Path
 import filelock
 
 from git_memzoi.errors import LockTimeout, UsageError
+from git_memzoi.runtime.private import FILE_MODE, private_folder
 
 DEFAULT_TIMEOUT = 10.0
 
@@ -35,13 +36,13 @@ def lock_timeout() -> float:
 
 def flock(path: Path, timeout: float) -> filelock.UnixFileLock:
     """An flock(2) lock on `path`, never filelock's soft fallback."""
-    return filelock.UnixFileLock(str(path), timeout=timeout)
+    return filelock.UnixFileLock(str(path), timeout=timeout, mode=FILE_MODE)
 
 
 @contextmanager
 def lifecycle_lock(path: Path, timeout: float | None = None) -> Iterator[None]:
     """Hold `path` (repo-lifecycle.lock) or raise LockTimeout naming it; nothing is changed on timeout."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
     wait = lock_timeout() if timeout is None else timeout
     lock = flock(path, wait)
     try:

@@ -143,19 +143,25 @@ def test_any_memzoi_debug_is_debug_not_a_usage_error(remote: Remote, value: str)
 
 def _interrupted(command: list[str], cwd: Path, home: Path) -> list[object]:
     """Start `command` with a stdin that never ends, wait until it blocks reading (stdin or a FIFO), press Ctrl-C."""
+    # As a terminal's foreground job gets it: SIGINT at its default, even when the suite itself runs where it is
+    # ignored (`nohup scripts/test.sh &` from a script), which the program would inherit and rightly keep.
     proc = subprocess.Popen(
         command, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env={**os.environ, "MEMZOI_HOME": str(home)},
+        env={**os.environ, "MEMZOI_HOME": str(home)}, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
-    wchan = Path(f"/proc/{proc.pid}/wchan")
-    deadline = time.monotonic() + 60
-    # the kernel's names differ by version: pipe_read, anon_pipe_read, pipe_wait, wait_for_partner (a FIFO's open)
-    while not any(word in wchan.read_text() for word in ("pipe", "fifo", "partner")):
-        assert proc.poll() is None and time.monotonic() < deadline, "it never blocked"
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=60)
-    assert proc.stdin is not None
+    try:
+        wchan = Path(f"/proc/{proc.pid}/wchan")
+        deadline = time.monotonic() + 60
+        # the kernel's names differ by version: pipe_read, anon_pipe_read, pipe_wait, wait_for_partner (a FIFO's open)
+        while not any(word in wchan.read_text() for word in ("pipe", "fifo", "partner")):
+            assert proc.poll() is None and time.monotonic() < deadline, "it never blocked"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:  # a failed run leaves no process blocked on the FIFO behind it
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     return [proc.returncode, stdout.decode(), stderr.decode()]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import threading
 from pathlib import Path
@@ -56,3 +57,22 @@ def test_suite_passes_while_another_process_writes_the_users_memzoi_home(tmp_pat
     assert writes > 10, "the writer did not run alongside the suite"
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "a test wrote to the real ~/.memzoi" not in done.stdout
+
+
+def test_the_ctrl_c_tests_pass_in_a_background_run_that_ignores_sigint() -> None:
+    """`nohup scripts/test.sh &` from a script starts the suite with SIGINT ignored, which every process it starts
+    inherits: the Ctrl-C tests then pressed a Ctrl-C nobody heard, failed, and left a `git memzoi import --json`
+    waiting on a FIFO for ever."""
+    env = {**os.environ, "MEMZOI_COVERAGE": "0", "MEMZOI_TEST_WORKERS": "0"}
+    args = ["bash", str(ROOT / "scripts" / "test.sh"), "-q", "-p", "no:cacheprovider", "-k", "ctrl_c"]
+    done = subprocess.run(
+        [*args, "tests/cli/test_fast_paths_hostile.py"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "4 passed" in done.stdout

@@ -48,15 +48,29 @@ PROCEDURAL = {"procedure", "runbook"}
 STAMP = 1767225600  # 2026-01-01, the commit's date
 
 
-def corpus() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(records, tasks) as fixtures/recall holds them."""
-    records = yaml.safe_load((CORPUS / "records.yaml").read_text(encoding="utf-8"))["records"]
+def corpus(folder: Path = CORPUS) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(records, tasks) as a corpus folder (fixtures/recall, or one under fixtures/recall/heldout) holds them."""
+    records = yaml.safe_load((folder / "records.yaml").read_text(encoding="utf-8"))["records"]
     for entry in records:  # YAML reads a bare timestamp as a datetime; the profile wants RFC 3339 text
         for key in ("timestamp", "expires"):
             if isinstance(entry.get(key), datetime):
                 entry[key] = entry[key].strftime("%Y-%m-%dT%H:%M:%SZ")
-    tasks = yaml.safe_load((CORPUS / "tasks.yaml").read_text(encoding="utf-8"))["tasks"]
+    tasks = yaml.safe_load((folder / "tasks.yaml").read_text(encoding="utf-8"))["tasks"]
     return records, tasks
+
+
+def applies_to(entries: list[str]) -> list[str]:
+    """A corpus entry's scopes as the profile can hold them: a glob the profile's `applies_to` cannot express
+    (`src/**/*.tsx`, `.env*`) becomes the folder it lies in, as import makes it of a rule file's globs."""
+    from git_memzoi.importer.formats import glob_scope
+
+    out: list[str] = []
+    for entry in entries:
+        plain = entry.removesuffix("/**")
+        for scope in glob_scope([entry], "")[0] if any(c in plain for c in "*?[{") else (entry,):
+            if scope not in out:
+                out.append(scope)
+    return out
 
 
 def record_file(entry: dict[str, Any]) -> tuple[str, str]:
@@ -67,7 +81,7 @@ def record_file(entry: dict[str, Any]) -> tuple[str, str]:
     stamp = Stamp(entry["timestamp"], status, entry["confidence"])
     data = fields(entry["id"], kind, lane, entry["title"], entry["description"], stamp)
     if entry.get("applies_to"):
-        data["applies_to"] = entry["applies_to"]
+        data["applies_to"] = applies_to(entry["applies_to"])
     if entry.get("tags"):
         data["tags"] = entry["tags"]
     data["source"] = "human"
@@ -192,14 +206,14 @@ def distractor(i: int, rng: random.Random) -> tuple[str, str]:
     return f".memzoi/records/{folder}/{rid}.md", render_record(data, {}, f"recall-bench:{rid}", body)
 
 
-def build(root: Path, distractors: int = 0) -> Path:
-    """A committed repository holding the corpus (plus `distractors` seeded distractor records)."""
-    records, _ = corpus()
+def build(root: Path, distractors: int = 0, folder: Path = CORPUS) -> Path:
+    """A committed repository holding the corpus in `folder` (plus `distractors` seeded distractor records)."""
+    records, _ = corpus(folder)
     repo = pygit2.init_repository(str(root), initial_head="main")
     (root / ".memzoi" / "proposals" / "pending").mkdir(parents=True)
     (root / ".memzoi" / "index.md").write_text("# Memory index\n")
     (root / ".memzoi" / "log.md").write_text("# Memory log\n")
-    (root / "README.md").write_text("# harbor\n")
+    (root / "README.md").write_text(f"# {folder.name}\n")
     files = [record_file(entry) for entry in records]
     rng = random.Random(SEED)
     files += [distractor(i, rng) for i in range(distractors)]
@@ -373,20 +387,22 @@ SURFACES = (
     "PreToolUse path",
     "PreToolUse command",
 )
+#: UserPromptSubmit on the prompts marked `paraphrase: true` alone (sharing few words with their gold).
+PARAPHRASED = "UserPromptSubmit, paraphrased"
 BASELINES = ("baseline: whole memory dumped", "baseline: plain bm25, 600 tokens")
 
 
-def measure(root: Path) -> Run:
-    """Run every task through every surface on the repository at `root` (indexed on first use)."""
+def measure(root: Path, folder: Path = CORPUS) -> Run:
+    """Run every task of the corpus in `folder` through every surface on the repository at `root`."""
     from git_memzoi.runtime.workspace import Workspace
 
-    records, tasks = corpus()
+    records, tasks = corpus(folder)
     ws = Workspace.open(root)
     blocks = _blocks(ws)
     ids = [entry["id"] for entry in records] + list(blocks)
     given = Given(list(dict.fromkeys(ids)))
     stale = {entry["id"] for entry in records if entry.get("stale")}
-    scores = {name: Score() for name in SURFACES + BASELINES}
+    scores = {name: Score() for name in (*SURFACES, PARAPHRASED, *BASELINES)}
     leaked: dict[str, set[str]] = {name: set() for name in SURFACES}
     dump = "".join(blocks.values())
 
@@ -405,7 +421,10 @@ def measure(root: Path) -> Run:
             score("search top 5", gold, _search_text(ws, text))
             for limit, name in zip(CONTEXT_TOKENS, SURFACES[1:3], strict=True):
                 score(name, gold, _context_text(ws, text, limit))
-            score("UserPromptSubmit", gold, _hook_text(root, _event(root, "UserPromptSubmit", session, prompt=text)))
+            prompt_text = _hook_text(root, _event(root, "UserPromptSubmit", session, prompt=text))
+            score("UserPromptSubmit", gold, prompt_text)
+            if task.get("paraphrase"):
+                score(PARAPHRASED, gold, prompt_text)
             score(BASELINES[0], gold, dump)
             score(BASELINES[1], gold, _bm25_text(ws, blocks, text, CONTEXT_TOKENS[0]))
         elif kind == "edit":
@@ -422,56 +441,89 @@ def measure(root: Path) -> Run:
 def _rows(run: Run) -> list[str]:
     out = []
     for name, s in run.scores.items():
+        if not s.recalls:
+            continue  # a corpus with no such task (paraphrases are marked in the held-out corpora)
         out.append(f"| {name} | {len(s.recalls)} | {s.recall:.2f} | {s.precision:.2f} | {s.mean_tokens:,.0f} |")
     return out
 
 
-def runs(workdir: Path, distractors: int = DISTRACTORS) -> tuple[Run, Run]:
+HELDOUT = CORPUS / "heldout"
+#: Every corpus is measured again at this many records, seeded distractors making up the rest.
+LARGE_TOTAL = 2_000
+
+
+def corpora() -> list[tuple[str, Path]]:
+    """(role, folder) of every corpus: the one the ranking is tuned on, then each held-out one."""
+    held = sorted(p for p in HELDOUT.iterdir() if (p / "records.yaml").is_file()) if HELDOUT.is_dir() else []
+    return [("tuning", CORPUS), *(("held-out", p) for p in held)]
+
+
+def runs(workdir: Path, distractors: int = DISTRACTORS, folder: Path = CORPUS) -> tuple[Run, Run]:
     """(the corpus alone, the corpus with distractors), each in its own repository and MEMZOI_HOME."""
     out = []
-    for name, extra in (("recall-small", 0), ("recall-large", distractors)):
-        root = workdir / name
-        build(root, extra)
-        os.environ["MEMZOI_HOME"] = str(workdir / f"{name}-home")
-        out.append(measure(root))
+    for name, extra in (("small", 0), ("large", distractors)):
+        root = workdir / f"recall-{folder.name}-{name}"
+        build(root, extra, folder)
+        os.environ["MEMZOI_HOME"] = str(workdir / f"recall-{folder.name}-{name}-home")
+        out.append(measure(root, folder))
     return out[0], out[1]
 
 
-def section(workdir: Path, quick: bool = False) -> str:
-    """Build both repositories under `workdir`, run every task and return a Markdown section."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    records, tasks = corpus()
-    distractors = QUICK_DISTRACTORS if quick else DISTRACTORS
-    small, large = runs(workdir, distractors)
-    leaks = sorted(set().union(*small.leaked.values(), *large.leaked.values()))
+def _corpus_section(workdir: Path, role: str, folder: Path, quick: bool) -> tuple[list[str], set[str], float]:
+    """The tables of one corpus (alone and at LARGE_TOTAL records), its stale leaks and its largest drift."""
+    records, tasks = corpus(folder)
+    distractors = QUICK_DISTRACTORS if quick else max(LARGE_TOTAL - len(records), DISTRACTORS * (role == "tuning"))
+    small, large = runs(workdir, distractors, folder)
+    leaks = set().union(*small.leaked.values(), *large.leaked.values())
     drift = max(abs(small.scores[n].recall - large.scores[n].recall) for n in SURFACES)
     header = "| surface | tasks | recall | precision | mean tokens |\n|---|---:|---:|---:|---:|"
+    where = folder.relative_to(ROOT).as_posix()
+    stale = sum(1 for r in records if r.get("stale"))
+    lines = [
+        f"### {role}: `{where}`, {len(records)} records ({stale} stale), {len(tasks)} tasks "
+        f"(whole memory: {small.dump_tokens:,.0f} tokens)",
+        "",
+        header,
+        *_rows(small),
+        "",
+        f"#### the same with {distractors:,} seeded distractors: {len(records) + distractors:,} records "
+        f"(whole memory: {large.dump_tokens:,.0f} tokens)",
+        "",
+        header,
+        *_rows(large),
+        "",
+        f"Stale records leaked on any surface: **{len(leaks)}**"
+        + (f" ({', '.join(sorted(leaks))})" if leaks else "")
+        + f". Largest recall change between the two sizes on any surface: {drift:.2f}.",
+        "",
+    ]
+    return lines, leaks, drift
+
+
+def section(workdir: Path, quick: bool = False) -> str:
+    """Build every corpus's repositories under `workdir`, run every task and return a Markdown section."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    body: list[str] = []
+    for role, folder in corpora():
+        lines, _, _ = _corpus_section(workdir, role, folder, quick)
+        body += lines
     return (
         "\n".join(
             [
                 "## Recall quality: the right memory at the right moment",
                 "",
-                f"fixtures/recall: {len(records)} records of a monorepo's memory "
-                f"({sum(1 for r in records if r.get('stale'))} superseded, expired or tombstoned) and "
-                f"{len(tasks)} tasks with their records chosen by meaning (scripts/bench_recall.py). A record "
-                "counts as given when its ID is in the text the agent receives; tokens are characters / 4 of "
-                "that text. Recall is the mean per task, precision is over all tasks. Context at N tokens is "
-                "the largest word budget whose pack fits N tokens.",
+                "Each corpus is a project's memory (with superseded, expired and tombstoned records marked stale) "
+                "and tasks whose records were chosen by meaning before any run (scripts/bench_recall.py). "
+                "`fixtures/recall` is the corpus the ranking is tuned on; each corpus under "
+                "`fixtures/recall/heldout/` was written by an author who had not read the ranking, with its gold "
+                "fixed first, and is never tuned on: its figures are the ones to trust. A record counts as given "
+                "when its ID is in the text the agent receives; tokens are characters / 4 of that text. Recall is "
+                "the mean per task, precision is over all tasks. Context at N tokens is the largest word budget "
+                'whose pack fits N tokens. "UserPromptSubmit, paraphrased" is UserPromptSubmit on the prompts '
+                "marked as sharing few words with their gold. A corpus scope the profile's `applies_to` cannot hold "
+                "(`src/**/*.tsx`) is rendered as the folder it lies in, as import renders a rule file's globs.",
                 "",
-                f"### {len(records)} records (whole memory: {small.dump_tokens:,.0f} tokens)",
-                "",
-                header,
-                *_rows(small),
-                "",
-                f"### {len(records) + distractors:,} records ({distractors:,} seeded distractors; whole memory: "
-                f"{large.dump_tokens:,.0f} tokens)",
-                "",
-                header,
-                *_rows(large),
-                "",
-                f"Stale records leaked (superseded, expired or tombstoned, on any surface): **{len(leaks)}**"
-                + (f" ({', '.join(leaks)})" if leaks else "")
-                + f". Largest recall change between the two corpora on any surface: {drift:.2f}.",
+                *body,
             ]
         )
         + "\n"

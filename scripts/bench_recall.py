@@ -447,15 +447,20 @@ def _rows(run: Run) -> list[str]:
     return out
 
 
+TUNING = CORPUS / "tuning"
 HELDOUT = CORPUS / "heldout"
 #: Every corpus is measured again at this many records, seeded distractors making up the rest.
 LARGE_TOTAL = 2_000
 
 
+def _folders(parent: Path) -> list[Path]:
+    return sorted(p for p in parent.iterdir() if (p / "records.yaml").is_file()) if parent.is_dir() else []
+
+
 def corpora() -> list[tuple[str, Path]]:
-    """(role, folder) of every corpus: the one the ranking is tuned on, then each held-out one."""
-    held = sorted(p for p in HELDOUT.iterdir() if (p / "records.yaml").is_file()) if HELDOUT.is_dir() else []
-    return [("tuning", CORPUS), *(("held-out", p) for p in held)]
+    """(role, folder) of every corpus: the ones the ranking is tuned on, then each held-out one."""
+    tuning = [CORPUS, *_folders(TUNING)]
+    return [*(("tuning", p) for p in tuning), *(("held-out", p) for p in _folders(HELDOUT))]
 
 
 def runs(workdir: Path, distractors: int = DISTRACTORS, folder: Path = CORPUS) -> tuple[Run, Run]:
@@ -514,7 +519,8 @@ def section(workdir: Path, quick: bool = False) -> str:
                 "",
                 "Each corpus is a project's memory (with superseded, expired and tombstoned records marked stale) "
                 "and tasks whose records were chosen by meaning before any run (scripts/bench_recall.py). "
-                "`fixtures/recall` is the corpus the ranking is tuned on; each corpus under "
+                "`fixtures/recall` and the corpora under `fixtures/recall/tuning/` are tuned on; "
+                "each corpus under "
                 "`fixtures/recall/heldout/` was written by an author who had not read the ranking, with its gold "
                 "fixed first, and is never tuned on: its figures are the ones to trust. A record counts as given "
                 "when its ID is in the text the agent receives; tokens are characters / 4 of that text. Recall is "

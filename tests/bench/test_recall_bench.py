@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
-from support import run_bench
+from support import ROOT, run_bench
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import bench_recall
 
 pytestmark = pytest.mark.bench
 
 
 def test_recall_bench_quick_smoke_run(tmp_path: Path) -> None:
     text = run_bench(tmp_path, "--skip-records", "--sections", "recall")
+    corpora = bench_recall.corpora()
     assert "## Recall quality: the right memory at the right moment" in text
-    assert "### 84 records" in text and "### 324 records (240 seeded distractors" in text
+    assert "### tuning: `fixtures/recall`, 84 records" in text
+    assert "the same with 240 seeded distractors: 324 records" in text
+    for role, folder in corpora:
+        assert f"### {role}: `{folder.relative_to(ROOT).as_posix()}`" in text
     for row in (
         "| search top 5 |",
         "| context 600 tokens |",
@@ -25,5 +33,7 @@ def test_recall_bench_quick_smoke_run(tmp_path: Path) -> None:
         "| baseline: whole memory dumped |",
         "| baseline: plain bm25, 600 tokens |",
     ):
-        assert text.count(row) == 2, row
-    assert "Stale records leaked (superseded, expired or tombstoned, on any surface): **0**" in text
+        assert text.count(row) == 2 * len(corpora), row
+    paraphrased = sum(any(t.get("paraphrase") for t in bench_recall.corpus(folder)[1]) for _, folder in corpora)
+    assert text.count("| UserPromptSubmit, paraphrased |") == 2 * paraphrased
+    assert text.count("Stale records leaked on any surface: **0**") == len(corpora)

@@ -1,0 +1,19 @@
+"""The real-repositories benchmark runs as a section of scripts/bench.py (a smoke run of two repositories)."""
+
+from __future__ import annotations
+
+import pytest
+
+from support import run_bench
+
+pytestmark = pytest.mark.bench
+
+
+def test_realrepos_bench_quick_smoke_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    text = run_bench(tmp_path, "--skip-records", "--sections", "realrepos")
+    assert "## Real repositories: their instruction files imported" in text
+    assert "### Tuned on" in text and "### Held out (never tuned on)" in text
+    assert "| figure | gemini-cli |" in text and "| figure | langfuse |" in text
+    assert text.count("| plan exit | 0 |") == 2
+    assert text.count("| second plan changes | 0 |") == 2
+    assert text.count("| UserPromptSubmit recall (tasks, mean tokens) |") == 2

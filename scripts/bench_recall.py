@@ -91,7 +91,7 @@ def record_file(entry: dict[str, Any]) -> tuple[str, str]:
     retention = {"explicit_expires_at": entry["expires"]} if entry.get("expires") else {}
     folder = f"{lane}/{kind.replace('_', '-')}s"
     return f".memzoi/records/{folder}/{entry['id']}.md", render_record(
-        data, retention, f"recall-bench:{entry['id']}", entry["body"].strip()
+        data, retention, f"recall-bench:{entry['id']}", (entry.get("body") or entry["description"]).strip()
     )
 
 

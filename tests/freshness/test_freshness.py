@@ -211,3 +211,19 @@ def _keep_env() -> dict[str, str]:
     import os
 
     return {k: v for k, v in os.environ.items() if k != "PATH"}
+
+
+def test_the_mcp_tools_carry_the_same_object(repo: Repo) -> None:
+    from git_memzoi.mcp.tools import MemoryTools
+    from git_memzoi.runtime.workspace import Workspace
+
+    code_and_record(repo, CITES, applies_to=["src/auth/**"])
+    git("rm", "-q", "src/auth/session.ts", cwd=repo.path)
+    commit(repo, "delete")
+    tools = MemoryTools(Workspace.open(repo.path))
+    found = tools.search_memory("sessions")
+    hit = {h["record_id"]: h for h in found.model.model_dump(mode="json")["hits"]}["session-rule"]
+    assert hit["freshness"] == fresh(repo)["session-rule"] and hit["freshness"]["state"] == "unverified"
+    assert "session-rule`, decision, semantic, repo, unverified]" in found.text
+    warning_text = tools.precheck_path("src/auth/util.ts").text
+    assert "unverified" not in warning_text  # a decision is no warning: precheck lists none

@@ -16,9 +16,8 @@ import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from git_memzoi.freshness.evidence import extract
-from git_memzoi.freshness.judge import CURRENT, Subject, judge
-from git_memzoi.gitrepo import codehistory
+from git_memzoi.errors import MemzoiError
+from git_memzoi.gitrepo import headref
 from git_memzoi.index import freshness_store, queries
 from git_memzoi.index.freshness_store import StoredVerdict
 from git_memzoi.layout import RECORDS
@@ -30,11 +29,16 @@ if TYPE_CHECKING:
 
 def current() -> dict[str, Any]:
     """The freshness object of a record with nothing to check (or runtime memory)."""
-    return CURRENT.as_dict()
+    return {"state": "current", "since": None, "evidence": []}
 
 
 def _rejudge(ws: Workspace, conn: sqlite3.Connection, head: str) -> dict[str, StoredVerdict]:
     """Judge every repository record at `head`, keep the verdicts in freshness.db, and return them by path."""
+    # the judge and its git processes load only when HEAD moved (a lookup is all a hook pays otherwise)
+    from git_memzoi.freshness.evidence import extract
+    from git_memzoi.freshness.judge import Subject, judge
+    from git_memzoi.gitrepo import codehistory
+
     cited = []
     stored: dict[str, StoredVerdict] = {}
     for path, oid, applies_json, source_ref, body in queries.cited_sources(conn):
@@ -71,6 +75,15 @@ def _stale(stored: dict[str, StoredVerdict], rows: Sequence[RecordRow]) -> bool:
     return False
 
 
+def _head(ws: Workspace) -> str | None:
+    answered, sha = headref.head_from_files(ws.repo.git_dir, ws.repo.common_dir)
+    if answered:
+        return sha
+    from git_memzoi.gitrepo import codehistory
+
+    return codehistory.head_commit(ws.repo)
+
+
 def verdicts(ws: Workspace, conn: sqlite3.Connection, rows: Sequence[RecordRow]) -> dict[str, dict[str, Any]]:
     """The `freshness` object of each row, by record path (index.db `conn` open, for a judging pass)."""
     out = {row.path: current() for row in rows}
@@ -78,13 +91,13 @@ def verdicts(ws: Workspace, conn: sqlite3.Connection, rows: Sequence[RecordRow])
     if not shown:
         return out
     try:
-        head = codehistory.head_commit(ws.repo)
+        head = _head(ws)
         if head is None:
             return out
         stored = freshness_store.read(ws.layout.freshness_db, head, [row.path for row in shown])
         if stored is None or _stale(stored, shown):
             stored = _rejudge(ws, conn, head)
-    except codehistory.GitQueryError:
+    except MemzoiError:  # git could not be asked (codehistory.GitQueryError): the rows stay current
         return out
     for row in shown:
         kept = stored.get(row.path)

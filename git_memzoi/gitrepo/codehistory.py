@@ -17,11 +17,12 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from git_memzoi.errors import MemzoiError
+from git_memzoi.gitrepo import headref
+from git_memzoi.gitrepo.headref import is_sha as _is_sha
 
 if TYPE_CHECKING:
     from git_memzoi.gitrepo.repo import GitRepo
 
-_HEX = frozenset("0123456789abcdef")
 #: A line git prints for a `rev:path` that names nothing.
 _MISSING = " missing"
 
@@ -51,48 +52,9 @@ def _run(repo: GitRepo, *args: str, input: str | None = None, ok: tuple[int, ...
     return done.stdout
 
 
-def _is_sha(text: str) -> bool:
-    return len(text) in (40, 64) and set(text) <= _HEX
-
-
-def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read().strip()
-    except OSError:
-        return None
-
-
-def _packed(common_dir: str, ref: str) -> str | None:
-    text = _read(os.path.join(common_dir, "packed-refs"))
-    for line in (text or "").splitlines():
-        sha, _, name = line.partition(" ")
-        if name == ref and _is_sha(sha):
-            return sha
-    return None
-
-
-def _head_from_files(repo: GitRepo) -> tuple[bool, str | None]:
-    """(answered, sha): the HEAD commit from the git directory's files; answered False means "ask git"."""
-    head = _read(os.path.join(repo.git_dir, "HEAD"))
-    if head is None:
-        return False, None
-    if _is_sha(head):
-        return True, head
-    if not head.startswith("ref: refs/heads/"):
-        return False, None
-    ref = head[len("ref: ") :]
-    for folder in (repo.git_dir, repo.common_dir):
-        loose = _read(os.path.join(folder, ref))
-        if loose is not None:
-            return (True, loose) if _is_sha(loose) else (False, None)
-    packed = _packed(str(repo.common_dir), ref)
-    return (True, packed) if packed is not None else (False, None)
-
-
 def head_commit(repo: GitRepo) -> str | None:
     """The commit HEAD names, or None on an unborn branch; files first, `git rev-parse` for any other layout."""
-    answered, sha = _head_from_files(repo)
+    answered, sha = headref.head_from_files(repo.git_dir, repo.common_dir)
     if answered:
         return sha
     out = _run(repo, "rev-parse", "-q", "--verify", "HEAD^{commit}", ok=(0, 1))

@@ -9,6 +9,7 @@ rewrote is no longer invalidated: its status is not active, or it was last writt
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -84,16 +85,38 @@ class _Fields(NamedTuple):
     body: str
 
 
-def _record_fields(raw: bytes, path: str) -> _Fields | None:
-    """What judging a record file needs, or None when it cannot be read as a record."""
+_ALIAS = re.compile(r"(^|[\s\[{,:-])[&*!]")
+
+
+def _frontmatter(raw: bytes, path: str) -> tuple[dict[str, Any], str] | None:
+    """(frontmatter mapping, body) of a record file; libyaml's safe loader when the text has no anchor, alias or
+    tag (what the profile refuses anyway, and what could make a small file expensive), else the profile's parser."""
+    import yaml
+
     from git_memzoi.errors import MemzoiError
-    from git_memzoi.profile.frontmatter import parse
+    from git_memzoi.profile.frontmatter import parse, split
 
     try:
-        doc = parse(raw, path)
-    except MemzoiError:
+        parts = split(raw, path)
+        if parts is None:
+            return None
+        front, body, _ = parts
+        if _ALIAS.search(front) is None and hasattr(yaml, "CSafeLoader"):
+            data = yaml.load(front, Loader=yaml.CSafeLoader)
+        else:
+            doc = parse(raw, path)
+            data, body = doc.data, doc.body
+    except (MemzoiError, yaml.YAMLError, RecursionError):
         return None
-    data = doc.data
+    return (data, body) if isinstance(data, dict) else None
+
+
+def _record_fields(raw: bytes, path: str) -> _Fields | None:
+    """What judging a record file needs, or None when it cannot be read as a record."""
+    loaded = _frontmatter(raw, path)
+    if loaded is None:
+        return None
+    data, body = loaded
     rid, status, title, applies = data.get("id"), data.get("status"), data.get("title"), data.get("applies_to") or []
     ref = data.get("source_ref")
     if not all(isinstance(v, str) for v in (rid, status, title)) or not isinstance(applies, list):
@@ -104,8 +127,42 @@ def _record_fields(raw: bytes, path: str) -> _Fields | None:
         str(title),
         [a for a in applies if isinstance(a, str)],
         ref if isinstance(ref, str) else None,
-        doc.body,
+        body,
     )
+
+
+_BEFORE = frozenset(" \t`'\"([,:")
+_AFTER = frozenset(" \t`'\"),]#:")
+
+
+def _cites_path(line: str, path: str) -> bool:
+    """Whether `line` names `path` whole: not inside a longer name, perhaps as `./path`, `path/` or `path/**`."""
+    start = line.find(path)
+    while start != -1:
+        head, tail = line[:start], line[start + len(path) :]
+        head = head[:-2] if head.endswith("./") else head
+        if (not head or head[-1] in _BEFORE) and (
+            not tail
+            or tail[0] in _AFTER
+            or tail.startswith("/**")
+            or tail == "/"
+            or (tail[:1] == "/" and tail[1] in _AFTER)
+        ):
+            return True
+        start = line.find(path, start + 1)
+    return False
+
+
+def _citing(repo: GitRepo, tip: str, paths: set[str], names: set[str]) -> list[str]:
+    """The record files at `tip` with a line citing one of `paths` (whole) or `names` (in backticks)."""
+    ticked = {*(f"`{name}`" for name in names), *(f"`{name}()`" for name in names)}
+    files: set[str] = set()
+    for f, line in codehistory.matching_lines(repo, tip, {*paths, *ticked}, [RECORDS]):
+        if f in files or not f.endswith(".md"):
+            continue
+        if any(t in line for t in ticked) or any(p in line and _cites_path(line, p) for p in paths):
+            files.add(f)
+    return sorted(files)
 
 
 def invalidated(repo: GitRepo, base: str, tip: str) -> list[Invalidation]:
@@ -115,12 +172,10 @@ def invalidated(repo: GitRepo, base: str, tip: str) -> list[Invalidation]:
     if not gone and not names:
         return []
     folders = _gone_folders(repo, tip, gone) if gone else set()
-    cited = codehistory.occurrences(repo, tip, {*gone, *folders, *names}, [RECORDS])
-    files = sorted({f for found in cited.values() for f in found if f.endswith(".md")})
+    files = _citing(repo, tip, {*gone, *folders}, names)
     if not files:
         return []
-    kinds = codehistory.object_kinds(repo, [(tip, f) for f in files])
-    oids = {f: k[0] for f in files if (k := kinds.get((tip, f))) is not None and k[1] == "blob"}
+    oids = codehistory.tree_blobs(repo, tip, *files)
     data = codehistory.blobs(repo, oids.values())
     records: dict[str, _Fields] = {}
     subjects: list[Subject] = []

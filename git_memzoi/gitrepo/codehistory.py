@@ -130,10 +130,12 @@ def object_kinds(repo: GitRepo, names: Iterable[tuple[str, str]]) -> dict[tuple[
     return answers
 
 
-def tree_blobs(repo: GitRepo, rev: str, folder: str) -> dict[str, str]:
-    """Every file under `folder` at `rev`, with its blob ID (one `git ls-tree`: a lookup per path in a folder of
-    thousands of files would cost the folder's size each)."""
-    out = _run(repo, "ls-tree", "-r", "-z", "--full-tree", rev, "--", folder)
+def tree_blobs(repo: GitRepo, rev: str, *paths: str) -> dict[str, str]:
+    """Every file at or under `paths` at `rev`, with its blob ID (one `git ls-tree`: a lookup per path in a
+    folder of thousands of files would cost the folder's size each)."""
+    if not paths:
+        return {}
+    out = _run(repo, "ls-tree", "-r", "-z", "--full-tree", rev, "--", *(f":(literal){p}" for p in paths))
     found: dict[str, str] = {}
     for entry in out.split("\0"):
         meta, sep, path = entry.partition("\t")
@@ -183,8 +185,11 @@ def removed_names(repo: GitRepo, old: str, new: str, exclude: str) -> set[str]:
     return names
 
 
-def occurrences(repo: GitRepo, rev: str, names: Iterable[str], pathspecs: Iterable[str]) -> dict[str, set[str]]:
-    """For each of `names` found (as a whole word) in the files `rev` holds under `pathspecs`: the files holding it."""
+def occurrences(
+    repo: GitRepo, rev: str, names: Iterable[str], pathspecs: Iterable[str], *, words: bool = True
+) -> dict[str, set[str]]:
+    """For each of `names` found (as a whole word; any substring without `words`) in the files `rev` holds under
+    `pathspecs`: the files holding it."""
     wanted = sorted({name for name in names if name and "\n" not in name})
     found: dict[str, set[str]] = {}
     if not wanted:
@@ -194,7 +199,20 @@ def occurrences(repo: GitRepo, rev: str, names: Iterable[str], pathspecs: Iterab
         patterns = handle.name
     try:
         out = _run(
-            repo, "grep", "-z", "-o", "-F", "-w", "-I", "--no-color", "-f", patterns, rev, "--", *pathspecs, ok=(0, 1)
+            repo,
+            "grep",
+            "-z",
+            "-o",
+            "-F",
+            *(["-w"] if words else []),
+            "-I",
+            "--no-color",
+            "-f",
+            patterns,
+            rev,
+            "--",
+            *pathspecs,
+            ok=(0, 1),
         )
     finally:
         os.unlink(patterns)
@@ -203,6 +221,27 @@ def occurrences(repo: GitRepo, rev: str, names: Iterable[str], pathspecs: Iterab
         where, sep, match = line.partition("\0")
         if sep and where.startswith(prefix):
             found.setdefault(match, set()).add(where[len(prefix) :])
+    return found
+
+
+def matching_lines(repo: GitRepo, rev: str, patterns: Iterable[str], pathspecs: Iterable[str]) -> list[tuple[str, str]]:
+    """(file, line) of every line of the files `rev` holds under `pathspecs` that contains one of `patterns`."""
+    wanted = sorted({p for p in patterns if p and "\n" not in p})
+    if not wanted:
+        return []
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as handle:
+        handle.write("".join(f"{p}\n" for p in wanted))
+        listed = handle.name
+    try:
+        out = _run(repo, "grep", "-z", "-F", "-I", "--no-color", "-f", listed, rev, "--", *pathspecs, ok=(0, 1))
+    finally:
+        os.unlink(listed)
+    prefix = f"{rev}:"
+    found = []
+    for line in out.split("\n"):
+        where, sep, text = line.partition("\0")
+        if sep and where.startswith(prefix):
+            found.append((where[len(prefix) :], text))
     return found
 
 

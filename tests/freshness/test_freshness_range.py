@@ -99,3 +99,14 @@ def test_require_review_fails_the_check_until_the_record_is_settled(repo: Repo) 
     memzoi(repo, "apply", pid, "--commit")
     report = check(repo, base)
     assert report["invalidated"] == [] and report["ok"] is True
+
+
+def test_a_path_is_cited_whole_not_inside_a_longer_one() -> None:
+    from git_memzoi.freshness.invalidated import _cites_path
+
+    assert _cites_path("  - src/auth/**", "src/auth")
+    assert _cites_path("Read `./src/auth/` first.", "src/auth")
+    assert _cites_path("source_ref: src/auth#L3", "src/auth")
+    assert not _cites_path("  - src/authz/**", "src/auth")
+    assert not _cites_path("  - src/auth/token.ts", "src")
+    assert not _cites_path("  - lib/src/auth", "src/auth")

@@ -75,6 +75,15 @@ def _stale(stored: dict[str, StoredVerdict], rows: Sequence[RecordRow]) -> bool:
     return False
 
 
+def _evidence(text: str) -> list[dict[str, Any]]:
+    """The kept evidence list (an empty one when freshness.db was damaged: it is derived, and judged again)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 def _head(ws: Workspace) -> str | None:
     answered, sha = headref.head_from_files(ws.repo.git_dir, ws.repo.common_dir)
     if answered:
@@ -97,12 +106,12 @@ def verdicts(ws: Workspace, conn: sqlite3.Connection, rows: Sequence[RecordRow])
         stored = freshness_store.read(ws.layout.freshness_db, head, [row.path for row in shown])
         if stored is None or _stale(stored, shown):
             stored = _rejudge(ws, conn, head)
-    except MemzoiError:  # git could not be asked (codehistory.GitQueryError): the rows stay current
-        return out
+    except (MemzoiError, OSError, ValueError, sqlite3.Error):
+        return out  # git could not be asked (codehistory.GitQueryError), or the kept verdicts are damaged
     for row in shown:
         kept = stored.get(row.path)
         if kept is not None and kept.judged_oid == row.oid and kept.state != "current":
-            out[row.path] = {"state": kept.state, "since": kept.since, "evidence": json.loads(kept.evidence)}
+            out[row.path] = {"state": kept.state, "since": kept.since, "evidence": _evidence(kept.evidence)}
         elif kept is not None and kept.judged_oid == row.oid:
             out[row.path] = {"state": "current", "since": kept.since, "evidence": []}
     return out

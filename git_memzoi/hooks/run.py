@@ -445,7 +445,7 @@ def review_freshness(repo: GitRepo, report: CheckReport, base: str, tip: str) ->
 
     try:
         found = invalidated(repo, base, tip)
-    except GitQueryError:
+    except (GitQueryError, OSError, ValueError):
         found = []  # freshness never fails a check by accident: the memory checks above decide
     report.invalidated = [item.as_json() for item in found]
     if not found or not _review_required(repo, base):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,15 @@ from support import Repo, git, memzoi_exe
 from support.agents import client_event
 from support.recall import add_record
 
+
+class _AnySha(str):
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and len(other) == 40
+
+    __hash__ = str.__hash__
+
+
+ANY_SHA = _AnySha()
 SESSION = "export function validateSession(s) {\n  return s.ok;\n}\n"
 
 
@@ -227,3 +238,16 @@ def test_the_mcp_tools_carry_the_same_object(repo: Repo) -> None:
     assert "session-rule`, decision, semantic, repo, unverified]" in found.text
     warning_text = tools.precheck_path("src/auth/util.ts").text
     assert "unverified" not in warning_text  # a decision is no warning: precheck lists none
+
+
+def test_a_damaged_freshness_db_is_judged_again(repo: Repo) -> None:
+    code_and_record(repo, CITES)
+    git("rm", "-q", "src/auth/session.ts", cwd=repo.path)
+    commit(repo, "delete")
+    assert fresh(repo)["session-rule"]["state"] == "unverified"
+    [kept] = list(Path(os.environ["MEMZOI_HOME"]).rglob("freshness.db"))
+    with sqlite3.connect(kept) as conn:
+        conn.execute("UPDATE verdicts SET evidence = '{not json'")
+    assert fresh(repo)["session-rule"] == {"state": "unverified", "since": ANY_SHA, "evidence": []}
+    kept.write_bytes(b"not a database" * 100)  # the whole file: judged again
+    assert fresh(repo)["session-rule"]["evidence"][0]["change"] == "deleted"

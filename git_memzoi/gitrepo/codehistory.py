@@ -185,6 +185,49 @@ def removed_names(repo: GitRepo, old: str, new: str, exclude: str) -> set[str]:
     return names
 
 
+#: Characters of one alternation line given to `git grep -P` (git ORs the lines; PCRE bounds a pattern's size).
+_ALTERNATION_CHARS = 16_000
+_WORD = "A-Za-z0-9_"
+
+
+def _pcre_lines(literals: list[str], words: bool) -> list[str]:
+    """`literals` as a few PCRE alternations (every other character escaped), whole words only with `words`."""
+    escaped = ["".join(c if c.isalnum() or c == "_" else "\\" + c for c in lit) for lit in literals]
+    lines: list[str] = []
+    chunk: list[str] = []
+    size = 0
+    for item in [*escaped, None]:
+        if item is None or (chunk and size + len(item) > _ALTERNATION_CHARS):
+            body = "|".join(chunk)
+            lines.append(f"(?<![{_WORD}])(?:{body})(?![{_WORD}])" if words else f"(?:{body})")
+            chunk, size = [], 0
+        if item is not None:
+            chunk.append(item)
+            size += len(item) + 1
+    return lines
+
+
+def _grep(repo: GitRepo, rev: str, literals: list[str], pathspecs: Iterable[str], *flags: str, words: bool) -> str:
+    """`git grep FLAGS` for any of `literals` in `rev`'s files under `pathspecs`.
+
+    git tries each `-F` pattern on every line in turn (thousands of names cost thousands of passes);
+    one PCRE alternation is one pass, so that is asked first, and `-F` when git was built without PCRE.
+    """
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as handle:
+        handle.write("".join(f"{line}\n" for line in _pcre_lines(literals, words)))
+        listed = handle.name
+    tail = ["-I", "--no-color", "-f", listed, rev, "--", *pathspecs]
+    try:
+        try:
+            return _run(repo, "grep", "-z", *flags, "-P", *tail, ok=(0, 1))
+        except GitQueryError:
+            with open(listed, "w", encoding="utf-8") as handle:
+                handle.write("".join(f"{lit}\n" for lit in literals))
+            return _run(repo, "grep", "-z", *flags, "-F", *(["-w"] if words else []), *tail, ok=(0, 1))
+    finally:
+        os.unlink(listed)
+
+
 def occurrences(
     repo: GitRepo, rev: str, names: Iterable[str], pathspecs: Iterable[str], *, words: bool = True
 ) -> dict[str, set[str]]:
@@ -194,28 +237,7 @@ def occurrences(
     found: dict[str, set[str]] = {}
     if not wanted:
         return found
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as handle:
-        handle.write("".join(f"{name}\n" for name in wanted))
-        patterns = handle.name
-    try:
-        out = _run(
-            repo,
-            "grep",
-            "-z",
-            "-o",
-            "-F",
-            *(["-w"] if words else []),
-            "-I",
-            "--no-color",
-            "-f",
-            patterns,
-            rev,
-            "--",
-            *pathspecs,
-            ok=(0, 1),
-        )
-    finally:
-        os.unlink(patterns)
+    out = _grep(repo, rev, wanted, pathspecs, "-o", words=words)
     prefix = f"{rev}:"
     for line in out.split("\n"):
         where, sep, match = line.partition("\0")
@@ -229,13 +251,7 @@ def matching_lines(repo: GitRepo, rev: str, patterns: Iterable[str], pathspecs: 
     wanted = sorted({p for p in patterns if p and "\n" not in p})
     if not wanted:
         return []
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as handle:
-        handle.write("".join(f"{p}\n" for p in wanted))
-        listed = handle.name
-    try:
-        out = _run(repo, "grep", "-z", "-F", "-I", "--no-color", "-f", listed, rev, "--", *pathspecs, ok=(0, 1))
-    finally:
-        os.unlink(listed)
+    out = _grep(repo, rev, wanted, pathspecs, words=False)
     prefix = f"{rev}:"
     found = []
     for line in out.split("\n"):

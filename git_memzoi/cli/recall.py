@@ -265,3 +265,21 @@ def precheck(path: str | None, command_: str | None, action: str | None, exit_co
             _line(f"   {_cite(warning.citation)}")
     if exit_code and result.warnings:
         raise click.exceptions.Exit(EXIT_NO)
+
+
+@click.command()
+@json_option
+def maintenance(as_json: bool) -> None:
+    """List what in memory needs review (unverified records), without writing anything."""
+    from git_memzoi.freshness.maintenance import items  # one command's core per run
+
+    found = items(workspace())
+    if as_json:
+        emit_json({"items": found})
+        return
+    if not found:
+        say("nothing to maintain: every current record's cited code is where it was")
+        return
+    for item in found:
+        _line(f"{item['kind']}: {', '.join(item['records'])}: {item['reason']}")
+    say(f"{len(found)} item(s); `git memzoi hook check BASE..HEAD` suggests the proposal for each in a range")

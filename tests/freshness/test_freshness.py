@@ -251,3 +251,21 @@ def test_a_damaged_freshness_db_is_judged_again(repo: Repo) -> None:
     assert fresh(repo)["session-rule"] == {"state": "unverified", "since": ANY_SHA, "evidence": []}
     kept.write_bytes(b"not a database" * 100)  # the whole file: judged again
     assert fresh(repo)["session-rule"]["evidence"][0]["change"] == "deleted"
+
+
+def test_maintenance_lists_the_unverified_records_and_writes_nothing(repo: Repo) -> None:
+    code_and_record(repo, CITES)
+    assert json.loads(memzoi(repo, "maintenance", "--json").stdout) == {"items": []}
+    git("mv", "src/auth/session.ts", "src/auth/sessions.ts", cwd=repo.path)
+    commit(repo, "rename")
+    before = git("status", "--porcelain", cwd=repo.path).stdout
+    found = json.loads(memzoi(repo, "maintenance", "--json").stdout)["items"]
+    assert found == [
+        {
+            "kind": "unverified",
+            "records": ["session-rule"],
+            "reason": f"src/auth/session.ts renamed to src/auth/sessions.ts since {found[0]['reason'][-12:]}",
+        }
+    ]
+    assert "unverified: session-rule: src/auth/session.ts renamed" in memzoi(repo, "maintenance").stdout
+    assert git("status", "--porcelain", cwd=repo.path).stdout == before

@@ -79,6 +79,8 @@ INDEX_SCHEMA_VERSION = 8
 #: A new index.db is built under this prefix, then replaces the installed one.
 INDEX_TEMP_PREFIX = f"{INDEX_DB}.tmp-"
 INDEX_LOCK = "index.lock"
+#: Each record's freshness at one HEAD commit (derived, per worktree: git_memzoi/freshness/).
+FRESHNESS_DB = "freshness.db"
 EXPORTS = "exports"
 #: What each agent session was already given (agents/sessions.py), one small JSON file per session.
 AGENT_SESSIONS = "agent-sessions"

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from git_memzoi.agents.sessions import SessionMemory
 from git_memzoi.errors import UsageError
+from git_memzoi.freshness import state as freshness
 from git_memzoi.index import queries
 from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
@@ -27,7 +28,7 @@ from git_memzoi.layout import RECORDS
 from git_memzoi.profile import oneline
 from git_memzoi.recall import paths as pathmatch
 from git_memzoi.recall import standing
-from git_memzoi.recall.context import candidates
+from git_memzoi.recall.context import candidates, unverified_note
 from git_memzoi.recall.precheck import by_words, precheck
 from git_memzoi.recall.records import index_connection, now
 
@@ -334,9 +335,19 @@ def guidance(conn: sqlite3.Connection, kind: str, value: str) -> list[tuple[Reco
     return [(row, how) for row, how, _ in matched[:COMMAND_GUIDANCE]]
 
 
-def _fit(rows: list[RecordRow], memory: SessionMemory, limit: int) -> tuple[list[str], list[str]]:
+def _flagged(text: str, row: RecordRow, fresh: dict[str, dict[str, Any]]) -> str:
+    """`text` of a record with "unverified (...)" after its ID when its cited code changed since it was written."""
+    note = unverified_note(fresh.get(row.path, {"state": "current"}))
+    return text.replace(f"({row.record_id})\n", f"({row.record_id}){note}\n", 1) if note else text
+
+
+def _fit(
+    rows: list[RecordRow], memory: SessionMemory, limit: int, fresh: dict[str, dict[str, Any]] | None = None
+) -> tuple[list[str], list[str]]:
     """(text parts, IDs given in full) for `rows` best first: full text for what this session has not seen while
-    `limit` characters last, one line for the rest (and for what it was already given)."""
+    `limit` characters last, one line for the rest (and for what it was already given); `fresh`: each row's
+    freshness by path, to flag the unverified ones."""
+    fresh = fresh or {}
     parts: list[str] = []
     given: list[str] = []
     earlier: list[str] = []
@@ -345,9 +356,9 @@ def _fit(rows: list[RecordRow], memory: SessionMemory, limit: int) -> tuple[list
         if memory.seen(row.record_id):
             earlier.append(row.record_id)
             continue
-        text = standing.full(row)
+        text = _flagged(standing.full(row), row, fresh)
         if used + len(text) > limit:
-            text = standing.line(row)
+            text = _flagged(standing.line(row), row, fresh)
             if used + len(text) > limit:
                 break
         else:
@@ -366,7 +377,7 @@ def _warning_lines(kind: str, what: str, warnings: list[PrecheckWarning]) -> lis
     lines = [f"git memzoi: project memory has {count} warning{'s' if count > 1 else ''} for {kind} {what}:", ""]
     for number, w in enumerate(warnings, 1):
         lines += [
-            oneline.escape(f"{number}. [{w.type}] {w.title} (id: {w.record_id})"),
+            oneline.escape(f"{number}. [{w.type}] {w.title} (id: {w.record_id}){unverified_note(w.freshness)}"),
             oneline.escape(f"   {w.message}"),
             oneline.escape(f"   Next: {w.next_step}"),
         ]
@@ -386,6 +397,7 @@ def tool_context(
             (kind, precheck(ws, conn=conn, **{kind: value}), guidance(conn, kind, value) if explain else [])
             for kind, value in touched
         ]
+        fresh = freshness.verdicts(ws, conn, [row for _, _, applies in found for row, _ in applies])
     memory = session_memory(ws, event)
     budget = ws.config.agents.prompt_budget
     lines: list[str] = []
@@ -394,12 +406,12 @@ def tool_context(
         what = f"`{result.value}`" if kind == "command" else result.value
         section = _warning_lines(kind, what, result.warnings)
         warnings += result.warnings
-        fresh = [(row, scope) for row, scope in applies if not memory.seen(f"{row.record_id}@{scope}")]
-        if fresh:
-            parts, given = _fit([row for row, _ in fresh], memory, budget)
+        unseen = [(row, scope) for row, scope in applies if not memory.seen(f"{row.record_id}@{scope}")]
+        if unseen:
+            parts, given = _fit([row for row, _ in unseen], memory, budget, fresh)
             budget = max(budget - sum(map(len, parts)), 0)
             section += ([""] if section else []) + [f"git memzoi: what applies to {kind} {what}:", "", *parts]
-            memory.add(given + [f"{row.record_id}@{scope}" for row, scope in fresh])
+            memory.add(given + [f"{row.record_id}@{scope}" for row, scope in unseen])
         lines += ([""] if lines and section else []) + section
     memory.save()
     if not lines:
@@ -439,7 +451,9 @@ def prompt_context(ws: Workspace, event: HookEvent) -> str | None:
     if not ordered:
         return None
     memory = session_memory(ws, event)
-    parts, given = _fit([c.row for c in ordered[:PROMPT_RECORDS]], memory, ws.config.agents.prompt_budget)
+    best = ordered[:PROMPT_RECORDS]
+    fresh = {c.row.path: c.freshness for c in best}
+    parts, given = _fit([c.row for c in best], memory, ws.config.agents.prompt_budget, fresh)
     if not parts:
         return None
     memory.add(given)

@@ -41,6 +41,8 @@ HINTS = {
     "applied packet comes with them",
     "packet-edited": "resolved packets are a record of review: add a new proposal instead of changing one",
     "packet-deleted": "resolved packets are a record of review: keep them; a new proposal can change the outcome",
+    "record-unverified": "settle each record the range leaves unverified with the proposal named (or rewrite "
+    "it in the range), or set [freshness] require_review = false",
     "secret": "remove the secret from every commit that carries it (rewrite them) and rotate it",
 }
 
@@ -152,7 +154,9 @@ def render(report: CheckReport, as_json: bool, what: str) -> int:
     """
     if as_json:
         emit_json(report.as_json())
-    elif report.findings:
+        return EXIT_NO if report.findings else EXIT_OK
+    _invalidated(report)
+    if report.findings:
         _findings(report, what)
     elif report.commits_checked and what != "commit":
         _say(
@@ -160,6 +164,21 @@ def render(report: CheckReport, as_json: bool, what: str) -> int:
             "to .memzoi/ checked: memory OK"
         )
     return EXIT_NO if report.findings else EXIT_OK
+
+
+def _invalidated(report: CheckReport) -> None:
+    """The records the range leaves unverified, each with the proposal that settles it (docs/freshness.md)."""
+    found = report.invalidated or []
+    if not found:
+        return
+    _say(f"git memzoi: {len(found)} record{'s' * (len(found) != 1)} this range leaves unverified:")
+    for item in found:
+        broke = ", ".join(
+            f"{c['identifier'] or c['path']} {c['change']}" + (f" to {c['to']}" if c["to"] else "")
+            for c in item["evidence"]
+        )
+        _say(f"  {item['record_id']}: {broke}")
+        _say(f"    {item['suggest']}: {item['command']}")
 
 
 def _findings(report: CheckReport, what: str) -> None:

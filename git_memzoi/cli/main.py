@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "handoff": ("git_memzoi.cli.recall:handoff", "A context pack plus the open inbox and session checkpoint."),
     "precheck": ("git_memzoi.cli.recall:precheck", "Warnings that apply to a path, command or action."),
     "expiry": ("git_memzoi.cli.recall:expiry", "Explain why a record is current or query-only."),
+    "maintenance": ("git_memzoi.cli.recall:maintenance", "List records whose cited code moved on (unverified)."),
     "propose": ("git_memzoi.cli.lifecycle:propose", "Add a proposal to the inbox."),
     "proposals": ("git_memzoi.cli.lifecycle:proposals", "List the inbox and pending packet files."),
     "review": ("git_memzoi.cli.review:review", "Walk the inbox and pending packets: approve, skip, reject, edit."),
@@ -57,7 +58,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 #: The headings `-h` lists the commands under, as git groups its own; every command is in one.
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Set up", ("init", "doctor", "rebuild", "completion")),
-    ("Examine", ("status", "show", "validate", "events")),
+    ("Examine", ("status", "show", "validate", "events", "maintenance")),
     ("Change memory (reviewed)", ("propose", "import", "proposals", "review", "approve", "apply", "reject")),
     ("Recall", ("search", "context", "handoff", "precheck", "expiry")),
     ("Private memory", ("local", "checkpoint", "retention")),

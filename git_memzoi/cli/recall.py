@@ -26,6 +26,17 @@ def _none(value: str | None) -> str:
     return "(none)" if value is None else value
 
 
+def _unverified(freshness: dict[str, Any]) -> str:
+    """ "  [unverified: ...]" after a record whose cited code changed since it was written, else ""."""
+    if freshness["state"] == "current":
+        return ""
+    changes = freshness["evidence"]
+    first = changes[0] if changes else {}
+    what = first.get("identifier") or first.get("path") or "its evidence"
+    more = f" +{len(changes) - 1}" if len(changes) > 1 else ""
+    return f"  [unverified: {what} {first.get('change', 'changed')}{more}]"
+
+
 def _cite(c: Any) -> str:
     return (
         f"source: {_none(c.source)}  source_ref: {_none(c.source_ref)}  proposal_id: {_none(c.proposal_id)}  ({c.path})"
@@ -154,6 +165,7 @@ def search(  # noqa: PLR0913 - click passes one parameter per option
             if hit.status == "active"
             else f"  [query-only: {hit.status}]"
         )
+        flag += _unverified(hit.freshness)
         _line(f"{number}. {hit.title}  ({hit.type}, {hit.lane}){flag}")
         _line(
             f"   id: {hit.record_id}  score: {hit.score:.3f}"
@@ -245,10 +257,29 @@ def precheck(path: str | None, command_: str | None, action: str | None, exit_co
         say(f"no warnings for {result.subject} {result.value!r}")
     else:
         for number, warning in enumerate(result.warnings, 1):
-            _line(f"{number}. [{warning.type}] {warning.title}  (id: {warning.record_id})")
+            flag = _unverified(warning.freshness)
+            _line(f"{number}. [{warning.type}] {warning.title}  (id: {warning.record_id}){flag}")
             _line(f"   {warning.message}")
             _line(f"   matched: {warning.matched}")
             _line(f"   next: {warning.next_step}")
             _line(f"   {_cite(warning.citation)}")
     if exit_code and result.warnings:
         raise click.exceptions.Exit(EXIT_NO)
+
+
+@click.command()
+@json_option
+def maintenance(as_json: bool) -> None:
+    """List what in memory needs review (unverified records), without writing anything."""
+    from git_memzoi.freshness.maintenance import items  # one command's core per run
+
+    found = items(workspace())
+    if as_json:
+        emit_json({"items": found})
+        return
+    if not found:
+        say("nothing to maintain: every current record's cited code is where it was")
+        return
+    for item in found:
+        _line(f"{item['kind']}: {', '.join(item['records'])}: {item['reason']}")
+    say(f"{len(found)} item(s); `git memzoi hook check BASE..HEAD` suggests the proposal for each in a range")

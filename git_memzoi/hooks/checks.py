@@ -13,6 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from git_memzoi.errors import ConfigError
 from git_memzoi.gitrepo import treeshape
@@ -72,6 +73,8 @@ class CheckReport:
     summaries: dict[str, str] = field(default_factory=dict)
     #: each pushed ref: (the commit it was judged against, or None for nothing; its new tip)
     refs: dict[str, tuple[str | None, str]] = field(default_factory=dict)
+    #: `hook check` only: the records the range leaves unverified (freshness.invalidated), as JSON objects
+    invalidated: list[dict[str, Any]] | None = None
 
     @property
     def ok(self) -> bool:
@@ -84,7 +87,7 @@ class CheckReport:
             "commits_checked": self.commits_checked,
             "trees_validated": self.trees_validated,
             "problems": [{"commit": f.where, "ref": f.ref, **f.problem.as_json()} for f in self.findings],
-        }
+        } | ({} if self.invalidated is None else {"invalidated": self.invalidated})
 
 
 class MemoryChecker:

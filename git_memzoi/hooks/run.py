@@ -12,7 +12,7 @@ from git_memzoi.gitrepo import GitRepo
 from git_memzoi.gitrepo.config import config_value
 from git_memzoi.gitrepo.history import History, PushedCommit, is_zero, touches_memzoi
 from git_memzoi.hooks import verdicts
-from git_memzoi.hooks.checks import CheckReport, MemoryChecker
+from git_memzoi.hooks.checks import CheckReport, Finding, MemoryChecker
 from git_memzoi.hooks.treecache import TreeCache
 from git_memzoi.layout import REPO_CONFIG
 from git_memzoi.runtime import config as configmod
@@ -431,7 +431,42 @@ def check_range(repo: GitRepo, spec: str) -> CheckReport:
             raise UsageError(f"{rev!r} in range {spec!r} does not name a commit")
     assert base is not None and tip is not None
     gate = Gate(tree_cache=TreeCache(Layout.for_repo(repo).hook_trees), fork_point=True)
-    return check_push(repo, [RefUpdate(spec, base, tip)], {base}, gate)
+    report = check_push(repo, [RefUpdate(spec, base, tip)], {base}, gate)
+    review_freshness(repo, report, history.merge_base(base, tip) or base, tip)
+    return report
+
+
+def review_freshness(repo: GitRepo, report: CheckReport, base: str, tip: str) -> None:
+    """Add the records `base`..`tip` leaves unverified to `report`; each is a finding too under
+    `[freshness] require_review = true` in BASE's config (or the server's)."""
+    from git_memzoi.freshness.invalidated import invalidated
+    from git_memzoi.gitrepo.codehistory import GitQueryError
+    from git_memzoi.profile.document import Problem
+
+    try:
+        found = invalidated(repo, base, tip)
+    except (GitQueryError, OSError, ValueError):
+        found = []  # freshness never fails a check by accident: the memory checks above decide
+    report.invalidated = [item.as_json() for item in found]
+    if not found or not _review_required(repo, base):
+        return
+    for item in found:
+        broke = ", ".join(
+            f"{c.identifier or c.path} {c.change}" + (f" to {c.to}" if c.to else "") for c in item.evidence
+        )
+        message = f"{item.record_id} is unverified by this range ({broke}); settle it: {item.command}"
+        report.findings.append(Finding(tip, Problem(item.path, 1, "record-unverified", message)))
+
+
+def _review_required(repo: GitRepo, base: str) -> bool:
+    """`[freshness] require_review` of the server's config over BASE's .memzoi/config.toml (invalid: off)."""
+    blob = History(repo).config_blob(base, REPO_CONFIG)
+    tree = [configmod.ConfigSource(f"{base}:{REPO_CONFIG}", blob[1])] if blob is not None else []
+    sources = base_config(repo) + tree
+    try:
+        return configmod.load(sources).freshness.require_review
+    except ConfigError:
+        return False
 
 
 def check_staged(repo: GitRepo) -> CheckReport:

@@ -347,3 +347,9 @@ def counts(conn: sqlite3.Connection, flt: Filter) -> list[tuple[str, str, int]]:
 def invalid_files(conn: sqlite3.Connection) -> int:
     """How many record files the index could not take (invalid, or a duplicate ID)."""
     return int(conn.execute("SELECT count(*) FROM invalid").fetchone()[0])
+
+
+def cited_sources(conn: sqlite3.Connection) -> list[tuple[str, str, str, str | None, str]]:
+    """(path, blob OID, applies_json, source_ref, body) of every repository record: what freshness judges."""
+    sql = "SELECT r.path, r.oid, r.applies_json, r.source_ref, r.body FROM records r WHERE r.store = 'repo'"
+    return [(str(a), str(b), str(c), d, str(e)) for a, b, c, d, e in conn.execute(sql)]

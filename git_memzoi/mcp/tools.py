@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from git_memzoi.errors import UsageError
 from git_memzoi.index.rebuild import open_index
@@ -59,13 +60,18 @@ def _cite(citation: Citation) -> str:
     return "; ".join(parts)
 
 
+def _unverified(freshness: dict[str, Any]) -> str:
+    """ ", unverified" for a record whose cited code changed since it was written (docs/freshness.md)."""
+    return "" if freshness["state"] == "current" else ", unverified"
+
+
 def search_text(result: SearchResult) -> str:
     """Search hits as a short Markdown list, each with its record ID and evidence."""
     if not result.hits:
         return f"No current memory matches {result.query!r}."
     lines = [f"{len(result.hits)} record(s) match {result.query!r}:", ""]
     for hit in result.hits:
-        flag = "" if hit.current else " (query-only)"
+        flag = ("" if hit.current else " (query-only)") + _unverified(hit.freshness)
         lines.append(f"- **{hit.title}** [`{hit.record_id}`, {hit.type}, {hit.lane}, {hit.store}{flag}]")
         if hit.applies_to:
             lines.append("  applies to: " + ", ".join(f"`{p}`" for p in hit.applies_to))
@@ -81,7 +87,9 @@ def precheck_text(result: PrecheckResult) -> str:
         return f"No warnings apply to {result.subject} {result.value!r}."
     lines = [f"{len(result.warnings)} warning(s) for {result.subject} {result.value!r}:", ""]
     for w in sorted(result.warnings, key=lambda w: (w.severity, w.title, w.record_id)):
-        lines.append(f"- {w.type.upper()}: **{w.title}** [`{w.record_id}`] (matched {w.matched})")
+        lines.append(
+            f"- {w.type.upper()}: **{w.title}** [`{w.record_id}`{_unverified(w.freshness)}] (matched {w.matched})"
+        )
         lines.append(f"  {' '.join(w.message.split())}")
         if w.next_step:
             lines.append(f"  next: {w.next_step}")

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import UsageError
+from git_memzoi.freshness import state as freshness
 from git_memzoi.index import queries
 from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
@@ -59,13 +60,14 @@ MAX_CANDIDATES = 100
 class _Candidate:
     """A record on its way into a pack: its text and path relevance, and why it came."""
 
-    __slots__ = ("path", "row", "text", "why")
+    __slots__ = ("freshness", "path", "row", "text", "why")
 
     def __init__(self, row: RecordRow) -> None:
         self.row = row
         self.text = 0.0
         self.path = 0.0
         self.why: list[str] = []
+        self.freshness = freshness.current()
 
     @property
     def relevance(self) -> float:
@@ -73,10 +75,12 @@ class _Candidate:
         return (self.text + self.path) * (1 + TYPE_BOOST.get(self.row.type, 0.0))
 
     @property
-    def rank(self) -> tuple[float, int, str, str]:
-        """Sort key: relevance, then the type's order, then record ID and path (ties alike in every index)."""
+    def rank(self) -> tuple[float, bool, int, str, str]:
+        """Sort key: relevance, an unverified record after current ones, then the type's order, then record ID
+        and path (ties alike in every index)."""
         return (
             -round(self.relevance, 9),
+            self.freshness["state"] != "current",
             TYPE_ORDER.get(self.row.type, len(TYPE_ORDER)),
             self.row.record_id,
             self.row.path,
@@ -96,13 +100,25 @@ def _label(kind: str) -> str:
     return kind.replace("_", " ").capitalize()
 
 
-def block(row: RecordRow, text: str) -> str:
+def unverified_note(fresh: dict[str, Any]) -> str:
+    """ " (unverified: ...)" for a record whose cited code changed since it was written, else ""."""
+    if fresh["state"] == "current":
+        return ""
+    changes = ", ".join(
+        f"{c.get('identifier') or c['path']} {c['change']}" + (f" to {c['to']}" if c.get("to") else "")
+        for c in fresh["evidence"][:3]
+    )
+    return f" (unverified: {changes})"
+
+
+def block(row: RecordRow, text: str, fresh: dict[str, Any] | None = None) -> str:
     """How one record appears in the pack: a heading, the text, one line of evidence (missing values as null)."""
     cite = (
         f"Cite: {row.record_id} · source: {_show(row.source)} · source_ref: {_show(row.source_ref)} · "
         f"proposal_id: {_show(row.proposal_id)}"
     )
-    return f"## {_label(row.type)}: {row.title}\n\n{text}\n\n{cite}\n"
+    flag = unverified_note(fresh) if fresh is not None else ""
+    return f"## {_label(row.type)}: {row.title}{flag}\n\n{text}\n\n{cite}\n"
 
 
 def _by_paths(conn: sqlite3.Connection, paths: list[str], flt: Filter, found: dict[int, _Candidate]) -> None:
@@ -149,6 +165,9 @@ def candidates(
                 cand.text = relevance
                 cand.why.append("matches the task")
         _by_paths(conn, norm, flt, found)
+        fresh = freshness.verdicts(ws, conn, [cand.row for cand in found.values()])
+        for cand in found.values():
+            cand.freshness = fresh[cand.row.path]
         standing_rows = standing.standing_rules(conn, at, rule_limit) if rules else []
     return norm, sorted(found.values(), key=lambda c: c.rank), standing_rows
 
@@ -202,7 +221,7 @@ def _pack(
             continue
         seen_body[normal_body] = rid
         seen_title[normal_title] = rid
-        frame = words_in(block(row, ""))  # heading and citation
+        frame = words_in(block(row, "", cand.freshness))  # heading and citation
         left = budget - used - reserve
         if frame + len(body_words) <= left:
             text, note = body, ""
@@ -215,7 +234,7 @@ def _pack(
                 )
             )
             continue
-        rendered = block(row, text)
+        rendered = block(row, text, cand.freshness)
         count = words_in(rendered)
         used += count
         blocks.append(rendered)
@@ -231,6 +250,7 @@ def _pack(
                 words=count,
                 why=why + note,
                 citation=citation(row),
+                freshness=cand.freshness,
             )
         )
     if not items:

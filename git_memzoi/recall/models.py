@@ -141,6 +141,7 @@ class Hit(Model):
     snippet: str
     applies_to: list[str]
     citation: Citation
+    freshness: dict[str, Any]  # state (current | unverified), since (commit or null), evidence (docs/freshness.md)
 
 
 class SearchResult(Model):
@@ -163,6 +164,7 @@ class ContextItem(Model):
     words: int
     why: str  # e.g. "applies to src/auth/**; risk"
     citation: Citation
+    freshness: dict[str, Any]
 
 
 class Omission(Model):
@@ -230,6 +232,7 @@ class PrecheckWarning(Model):
     matched: str  # what matched: the applies_to scope, or the command/action words
     next_step: str
     citation: Citation
+    freshness: dict[str, Any]
 
 
 class PrecheckResult(Model):

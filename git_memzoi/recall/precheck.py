@@ -14,6 +14,7 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Literal
 
 from git_memzoi.errors import UsageError
+from git_memzoi.freshness import state as freshness
 from git_memzoi.index import fts, queries
 from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
@@ -102,7 +103,18 @@ def precheck(
             found = _by_path(db, value, flt)
         else:
             found = by_words(db, value, flt)
-    found.sort(key=lambda f: (SEVERITY[f[0].type], f[2], -float(f[0].confidence), f[0].record_id, f[0].path))
+        fresh = freshness.verdicts(ws, db, [row for row, _, _ in found])
+    # an unverified record follows the current ones of the same type and match
+    found.sort(
+        key=lambda f: (
+            SEVERITY[f[0].type],
+            f[2],
+            fresh[f[0].path]["state"] != "current",
+            -float(f[0].confidence),
+            f[0].record_id,
+            f[0].path,
+        )
+    )
     warnings = [
         PrecheckWarning(
             record_id=row.record_id,
@@ -113,6 +125,7 @@ def precheck(
             matched=matched,
             next_step=next_step(row.type, row.record_id, subject, value),
             citation=citation(row),
+            freshness=fresh[row.path],
         )
         for row, matched, _ in found
     ]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from git_memzoi.errors import UsageError
+from git_memzoi.freshness import state as freshness
 from git_memzoi.index import fts, queries
 from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
@@ -70,7 +71,7 @@ def snippet(row: RecordRow, pattern: re.Pattern[str] | None) -> str:
     return " ".join(tokens[:SNIPPET_WORDS]) + ("…" if len(tokens) > SNIPPET_WORDS else "")
 
 
-def _hit(row: RecordRow, score: float, text: str, at: float) -> Hit:
+def _hit(row: RecordRow, score: float, text: str, at: float, freshness: dict[str, Any]) -> Hit:
     return Hit(
         record_id=row.record_id,
         store=row.store,
@@ -83,7 +84,19 @@ def _hit(row: RecordRow, score: float, text: str, at: float) -> Hit:
         snippet=_one_line(text),
         applies_to=json.loads(row.applies_json),
         citation=citation(row),
+        freshness=freshness,
     )
+
+
+def _current_first(
+    found: list[tuple[RecordRow, float]], fresh: dict[str, dict[str, Any]]
+) -> list[tuple[RecordRow, float]]:
+    """The hits in their order, an unverified one after the current ones next to it with the same score."""
+    runs: list[int] = []
+    for i, (_, score) in enumerate(found):
+        runs.append(runs[-1] if i and found[i - 1][1] == score else i)
+    order = sorted(range(len(found)), key=lambda i: (runs[i], fresh[found[i][0].path]["state"] != "current"))
+    return [found[i] for i in order]
 
 
 class Filters(TypedDict, total=False):
@@ -114,8 +127,10 @@ def search(ws: Workspace, query: str, **filters: Unpack[Filters]) -> SearchResul
             found = queries.ranked(conn, query_terms, flt, count, bases)
         else:  # no words: the filters alone, in path order
             found = [(row, 0.0) for row in queries.in_path_order(conn, flt, count, bases)]
+        fresh = freshness.verdicts(ws, conn, [row for row, _ in found])
+    found = _current_first(found, fresh)
     pattern = snippet_pattern(fts.words(query))
-    hits = [_hit(row, score, snippet(row, pattern), at) for row, score in found]
+    hits = [_hit(row, score, snippet(row, pattern), at, fresh[row.path]) for row, score in found]
     return SearchResult(
         query=query,
         hits=hits,

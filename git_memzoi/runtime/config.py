@@ -47,6 +47,13 @@ class HooksConfig(NamedTuple):
     require_proposals: bool = False
 
 
+class FreshnessConfig(NamedTuple):
+    """[freshness]: what `hook check` does with records a range leaves unverified (docs/freshness.md)."""
+
+    #: fail the check until each record the range invalidates is superseded, tombstoned or re-written in it
+    require_review: bool = False
+
+
 class AgentsConfig(NamedTuple):
     """[agents]: how agent integrations answer warnings."""
 
@@ -67,6 +74,7 @@ class Config(NamedTuple):
     recall: RecallConfig = RecallConfig()
     hooks: HooksConfig = HooksConfig()
     agents: AgentsConfig = AgentsConfig()
+    freshness: FreshnessConfig = FreshnessConfig()
 
 
 class _Invalid(Exception):
@@ -152,6 +160,7 @@ SCHEMA: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
             "prompt_budget": _integer(ge=400, le=10_000),
         },
     ),
+    "freshness": (FreshnessConfig, {"require_review": _boolean}),
 }
 
 assert list(Config._fields) == list(SCHEMA)

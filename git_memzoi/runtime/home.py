@@ -13,6 +13,7 @@ from git_memzoi.layout import (
     AGENT_SESSIONS,
     DEFAULT_HOME,
     EXPORTS,
+    FRESHNESS_DB,
     HOME_ENV,
     HOOK_TREES,
     INDEX_DB,
@@ -111,6 +112,11 @@ class Layout:
     @property
     def index_db(self) -> Path:
         return self.worktree / INDEX_DB
+
+    @property
+    def freshness_db(self) -> Path:
+        """Each record's freshness at this worktree's HEAD (git_memzoi/freshness/)."""
+        return self.worktree / FRESHNESS_DB
 
     @property
     def exports(self) -> Path:

@@ -1,0 +1,1 @@
+"""Freshness: whether the code a record cites still holds what the record was written against."""

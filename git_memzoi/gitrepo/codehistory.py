@@ -1,0 +1,290 @@
+"""The code records cite, through history: who last wrote a file, what a path was and became, where a name occurs.
+
+Each question is one plain `git` process asked for every record at once (`cat-file --batch-check`
+for any number of `rev:path` lookups, `grep -F -w` for any number of names), so judging every
+record of a tree costs a handful of processes, not one per record. The HEAD commit is read from
+the git directory's files (no process, no pygit2) in the common layouts, so a reader whose
+judgements are kept pays a file read to know they still hold.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from git_memzoi.errors import MemzoiError
+from git_memzoi.gitrepo import headref
+from git_memzoi.gitrepo.headref import is_sha as _is_sha
+
+if TYPE_CHECKING:
+    from git_memzoi.gitrepo.repo import GitRepo
+
+#: A line git prints for a `rev:path` that names nothing.
+_MISSING = " missing"
+
+
+class GitQueryError(MemzoiError):
+    """A `git` process asked about history failed (a missing object, git not installed)."""
+
+
+def _env() -> dict[str, str]:
+    return os.environ | {"LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_PAGER": "cat"}
+
+
+def _args(repo: GitRepo, *args: str) -> list[str]:
+    return ["git", f"--git-dir={repo.git_dir}", "-c", "core.quotePath=off", "-c", "grep.patternType=fixed", *args]
+
+
+def _run(repo: GitRepo, *args: str, input: str | None = None, ok: tuple[int, ...] = (0,)) -> str:
+    try:
+        done = subprocess.run(
+            _args(repo, *args), input=input, capture_output=True, text=True, env=_env(), errors="surrogateescape"
+        )
+    except OSError as exc:
+        raise GitQueryError(f"cannot run git: {exc}") from None
+    if done.returncode not in ok:
+        first = (done.stderr.strip().splitlines() or ["no message"])[0]
+        raise GitQueryError(f"git {args[0]} failed ({done.returncode}): {first}")
+    return done.stdout
+
+
+def head_commit(repo: GitRepo) -> str | None:
+    """The commit HEAD names, or None on an unborn branch; files first, `git rev-parse` for any other layout."""
+    answered, sha = headref.head_from_files(repo.git_dir, repo.common_dir)
+    if answered:
+        return sha
+    out = _run(repo, "rev-parse", "-q", "--verify", "HEAD^{commit}", ok=(0, 1))
+    return out.strip() or None
+
+
+def resolve(repo: GitRepo, rev: str) -> str | None:
+    """The commit `rev` names, or None when it names none."""
+    out = _run(repo, "rev-parse", "-q", "--verify", "--end-of-options", f"{rev}^{{commit}}", ok=(0, 1))
+    return out.strip() or None
+
+
+def _stream(repo: GitRepo, *args: str) -> Iterator[str]:
+    try:
+        proc = subprocess.Popen(
+            _args(repo, *args),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=_env(),
+            errors="surrogateescape",
+        )
+    except OSError as exc:
+        raise GitQueryError(f"cannot run git: {exc}") from None
+    assert proc.stdout is not None
+    try:
+        yield from proc.stdout
+    finally:
+        proc.kill()
+        proc.stdout.close()
+        proc.wait()
+
+
+def last_writers(repo: GitRepo, head: str, paths: Iterable[str], under: str) -> dict[str, str]:
+    """For each of `paths` (all below the folder `under`), the newest commit reachable from `head` that wrote it.
+
+    One `git log` walks back until every path is found (default history simplification: a merge
+    that took a file from one side leads to the commit on that side that wrote it).
+    """
+    wanted = set(paths)
+    found: dict[str, str] = {}
+    if not wanted:
+        return found
+    current = ""
+    for line in _stream(repo, "log", "--format=commit %H", "--name-only", "--no-renames", head, "--", under):
+        text = line.rstrip("\n")
+        if text.startswith("commit ") and _is_sha(text[7:]):
+            current = text[7:]
+        elif text in wanted and text not in found:
+            found[text] = current
+            if len(found) == len(wanted):
+                break
+    return found
+
+
+def object_kinds(repo: GitRepo, names: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[str, str] | None]:
+    """For each (commit, path): (object ID, "blob" | "tree" | ...) at that commit, or None when it holds none."""
+    asked = [(rev, path) for rev, path in dict.fromkeys(names) if "\n" not in path]
+    if not asked:
+        return {}
+    text = "".join(f"{rev}:{path}\n" for rev, path in asked)
+    out = _run(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)", input=text).splitlines()
+    if len(out) != len(asked):
+        raise GitQueryError(f"git cat-file answered {len(out)} lines for {len(asked)} questions")
+    answers: dict[tuple[str, str], tuple[str, str] | None] = {}
+    for key, line in zip(asked, out, strict=True):
+        if line.endswith(_MISSING) or " " not in line:
+            answers[key] = None
+        else:
+            oid, _, kind = line.partition(" ")
+            answers[key] = (oid, kind)
+    return answers
+
+
+def tree_blobs(repo: GitRepo, rev: str, *paths: str) -> dict[str, str]:
+    """Every file at or under `paths` at `rev`, with its blob ID (one `git ls-tree`: a lookup per path in a
+    folder of thousands of files would cost the folder's size each)."""
+    if not paths:
+        return {}
+    out = _run(repo, "ls-tree", "-r", "-z", "--full-tree", rev, "--", *(f":(literal){p}" for p in paths))
+    found: dict[str, str] = {}
+    for entry in out.split("\0"):
+        meta, sep, path = entry.partition("\t")
+        parts = meta.split()
+        if sep and len(parts) == 3 and parts[1] == "blob":
+            found[path] = parts[2]
+    return found
+
+
+def gone_paths(repo: GitRepo, old: str, new: str) -> dict[str, str | None]:
+    """Files `old` holds that `new` does not, each with where it went (a rename git detects) or None (deleted)."""
+    out = _run(repo, "diff-tree", "-r", "-M", "-z", "--no-ext-diff", "--name-status", old, new)
+    parts = out.split("\0")
+    gone: dict[str, str | None] = {}
+    i = 0
+    while i < len(parts) - 1:
+        status = parts[i]
+        if status.startswith(("R", "C")):
+            if status.startswith("R"):
+                gone[parts[i + 1]] = parts[i + 2]
+            i += 3
+            continue
+        if status == "D":
+            gone[parts[i + 1]] = None
+        i += 2
+    return gone
+
+
+def changed_files(repo: GitRepo, old: str, new: str) -> list[str]:
+    """Every file path `old` and `new` differ in (either side's name)."""
+    out = _run(repo, "diff-tree", "-r", "-z", "--no-ext-diff", "--name-only", old, new)
+    return [part for part in out.split("\0") if part]
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,99}")
+
+
+def removed_names(repo: GitRepo, old: str, new: str, exclude: str) -> set[str]:
+    """The names (identifier-shaped words) on the lines `old`..`new` removed, outside the folder `exclude`."""
+    out = _run(
+        repo, "diff", "--no-ext-diff", "--no-color", "--no-renames", "-U0", old, new, "--", ".", f":(exclude){exclude}"
+    )
+    names: set[str] = set()
+    for line in out.splitlines():
+        if line.startswith("-") and not line.startswith("---"):
+            names.update(_NAME.findall(line))
+    return names
+
+
+#: Characters of one alternation line given to `git grep -P` (git ORs the lines; PCRE bounds a pattern's size).
+_ALTERNATION_CHARS = 16_000
+_WORD = "A-Za-z0-9_"
+
+
+def _pcre_lines(literals: list[str], words: bool) -> list[str]:
+    """`literals` as a few PCRE alternations (every other character escaped), whole words only with `words`."""
+    escaped = ["".join(c if c.isalnum() or c == "_" else "\\" + c for c in lit) for lit in literals]
+    lines: list[str] = []
+    chunk: list[str] = []
+    size = 0
+    for item in [*escaped, None]:
+        if item is None or (chunk and size + len(item) > _ALTERNATION_CHARS):
+            body = "|".join(chunk)
+            lines.append(f"(?<![{_WORD}])(?:{body})(?![{_WORD}])" if words else f"(?:{body})")
+            chunk, size = [], 0
+        if item is not None:
+            chunk.append(item)
+            size += len(item) + 1
+    return lines
+
+
+def _grep(repo: GitRepo, rev: str, literals: list[str], pathspecs: Iterable[str], *flags: str, words: bool) -> str:
+    """`git grep FLAGS` for any of `literals` in `rev`'s files under `pathspecs`.
+
+    git tries each `-F` pattern on every line in turn (thousands of names cost thousands of passes);
+    one PCRE alternation is one pass, so that is asked first, and `-F` when git was built without PCRE.
+    """
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as handle:
+        handle.write("".join(f"{line}\n" for line in _pcre_lines(literals, words)))
+        listed = handle.name
+    tail = ["-I", "--no-color", "-f", listed, rev, "--", *pathspecs]
+    try:
+        try:
+            return _run(repo, "grep", "-z", *flags, "-P", *tail, ok=(0, 1))
+        except GitQueryError:
+            with open(listed, "w", encoding="utf-8") as handle:
+                handle.write("".join(f"{lit}\n" for lit in literals))
+            return _run(repo, "grep", "-z", *flags, "-F", *(["-w"] if words else []), *tail, ok=(0, 1))
+    finally:
+        os.unlink(listed)
+
+
+def occurrences(
+    repo: GitRepo, rev: str, names: Iterable[str], pathspecs: Iterable[str], *, words: bool = True
+) -> dict[str, set[str]]:
+    """For each of `names` found (as a whole word; any substring without `words`) in the files `rev` holds under
+    `pathspecs`: the files holding it."""
+    wanted = sorted({name for name in names if name and "\n" not in name})
+    found: dict[str, set[str]] = {}
+    if not wanted:
+        return found
+    out = _grep(repo, rev, wanted, pathspecs, "-o", words=words)
+    prefix = f"{rev}:"
+    for line in out.split("\n"):
+        where, sep, match = line.partition("\0")
+        if sep and where.startswith(prefix):
+            found.setdefault(match, set()).add(where[len(prefix) :])
+    return found
+
+
+def matching_lines(repo: GitRepo, rev: str, patterns: Iterable[str], pathspecs: Iterable[str]) -> list[tuple[str, str]]:
+    """(file, line) of every line of the files `rev` holds under `pathspecs` that contains one of `patterns`."""
+    wanted = sorted({p for p in patterns if p and "\n" not in p})
+    if not wanted:
+        return []
+    out = _grep(repo, rev, wanted, pathspecs, words=False)
+    prefix = f"{rev}:"
+    found = []
+    for line in out.split("\n"):
+        where, sep, text = line.partition("\0")
+        if sep and where.startswith(prefix):
+            found.append((where[len(prefix) :], text))
+    return found
+
+
+def blobs(repo: GitRepo, oids: Iterable[str]) -> dict[str, bytes]:
+    """The bytes of each blob named, through one `git cat-file --batch`."""
+    asked = list(dict.fromkeys(oids))
+    if not asked:
+        return {}
+    try:
+        done = subprocess.run(
+            _args(repo, "cat-file", "--batch"),
+            input="".join(f"{oid}\n" for oid in asked).encode(),
+            capture_output=True,
+            env=_env(),
+        )
+    except OSError as exc:
+        raise GitQueryError(f"cannot run git: {exc}") from None
+    if done.returncode != 0:
+        raise GitQueryError(f"git cat-file failed ({done.returncode})")
+    out, pos, found = done.stdout, 0, {}
+    for oid in asked:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) < 3:
+            continue
+        size = int(header[2])
+        found[oid] = out[pos : pos + size]
+        pos += size + 1
+    return found

@@ -1,0 +1,18 @@
+"""The freshness benchmark runs end to end and finds the labelled records (a smoke run; no timing is asserted)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from support import load_script
+
+pytestmark = pytest.mark.bench
+
+
+def test_freshness_bench_quick_smoke_run(tmp_path: Path) -> None:
+    text = load_script("bench_freshness").section(tmp_path / "freshness", True)
+    assert "## Freshness: records whose code moved on" in text and "Quick mode" in text
+    assert "| `unverified` at read time | 1.000 | 1.000 | 0 |" in text
+    assert "| `hook check HEAD~1..HEAD` `invalidated` | 1.000 | 1.000 | 0 |" in text

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from git_memzoi.runtime.private import create_private, private_folder
+
 SCHEMA_VERSION = 1
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -60,10 +62,11 @@ def read(path: Path, head: str, paths: Sequence[str]) -> dict[str, StoredVerdict
 
 def write(path: Path, head: str, rows: Iterable[StoredVerdict]) -> None:
     """Replace the file with the verdicts judged at `head` (a temp file, then one rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
     temp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     try:
         temp.unlink(missing_ok=True)
+        create_private(temp)  # runtime state is its owner's alone (runtime/private.py)
         conn = sqlite3.connect(temp, isolation_level=None)
         try:
             conn.execute("PRAGMA journal_mode = OFF")

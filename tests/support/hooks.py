@@ -187,10 +187,10 @@ def make_remote(tmp_path: Path, hook: str = "pre-receive") -> Remote:
 WORKFLOW = ".github/workflows/memzoi.yml"
 
 
-def schema_check(path: Path) -> subprocess.CompletedProcess[str]:
-    """check-jsonschema against its vendored copy of GitHub's workflow schema (no network)."""
+def schema_check(path: Path, schema: str = "vendor.github-workflows") -> subprocess.CompletedProcess[str]:
+    """check-jsonschema against its vendored copy of a host's schema (no network): GitHub's workflow by default."""
     return subprocess.run(
-        [str(VENV_BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(path)],
+        [str(VENV_BIN / "check-jsonschema"), "--builtin-schema", schema, str(path)],
         capture_output=True,
         text=True,
     )

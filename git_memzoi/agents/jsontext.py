@@ -137,7 +137,8 @@ def add_members(text: str, old: Any, new: Any) -> str | None:
     """`text` (the JSON document `old`) with what `new` adds inserted; None when `new` does more than add.
 
     Only members added to objects and items appended to arrays are written; every other byte of
-    `text` is kept. None asks the caller to write the document whole.
+    `text` is kept, and the result is read back before it is returned. None asks the caller to
+    write the document whole.
     """
     start = _skip(text, 0)
     node = _scan(text, start)
@@ -146,4 +147,7 @@ def add_members(text: str, old: Any, new: Any) -> str | None:
         return None
     for at, piece in sorted(out, reverse=True):
         text = text[:at] + piece + text[at:]
-    return text
+    try:  # read back: what is written is exactly `new`, or the caller writes it whole
+        return text if json.loads(text) == new else None
+    except ValueError:
+        return None

@@ -153,7 +153,8 @@ def test_claude_dry_run_prints_a_diff_and_writes_nothing(repo: Repo) -> None:
     # a one-line file gets its entry on that line; a new file is written whole
     assert (
         '+{"mcpServers": {"db": {"command": "dbmcp"}, "memzoi": {"type": "stdio", "command": "git", '
-        '"args": ["memzoi", "mcp", "serve"]}}}\n' in result.stdout
+        '"args": ["memzoi", "mcp", "serve"]}}}\n'
+        in result.stdout
         and '+            "command": "git memzoi agent hook claude"' in result.stdout
     )
     assert (repo.path / ".mcp.json").read_text() == '{"mcpServers": {"db": {"command": "dbmcp"}}}\n'

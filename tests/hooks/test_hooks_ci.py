@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from support import ROOT, Repo, git, make_repo, run_cli
-from support.hooks import WORKFLOW, record, record_path, schema_check
+from support.hooks import WORKFLOW, checkout_copy, record, record_path, schema_check
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 ACTION = ("--action-repo", "acme/git-memzoi", "--action-ref", SHA)
@@ -168,20 +168,10 @@ def _run_step(
     )
 
 
-def _copy_of_this_checkout(dest: Path) -> Path:
-    """The files this repository tracks, as the runner's checkout of the action has them."""
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    for rel in filter(None, tracked.decode().split("\0")):
-        source = ROOT / rel
-        if source.is_file():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            (dest / rel).write_bytes(source.read_bytes())
-    return dest
-
-
 @pytest.mark.slow
 def test_the_actions_steps_install_from_its_checkout_and_check_a_pull_request(tmp_path: Path) -> None:
-    action = _copy_of_this_checkout(tmp_path / "action")
+    action = tmp_path / "action"
+    checkout_copy(action)
     assert (action / "action.yml").is_file()
     venv = tmp_path / "runner-python"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pygit2
 
 from git_memzoi.runtime.init import init_tree
-from support.paths import VENV_BIN
+from support.paths import ROOT, VENV_BIN
 from support.repos import Repo, git
 from support.running import run_cli
 
@@ -194,3 +194,24 @@ def schema_check(path: Path, schema: str = "vendor.github-workflows") -> subproc
         capture_output=True,
         text=True,
     )
+
+
+def checkout_copy(dest: Path, *, commit: bool = False) -> str | None:
+    """The files this repository tracks, with their contents in the work tree, copied to `dest`.
+
+    What a clean clone of this checkout holds, uncommitted edits included; with `commit`, `dest`
+    is made a repository of one commit holding them (its SHA returned).
+    """
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for rel in filter(None, tracked.decode().split("\0")):
+        source, target = ROOT / rel, dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            target.symlink_to(source.readlink())
+        elif source.is_file():  # a file deleted in the work tree is not copied
+            target.write_bytes(source.read_bytes())
+    if not commit:
+        return None
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
+        git(*args, cwd=dest)
+    return git("rev-parse", "HEAD", cwd=dest).stdout.strip()

@@ -144,7 +144,8 @@ def check(range_spec: str, as_json: bool, *, annotate: bool = False) -> int:
 
 
 def _workflow_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """`text` as one workflow command's data: control characters shown (escape), then GitHub's own escapes."""
+    return escape(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _workflow_property(text: str) -> str:
@@ -152,7 +153,11 @@ def _workflow_property(text: str) -> str:
 
 
 def github_annotation(path: str, line: int, code: str, message: str) -> str:
-    """One problem as a GitHub Actions `::error` command, naming the file when it is one of .memzoi/."""
+    """One problem as a GitHub Actions `::error` command, naming the file when it is one of .memzoi/.
+
+    One line whatever the path or message hold: a newline in either cannot end the command and
+    start another one.
+    """
     where = f"file={_workflow_property(path)},line={line}," if path.startswith(".memzoi") else ""
     return f"::error {where}title={_workflow_property(f'git memzoi {code}')}::{_workflow_data(message)}\n"
 

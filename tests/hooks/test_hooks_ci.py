@@ -224,3 +224,30 @@ def test_the_actions_steps_install_from_its_checkout_and_check_a_pull_request(tm
         re.MULTILINE,
     ), refused.stdout
     assert f"{rel}:" in refused.stderr and "record-edited" in refused.stderr
+
+
+def test_annotate_marks_the_line_of_each_problem(repo: Repo) -> None:
+    repo.write(record_path("use-postgres"), record("use-postgres"))
+    base = repo.commit("a record")
+    repo.write(record_path("use-postgres"), record("use-postgres", body="Edited in place."))
+    repo.commit("edit it in place")
+    result = run_cli("hook", "check", "--annotate", "github", f"{base}..HEAD", expect=1)
+    rel = record_path("use-postgres")
+    [command] = [line for line in result.stdout.splitlines() if line.startswith("::")]
+    assert re.fullmatch(
+        rf"::error file={re.escape(rel)},line=\d+,title=git memzoi record-edited::record 'use-postgres' is edited .*",
+        command,
+    ), command
+    assert "record-edited" in result.stderr  # the report itself, as without --annotate
+    assert run_cli("hook", "check", "--annotate", "github", f"{base}..{base}").stdout == ""
+
+
+def test_an_annotation_cannot_be_cut_short_or_add_a_command() -> None:
+    from git_memzoi.cli.gate import github_annotation
+
+    line = github_annotation(".memzoi/records/a,b:c%.md", 3, "secret", "50% done\n::warning::forged\r\x1b[2J")
+    assert line == (
+        "::error file=.memzoi/records/a%2Cb%3Ac%25.md,line=3,title=git memzoi secret::"
+        "50%25 done\\n::warning::forged\\r\\x1b[2J\n"
+    )
+    assert github_annotation("refs/heads/main", 1, "default-branch-deleted", "m").startswith("::error title=")

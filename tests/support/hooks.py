@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,9 +189,17 @@ WORKFLOW = ".github/workflows/memzoi.yml"
 
 
 def schema_check(path: Path, schema: str = "vendor.github-workflows") -> subprocess.CompletedProcess[str]:
-    """check-jsonschema against its vendored copy of a host's schema (no network): GitHub's workflow by default."""
+    """check-jsonschema against its vendored copy of a host's schema: GitHub's workflow by default.
+
+    Offline: every proxy points at a closed port, so a schema fetched from the network would fail the check.
+    """
+    closed = "http://127.0.0.1:9"
+    env = {**os.environ, "HTTP_PROXY": closed, "HTTPS_PROXY": closed, "http_proxy": closed, "https_proxy": closed}
+    env.pop("NO_PROXY", None)
+    env.pop("no_proxy", None)
     return subprocess.run(
         [str(VENV_BIN / "check-jsonschema"), "--builtin-schema", schema, str(path)],
+        env=env,
         capture_output=True,
         text=True,
     )

@@ -5,7 +5,8 @@ Codex: `[mcp_servers.memzoi]` in the project's `.codex/config.toml` (or `$CODEX_
 added as text so comments and layout stay, and read back with tomllib to prove the result; its
 hooks in `hooks.json` beside it. Gemini CLI: server and hooks in the project's `.gemini/settings.json`.
 Every plan is computed first; nothing is written when an entry named `memzoi` that we did not
-write is in the way, and a second run changes no byte.
+write is in the way, and a second run changes no byte. Entries are added as text
+(agents/jsontext.py): every byte of the user's own entries stays as it was.
 
 A file inside the repository is read and written only when no component of its path, from the
 work tree root, is a symlink: a clone can commit `.mcp.json` or `.claude` as a link to a file of
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from git_memzoi.agents.jsontext import add_members
 from git_memzoi.errors import ConfigError, Refused, UsageError
 from git_memzoi.runtime.atomic import read_inside, write_atomic, write_inside
 
@@ -206,8 +208,17 @@ def plan_json(path: Path, label: str, root: Path | None, edits: list[Edit], rel:
     before = _read(path, root, rel)
     data = _json_object(path, before)
     changed = [edit(path, label, data) for edit in edits]
-    after = _dump(data) if any(changed) else before or b""
+    after = _merged(path, before, data) if any(changed) else before or b""
     return FileChange(path, label, before, after, root, rel if root else None)
+
+
+def _merged(path: Path, before: bytes | None, data: dict[str, Any]) -> bytes:
+    """The file with `data`'s additions inserted as text (the user's own bytes kept); a new or empty file whole."""
+    if before is None or not before.strip():
+        return _dump(data)
+    text = _text(path, before)
+    inserted = add_members(text, _json_object(path, before), data)
+    return inserted.encode("utf-8") if inserted is not None else _dump(data)
 
 
 def plan_mcp_json(path: Path, label: str, root: Path | None = None) -> FileChange:
@@ -325,7 +336,7 @@ def _plan_codex_hooks(path: Path, workdir: Path | None) -> FileChange:
     rel = inside(path, workdir)
     root = Path(os.path.normpath(os.path.abspath(workdir))) if rel is not None and workdir is not None else None
     edit = add_our_hooks({"type": "command", "command": CODEX_HOOK_COMMAND}, CODEX_EVENTS)
-    return plan_json(path, str(path), root, [edit], rel)
+    return plan_json(path, rel if root is not None and rel else str(path), root, [edit], rel)
 
 
 def _plan_codex(config: Path, env: dict[str, str], workdir: Path | None) -> FileChange:
@@ -345,7 +356,7 @@ def _plan_codex(config: Path, env: dict[str, str], workdir: Path | None) -> File
                 f"it: {json.dumps(existing, ensure_ascii=False)}",
                 hint="remove or rename that table, then rerun",
             )
-        return FileChange(config, str(config), before, before or b"", root, rel if root else None)
+        return FileChange(config, _label(config, root, rel), before, before or b"", root, rel if root else None)
     head = text if not text or text.endswith("\n") else text + "\n"
     after = head + ("\n" if head.strip() else "") + codex_table(env)
     expected = dict(data)
@@ -360,7 +371,12 @@ def _plan_codex(config: Path, env: dict[str, str], workdir: Path | None) -> File
             f"{config}: cannot add [mcp_servers.{SERVER_NAME}] without rewriting the file's own layout",
             hint="add this table by hand:\n" + codex_table(env).rstrip("\n"),
         )
-    return FileChange(config, str(config), before, after.encode("utf-8"), root, rel if root else None)
+    return FileChange(config, _label(config, root, rel), before, after.encode("utf-8"), root, rel if root else None)
+
+
+def _label(path: Path, root: Path | None, rel: str | None) -> str:
+    """How a Codex file is shown: relative to the work tree inside it, as the other clients' are; else its path."""
+    return rel if root is not None and rel else str(path)
 
 
 #: Codex's project-scoped configuration, read for a project Codex trusts (as `codex mcp list` shows).

@@ -125,12 +125,43 @@ def pre_push(remote: str, as_json: bool) -> int:
     return render(check_client_push(repo, updates, hide, remote), as_json, "push")
 
 
-def check(range_spec: str, as_json: bool) -> int:
-    """`hook check BASE..TIP`: the range, checked; the exit code."""
+def check(range_spec: str, as_json: bool, *, annotate: bool = False) -> int:
+    """`hook check BASE..TIP`: the range, checked; the exit code.
+
+    With `annotate`, each problem is also printed on stdout as a GitHub Actions workflow command
+    (`::error file=...,line=...,title=CODE::message`), which marks the line in the pull request.
+    """
     repo = _repo()
     from git_memzoi.hooks.run import check_range
 
-    return render(check_range(repo, range_spec), as_json, "range")
+    report = check_range(repo, range_spec)
+    if annotate:
+        for finding in report.findings:
+            sys.stdout.write(
+                github_annotation(
+                    finding.problem.path, finding.problem.line, finding.problem.code, finding.problem.message
+                )
+            )
+    return render(report, as_json, "range")
+
+
+def _workflow_data(text: str) -> str:
+    """`text` as one workflow command's data: control characters shown (escape), then GitHub's own escapes."""
+    return escape(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _workflow_property(text: str) -> str:
+    return _workflow_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_annotation(path: str, line: int, code: str, message: str) -> str:
+    """One problem as a GitHub Actions `::error` command, naming the file when it is one of .memzoi/.
+
+    One line whatever the path or message hold: a newline in either cannot end the command and
+    start another one.
+    """
+    where = f"file={_workflow_property(path)},line={line}," if path.startswith(".memzoi") else ""
+    return f"::error {where}title={_workflow_property(f'git memzoi {code}')}::{_workflow_data(message)}\n"
 
 
 def label(report: CheckReport, finding: Finding) -> str:

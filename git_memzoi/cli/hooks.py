@@ -10,12 +10,16 @@ loads; every check's report is printed by cli.gate.render.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from git_memzoi.cli import gate
 from git_memzoi.errors import UsageError
 from git_memzoi.hooks import quick
+
+if TYPE_CHECKING:
+    from git_memzoi.gitrepo import GitRepo
 
 # Defined here rather than taken from cli.common, which loads the workspace (and pygit2).
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
@@ -117,8 +121,14 @@ def pre_push(remote: str, url: str, as_json: bool) -> None:
 
 @hook.command("check", short_help="CI: run the server's checks over BASE..TIP.")
 @click.argument("range_spec", metavar="RANGE")
+@click.option(
+    "--annotate",
+    type=click.Choice(["github"]),
+    default=None,
+    help="Also print each problem as a GitHub Actions ::error command on stdout (marks the file's line).",
+)
 @json_option
-def check(range_spec: str, as_json: bool) -> None:
+def check(range_spec: str, annotate: str | None, as_json: bool) -> None:
     """Run the server's checks over the commits in RANGE (BASE..TIP, e.g. origin/main..HEAD).
 
     As if TIP were pushed to a server whose ref holds BASE: every commit TIP brings is checked,
@@ -126,8 +136,12 @@ def check(range_spec: str, as_json: bool) -> None:
     no history) by BASE's [hooks] policy (never by the commits being checked). Same report,
     --json and exit codes as pre-receive; a range that is not BASE..TIP, names no commit, or
     has an empty side (an unset variable in "$BASE_SHA..HEAD") is a usage error (exit 2).
+    `--annotate github` adds one workflow command per problem on stdout, so that GitHub marks
+    the record's line in the pull request (the workflow `hook install --ci github` writes uses it).
     """
-    _exit(gate.check(range_spec, as_json))
+    if annotate is not None and as_json:
+        raise UsageError("--annotate prints workflow commands on stdout, where --json prints its document: give one")
+    _exit(gate.check(range_spec, as_json, annotate=annotate == "github"))
 
 
 @hook.command("install", short_help="Install the hook scripts (honours core.hooksPath), or a CI workflow.")
@@ -155,72 +169,137 @@ def check(range_spec: str, as_json: bool) -> None:
 @click.option(
     "--ci",
     "ci",
-    type=click.Choice(["github"]),
+    type=click.Choice(["github", "gitlab"]),
     default=None,
-    help="Write the CI workflow instead (github: .github/workflows/memzoi.yml).",
+    help="Write a CI check instead (github: .github/workflows/memzoi.yml; gitlab: .gitlab/memzoi.gitlab-ci.yml).",
 )
 @click.option(
-    "--pip-spec",
+    "--action-ref",
+    metavar="SHA",
+    default=None,
+    help="CI: the full 40-hex commit of the git memzoi repository the check runs (with --action-repo).",
+)
+@click.option(
+    "--action-repo",
+    metavar="OWNER/REPO",
+    default=None,
+    help="CI: the GitHub repository of git memzoi that --action-ref names (no default).",
+)
+@click.option(
+    "--install-spec",
     metavar="SPEC",
     default=None,
-    help="What the CI workflow pip-installs (default: git-memzoi==<this version>).",
+    help="CI: what pip installs instead (a path, URL or requirement), in place of --action-ref.",
+)
+@click.option(
+    "--deny-deletes",
+    is_flag=True,
+    help="In a bare repository, also set receive.denyDeletes = true: git then refuses every deletion by push.",
 )
 @click.option(
     "--no-git-config",
     "keep_git_config",
     is_flag=True,
-    help="In a bare repository, leave receive.fsckObjects and receive.denyDeletes as they are (reported).",
+    help="In a bare repository, leave receive.fsckObjects as it is (reported).",
 )
 @json_option
-def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, keep_git_config: bool, as_json: bool) -> None:
-    """Install hook scripts where git runs them (core.hooksPath is honoured), or a CI workflow.
+def install(  # noqa: PLR0913 - a click command takes one parameter per option
+    names: tuple[str, ...],
+    ci: str | None,
+    action_ref: str | None,
+    action_repo: str | None,
+    install_spec: str | None,
+    deny_deletes: bool,
+    keep_git_config: bool,
+    as_json: bool,
+) -> None:
+    """Install hook scripts where git runs them (core.hooksPath is honoured), or a CI check.
 
     Without options: pre-commit and pre-push in a checkout, pre-receive in a bare repository.
     A hook file git memzoi did not write is never replaced: install stops, changes nothing,
     and prints the line to add to that hook instead. Running install again is safe.
 
-    In a bare repository, install also sets git's own guards in its config:
-    receive.fsckObjects = true (malformed objects anywhere) and receive.denyDeletes = true (no
-    ref is deleted by a push), and says what it set; `--no-git-config` leaves them, saying what
-    they are. It validates the .memzoi/ tree HEAD holds and keeps it, so that the first check
-    after install costs what it changes.
+    In a bare repository, install also sets receive.fsckObjects = true in its config (git
+    refuses malformed objects anywhere in a push) and says so; `--no-git-config` leaves it,
+    saying what it is. Deleting branches stays as the server had it: the hook refuses deleting
+    the default branch, and a branch pushed again is judged against its fork point from it, so
+    no deletion removes reviewed memory; `--deny-deletes` also sets receive.denyDeletes = true
+    (git refuses every deletion by push, code branches included). Install validates the
+    .memzoi/ tree HEAD holds and keeps it, so that the first check after install costs what it
+    changes.
 
     `--ci github` writes .github/workflows/memzoi.yml in the work tree instead: on each pull
-    request it fetches the whole history, pip-installs git memzoi (`--pip-spec`, default this
-    release from PyPI), and runs `hook check BASE..HEAD` and `validate --rev HEAD`. Commit it.
-    It, too, never replaces a file git memzoi did not write.
+    request it fetches the whole history and runs `hook check BASE..HEAD` (annotating the
+    files) and `validate --rev HEAD`, with git memzoi from `--action-repo OWNER/REPO` at
+    `--action-ref SHA` (the repository's action.yml, pinned by commit) or pip-installed from
+    `--install-spec SPEC`; one of the two is required, as no release is published on the
+    package index. `--ci gitlab` writes .gitlab/memzoi.gitlab-ci.yml, the same checks for
+    merge requests (pip installs the git URL pinned at the commit, or SPEC), to include from
+    .gitlab-ci.yml. Commit the file. Install never replaces a file git memzoi did not write.
     """
     # checks load after the untouched exit (Client hooks: git commit of code only)
-    from git_memzoi.cli.common import emit_json, say, workspace
+    from git_memzoi.cli.common import workspace
+
+    ws = workspace(bound=False)
+    ci_options = action_ref is not None or action_repo is not None or install_spec is not None
+    if ci is not None:
+        if names or deny_deletes or keep_git_config:
+            raise UsageError("--ci writes a CI check, not hook scripts or git config: run install once for each")
+        _install_ci(ws.repo, ci, (action_repo, action_ref, install_spec), as_json)
+        return
+    if ci_options:
+        raise UsageError("--action-ref, --action-repo and --install-spec are for a CI check: give --ci too")
+    if deny_deletes and keep_git_config:
+        raise UsageError("--deny-deletes sets git config that --no-git-config leaves: give one")
+    if deny_deletes and not ws.repo.is_bare:
+        raise UsageError("--deny-deletes sets a server's git config: run install in the bare repository")
+    _install_hooks(ws.repo, names, deny_deletes=deny_deletes, change=not keep_git_config, as_json=as_json)
+
+
+def _install_ci(repo: GitRepo, ci: str, options: tuple[str | None, str | None, str | None], as_json: bool) -> None:
+    """`hook install --ci NAME`: write the workflow or template from the source the options name."""
+    from git_memzoi.cli.common import emit_json, say
+    from git_memzoi.hooks.ci import GITLAB_PATH, install_ci, source
+
+    if repo.is_bare:
+        raise UsageError("a CI workflow is committed from a checkout, not written in a bare repository")
+    src = source(*options)
+    written = install_ci(repo, "gitlab" if ci == "gitlab" else "github", src)
+    if as_json:
+        emit_json(
+            {
+                "workflows": [
+                    {
+                        "name": written.name,
+                        "path": str(written.path),
+                        "action": written.action,
+                        "source": {"repo": src.repo, "ref": src.ref, "install_spec": src.spec},
+                    }
+                ]
+            }
+        )
+        return
+    say(f"git memzoi: {written.name} workflow {written.action}: {written.path}")
+    say(f"git memzoi: it {src.describe()}")
+    if written.name == "gitlab":
+        say(f"git memzoi: include it from .gitlab-ci.yml: include: [{{local: {GITLAB_PATH}}}]")
+
+
+def _install_hooks(repo: GitRepo, names: tuple[str, ...], *, deny_deletes: bool, change: bool, as_json: bool) -> None:
+    """`hook install` of hook scripts (and, in a bare repository, git's own guards)."""
+    from git_memzoi.cli.common import emit_json, say
     from git_memzoi.hooks.install import HOOK_NAMES, HookName, default_hooks, server_git_config
     from git_memzoi.hooks.install import install as install_hooks
     from git_memzoi.hooks.run import keep_tree
     from git_memzoi.runtime.home import Layout
 
-    ws = workspace(bound=False)
-    if pip_spec is not None and ci is None:
-        raise UsageError("--pip-spec is for the CI workflow: give --ci too")
-    if ci is not None:
-        if names:
-            raise UsageError("--ci writes a workflow, not hook scripts: run install once for each")
-        if ws.repo.is_bare:
-            raise UsageError("a CI workflow is committed from a checkout, not written in a bare repository")
-        # checks load after the untouched exit (Client hooks: git commit of code only)
-        from git_memzoi.hooks.ci import install_ci
-
-        written = install_ci(ws.repo, "github", pip_spec)
-        if as_json:
-            emit_json({"workflows": [{"name": written.name, "path": str(written.path), "action": written.action}]})
-        else:
-            say(f"git memzoi: {written.name} workflow {written.action}: {written.path}")
-        return
-    chosen: tuple[HookName, ...] = tuple(n for n in HOOK_NAMES if n in names) or default_hooks(ws.repo)
-    if "pre-commit" in chosen and ws.repo.is_bare:
+    chosen: tuple[HookName, ...] = tuple(n for n in HOOK_NAMES if n in names) or default_hooks(repo)
+    if "pre-commit" in chosen and repo.is_bare:
         raise UsageError("a bare repository has no commits made in it; install --pre-receive there")
-    done = install_hooks(ws.repo, chosen)
-    settings = server_git_config(ws.repo, change=not keep_git_config) if ws.repo.is_bare else []
+    done = install_hooks(repo, chosen)
+    settings = server_git_config(repo, change=change, deny_deletes=deny_deletes) if repo.is_bare else []
     # the first check after install then costs what it changes, not the whole tree (docs/hooks.md)
-    kept = keep_tree(ws.repo, "HEAD")
+    kept = keep_tree(repo, "HEAD")
     if as_json:
         emit_json(
             {
@@ -241,10 +320,20 @@ def install(names: tuple[str, ...], ci: str | None, pip_spec: str | None, keep_g
     elif kept is not None:
         say(
             f"git memzoi: .memzoi/ at HEAD validated ({kept.files} files) but not kept: "
-            f"{Layout.for_repo(ws.repo).hook_trees} cannot be written, so each check validates the whole tree"
+            f"{Layout.for_repo(repo).hook_trees} cannot be written, so each check validates the whole tree"
         )
     for g in settings:
         say(_git_config_line(g.key, str(g.value).lower(), g.action, g.was))
+    if repo.is_bare and not deny_deletes:
+        say(DELETES_LEFT)
+
+
+#: What install says, on a server, of deleting branches when --deny-deletes was not given.
+DELETES_LEFT = (
+    "git memzoi: branch deletion left as the server has it (receive.denyDeletes untouched): the hook refuses "
+    "deleting the default branch, and a branch pushed again is judged against its fork point from it, so no "
+    "deletion removes reviewed memory; --deny-deletes refuses every deletion"
+)
 
 
 def _git_config_line(key: str, want: str, action: str, was: object) -> str:

@@ -3,36 +3,88 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from git_memzoi import __version__
 from git_memzoi.errors import Refused, UsageError
 from git_memzoi.gitrepo import GitRepo
 from git_memzoi.runtime.atomic import read_inside, write_inside
 
-CiName = Literal["github"]
+CiName = Literal["github", "gitlab"]
 #: The line that marks a workflow file as ours: install replaces such a file and nothing else.
 MARKER = "# git-memzoi-ci:"
 WORKFLOW_PATH = ".github/workflows/memzoi.yml"
+#: The GitLab CI template, included from the project's own .gitlab-ci.yml.
+GITLAB_PATH = ".gitlab/memzoi.gitlab-ci.yml"
+PATHS: dict[CiName, str] = {"github": WORKFLOW_PATH, "gitlab": GITLAB_PATH}
 #: What a refused symlink's message adds.
 REAL_FILES = "hook install writes only real files inside the repository, never through a link"
 
+_SHA = re.compile(r"[0-9a-f]{40}")
+#: A GitHub owner (letters, digits, hyphens) and repository name (letters, digits, `.`, `_`, `-`).
+_GITHUB_REPO = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 
-def default_pip_spec() -> str:
-    """What the workflow installs unless told otherwise: this very release of git memzoi, from PyPI."""
-    return f"git-memzoi=={__version__}"
+
+@dataclass(frozen=True)
+class Source:
+    """Where CI gets git memzoi: the action (or git URL) of `repo` at commit `ref`, or what pip installs from `spec`.
+
+    Never a version from the package index by default: none is published, and an unclaimed name
+    in an install step runs whatever its first registrant uploads.
+    """
+
+    repo: str | None = None
+    ref: str | None = None
+    spec: str | None = None
+
+    def describe(self) -> str:
+        """What install says of the source it wrote."""
+        if self.spec is not None:
+            return f"installs {self.spec} with pip (--install-spec)"
+        return f"uses git memzoi from {self.repo} at commit {self.ref} (--action-ref)"
+
+    def pip_spec(self) -> str:
+        """What pip installs: the spec, or the git URL of the repository pinned at the commit."""
+        if self.spec is not None:
+            return self.spec
+        return f"git+https://github.com/{self.repo}.git@{self.ref}"
+
+
+def source(action_repo: str | None, action_ref: str | None, install_spec: str | None) -> Source:
+    """The source the options name, checked: a usage error names the option that is wrong or missing."""
+    if install_spec is not None:
+        if action_ref is not None or action_repo is not None:
+            raise UsageError("--install-spec and --action-ref name two sources: give one")
+        return Source(spec=check_pip_spec(install_spec))
+    if action_ref is None:
+        raise UsageError(
+            "a CI workflow needs the git memzoi it installs: --action-ref SHA with --action-repo OWNER/REPO "
+            "(a commit of the git memzoi repository), or --install-spec SPEC (what pip installs)",
+            hint="no release of git memzoi is published on the package index, so none is installed by default",
+        )
+    if not _SHA.fullmatch(action_ref.lower()):
+        raise UsageError(
+            f"must be a full 40-hex commit SHA (a tag or branch can be moved), not {action_ref!r}", field="action_ref"
+        )
+    if action_repo is None:
+        raise UsageError("--action-ref needs --action-repo OWNER/REPO: the GitHub repository of git memzoi it names")
+    if not _GITHUB_REPO.fullmatch(action_repo):
+        raise UsageError(f"must be a GitHub OWNER/REPO, not {action_repo!r}", field="action_repo")
+    return Source(repo=action_repo, ref=action_ref.lower())
 
 
 def check_pip_spec(pip_spec: str) -> str:
     """`pip_spec`, refused (a usage error) when empty or holding a character that is not printable text."""
     if not pip_spec.strip():
-        raise UsageError("must name what to install, not be empty", field="pip_spec")
+        raise UsageError("must name what to install, not be empty", field="install_spec")
     odd = next((ch for ch in pip_spec if not ch.isprintable()), None)
     if odd is not None:
-        raise UsageError(f"must not hold control or other unprintable characters, such as {odd!r}", field="pip_spec")
+        raise UsageError(
+            f"must not hold control or other unprintable characters, such as {odd!r}", field="install_spec"
+        )
     return pip_spec
 
 
@@ -51,19 +103,7 @@ CHECKOUT = "11d5960a326750d5838078e36cf38b85af677262 # v4.4.0"
 SETUP_PYTHON = "a26af69be951a213d495a4c3e4e4022e16d87065 # v5.6.0"
 CACHE = "5a3ec84eff668545956fd18022155c47e93e2684 # v4.2.3"
 
-
-def github_workflow(pip_spec: str) -> str:
-    """The GitHub Actions workflow: on each pull request, `hook check BASE..HEAD` and `validate --rev HEAD`.
-
-    The trees `hook check` validated are kept between runs with actions/cache: a summary is
-    named by its tree's object ID and checked against its digest and this validator when read
-    (hooks/treecache.py), so a restored one can only save work, never change a verdict.
-    """
-    # The base SHA reaches the shell through env, never spliced into the script, as GitHub advises
-    # for event data. The checkout keeps no token in .git/config: nothing after it needs to push,
-    # and the PR's own code runs in the steps after it.
-    install = install_command(pip_spec)
-    return f"""{MARKER} github
+_GITHUB_HEAD = f"""{MARKER} github
 # Written by `git memzoi hook install --ci github`; run it again to update this file, delete it to
 # remove the check. Edits here are overwritten.
 name: memzoi
@@ -81,7 +121,32 @@ jobs:
         with:
           fetch-depth: 0
           persist-credentials: false
-      - name: Set up Python
+"""
+
+
+def github_workflow(src: Source) -> str:
+    """The GitHub Actions workflow: on each pull request, `hook check BASE..HEAD` and `validate --rev HEAD`.
+
+    With an action source, the steps are the action's (action.yml at the root of the git memzoi
+    repository), pinned by commit; with a pip spec, they are written out here. The trees
+    `hook check` validated are kept between runs with actions/cache: a summary is named by its
+    tree's object ID and checked against its digest and this validator when read
+    (hooks/treecache.py), so a restored one can only save work, never change a verdict.
+    """
+    # The base SHA reaches the shell through env, never spliced into the script, as GitHub advises
+    # for event data. The checkout keeps no token in .git/config: nothing after it needs to push,
+    # and the PR's own code runs in the steps after it.
+    if src.spec is None:
+        return (
+            _GITHUB_HEAD
+            + f"""      - name: Check .memzoi/ as the server hook would (git memzoi's action, pinned by commit)
+        uses: {src.repo}@{src.ref}
+"""
+        )
+    install = install_command(src.spec)
+    return (
+        _GITHUB_HEAD
+        + f"""      - name: Set up Python
         uses: actions/setup-python@{SETUP_PYTHON}
         with:
           python-version: "3.12"
@@ -96,9 +161,43 @@ jobs:
       - name: Check the commits the pull request adds, as the server hook would
         env:
           BASE_SHA: ${{{{ github.event.pull_request.base.sha }}}}
-        run: git memzoi hook check "$BASE_SHA..HEAD"
+        run: git memzoi hook check --annotate github "$BASE_SHA..HEAD"
       - name: Validate memory at the pull request's head
         run: git memzoi validate --rev HEAD
+"""
+    )
+
+
+def gitlab_template(src: Source) -> str:
+    """The GitLab CI template: on each merge request, the same checks, git memzoi installed by pip.
+
+    The target branch is fetched by name (a merge request pipeline's clone may not hold it) and
+    the range starts at the merge request's diff base. The kept trees live in the project
+    folder, where GitLab's cache can reach them.
+    """
+    install = install_command(src.pip_spec())
+    return f"""{MARKER} gitlab
+# Written by `git memzoi hook install --ci gitlab`; run it again to update this file, delete it to
+# remove the check. Edits here are overwritten. Include it from .gitlab-ci.yml:
+#   include:
+#     - local: {GITLAB_PATH}
+memzoi:
+  stage: test
+  image: python:3.12
+  rules:
+    - if: $CI_PIPELINE_SOURCE == "merge_request_event"
+  variables:
+    GIT_DEPTH: "0"
+    MEMZOI_HOME: $CI_PROJECT_DIR/.memzoi-ci-home
+  cache:
+    key: memzoi-hook-trees
+    paths:
+      - .memzoi-ci-home/projects/*/hook-trees
+  script:
+    - {install}
+    - git fetch --no-tags origin "refs/heads/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME"
+    - git memzoi hook check "$CI_MERGE_REQUEST_DIFF_BASE_SHA..HEAD"
+    - git memzoi validate --rev HEAD
 """
 
 
@@ -111,17 +210,18 @@ class WrittenWorkflow:
     action: Literal["created", "updated", "unchanged"]
 
 
-def install_ci(repo: GitRepo, name: CiName, pip_spec: str | None = None) -> WrittenWorkflow:
+def install_ci(repo: GitRepo, name: CiName, src: Source) -> WrittenWorkflow:
     """Write the CI workflow into the work tree; refuse, changing nothing, over a file git memzoi did not write.
 
     A symlink anywhere on the way from the work tree root is refused, and nothing behind it is read.
     """
     root = repo.require_workdir()
-    path = root / WORKFLOW_PATH
-    text = github_workflow(pip_spec if pip_spec is not None else default_pip_spec())
+    rel = PATHS[name]
+    path = root / rel
+    text = github_workflow(src) if name == "github" else gitlab_template(src)
     action: Literal["created", "updated", "unchanged"] = "created"
     try:
-        found = read_inside(root, WORKFLOW_PATH, REAL_FILES)
+        found = read_inside(root, rel, REAL_FILES)
     except OSError:
         found = b""  # unreadable: not ours, so left alone below
     if found is not None:
@@ -135,5 +235,5 @@ def install_ci(repo: GitRepo, name: CiName, pip_spec: str | None = None) -> Writ
             )
         action = "unchanged" if current == text else "updated"
     if action != "unchanged":
-        write_inside(root, WORKFLOW_PATH, text.encode("utf-8"), REAL_FILES)
+        write_inside(root, rel, text.encode("utf-8"), REAL_FILES)
     return WrittenWorkflow(name, path, action)

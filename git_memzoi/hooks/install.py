@@ -153,9 +153,12 @@ def chain_line(name: HookName) -> str:
 
 
 #: What git itself must refuse on a server, set by install in a bare repository: malformed
-#: objects anywhere in the repository (the hook reads trees under .memzoi/ only), and deleting
-#: refs (a branch deleted, then pushed back squashed as a new one, launders an edit it carried).
-SERVER_GIT_CONFIG: tuple[tuple[str, bool], ...] = (("receive.fsckObjects", True), ("receive.denyDeletes", True))
+#: objects anywhere in the repository (the hook reads trees under .memzoi/ only).
+SERVER_GIT_CONFIG: tuple[tuple[str, bool], ...] = (("receive.fsckObjects", True),)
+#: Set only when asked (--deny-deletes): git then refuses every deletion, code branches included.
+#: Without it no reviewed memory is lost by a deletion: the hook refuses deleting the default
+#: branch, and a branch pushed again is judged against its fork point from the default branch.
+DENY_DELETES = ("receive.denyDeletes", True)
 
 
 @dataclass(frozen=True)
@@ -168,13 +171,16 @@ class GitSetting:
     was: str | None  # the value the repository's config held before (None: unset)
 
 
-def server_git_config(repo: GitRepo, *, change: bool) -> list[GitSetting]:
-    """Set SERVER_GIT_CONFIG in the repository's own config file (or, without `change`, only report it)."""
+def server_git_config(repo: GitRepo, *, change: bool, deny_deletes: bool = False) -> list[GitSetting]:
+    """Set SERVER_GIT_CONFIG (and DENY_DELETES when asked) in the repository's own config file.
+
+    Without `change`, only report them.
+    """
     import pygit2  # only a bare repository's install reads git config
 
     config = pygit2.Config(str(repo.common_dir / "config"))
     done = []
-    for key, value in SERVER_GIT_CONFIG:
+    for key, value in SERVER_GIT_CONFIG + ((DENY_DELETES,) if deny_deletes else ()):
         try:
             was: str | None = str(config[key])
         except (KeyError, pygit2.GitError):

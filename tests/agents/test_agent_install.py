@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -149,8 +150,11 @@ def test_claude_dry_run_prints_a_diff_and_writes_nothing(repo: Repo) -> None:
     result = run_cli("agent", "install", "claude", "--dry-run")
     assert result.stdout.startswith("--- a/.mcp.json\n+++ b/.mcp.json\n")
     assert "--- /dev/null\n+++ b/.claude/settings.json\n" in result.stdout
+    # a one-line file gets its entry on that line; a new file is written whole
     assert (
-        '+    "memzoi": {' in result.stdout
+        '+{"mcpServers": {"db": {"command": "dbmcp"}, "memzoi": {"type": "stdio", "command": "git", '
+        '"args": ["memzoi", "mcp", "serve"]}}}\n'
+        in result.stdout
         and '+            "command": "git memzoi agent hook claude"' in result.stdout
     )
     assert (repo.path / ".mcp.json").read_text() == '{"mcpServers": {"db": {"command": "dbmcp"}}}\n'
@@ -305,7 +309,7 @@ def test_codex_hooks_beside_the_config_merged_into_the_users_own(
     repo.write(".codex/hooks.json", json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [mine]}]}}))
     result = run_cli("agent", "install", "codex", cwd=repo.path)
     hooks_json = repo.path / ".codex" / "hooks.json"
-    assert f"{hooks_json}: updated" in result.stderr
+    assert ".codex/hooks.json: updated" in result.stderr and str(hooks_json) not in result.stderr
     assert json.loads(hooks_json.read_text()) == {
         "hooks": {
             "PreToolUse": [
@@ -376,3 +380,89 @@ def test_gemini_dry_run_refusal_and_symlink(repo: Repo, tmp_path: Path) -> None:
     linked = run_cli("agent", "install", "gemini", cwd=repo.path, expect=1)
     assert ".gemini is a symlink" in linked.stderr and not list(elsewhere.iterdir())
     assert "--global is for codex" in run_cli("agent", "install", "gemini", "--global", expect=2).stderr
+
+
+# The user's own bytes ------------------------------------------------------------------------------
+
+COMPACT_MCP = """{
+    "mcpServers": {
+        "db": {"command": "dbmcp", "args": ["--ro", "--port", "5432"], "env": {"DB": "x"}},
+        "docs": { "command": "npx", "args": [ "-y", "docs-mcp" ] }
+    },
+    "extra": [1, 2, 3]
+}
+"""
+COMPACT_SETTINGS = """{
+  "permissions": {"allow": ["Bash(npm test:*)"], "deny": ["Read(./.env)"]},
+  "hooks": {
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./lint.sh", "timeout": 5}]}],
+    "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]
+  },
+  "model": "opus"
+}"""
+COMPACT_GEMINI = """{
+\t"theme": "GitHub",
+\t"mcpServers": {"search": {"command": "search-mcp", "args": ["--fast"]}},
+\t"hooks": {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "audit"}]}]}
+}
+"""
+
+
+def _only_added(before: str, after: str) -> None:
+    """Every byte of `before` is in `after`, in order, and each piece inserted is one of ours (names memzoi).
+
+    Re-spreading the user's one-line `"args": [...]` would insert only whitespace: that fails here.
+    """
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    changed = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    assert changed and all(op[0] == "insert" for op in changed), changed
+    for _, _, _, j1, j2 in changed:
+        assert "memzoi" in after[j1:j2], f"inserted {after[j1:j2]!r}, not an entry of ours"
+
+
+@pytest.mark.parametrize(
+    ("client", "files"),
+    [
+        ("claude", {".mcp.json": COMPACT_MCP, ".claude/settings.json": COMPACT_SETTINGS}),
+        ("gemini", {".gemini/settings.json": COMPACT_GEMINI}),
+        ("codex", {".codex/hooks.json": COMPACT_SETTINGS.replace("./lint.sh", "./codex-lint.sh")}),
+    ],
+)
+def test_install_keeps_every_byte_of_the_users_entries(
+    repo: Repo, tmp_path: Path, client: str, files: dict[str, str]
+) -> None:
+    for rel, text in files.items():
+        repo.write(rel, text)
+    env = {k: v for k, v in os.environ.items()} | {"CODEX_HOME": str(tmp_path / "codex-home")}
+    done = subprocess.run(
+        ["git", "memzoi", "agent", "install", client], cwd=repo.path, capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    for rel, text in files.items():
+        after = (repo.path / rel).read_text()
+        _only_added(text, after)
+        assert f"{rel}: updated" in done.stderr
+    again = subprocess.run(
+        ["git", "memzoi", "agent", "install", client], cwd=repo.path, capture_output=True, text=True, env=env
+    )
+    assert again.returncode == 0 and "updated" not in again.stderr and "created" not in again.stderr
+
+
+@pytest.mark.parametrize("client", ["claude", "codex", "gemini"])
+def test_every_client_names_its_files_relative_to_the_work_tree(repo: Repo, tmp_path: Path, client: str) -> None:
+    env = {k: v for k, v in os.environ.items()} | {"CODEX_HOME": str(tmp_path / "codex-home")}
+    sub = repo.path / "src"
+    sub.mkdir()
+    done = subprocess.run(
+        ["git", "memzoi", "agent", "install", client, "--dry-run"], cwd=sub, capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    named = re.findall(r"^(\S+): would create", done.stderr, re.MULTILINE)
+    expected = {
+        "claude": [".mcp.json", ".claude/settings.json"],
+        "codex": [".codex/config.toml", ".codex/hooks.json"],
+        "gemini": [".gemini/settings.json"],
+    }[client]
+    assert named == expected, done.stderr
+    assert str(repo.path) not in done.stderr and str(repo.path) not in done.stdout
+    assert all(f"+++ b/{rel}" in done.stdout for rel in expected), done.stdout

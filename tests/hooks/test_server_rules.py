@@ -317,34 +317,68 @@ def test_a_floor_that_is_not_a_boolean_fails_the_hook_naming_the_key(remote: Rem
 # 7. hook install in a bare repository sets git's own guards -------------------------------------
 
 
-def test_install_in_a_bare_repository_sets_fsck_and_deny_deletes(tmp_path: Path) -> None:
+def test_install_in_a_bare_repository_sets_fsck_and_leaves_deletes_alone(tmp_path: Path) -> None:
+    bare = tmp_path / "server.git"
+    git("init", "--bare", "-q", str(bare), cwd=tmp_path)
+    installed = run_cli("hook", "install", cwd=bare)
+    assert "git memzoi: git config receive.fsckObjects = true set (was unset)" in installed.stderr
+    assert "receive.denyDeletes untouched" in installed.stderr
+    assert "the hook refuses deleting the default branch" in installed.stderr
+    assert git("config", "--bool", "receive.fsckObjects", cwd=bare).stdout.strip() == "true"
+    assert git("config", "receive.denyDeletes", cwd=bare, check=False).returncode == 1
+    again = run_cli("hook", "install", "--json", cwd=bare).json()
+    assert [(g["key"], g["action"]) for g in again["git_config"]] == [("receive.fsckObjects", "unchanged")]
+
+
+def test_install_with_deny_deletes_sets_it(tmp_path: Path) -> None:
     bare = tmp_path / "server.git"
     git("init", "--bare", "-q", str(bare), cwd=tmp_path)
     git("config", "receive.denyDeletes", "false", cwd=bare)
-    installed = run_cli("hook", "install", cwd=bare)
-    assert "git memzoi: git config receive.fsckObjects = true set (was unset)" in installed.stderr
+    installed = run_cli("hook", "install", "--deny-deletes", cwd=bare)
     assert "git memzoi: git config receive.denyDeletes = true set (was false)" in installed.stderr
+    assert "untouched" not in installed.stderr
     for key in ("receive.fsckObjects", "receive.denyDeletes"):
         assert git("config", "--bool", key, cwd=bare).stdout.strip() == "true"
-    again = run_cli("hook", "install", "--json", cwd=bare).json()
+    again = run_cli("hook", "install", "--deny-deletes", "--json", cwd=bare).json()
     assert [(g["key"], g["action"]) for g in again["git_config"]] == [
         ("receive.fsckObjects", "unchanged"),
         ("receive.denyDeletes", "unchanged"),
     ]
+    run_cli("hook", "install", "--deny-deletes", "--no-git-config", cwd=bare, expect=2)
+
+
+def test_deny_deletes_is_for_a_server(repo: Repo) -> None:
+    result = run_cli("hook", "install", "--deny-deletes", expect=2)
+    assert "--deny-deletes sets a server's git config" in result.stderr
+    assert git("config", "receive.denyDeletes", cwd=repo.path, check=False).returncode == 1
 
 
 def test_install_with_no_git_config_leaves_and_reports_them(tmp_path: Path) -> None:
     bare = tmp_path / "server.git"
     git("init", "--bare", "-q", str(bare), cwd=tmp_path)
     installed = run_cli("hook", "install", "--no-git-config", cwd=bare)
-    assert "git config receive.denyDeletes is unset, left as it is (--no-git-config); true is recommended" in (
+    assert "git config receive.fsckObjects is unset, left as it is (--no-git-config); true is recommended" in (
         installed.stderr
     )
-    assert git("config", "receive.denyDeletes", cwd=bare, check=False).returncode == 1
+    assert git("config", "receive.fsckObjects", cwd=bare, check=False).returncode == 1
 
 
-def test_a_deleted_branch_pushed_back_squashed_cannot_launder_an_edit(remote: Remote) -> None:
-    """Why denyDeletes: with it, the branch that carried an edit cannot be deleted and re-created."""
+def test_a_code_branch_is_deleted_by_push_after_install_and_main_is_not(remote: Remote) -> None:
+    """Without --deny-deletes the server keeps its policy: a merged code branch can be deleted."""
+    remote.commit({"src/feature.py": "print(1)\n"})
+    remote.accepted("main:feature")
+    pushed = remote.push("--delete", "feature")
+    assert pushed.returncode == 0, pushed.stderr
+    assert "refs/heads/feature" not in remote.refs()
+    # reviewed memory stays: deleting the default branch is refused (git's denyDeleteCurrent lifted)
+    git("config", "receive.denyDeleteCurrent", "ignore", cwd=remote.bare)
+    stderr = remote.rejected("default-branch-deleted", args=("--delete", "main"))
+    assert "refs/heads/main" in remote.refs() and "rejected" in stderr
+
+
+def test_with_deny_deletes_a_deleted_branch_cannot_be_pushed_back_squashed(remote: Remote) -> None:
+    """What --deny-deletes adds: the branch that carried an edit cannot be deleted and re-created."""
+    run_cli("hook", "install", "--deny-deletes", cwd=remote.bare)
     remote.accepted("main:topic")
     stderr = remote.push(":topic").stderr
     assert "deletion prohibited" in stderr
@@ -355,7 +389,7 @@ def test_a_deleted_branch_pushed_back_squashed_cannot_launder_an_edit(remote: Re
 
 
 def test_the_workflow_pins_actions_by_commit_and_persists_no_credentials(repo: Repo) -> None:
-    run_cli("hook", "install", "--ci", "github")
+    run_cli("hook", "install", "--ci", "github", "--install-spec", "git-memzoi")
     text = (repo.path / ".github/workflows/memzoi.yml").read_text()
     uses = re.findall(r"uses: (\S+)@(\S+) # (v\S+)\n", text)
     assert [(action, tag) for action, _, tag in uses] == [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pygit2
 
 from git_memzoi.runtime.init import init_tree
-from support.paths import VENV_BIN
+from support.paths import ROOT, VENV_BIN
 from support.repos import Repo, git
 from support.running import run_cli
 
@@ -187,10 +188,39 @@ def make_remote(tmp_path: Path, hook: str = "pre-receive") -> Remote:
 WORKFLOW = ".github/workflows/memzoi.yml"
 
 
-def schema_check(path: Path) -> subprocess.CompletedProcess[str]:
-    """check-jsonschema against its vendored copy of GitHub's workflow schema (no network)."""
+def schema_check(path: Path, schema: str = "vendor.github-workflows") -> subprocess.CompletedProcess[str]:
+    """check-jsonschema against its vendored copy of a host's schema: GitHub's workflow by default.
+
+    Offline: every proxy points at a closed port, so a schema fetched from the network would fail the check.
+    """
+    closed = "http://127.0.0.1:9"
+    env = {**os.environ, "HTTP_PROXY": closed, "HTTPS_PROXY": closed, "http_proxy": closed, "https_proxy": closed}
+    env.pop("NO_PROXY", None)
+    env.pop("no_proxy", None)
     return subprocess.run(
-        [str(VENV_BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(path)],
+        [str(VENV_BIN / "check-jsonschema"), "--builtin-schema", schema, str(path)],
+        env=env,
         capture_output=True,
         text=True,
     )
+
+
+def checkout_copy(dest: Path, *, commit: bool = False) -> str | None:
+    """The files this repository tracks, with their contents in the work tree, copied to `dest`.
+
+    What a clean clone of this checkout holds, uncommitted edits included; with `commit`, `dest`
+    is made a repository of one commit holding them (its SHA returned).
+    """
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for rel in filter(None, tracked.decode().split("\0")):
+        source, target = ROOT / rel, dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            target.symlink_to(source.readlink())
+        elif source.is_file():  # a file deleted in the work tree is not copied
+            target.write_bytes(source.read_bytes())
+    if not commit:
+        return None
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
+        git(*args, cwd=dest)
+    return git("rev-parse", "HEAD", cwd=dest).stdout.strip()

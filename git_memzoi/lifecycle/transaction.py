@@ -33,7 +33,7 @@ from git_memzoi.gitrepo.repo import GitRepo, open_repo
 from git_memzoi.index import inbox_store, rebuild
 from git_memzoi.layout import GITATTRIBUTES, MEMZOI_DIR, SUFFIX, TEMP_PREFIX
 from git_memzoi.lifecycle import journal as journals
-from git_memzoi.lifecycle.plan import Plan
+from git_memzoi.lifecycle.plan import FileChange, Plan
 from git_memzoi.profile import secrets
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.atomic import fsync_dir, refuse_symlinks, write_atomic
@@ -353,6 +353,7 @@ def install_and_commit(
     _refuse_left_out(ws.repo, plan)
     if commit:
         refuse_uncommitted(ws, plan, verb)
+        plan = with_init_files(ws, root, plan)
     request = CommitRequest(ws.repo, f"memzoi: {verb} {plan.proposal_id}", clock.now()) if commit else None
     built = install(root, ws.layout, conn, plan, request)
     warnings = refresh_index(ws, plan.paths)
@@ -373,6 +374,35 @@ def install_and_commit(
             code="commit-failed",
         )
     return warnings, built.oid
+
+
+def untracked_init_files(ws: Workspace, root: Path, skip: Iterable[str] = ()) -> list[str]:
+    """The files `init` wrote that HEAD does not track yet (regular files in the work tree), but `skip`."""
+    from git_memzoi.runtime.init import INIT_PATHS
+
+    left = set(skip)
+    return [
+        rel
+        for rel in INIT_PATHS
+        if rel not in left
+        and (root / rel).is_file()
+        and not (root / rel).is_symlink()
+        and ws.repo.head_blob(rel) is None
+    ]
+
+
+def with_init_files(ws: Workspace, root: Path, plan: Plan) -> Plan:
+    """`plan` plus, unchanged, each file `init` wrote that HEAD lacks: the first commit takes init's files along.
+
+    Otherwise .gitattributes' union rule, index.md and the .gitkeep files would stay untracked after
+    every `--commit` until committed by hand.
+    """
+    extra = []
+    for rel in untracked_init_files(ws, root, plan.paths):
+        data = read_or_none(safe_path(root, rel))
+        if data is not None:
+            extra.append(FileChange(rel, data, data))
+    return replace(plan, files=(*plan.files, *extra)) if extra else plan
 
 
 def refuse_uncommitted(ws: Workspace, plan: Plan, verb: str) -> None:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
 from git_memzoi.profile import frontmatter
-from support import Repo, run_cli
+from support import FIXTURES, Repo, git, make_repo, run_cli
 from support.lifecycle import add_record, inbox_ready, propose_decision
 from support.terminal import PROMPT, Terminal
 
@@ -144,3 +146,78 @@ def test_review_colours_as_git_config_says(ready: Repo, config: str, term: str, 
     session.answer("q")
     session.finish()
     assert (b"\x1b[" in screen) is coloured, screen
+
+
+# --- a real import's packets ------------------------------------------------------------------------------------
+
+
+def imported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """gemini-cli's eight GEMINI.md files (35 sections) in a fresh repository, `init`, and `import --write`."""
+    root = tmp_path / "gemini-cli"
+    make_repo(root, init_memzoi=False)
+    shutil.copytree(FIXTURES / "import/real/gemini-cli/files", root, symlinks=True, dirs_exist_ok=True)
+    git("add", "-A", cwd=root)
+    git("commit", "-qm", "instruction files", cwd=root)
+    git("memzoi", "init", cwd=root)
+    monkeypatch.chdir(root)
+    assert len(run_cli("import", "--write", "--json").json()["written"]) == 35
+    return root
+
+
+def test_review_of_an_import_applies_on_y_takes_a_file_on_d_all_on_a_and_commits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = imported(tmp_path, monkeypatch)
+    term = Terminal(root, "review", "--commit", env={**os.environ, "TERM": "dumb", "LINES": "200"})
+    first = term.until(PROMPT)
+    assert b"35 pending packet file(s): y applies one" in first
+    # in source order, each header naming the source file and lines
+    assert b"from GEMINI.md:3-" in first and b"(1/35) Apply this packet" in first
+    term.answer("?")
+    helped = term.until(PROMPT)
+    assert b"d - take this one and the rest from its source file" in helped
+    assert b"title:" not in helped  # the help stays on screen: the item is not printed again under it
+    term.answer("y")
+    second = term.until(PROMPT).decode()
+    assert "applied import_" in second and "(2/35)" in second and "from GEMINI.md:" in second
+    term.answer("d")  # the rest of GEMINI.md, without asking
+    nested = term.until(PROMPT).decode()
+    header = re.search(r"from packages/a2a-server/GEMINI\.md:\d+-\d+  \((\S+)\)", nested)
+    assert header is not None and "(3/35)" not in nested, nested
+    skipped = header.group(1)
+    term.answer("n")
+    term.until(PROMPT)
+    term.answer("a")  # every one left
+    out = term.finish()
+    assert term.proc.returncode == 0, out
+    assert "review: 34 applied, 1 skipped" in out and "committed " in out
+    pending = sorted(p.name for p in (root / ".memzoi/proposals/pending").glob("*.md"))
+    assert pending == [Path(skipped).name]
+    records = sorted(p.relative_to(root).as_posix() for p in (root / ".memzoi/records").rglob("*.md"))
+    resolved = sorted(p.relative_to(root).as_posix() for p in (root / ".memzoi/proposals/resolved").rglob("*.md"))
+    assert len(records) == len(resolved) == 34
+    shown = git("show", "--name-only", "--format=", "HEAD", cwd=root).stdout.split()
+    init_files = [".gitattributes", ".memzoi/index.md", ".memzoi/proposals/pending/.gitkeep"]
+    init_files.append(".memzoi/records/.gitkeep")
+    assert sorted(shown) == sorted([*records, *resolved, ".memzoi/log.md", *init_files])
+    untracked = git("status", "--porcelain", "--untracked-files=all", cwd=root).stdout.split("\n")
+    assert [line for line in untracked if line] == [f"?? .memzoi/proposals/pending/{pending[0]}"]
+    run_cli("validate")
+
+
+def test_review_pages_an_item_longer_than_the_screen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = imported(tmp_path, monkeypatch)
+    paged = tmp_path / "paged.txt"
+    pager = tmp_path / "pager.py"
+    pager.write_text(f"import sys\ndata = sys.stdin.read()\nopen({str(paged)!r}, 'a').write(data + '\\f')\n")
+    env = {**os.environ, "TERM": "dumb", "LINES": "14", "PAGER": f"{sys.executable} {pager}"}
+    term = Terminal(root, "review", env=env)
+    term.until(PROMPT)  # GEMINI.md's opening lines: a short item, printed as it is
+    assert not paged.exists()
+    term.answer("n")
+    second = term.until(PROMPT).decode()  # "Project Overview": 29 lines shown, more than 14
+    pages = paged.read_text().split("\f")
+    assert len(pages) == 2 and "title: Project Overview" in pages[0] and "Monorepo structure" in pages[0]
+    assert "from GEMINI.md:7-" in second.replace("\r\n", "\n").rsplit("\n", 2)[-2]  # the header, above the question
+    term.answer("q")
+    term.finish()

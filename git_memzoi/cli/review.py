@@ -99,22 +99,23 @@ def review(and_apply: bool, and_commit: bool) -> None:
 
 def _walk(walk: Walk, entries: list[Any]) -> None:
     """Ask about each entry in turn; `a` takes the rest, `d` the rest of the current source file."""
-    taking: str | None = None  # the source file whose remaining entries `d` takes
-    for number, entry in enumerate(entries, 1):
-        source = import_source(entry.packet)
-        if taking is not None and source is not None and source[0] == taking:
-            _take(walk, entry)
-            continue
-        taking = None
+    number = 0
+    while number < len(entries):
+        entry = entries[number]
+        number += 1
         verdict = _review_one(walk, entry, f"({number}/{len(entries)})")
         if verdict == "quit":
             return
         if verdict == "all":
-            for rest in entries[number:]:
-                _take(walk, rest)
+            _take_all(walk, entries[number:])
             return
-        if verdict == "file" and source is not None:
-            taking = source[0]
+        source = import_source(entry.packet) if verdict == "file" else None
+        if source is not None:
+            end = number
+            while end < len(entries) and (import_source(entries[end].packet) or ("",))[0] == source[0]:
+                end += 1
+            _take_all(walk, entries[number:end])
+            number = end
 
 
 def walk_order(entries: list[Any]) -> list[Any]:
@@ -206,6 +207,42 @@ def _take(walk: Walk, entry: Any) -> None:
     except MemzoiError as exc:
         _refused(exc)
         walk.tally.add("refused")
+
+
+def _take_all(walk: Walk, entries: list[Any]) -> None:
+    """Accept every one of `entries` without asking: the pending packet files as one batch (one install, as
+    `import --apply` applies), the rest one at a time; a batch that is refused is taken one at a time."""
+    from git_memzoi.layout import pending_path
+
+    batched = [e for e in entries if e.source == "file" and e.file == pending_path(e.id)]
+    for entry in entries:
+        if entry not in batched:
+            _take(walk, entry)
+    if batched and not _apply_batch(walk, batched):
+        for entry in batched:
+            _take(walk, entry)
+
+
+def _apply_batch(walk: Walk, entries: list[Any]) -> bool:
+    """Apply pending packet files in one install, each resolved as `apply` resolves it; False when refused."""
+    from git_memzoi.lifecycle.batch import BatchPacket, apply_batch
+
+    root = walk.ws.repo.require_workdir()
+    try:
+        batch = [BatchPacket(e.id, (root / e.file).read_bytes(), None, pending=True) for e in entries]
+        done = apply_batch(walk.ws, f"review-{len(batch)}", batch, None)
+    except (MemzoiError, OSError) as exc:
+        click.echo(f"git memzoi: {exc}; taking them one at a time")
+        return False
+    for record in done.records:
+        click.echo(f"{'created' if record.created else record.status} {record.record_id} ({record.path})")
+    click.echo(f"applied {len(done.applied)} packets in one step")
+    for message in done.warnings:
+        click.echo(f"warning: {message}")
+    for _ in done.applied:
+        walk.tally.add("applied")
+    walk.paths.update(done.files)
+    return True
 
 
 def _accept(walk: Walk, entry: Any) -> None:

@@ -55,12 +55,15 @@ def _source(item: BatchPacket) -> Source:
     return Source(item.proposal_id, "file", None, where, item.raw if item.pending else None, item.raw, parsed, None)
 
 
-def merge(name: str, plans: list[Plan], log_before: bytes | None, receipt: str, *, keep_created: bool = True) -> Plan:
+def merge(
+    name: str, plans: list[Plan], log_before: bytes | None, receipt: str | None, *, keep_created: bool = True
+) -> Plan:
     """One Plan doing what `plans` do: their files (each path once) and one log.md line, `receipt`.
 
     The packets' own log lines are left out: the batch's receipt names them all at once, and each
-    resolved packet keeps its own outcome. Without `keep_created` a create's resolved packet is
-    left out too (a second copy of its record's text).
+    resolved packet keeps its own outcome. A `receipt` of None keeps each packet's own line
+    instead, as applying them one by one would write. Without `keep_created` a create's resolved
+    packet is left out too (a second copy of its record's text).
     """
     files: list[FileChange] = []
     seen: set[str] = set()
@@ -81,7 +84,9 @@ def merge(name: str, plans: list[Plan], log_before: bytes | None, receipt: str, 
             rows.append(plan.db.upsert)
         ids.append(plan.proposal_id)
         records.extend(plan.records)
-    log = packets.append_log(log_before, receipt)
+    lines = [receipt] if receipt is not None else [plan.log_line or "" for plan in plans]
+    # the log is read and copied once, whatever the number of lines (it has no size limit)
+    log = packets.append_log(log_before, lines[0]) + b"".join(packets.append_log(b"", line) for line in lines[1:])
     files.append(FileChange(LOG, log_before, log))
     db = DbChange(
         event=EventSpec("apply", tuple(ids), {"batch": name, "packets": len(ids)}),
@@ -97,7 +102,7 @@ def merge(name: str, plans: list[Plan], log_before: bytes | None, receipt: str, 
         files=tuple(files),
         db=db,
         records=tuple(records),
-        log_line=receipt,
+        log_line=receipt if receipt is not None else lines[-1],
         messages=(f"applied {len(plans)} packets ({name})",),
     )
 
@@ -106,7 +111,7 @@ def apply_batch(
     ws: Workspace,
     name: str,
     batch: list[BatchPacket],
-    receipt: str,
+    receipt: str | None,
     *,
     reviewer: str | None = None,
     commit: bool = False,
@@ -114,7 +119,8 @@ def apply_batch(
 ) -> BatchResult:
     """Apply every packet of `batch` under repo-lifecycle.lock in one install; refuse all if one is refused.
 
-    `keep_created=False` leaves out each create's resolved packet (see the module's docstring).
+    `keep_created=False` leaves out each create's resolved packet (see the module's docstring);
+    `receipt` None appends each packet's own log.md line instead of one for the batch.
     """
     with recovery.locked(ws) as session:
         opts = ApplyOptions(reviewer=reviewer or state.who(ws.repo), now=state.now_text())

@@ -12,7 +12,7 @@ import pytest
 
 from git_memzoi.profile import frontmatter
 from support import FIXTURES, Repo, git, make_repo, run_cli
-from support.lifecycle import add_record, inbox_ready, propose_decision
+from support.lifecycle import add_record, inbox_ready, packet, propose_decision, write_packet
 from support.terminal import PROMPT, Terminal
 
 
@@ -221,3 +221,17 @@ def test_review_pages_an_item_longer_than_the_screen(tmp_path: Path, monkeypatch
     assert "from GEMINI.md:7-" in second.replace("\r\n", "\n").rsplit("\n", 2)[-2]  # the header, above the question
     term.answer("q")
     term.finish()
+
+
+def test_a_takes_packet_files_one_at_a_time_when_their_batch_is_refused(ready: Repo) -> None:
+    """Three packets, two of them with one title (one default concept ID): one batch would refuse them all."""
+    for pid, title in [("mem_2026_03_01_a_aaa111", "Other title"), ("mem_2026_03_01_b_bbb222", "Same title")]:
+        write_packet(ready, packet(pid, title=title), body=f"# {title}\n\nThe body of {pid}.\n")
+    write_packet(ready, packet("mem_2026_03_01_c_ccc333", title="Same title"), body="# Same title\n\nAnother body.\n")
+    term = Terminal(ready.path, "review", env={**os.environ, "TERM": "dumb"})
+    assert b"(1/3) Apply this packet" in term.until(PROMPT)
+    term.answer("a")  # this one, then the other two in one batch, which two packets writing one record refuse
+    out = term.finish()
+    assert term.proc.returncode == 0, out
+    assert "taking them one at a time" in out and "review: 2 applied, 1 refused" in out
+    assert [p.name for p in (ready.path / ".memzoi/proposals/pending").glob("*.md")] == ["mem_2026_03_01_c_ccc333.md"]

@@ -235,3 +235,14 @@ def test_a_takes_packet_files_one_at_a_time_when_their_batch_is_refused(ready: R
     assert term.proc.returncode == 0, out
     assert "taking them one at a time" in out and "review: 2 applied, 1 refused" in out
     assert [p.name for p in (ready.path / ".memzoi/proposals/pending").glob("*.md")] == ["mem_2026_03_01_c_ccc333.md"]
+
+
+def test_review_commit_refuses_an_uncommitted_log_before_the_first_question(ready: Repo) -> None:
+    write_packet(ready, packet("mem_2026_03_01_a_aaa111"))
+    log = ready.path / ".memzoi/log.md"
+    log.write_text(log.read_text() + "- a receipt nobody committed\n")
+    term = Terminal(ready.path, "review", "--commit", env={**os.environ, "TERM": "dumb"})
+    out = term.finish()
+    assert term.proc.returncode == 1, out
+    assert ".memzoi/log.md has changes that are not committed" in out and "Apply this packet" not in out
+    assert (ready.path / ".memzoi/proposals/pending/mem_2026_03_01_a_aaa111.md").exists()

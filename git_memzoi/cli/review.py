@@ -8,7 +8,6 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import click
 
@@ -129,6 +128,14 @@ def walk_order(entries: list[Any]) -> list[Any]:
 
 def import_source(packet: str) -> tuple[str, int, int] | None:
     """(source path, first line, last line) of a packet `import` wrote, from its `source_ref`; None for others."""
+    from git_memzoi.importer.identity import parse_source_ref
+
+    found = parse_source_ref(_source_ref(packet))
+    return (found.path, found.first, found.last) if found is not None else None
+
+
+def _source_ref(packet: str) -> str | None:
+    """The packet's `source_ref`: read off its one line (every string is dumped on one line), parsed when quoted."""
     lines = packet.split("\n")
     if lines[0] != "---":
         return None
@@ -136,13 +143,16 @@ def import_source(packet: str) -> tuple[str, int, int] | None:
         if line == "---":
             return None
         if line.startswith("source_ref: "):
-            ref = line[len("source_ref: ") :].strip().strip("'\"")
-            if not ref.startswith("import:"):
+            value = line[len("source_ref: ") :].strip()
+            if value[:1] not in ("'", '"'):
+                return value
+            from git_memzoi.profile import frontmatter
+
+            try:
+                ref = frontmatter.parse(packet.encode("utf-8"), "packet").data.get("source_ref")
+            except FormatError:
                 return None
-            parts = urlsplit(ref[len("import:") :])
-            first, _, last = (parse_qs(parts.query).get("lines") or [""])[0].partition("-")
-            start = int(first) if first.isdigit() else 0
-            return parts.path, start, int(last) if last.isdigit() else start
+            return ref if isinstance(ref, str) else None
     return None
 
 

@@ -246,3 +246,14 @@ def test_review_commit_refuses_an_uncommitted_log_before_the_first_question(read
     assert term.proc.returncode == 1, out
     assert ".memzoi/log.md has changes that are not committed" in out and "Apply this packet" not in out
     assert (ready.path / ".memzoi/proposals/pending/mem_2026_03_01_a_aaa111.md").exists()
+
+
+def test_the_header_reads_a_quoted_source_ref_and_an_escaped_path() -> None:
+    from git_memzoi.cli.review import import_source
+
+    ref = "import:docs/my%20notes%3A%20rules.md?format=agents-md&blob=" + "a" * 40 + "&lines=12-30"
+    plain = f"---\nid: x\nsource_ref: {ref}\n---\nbody\n"
+    quoted = f"---\nid: x\nsource_ref: '{ref}'\n---\nbody\n"
+    assert import_source(plain) == import_source(quoted) == ("docs/my notes: rules.md", 12, 30)
+    assert import_source("---\nid: x\nsource_ref: src/app.py\n---\n") is None
+    assert import_source("---\nid: x\n---\nsource_ref: import:a.md?lines=1-2\n") is None

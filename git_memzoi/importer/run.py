@@ -420,8 +420,20 @@ def receipt_line(plan: ImportPlan, now: str) -> str:
     return f"- {now} imported plan {plan.plan_id}: {told}; sources: {sources}"
 
 
+def _proposals_required(ws: Workspace) -> bool:
+    """Does this repository's policy ask every new record for its applied packet ([hooks] require_proposals)?"""
+    from git_memzoi.hooks.run import policy_floor
+
+    return policy_floor(ws.repo)(ws.config.hooks).require_proposals
+
+
 def apply(ws: Workspace, plan: ImportPlan, expected: str | None = None, *, commit: bool = False) -> ImportResult:
-    """Write and apply every planned packet in one all-or-nothing batch, with one log.md receipt."""
+    """Write and apply every planned packet in one all-or-nothing batch, with one log.md receipt.
+
+    A create leaves no resolved packet beside its record (the record carries the packet's evidence,
+    the receipt names the plan, the packet stays in the inbox row), unless the repository's policy
+    asks every new record for one; a supersede or tombstone keeps its resolved packet.
+    """
     from git_memzoi.lifecycle import state
     from git_memzoi.lifecycle.batch import BatchPacket, apply_batch
 
@@ -438,7 +450,8 @@ def apply(ws: Workspace, plan: ImportPlan, expected: str | None = None, *, commi
         raw = pending.read_bytes() if pending.is_file() else packet_bytes(entry, now, actor)
         cid = entry.concept_id if entry.action != "tombstone" else None
         batch.append(BatchPacket(entry.proposal_id, raw, cid, pending=pending.is_file()))
-    done = apply_batch(ws, f"import-{plan.plan_id}", batch, receipt_line(plan, now), commit=commit)
+    keep = _proposals_required(ws)
+    done = apply_batch(ws, f"import-{plan.plan_id}", batch, receipt_line(plan, now), commit=commit, keep_created=keep)
     result.written = done.files
     result.records = [{"id": r.record_id, "path": r.path, "status": r.status} for r in done.records]
     result.commit = done.commit

@@ -3,6 +3,11 @@
 `import --apply` uses it: the packets never exist as pending files on their own; the one install
 writes every record, resolved packet and status change, one log.md receipt and the inbox rows,
 under one journal, so a crash leaves the tree as before the batch or as after it.
+
+A batch may leave out the resolved packet of each create (`keep_created=False`): the record
+then carries the packet's evidence (`source`, `source_ref`, `origin`, `proposal_id`), the
+log.md receipt names the batch, and the packet stays in the proposal's inbox row. A supersede
+or tombstone always keeps its resolved packet: the status it flips is allowed only with it.
 """
 
 from __future__ import annotations
@@ -50,11 +55,15 @@ def _source(item: BatchPacket) -> Source:
     return Source(item.proposal_id, "file", None, where, item.raw if item.pending else None, item.raw, parsed, None)
 
 
-def merge(name: str, plans: list[Plan], log_before: bytes | None, receipt: str) -> Plan:
+def merge(
+    name: str, plans: list[Plan], log_before: bytes | None, receipt: str | None, *, keep_created: bool = True
+) -> Plan:
     """One Plan doing what `plans` do: their files (each path once) and one log.md line, `receipt`.
 
     The packets' own log lines are left out: the batch's receipt names them all at once, and each
-    resolved packet keeps its own outcome.
+    resolved packet keeps its own outcome. A `receipt` of None keeps each packet's own line
+    instead, as applying them one by one would write. Without `keep_created` a create's resolved
+    packet is left out too (a second copy of its record's text).
     """
     files: list[FileChange] = []
     seen: set[str] = set()
@@ -62,8 +71,10 @@ def merge(name: str, plans: list[Plan], log_before: bytes | None, receipt: str) 
     ids: list[str] = []
     records: list[RecordChange] = []
     for plan in plans:
+        creates = not keep_created and plan.action == "create" and plan.outcome == "applied"
+        dropped = resolved_path("applied", plan.proposal_id) if creates else None
         for change in plan.files:
-            if change.path in (LOG, GITATTRIBUTES) or (change.before is None and change.after is None):
+            if change.path in (LOG, GITATTRIBUTES, dropped) or (change.before is None and change.after is None):
                 continue
             if change.path in seen:
                 raise Refused(f"{change.path}: two packets of the batch change it; nothing was changed")
@@ -73,7 +84,9 @@ def merge(name: str, plans: list[Plan], log_before: bytes | None, receipt: str) 
             rows.append(plan.db.upsert)
         ids.append(plan.proposal_id)
         records.extend(plan.records)
-    log = packets.append_log(log_before, receipt)
+    lines = [receipt] if receipt is not None else [plan.log_line or "" for plan in plans]
+    # the log is read and copied once, whatever the number of lines (it has no size limit)
+    log = packets.append_log(log_before, lines[0]) + b"".join(packets.append_log(b"", line) for line in lines[1:])
     files.append(FileChange(LOG, log_before, log))
     db = DbChange(
         event=EventSpec("apply", tuple(ids), {"batch": name, "packets": len(ids)}),
@@ -89,7 +102,7 @@ def merge(name: str, plans: list[Plan], log_before: bytes | None, receipt: str) 
         files=tuple(files),
         db=db,
         records=tuple(records),
-        log_line=receipt,
+        log_line=receipt if receipt is not None else lines[-1],
         messages=(f"applied {len(plans)} packets ({name})",),
     )
 
@@ -98,12 +111,17 @@ def apply_batch(
     ws: Workspace,
     name: str,
     batch: list[BatchPacket],
-    receipt: str,
+    receipt: str | None,
     *,
     reviewer: str | None = None,
     commit: bool = False,
+    keep_created: bool = True,
 ) -> BatchResult:
-    """Apply every packet of `batch` under repo-lifecycle.lock in one install; refuse all if one is refused."""
+    """Apply every packet of `batch` under repo-lifecycle.lock in one install; refuse all if one is refused.
+
+    `keep_created=False` leaves out each create's resolved packet (see the module's docstring);
+    `receipt` None appends each packet's own log.md line instead of one for the batch.
+    """
     with recovery.locked(ws) as session:
         opts = ApplyOptions(reviewer=reviewer or state.who(ws.repo), now=state.now_text())
         sources = [_source(item) for item in batch]
@@ -123,7 +141,7 @@ def apply_batch(
                 raise Refused(f"{src.proposal_id}: {planned.message}; nothing was changed", code="already-applied")
             plans.append(planned)
         attributes = packets.union_merge(shared.read(GITATTRIBUTES))
-        plan = merge(name, plans, shared.read(LOG), receipt)
+        plan = merge(name, plans, shared.read(LOG), receipt, keep_created=keep_created)
         if attributes is not None:
             extra = FileChange(GITATTRIBUTES, shared.read(GITATTRIBUTES), attributes)
             plan = replace(plan, files=(*plan.files, extra))

@@ -33,7 +33,7 @@ from git_memzoi.gitrepo.repo import GitRepo, open_repo
 from git_memzoi.index import inbox_store, rebuild
 from git_memzoi.layout import GITATTRIBUTES, MEMZOI_DIR, SUFFIX, TEMP_PREFIX
 from git_memzoi.lifecycle import journal as journals
-from git_memzoi.lifecycle.plan import Plan
+from git_memzoi.lifecycle.plan import FileChange, Plan
 from git_memzoi.profile import secrets
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.atomic import fsync_dir, refuse_symlinks, write_atomic
@@ -353,6 +353,7 @@ def install_and_commit(
     _refuse_left_out(ws.repo, plan)
     if commit:
         refuse_uncommitted(ws, plan, verb)
+        plan = with_init_files(ws, root, plan)
     request = CommitRequest(ws.repo, f"memzoi: {verb} {plan.proposal_id}", clock.now()) if commit else None
     built = install(root, ws.layout, conn, plan, request)
     warnings = refresh_index(ws, plan.paths)
@@ -373,6 +374,35 @@ def install_and_commit(
             code="commit-failed",
         )
     return warnings, built.oid
+
+
+def untracked_init_files(ws: Workspace, root: Path, skip: Iterable[str] = ()) -> list[str]:
+    """The files `init` wrote that HEAD does not track yet (regular files in the work tree), but `skip`."""
+    from git_memzoi.runtime.init import INIT_PATHS
+
+    left = set(skip)
+    return [
+        rel
+        for rel in INIT_PATHS
+        if rel not in left
+        and (root / rel).is_file()
+        and not (root / rel).is_symlink()
+        and ws.repo.head_blob(rel) is None
+    ]
+
+
+def with_init_files(ws: Workspace, root: Path, plan: Plan) -> Plan:
+    """`plan` plus, unchanged, each file `init` wrote that HEAD lacks: the first commit takes init's files along.
+
+    Otherwise .gitattributes' union rule, index.md and the .gitkeep files would stay untracked after
+    every `--commit` until committed by hand.
+    """
+    extra = []
+    for rel in untracked_init_files(ws, root, plan.paths):
+        data = read_or_none(safe_path(root, rel))
+        if data is not None:
+            extra.append(FileChange(rel, data, data))
+    return replace(plan, files=(*plan.files, *extra)) if extra else plan
 
 
 def refuse_uncommitted(ws: Workspace, plan: Plan, verb: str) -> None:
@@ -416,3 +446,44 @@ def refresh_index(ws: Workspace, paths: Iterable[str]) -> list[str]:
     except Exception as exc:  # noqa: BLE001 - the files are installed; the next read refreshes the index
         return [f"index.db was not updated ({type(exc).__name__}: {exc}); the next read refreshes it"]
     return []
+
+
+def refuse_uncommitted_paths(ws: Workspace, paths: Iterable[str], verb: str) -> None:
+    """Before a run of steps committed together: each tracked file of `paths` must be as HEAD has it."""
+    root = ws.repo.require_workdir()
+    gitcommit.prepare(ws.repo, [])  # a merge in progress, a held index.lock, no identity: refused before any step
+    for rel in paths:
+        if ws.repo.head_blob(rel) is not None and not ws.repo.matches_head(rel, read_or_none(safe_path(root, rel))):
+            raise Refused(
+                f"{rel} has changes that are not committed (an earlier step's, or yours); "
+                f"--commit would carry them in the commit of this {verb}",
+                hint="commit or restore them first (git status shows them), or run it without --commit",
+                code="uncommitted",
+            )
+
+
+def commit_paths(ws: Workspace, paths: Iterable[str], message: str) -> str:
+    """Record `paths` (files steps already installed) in one commit on HEAD, as `git commit --only` would.
+
+    For steps that each installed their files on their own (`review --commit`): the commit is made after
+    them, so an interrupted run leaves them applied and uncommitted, which `git status` shows.
+    init's untracked files go along, as with every `--commit`.
+    """
+    root = ws.repo.require_workdir()
+    wanted = sorted(set(paths))
+    wanted += untracked_init_files(ws, root, wanted)
+    prepared = gitcommit.prepare(ws.repo, wanted)
+    gitcommit.stage(ws.repo, wanted)
+    request = CommitRequest(ws.repo, message, clock.now())
+    built = gitcommit.build(ws.repo, prepared, wanted, message, when=request.when)
+    if built.oid is not None:
+        built = _advance(request, prepared, built)
+    if built.oid is None:
+        where = "the files are staged" if built.staged else "the files are in the work tree, not staged"
+        raise Refused(
+            f"no commit was made: {built.refusal}; {where}",
+            hint=f"commit them yourself: git add -A -- {' '.join(wanted)} && git commit",
+            code="commit-failed",
+        )
+    gitcommit.run_post_commit(ws.repo)
+    return built.oid

@@ -50,12 +50,21 @@ def ensure_union_merge(workdir: Path) -> bool:
     return True
 
 
+#: Each file `init` writes but .gitattributes, with the text it starts with.
+INIT_FILES = (
+    (f"{RECORDS}/.gitkeep", ""),
+    (f"{PENDING}/.gitkeep", ""),
+    (f"{MEMZOI_DIR}/{INDEX_FILE}", INDEX_MD),
+    (f"{MEMZOI_DIR}/{LOG_FILE}", LOG_MD),
+)
+#: Every path `init` may write (what the first `--commit` takes along when git does not track it yet).
+INIT_PATHS = (*(rel for rel, _ in INIT_FILES), GITATTRIBUTES)
+
+
 def init_tree(workdir: Path) -> list[str]:
     """Create whatever is missing; return the repository paths it created. Idempotent."""
     created: list[str] = []
-    wanted = [(f"{RECORDS}/.gitkeep", ""), (f"{PENDING}/.gitkeep", "")]
-    wanted += [(f"{MEMZOI_DIR}/{INDEX_FILE}", INDEX_MD), (f"{MEMZOI_DIR}/{LOG_FILE}", LOG_MD)]
-    for rel, text in wanted:
+    for rel, text in INIT_FILES:
         if not os.path.lexists(refuse_symlinks(workdir, rel, REAL_FILES)):
             write_inside(workdir, rel, text.encode("utf-8"), REAL_FILES)
             created.append(rel)

@@ -291,7 +291,10 @@ def test_first_commit_on_an_unborn_branch(tmp_path: Path, monkeypatch) -> None:
     head = git_repo.head.peel(pygit2.Commit)
     assert str(head.id) == result["commit"] and head.parents == [] and git_repo.head.name == "refs/heads/main"
     committed = sorted(git("ls-tree", "-r", "--name-only", "HEAD", cwd=root).stdout.split())
-    assert committed == sorted(p for p in result["files"] if (root / p).exists())
+    # the step's files, and every file init wrote, which git did not track yet
+    init_files = [".gitattributes", ".memzoi/index.md", ".memzoi/proposals/pending/.gitkeep"]
+    init_files.append(".memzoi/records/.gitkeep")
+    assert committed == sorted({*(p for p in result["files"] if (root / p).exists()), *init_files})
     reflog = git("reflog", "-1", "--format=%gs", cwd=root).stdout.strip()
     assert reflog == f"commit (initial): memzoi: apply {PID}"
 

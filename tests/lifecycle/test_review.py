@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
 from git_memzoi.profile import frontmatter
-from support import Repo, run_cli
-from support.lifecycle import add_record, inbox_ready, propose_decision
+from support import FIXTURES, Repo, git, make_repo, run_cli
+from support.lifecycle import add_record, inbox_ready, packet, propose_decision, write_packet
 from support.terminal import PROMPT, Terminal
 
 
@@ -144,3 +146,114 @@ def test_review_colours_as_git_config_says(ready: Repo, config: str, term: str, 
     session.answer("q")
     session.finish()
     assert (b"\x1b[" in screen) is coloured, screen
+
+
+# --- a real import's packets ------------------------------------------------------------------------------------
+
+
+def imported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """gemini-cli's eight GEMINI.md files (35 sections) in a fresh repository, `init`, and `import --write`."""
+    root = tmp_path / "gemini-cli"
+    make_repo(root, init_memzoi=False)
+    shutil.copytree(FIXTURES / "import/real/gemini-cli/files", root, symlinks=True, dirs_exist_ok=True)
+    git("add", "-A", cwd=root)
+    git("commit", "-qm", "instruction files", cwd=root)
+    git("memzoi", "init", cwd=root)
+    monkeypatch.chdir(root)
+    assert len(run_cli("import", "--write", "--json").json()["written"]) == 35
+    return root
+
+
+def test_review_of_an_import_applies_on_y_takes_a_file_on_d_all_on_a_and_commits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = imported(tmp_path, monkeypatch)
+    term = Terminal(root, "review", "--commit", env={**os.environ, "TERM": "dumb", "LINES": "200"})
+    first = term.until(PROMPT)
+    assert b"35 pending packet file(s): y applies one" in first
+    # in source order, each header naming the source file and lines
+    assert b"from GEMINI.md:3-" in first and b"(1/35) Apply this packet" in first
+    term.answer("?")
+    helped = term.until(PROMPT)
+    assert b"d - take this one and the rest from its source file" in helped
+    assert b"title:" not in helped  # the help stays on screen: the item is not printed again under it
+    term.answer("y")
+    second = term.until(PROMPT).decode()
+    assert "applied import_" in second and "(2/35)" in second and "from GEMINI.md:" in second
+    term.answer("d")  # the rest of GEMINI.md, without asking
+    nested = term.until(PROMPT).decode()
+    header = re.search(r"from packages/a2a-server/GEMINI\.md:\d+-\d+  \((\S+)\)", nested)
+    assert header is not None and "(3/35)" not in nested, nested
+    skipped = header.group(1)
+    term.answer("n")
+    term.until(PROMPT)
+    term.answer("a")  # every one left
+    out = term.finish()
+    assert term.proc.returncode == 0, out
+    assert "review: 34 applied, 1 skipped" in out and "committed " in out
+    pending = sorted(p.name for p in (root / ".memzoi/proposals/pending").glob("*.md"))
+    assert pending == [Path(skipped).name]
+    records = sorted(p.relative_to(root).as_posix() for p in (root / ".memzoi/records").rglob("*.md"))
+    resolved = sorted(p.relative_to(root).as_posix() for p in (root / ".memzoi/proposals/resolved").rglob("*.md"))
+    assert len(records) == len(resolved) == 34
+    shown = git("show", "--name-only", "--format=", "HEAD", cwd=root).stdout.split()
+    init_files = [".gitattributes", ".memzoi/index.md", ".memzoi/proposals/pending/.gitkeep"]
+    init_files.append(".memzoi/records/.gitkeep")
+    assert sorted(shown) == sorted([*records, *resolved, ".memzoi/log.md", *init_files])
+    untracked = git("status", "--porcelain", "--untracked-files=all", cwd=root).stdout.split("\n")
+    assert [line for line in untracked if line] == [f"?? .memzoi/proposals/pending/{pending[0]}"]
+    run_cli("validate")
+
+
+def test_review_pages_an_item_longer_than_the_screen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = imported(tmp_path, monkeypatch)
+    paged = tmp_path / "paged.txt"
+    pager = tmp_path / "pager.py"
+    pager.write_text(f"import sys\ndata = sys.stdin.read()\nopen({str(paged)!r}, 'a').write(data + '\\f')\n")
+    env = {**os.environ, "TERM": "dumb", "LINES": "14", "PAGER": f"{sys.executable} {pager}"}
+    term = Terminal(root, "review", env=env)
+    term.until(PROMPT)  # GEMINI.md's opening lines: a short item, printed as it is
+    assert not paged.exists()
+    term.answer("n")
+    second = term.until(PROMPT).decode()  # "Project Overview": 29 lines shown, more than 14
+    pages = paged.read_text().split("\f")
+    assert len(pages) == 2 and "title: Project Overview" in pages[0] and "Monorepo structure" in pages[0]
+    assert "from GEMINI.md:7-" in second.replace("\r\n", "\n").rsplit("\n", 2)[-2]  # the header, above the question
+    term.answer("q")
+    term.finish()
+
+
+def test_a_takes_packet_files_one_at_a_time_when_their_batch_is_refused(ready: Repo) -> None:
+    """Three packets, two of them with one title (one default concept ID): one batch would refuse them all."""
+    for pid, title in [("mem_2026_03_01_a_aaa111", "Other title"), ("mem_2026_03_01_b_bbb222", "Same title")]:
+        write_packet(ready, packet(pid, title=title), body=f"# {title}\n\nThe body of {pid}.\n")
+    write_packet(ready, packet("mem_2026_03_01_c_ccc333", title="Same title"), body="# Same title\n\nAnother body.\n")
+    term = Terminal(ready.path, "review", env={**os.environ, "TERM": "dumb"})
+    assert b"(1/3) Apply this packet" in term.until(PROMPT)
+    term.answer("a")  # this one, then the other two in one batch, which two packets writing one record refuse
+    out = term.finish()
+    assert term.proc.returncode == 0, out
+    assert "taking them one at a time" in out and "review: 2 applied, 1 refused" in out
+    assert [p.name for p in (ready.path / ".memzoi/proposals/pending").glob("*.md")] == ["mem_2026_03_01_c_ccc333.md"]
+
+
+def test_review_commit_refuses_an_uncommitted_log_before_the_first_question(ready: Repo) -> None:
+    write_packet(ready, packet("mem_2026_03_01_a_aaa111"))
+    log = ready.path / ".memzoi/log.md"
+    log.write_text(log.read_text() + "- a receipt nobody committed\n")
+    term = Terminal(ready.path, "review", "--commit", env={**os.environ, "TERM": "dumb"})
+    out = term.finish()
+    assert term.proc.returncode == 1, out
+    assert ".memzoi/log.md has changes that are not committed" in out and "Apply this packet" not in out
+    assert (ready.path / ".memzoi/proposals/pending/mem_2026_03_01_a_aaa111.md").exists()
+
+
+def test_the_header_reads_a_quoted_source_ref_and_an_escaped_path() -> None:
+    from git_memzoi.cli.review import import_source
+
+    ref = "import:docs/my%20notes%3A%20rules.md?format=agents-md&blob=" + "a" * 40 + "&lines=12-30"
+    plain = f"---\nid: x\nsource_ref: {ref}\n---\nbody\n"
+    quoted = f"---\nid: x\nsource_ref: '{ref}'\n---\nbody\n"
+    assert import_source(plain) == import_source(quoted) == ("docs/my notes: rules.md", 12, 30)
+    assert import_source("---\nid: x\nsource_ref: src/app.py\n---\n") is None
+    assert import_source("---\nid: x\n---\nsource_ref: import:a.md?lines=1-2\n") is None

@@ -12,7 +12,7 @@ from pathlib import Path
 from support.running import memzoi_exe
 
 #: review's prompt for each item
-PROMPT = b"[y,n,r,e,q,?]"
+PROMPT = b"[y,n,a,d,r,e,q,?]"
 
 
 class Terminal:

@@ -49,8 +49,15 @@ class Session:
         return self.first_request is None and not self.files and not self.commands
 
 
+def _visible(text: str) -> str:
+    """`text` with each unpaired surrogate (JSON's `\\ud800`, which no UTF-8 file can hold) as a visible escape."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(_visible(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
@@ -78,10 +85,11 @@ def _read_lines(path: Path) -> list[bytes]:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         raise UsageError(f"transcript {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # before fdopen, which refuses a folder with IsADirectoryError
+        os.close(fd)
+        raise UsageError(f"transcript {path}: not a regular file")
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise UsageError(f"transcript {path}: not a regular file")
         if info.st_size <= WHOLE_BYTES:
             return handle.read(WHOLE_BYTES).split(b"\n")
         head = handle.read(HEAD_BYTES).split(b"\n")[:-1]  # the last piece may be cut
@@ -121,7 +129,7 @@ def _tool_use(found: Session, block: dict[str, Any], root: str) -> None:
     if not isinstance(given, dict):
         return
     if name in EDIT_TOOLS and isinstance(given.get(EDIT_TOOLS[name]), str):
-        target = given[EDIT_TOOLS[name]]
+        target = _visible(given[EDIT_TOOLS[name]])
         if "\x00" in target:
             return
         full = os.path.realpath(os.path.join(root, target))

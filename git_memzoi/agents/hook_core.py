@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sqlite3
+import sys
 from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -183,6 +184,9 @@ def _load(text: str) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"hook input is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except ValueError:  # Python's bound on an integer's digits, which no event of a client comes near
+        limit = sys.get_int_max_str_digits()
+        raise UsageError(f"hook input holds an integer of more than {limit} digits; not read") from None
     if not isinstance(data, dict):
         raise UsageError("hook input is not a JSON object")
     return data

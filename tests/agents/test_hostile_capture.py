@@ -1,0 +1,143 @@
+"""Capture (PreCompact, SessionEnd) and the hooks' event parsing against hostile transcripts and events.
+
+Every test runs `git memzoi agent hook CLIENT` as the client runs it: a process, the event's JSON on
+stdin, a transcript file in Claude Code's JSONL shape.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support import FIXTURES, Repo, memzoi_exe, run_cli
+from support.agents import client_event
+from support.lifecycle import add_record
+
+EVENTS = FIXTURES / "claude-hooks"
+#: made up, each the shape the secret scan knows
+GITHUB = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+SESSION_A = "7f0c2a7e-5a0b-4c55-9f0e-0d4f3c1b2a10"
+SESSION_B = "3c9d1e55-0b7a-4f0e-8a21-6d2f9c4b7e01"
+
+
+def hook(text: str | bytes, cwd: Path, client: str = "claude", timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """`git memzoi agent hook CLIENT` as the client runs it: a process, the event on stdin."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    done = subprocess.run(
+        [memzoi_exe(), "agent", "hook", client], input=data, cwd=cwd, capture_output=True, timeout=timeout
+    )
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
+
+
+def capture_event(name: str, repo: Repo, transcript: Path | str, session: str = SESSION_A) -> str:
+    data = json.loads((EVENTS / f"{name}.json").read_text().replace("{CWD}", str(repo.path)))
+    data.update(transcript_path=str(transcript), session_id=session)
+    return json.dumps(data)
+
+
+def user(text: Any) -> dict[str, Any]:
+    return {"type": "user", "isSidechain": False, "message": {"role": "user", "content": text}}
+
+
+def tool(name: str, **given: Any) -> dict[str, Any]:
+    block = {"type": "tool_use", "id": "toolu_01", "name": name, "input": given}
+    return {"type": "assistant", "isSidechain": False, "message": {"role": "assistant", "content": [block]}}
+
+
+def write_transcript(path: Path, *entries: dict[str, Any], ensure_ascii: bool = True) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(
+        "".join(json.dumps(e, ensure_ascii=ensure_ascii) + "\n" for e in entries).encode("utf-8", "surrogatepass")
+    )
+    return path
+
+
+def captured(repo: Repo, tmp_path: Path, *entries: dict[str, Any], session: str = SESSION_A) -> dict[str, Any]:
+    """Capture a transcript of `entries` at SessionEnd; the one new checkpoint (task and note)."""
+    before = {c["record_id"] for c in checkpoints()}
+    path = write_transcript(tmp_path / "claude-projects" / f"{session}.jsonl", *entries)
+    done = hook(capture_event("sessionend", repo, path, session), repo.path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), done.stderr
+    (new,) = [c for c in checkpoints() if c["record_id"] not in before]
+    return dict(run_cli("checkpoint", "show", new["record_id"], "--json").json())
+
+
+def checkpoints() -> list[dict[str, Any]]:
+    return list(run_cli("checkpoint", "list", "--json").json()["checkpoints"])
+
+
+def one_line_refusal(done: subprocess.CompletedProcess[str], client: str, *words: str) -> None:
+    """A hook's answer to input it cannot use: exit 0, nothing on stdout, one line on stderr naming the problem."""
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"git memzoi: agent hook {client}: "), done.stderr
+    assert "internal error" not in done.stderr
+    for word in words:
+        assert word in done.stderr, done.stderr
+
+
+@pytest.fixture
+def project(repo: Repo) -> Repo:
+    add_record(repo, "risks/force-push", "never-force-push-main", type="risk", title="Never force-push to main")
+    return repo
+
+
+# --- bad input: a clear refusal or a quiet no-op, never exit 70 ---
+
+
+def test_a_transcript_path_naming_a_folder_is_one_line(project: Repo, tmp_path: Path) -> None:
+    folder = tmp_path / "claude-projects"
+    folder.mkdir()
+    for name in ("precompact", "sessionend"):
+        one_line_refusal(hook(capture_event(name, project, folder), project.path), "claude", str(folder), "regular")
+    assert checkpoints() == []
+
+
+def test_a_lone_surrogate_in_the_transcript_is_kept_as_a_visible_escape(project: Repo, tmp_path: Path) -> None:
+    entries = (
+        user("Fix the \ud800 parser in src/lex.py"),
+        tool("Edit", file_path=str(project.path / "src" / "lex\udfff.py"), old_string="a", new_string="b"),
+        tool("Bash", command="echo \udc80 done"),
+    )
+    shown = captured(project, tmp_path, *entries)
+    assert shown["task"] == "Fix the \\ud800 parser in src/lex.py"
+    assert "- src/lex\\udfff.py" in shown["note"] and "- `echo \\udc80 done`" in shown["note"]
+
+
+LONG_NUMBER = "9" * 5000
+
+
+@pytest.mark.parametrize(
+    ("client", "name", "where"),
+    [
+        ("claude", "pretooluse-bash", "tool_input"),
+        ("claude", "userpromptsubmit", "top"),
+        ("codex", "pretooluse-bash", "tool_input"),
+        ("codex", "sessionstart", "top"),
+        ("gemini", "beforetool-shell", "tool_input"),
+        ("gemini", "beforeagent", "top"),
+    ],
+)
+def test_an_integer_of_5000_digits_in_an_event_is_one_line(project: Repo, client: str, name: str, where: str) -> None:
+    text = client_event(client, name, project.path)
+    if where == "top":
+        text = text[:-1] + f', "extra": {LONG_NUMBER}}}'
+    else:
+        text = text.replace('"tool_input": {', f'"tool_input": {{"n": {LONG_NUMBER}, ', 1)
+    assert LONG_NUMBER in text
+    one_line_refusal(hook(text, project.path, client), client, "4300 digits")
+
+
+def test_an_integer_of_5000_digits_in_a_capture_event_or_the_transcript(project: Repo, tmp_path: Path) -> None:
+    path = write_transcript(tmp_path / "t.jsonl", user("Fix the login rate limiter"))
+    text = capture_event("precompact", project, path)
+    one_line_refusal(hook(text[:-1] + f', "n": {LONG_NUMBER}}}', project.path), "claude", "4300 digits")
+    path.write_text(path.read_text() + '{"type": "user", "n": ' + LONG_NUMBER + "}\n")
+    assert hook(text, project.path).returncode == 0
+    (only,) = checkpoints()
+    assert only["task"] == "Fix the login rate limiter"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import UsageError
-from git_memzoi.profile import secrets
+from git_memzoi.profile import oneline, secrets
 
 if TYPE_CHECKING:
     from git_memzoi.recall.models import Checkpoint
@@ -30,6 +30,8 @@ HEAD_BYTES, TAIL_BYTES = 1024 * 1024, 16 * 1024 * 1024
 MAX_LINE = 2 * 1024 * 1024
 #: What the checkpoint keeps: characters of a request, files, commands and characters of a command.
 REQUEST_CHARS, MAX_FILES, MAX_COMMANDS, COMMAND_CHARS = 400, 40, 20, 160
+#: Characters kept of the event's trigger (PreCompact) or reason (SessionEnd): a word in Claude Code's events.
+TRIGGER_CHARS = 80
 #: The tools whose input names the file they change, and the field that names it.
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 #: User text Claude Code writes itself, which is no request of the user's.
@@ -50,14 +52,15 @@ class Session:
 
 
 def _visible(text: str) -> str:
-    """`text` with each unpaired surrogate (JSON's `\\ud800`, which no UTF-8 file can hold) as a visible escape."""
-    if text.isascii():
-        return text
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    """`text` with each control character (a terminal's escape codes, NUL) and each unpaired surrogate (JSON's
+    `\\ud800`, which no UTF-8 file can hold) written as a visible escape, as every one-line field is."""
+    if not text.isascii():
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return oneline.escape(text)
 
 
 def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(_visible(text).split())
+    flat = _visible(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
@@ -129,9 +132,7 @@ def _tool_use(found: Session, block: dict[str, Any], root: str) -> None:
     if not isinstance(given, dict):
         return
     if name in EDIT_TOOLS and isinstance(given.get(EDIT_TOOLS[name]), str):
-        target = _visible(given[EDIT_TOOLS[name]])
-        if "\x00" in target:
-            return
+        target = _visible(given[EDIT_TOOLS[name]])  # a NUL or a terminal code is kept, escaped
         full = os.path.realpath(os.path.join(root, target))
         if full.startswith(root + os.sep):  # files outside the repository are not its memory
             rel = os.path.relpath(full, root)
@@ -146,7 +147,7 @@ def _tool_use(found: Session, block: dict[str, Any], root: str) -> None:
 
 def note_lines(session: Session, trigger: str) -> list[str]:
     """The checkpoint's note, a line per fact, before secrets are taken out."""
-    lines = [f"Captured by Claude Code's {trigger} hook."]
+    lines = [f"Captured by Claude Code's {_one_line(trigger, TRIGGER_CHARS)} hook."]
     if session.last_request is not None:
         lines += ["", "Last request: " + _one_line(session.last_request, REQUEST_CHARS)]
     if session.files:

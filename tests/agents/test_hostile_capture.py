@@ -141,3 +141,40 @@ def test_an_integer_of_5000_digits_in_a_capture_event_or_the_transcript(project:
     assert hook(text, project.path).returncode == 0
     (only,) = checkpoints()
     assert only["task"] == "Fix the login rate limiter"
+
+
+# --- control characters are written as escapes, never the reason a checkpoint is lost ---
+
+
+def test_terminal_codes_and_nuls_are_kept_as_visible_escapes(project: Repo, tmp_path: Path) -> None:
+    entries = (
+        user("\x1b[31mFix the build\x1b[0m in src/app.py\x00 now"),
+        tool("Write", file_path=str(project.path / "src" / "a\x1b]0;pwned\x07.py"), content="x"),
+        tool("Edit", file_path="src/b\x00.py", old_string="a", new_string="b"),
+        tool("Bash", command="printf '\x1b[2J\x9b1m' \x00 && make"),
+        user("Then ship it\u202e gnp.exe"),
+    )
+    shown = captured(project, tmp_path, *entries)
+    assert shown["task"] == "\\x1b[31mFix the build\\x1b[0m in src/app.py\\x00 now"
+    note = shown["note"]
+    assert "- src/a\\x1b]0;pwned\\x07.py" in note and "- src/b\\x00.py" in note
+    assert "- `printf '\\x1b[2J\\x9b1m' \\x00 && make`" in note
+    assert "Last request: Then ship it\\u202e gnp.exe" in note
+    for raw in ("\x1b", "\x00", "\x07", "\x9b", "\u202e"):
+        assert raw not in shown["task"] + note
+    context = hook(client_event("claude", "sessionstart", project.path), project.path)
+    assert context.returncode == 0 and "Fix the build" in context.stdout and "\x1b" not in context.stdout
+
+
+def test_a_trigger_with_terminal_codes_or_of_a_megabyte_still_keeps_the_checkpoint(
+    project: Repo, tmp_path: Path
+) -> None:
+    path = write_transcript(tmp_path / "t.jsonl", user("Fix the login rate limiter"))
+    for reason in ("\x1b[2Jlogout", "x" * 1_000_000):
+        data = json.loads(capture_event("sessionend", project, path))
+        data["reason"] = reason
+        done = hook(json.dumps(data), project.path)
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    notes = [run_cli("checkpoint", "show", c["record_id"], "--json").json()["note"] for c in checkpoints()]
+    assert len(notes) == 2 and any("SessionEnd (\\x1b[2Jlogout)" in note for note in notes)
+    assert all(len(note) < 2_000 for note in notes)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,41 @@ def _visible(text: str) -> str:
     if not text.isascii():
         text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return oneline.escape(text)
+
+
+#: What a terminal shows as nothing inside a secret (`ghp_AB\x1b[8m\x1b[0mCD` reads `ghp_ABCD`): its escape
+#: sequences (CSI, OSC, the two-character ones), other control characters and invisible marks.
+_INVISIBLE = re.compile(
+    "\x1b\\[[0-?]*[ -/]*[@-~]|\x1b\\][^\x07\x1b]*(?:\x07|\x1b\\\\)?|\x1b[@-_]"
+    "|[\x00-\x08\x0e-\x1b\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]"
+)
+
+
+def _forms(text: str) -> tuple[str, ...]:
+    """`text` as the scan sees it, and as a reader may: without what a terminal hides, and with each word
+    joined to the next (a token the terminal it was pasted from wrapped over two lines)."""
+    shown = _INVISIBLE.sub("", text)
+    words = shown.split()
+    if len(words) < 2:
+        return (text, shown)
+    pairs = (" ".join(a + b for a, b in zip(words[start::2], words[start + 1 :: 2], strict=False)) for start in (0, 1))
+    return (text, shown, *pairs)
+
+
+def secret_in(text: str) -> str | None:
+    """What `text` looks like it holds (`looks like a GitHub token`) in any of its `_forms`; None when none does."""
+    for form in _forms(text):
+        found = secrets.scan(form)
+        if found:
+            return found[0].looks_like
+    return None
+
+
+def kept(text: str, limit: int) -> str:
+    """`text` as the checkpoint keeps it: on one line, escaped and cut to `limit` characters; or, when the whole
+    text looks like it holds a secret, a marker in its place (scanned before the cut, so that no cut keeps a part)."""
+    found = secret_in(text)
+    return f"[left out: {found}]" if found is not None else _one_line(text, limit)
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -132,36 +168,40 @@ def _tool_use(found: Session, block: dict[str, Any], root: str) -> None:
     if not isinstance(given, dict):
         return
     if name in EDIT_TOOLS and isinstance(given.get(EDIT_TOOLS[name]), str):
-        target = _visible(given[EDIT_TOOLS[name]])  # a NUL or a terminal code is kept, escaped
+        given_path = given[EDIT_TOOLS[name]]
+        target = _visible(given_path)  # a NUL or a terminal code is kept, escaped
         full = os.path.realpath(os.path.join(root, target))
         if full.startswith(root + os.sep):  # files outside the repository are not its memory
-            rel = os.path.relpath(full, root)
+            found_secret = secret_in(given_path)
+            rel = os.path.relpath(full, root) if found_secret is None else f"[left out: {found_secret}]"
             if rel in found.files:
                 found.files.remove(rel)
             found.files.append(rel)
             del found.files[:-MAX_FILES]
     elif name == "Bash" and isinstance(given.get("command"), str) and given["command"].strip():
-        found.commands.append(_one_line(given["command"], COMMAND_CHARS))
+        found.commands.append(given["command"])  # whole: cut only once it is scanned
         del found.commands[:-MAX_COMMANDS]
 
 
 def note_lines(session: Session, trigger: str) -> list[str]:
     """The checkpoint's note, a line per fact, before secrets are taken out."""
-    lines = [f"Captured by Claude Code's {_one_line(trigger, TRIGGER_CHARS)} hook."]
+    lines = [f"Captured by Claude Code's {kept(trigger, TRIGGER_CHARS)} hook."]
     if session.last_request is not None:
-        lines += ["", "Last request: " + _one_line(session.last_request, REQUEST_CHARS)]
+        lines += ["", "Last request: " + kept(session.last_request, REQUEST_CHARS)]
     if session.files:
-        lines += ["", "Files edited:", *(f"- {path}" for path in session.files)]
+        lines += ["", "Files edited:", *(f"- {kept(path, len(path))}" for path in session.files)]
     if session.commands:
-        lines += ["", "Commands run:", *(f"- `{command}`" for command in session.commands)]
+        lines += ["", "Commands run:", *(f"- `{kept(command, COMMAND_CHARS)}`" for command in session.commands)]
     return lines
 
 
 def without_secrets(lines: list[str]) -> tuple[list[str], int]:
-    """`lines` with each one that looks like it holds a secret replaced by a marker; how many were."""
-    findings = {finding.line: finding for finding in secrets.scan("\n".join(lines))}
-    kept = [f"[left out: {findings[n].looks_like}]" if n in findings else line for n, line in enumerate(lines, 1)]
-    return kept, len(findings)
+    """`lines` with each one that looks like it holds a secret replaced by a marker; how many were.
+
+    Each line is scanned alone, so that no match runs from one line into the next and leaves that one in."""
+    found = secrets.scan_each(lines)
+    out = [f"[left out: {hits[0].looks_like}]" if hits else line for line, hits in zip(lines, found, strict=True)]
+    return out, sum(1 for hits in found if hits)
 
 
 def capture(ws: Workspace, event_name: str, transcript: str | None, trigger: str) -> Checkpoint | None:
@@ -177,7 +217,7 @@ def capture(ws: Workspace, event_name: str, transcript: str | None, trigger: str
     current = latest_checkpoint(ws)
     task = current.task if current is not None and current.current else None
     if task is None:
-        task = _one_line(session.first_request or "work in this repository", REQUEST_CHARS)
+        task = kept(session.first_request or "work in this repository", REQUEST_CHARS)
     (task,), _ = without_secrets([task])
     lines, _ = without_secrets(note_lines(session, trigger))
     return sessions.add(

@@ -178,3 +178,79 @@ def test_a_trigger_with_terminal_codes_or_of_a_megabyte_still_keeps_the_checkpoi
     notes = [run_cli("checkpoint", "show", c["record_id"], "--json").json()["note"] for c in checkpoints()]
     assert len(notes) == 2 and any("SessionEnd (\\x1b[2Jlogout)" in note for note in notes)
     assert all(len(note) < 2_000 for note in notes)
+
+
+# --- no secret, nor a part of one, reaches a checkpoint ---
+
+
+def pieces(secret: str) -> list[str]:
+    """Every 8-character piece of `secret`: none may be kept anywhere."""
+    return [secret[i : i + 8] for i in range(0, len(secret) - 7)]
+
+
+def assert_kept_nothing_of(secret: str, *texts: str) -> None:
+    joined = "\n".join(texts)
+    kept = [piece for piece in pieces(secret) if piece in joined]
+    assert not kept, f"parts of the secret kept: {kept}"
+
+
+@pytest.mark.parametrize("offset", [150, 155, 158, 159, 160])
+def test_a_github_token_at_the_cut_of_a_command_is_left_out_whole(project: Repo, tmp_path: Path, offset: int) -> None:
+    command = "x" * offset + " " + GITHUB + " && echo done"
+    shown = captured(project, tmp_path, user("Release it"), tool("Bash", command=command))
+    assert "[left out: looks like a GitHub token]" in shown["note"]
+    assert_kept_nothing_of(GITHUB, shown["note"], shown["task"])
+
+
+@pytest.mark.parametrize("offset", [340, 355, 360, 380, 399])
+def test_an_aws_secret_key_at_the_cut_of_a_request_or_the_task_is_left_out_whole(
+    project: Repo, tmp_path: Path, offset: int
+) -> None:
+    request = "w" * (offset - 24) + " aws_secret_access_key = " + AWS_SECRET + " then deploy"
+    shown = captured(project, tmp_path, user(request), tool("Bash", command="make"), user(request))
+    assert shown["task"] == "[left out: looks like an AWS secret key]"
+    assert "Last request: [left out: looks like an AWS secret key]" in shown["note"]
+    assert_kept_nothing_of(AWS_SECRET, shown["note"], shown["task"])
+
+
+@pytest.mark.parametrize(
+    "disguise",
+    [
+        GITHUB[:20] + "\n" + GITHUB[20:],  # wrapped by the terminal it was pasted from
+        GITHUB[:20] + "\t \r\n  " + GITHUB[20:],
+        GITHUB[:20] + "\x1b[8m\x1b[0m" + GITHUB[20:],  # a terminal shows it whole
+        GITHUB[:20] + "\u200b" + GITHUB[20:],  # a zero-width space
+        "aws_secret_access_key=\n" + AWS_SECRET,
+    ],
+    ids=["newline", "whitespace", "terminal-codes", "zero-width", "assignment-over-lines"],
+)
+def test_a_secret_split_by_whitespace_or_codes_is_left_out(project: Repo, tmp_path: Path, disguise: str) -> None:
+    secret = AWS_SECRET if "aws" in disguise else GITHUB
+    shown = captured(
+        project,
+        tmp_path,
+        user(f"use {disguise} for the release"),
+        tool("Bash", command=f"gh auth login --with-token {disguise}"),
+        tool("Write", file_path=f"notes/{disguise}.md", content="x"),
+        user(f"and again {disguise}"),
+    )
+    assert_kept_nothing_of(secret, shown["note"], shown["task"])
+    assert "[left out: looks like" in shown["note"]
+
+
+def test_a_secret_in_a_path_or_the_trigger_is_left_out(project: Repo, tmp_path: Path) -> None:
+    long_dir = "d" * 560
+    entries = [user("Tidy the notes")]
+    entries += [tool("Write", file_path=f"notes/{n}.md", content="x") for n in range(3)]
+    entries += [tool("Edit", file_path=f"{long_dir}/{GITHUB}/keys.txt", old_string="a", new_string="b")]
+    path = write_transcript(tmp_path / "t.jsonl", *entries)
+    data = json.loads(capture_event("precompact", project, path))
+    data["trigger"] = f"auto {GITHUB}"
+    assert hook(json.dumps(data), project.path).returncode == 0
+    (only,) = checkpoints()
+    shown = run_cli("checkpoint", "show", only["record_id"], "--json").json()
+    assert "- notes/2.md" in shown["note"]
+    assert_kept_nothing_of(GITHUB, shown["note"], shown["task"])
+    context = hook(client_event("claude", "sessionstart", project.path), project.path)
+    assert "Tidy the notes" in context.stdout
+    assert_kept_nothing_of(GITHUB, context.stdout, run_cli("handoff", "--task", "notes", "--json").stdout)

@@ -9,6 +9,7 @@ in shared.db (private, never in the work tree), and the next SessionStart and `h
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -33,6 +34,8 @@ MAX_LINE = 2 * 1024 * 1024
 REQUEST_CHARS, MAX_FILES, MAX_COMMANDS, COMMAND_CHARS = 400, 40, 20, 160
 #: Characters kept of the event's trigger (PreCompact) or reason (SessionEnd): a word in Claude Code's events.
 TRIGGER_CHARS = 80
+#: A session ID kept as it is in a checkpoint's source_ref (Claude Code's are UUIDs); any other is hashed.
+_PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 #: The tools whose input names the file they change, and the field that names it.
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 #: User text Claude Code writes itself, which is no request of the user's.
@@ -204,27 +207,51 @@ def without_secrets(lines: list[str]) -> tuple[list[str], int]:
     return out, sum(1 for hits in found if hits)
 
 
-def capture(ws: Workspace, event_name: str, transcript: str | None, trigger: str) -> Checkpoint | None:
-    """Keep what the session did as a session checkpoint (succeeding the current one); None when it did nothing."""
+def session_ref(session_id: str | None, transcript: str) -> str:
+    """The checkpoint's `source_ref`: `claude-code:` and the client's session ID (a hash of it, or of the
+    transcript's path without one, when it is no plain word), so that a session's next capture finds its own."""
+    if session_id is not None and _PLAIN_ID.fullmatch(session_id):
+        return f"claude-code:{session_id}"
+    digest = hashlib.sha256((session_id or transcript).encode("utf-8", "backslashreplace")).hexdigest()
+    return f"claude-code:sha256-{digest[:32]}"
+
+
+def _own_current(ws: Workspace, ref: str) -> tuple[str, str] | None:
+    """(record ID, task) of this session's newest current checkpoint, or None: another session's is not its own."""
+    from git_memzoi.index import queries
+    from git_memzoi.recall.records import index_connection, now
+
+    with index_connection(ws) as conn:
+        rows = queries.records(conn, queries.Filter(now=now()[1], shared=False, stores=("session",)))
+    ours = [row for row in rows if row.source_ref == ref]
+    if not ours:
+        return None
+    newest = max(ours, key=lambda row: (json.loads(row.retention).get("started_at") or "", row.record_id))
+    return newest.record_id, newest.title
+
+
+def capture(
+    ws: Workspace, event_name: str, transcript: str | None, trigger: str, session_id: str | None = None
+) -> Checkpoint | None:
+    """Keep what the session did as a session checkpoint, succeeding the session's own current one (whose task it
+    keeps); None when it did nothing. Another session's checkpoint is neither its task nor its predecessor."""
     from git_memzoi.local import sessions  # only on the rare capture events
-    from git_memzoi.recall.handoff import latest_checkpoint
 
     if not transcript:
         raise UsageError(f"{event_name} event has no transcript_path")
     session = read_transcript(Path(transcript), ws.repo.require_workdir())
     if session.empty():
         return None
-    current = latest_checkpoint(ws)
-    task = current.task if current is not None and current.current else None
-    if task is None:
-        task = kept(session.first_request or "work in this repository", REQUEST_CHARS)
+    ref = session_ref(session_id, transcript)
+    own = _own_current(ws, ref)
+    task = own[1] if own is not None else kept(session.first_request or "work in this repository", REQUEST_CHARS)
     (task,), _ = without_secrets([task])
     lines, _ = without_secrets(note_lines(session, trigger))
     return sessions.add(
         ws,
         task=task,
         note="\n".join(lines) + "\n",
-        successor_of=current.record_id if current is not None and current.current else None,
+        successor_of=own[0] if own is not None else None,
         source="agent",
-        source_ref=f"claude-code:{event_name}",
+        source_ref=ref,
     )

@@ -503,4 +503,4 @@ def keep_session(ws: Workspace, event: HookEvent) -> None:
     """PreCompact and SessionEnd: keep what the session did as a session checkpoint (from the transcript)."""
     from git_memzoi.agents.capture import capture  # only on these rare events
 
-    capture(ws, event.name, event.transcript_path, f"{event.name} ({event.trigger or 'unknown'})")
+    capture(ws, event.name, event.transcript_path, f"{event.name} ({event.trigger or 'unknown'})", event.session_id)

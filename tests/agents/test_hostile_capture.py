@@ -254,3 +254,37 @@ def test_a_secret_in_a_path_or_the_trigger_is_left_out(project: Repo, tmp_path: 
     context = hook(client_event("claude", "sessionstart", project.path), project.path)
     assert "Tidy the notes" in context.stdout
     assert_kept_nothing_of(GITHUB, context.stdout, run_cli("handoff", "--task", "notes", "--json").stdout)
+
+
+# --- a checkpoint's task belongs to its session; a succeeded checkpoint is no longer current ---
+
+
+def test_a_new_session_keeps_its_own_task_and_a_succeeded_checkpoint_ends(project: Repo, tmp_path: Path) -> None:
+    first = user("Refactor the payment module into services")
+    edit = tool("Edit", file_path=str(project.path / "src/pay.py"), old_string="a", new_string="b")
+    path_a = write_transcript(tmp_path / "a.jsonl", first, edit)
+    assert hook(capture_event("precompact", project, path_a, SESSION_A), project.path).returncode == 0
+    write_transcript(path_a, first, edit, user("Also move the refund code"))
+    assert hook(capture_event("sessionend", project, path_a, SESSION_A), project.path).returncode == 0
+    a1, a2 = checkpoints()
+    assert a1["task"] == a2["task"] == "Refactor the payment module into services"
+    assert (a1["current"], a2["current"]) == (False, True), "a succeeded checkpoint is no longer current"
+    # another session, whose only request is its own, while the first one's checkpoint is current
+    path_b = write_transcript(tmp_path / "b.jsonl", user("Fix the login rate limiter"), tool("Bash", command="make"))
+    assert hook(capture_event("sessionend", project, path_b, SESSION_B), project.path).returncode == 0
+    (b1,) = [c for c in checkpoints() if c["record_id"] not in (a1["record_id"], a2["record_id"])]
+    assert b1["task"] == "Fix the login rate limiter" and b1["current"]
+    events = [json.loads(line) for line in run_cli("events", "--jsonl").stdout.splitlines()]
+    added = {e["ids"][0]: e["detail"] for e in events if e["action"] == "checkpoint.add"}
+    assert added[a2["record_id"]].get("predecessor_id") == a1["record_id"]
+    assert "predecessor_id" not in added[b1["record_id"]], "no successor of another session's checkpoint"
+    # the first session goes on: it succeeds its own checkpoint, not the newer one of the other session
+    write_transcript(path_a, first, edit, user("Now the invoices"))
+    assert hook(capture_event("precompact", project, path_a, SESSION_A), project.path).returncode == 0
+    (a3,) = [c for c in checkpoints() if c["record_id"] not in {a1["record_id"], a2["record_id"], b1["record_id"]}]
+    assert a3["task"] == "Refactor the payment module into services"
+    events = [json.loads(line) for line in run_cli("events", "--jsonl").stdout.splitlines()]
+    added = {e["ids"][0]: e["detail"] for e in events if e["action"] == "checkpoint.add"}
+    assert added[a3["record_id"]].get("predecessor_id") == a2["record_id"]
+    current = {c["record_id"] for c in checkpoints() if c["current"]}
+    assert current == {b1["record_id"], a3["record_id"]}

@@ -68,8 +68,10 @@ PROMPT_RECORDS = 6
 CHECKPOINT_NOTE = 600
 #: A prompt's paths: at most this many are used, this many candidates checked, each at most this long.
 NAMED_PATHS, NAMED_CHECKED, PATH_MAX = 8, 64, 1024
-#: A path a prompt names: segments joined by slashes, or a file name with an extension.
-_PATHLIKE = re.compile(r"(?<![\w:/.-])((?:[\w.@-]+/)+[\w.@-]+|[\w-]+\.[A-Za-z]\w{0,9})(?![\w/])")
+#: A path a prompt names: segments joined by slashes, or a file name with an extension. A match starts only
+#: where a run of the characters either side of the lookbehind starts (`@` among them: were it not, each `@`
+#: of `@a/@a/…` would start a try to the run's end, and a 64 KB prompt cost minutes), so the cost is linear.
+_PATHLIKE = re.compile(r"(?<![\w:/.@-])((?:[\w.@-]+/)+[\w.@-]+|[\w-]+\.[A-Za-z]\w{0,9})(?![\w/])")
 #: The files a patch (Codex's apply_patch) adds, changes, deletes or moves to, one per header line.
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
 #: At most this many files of one patch are prechecked.
@@ -88,8 +90,9 @@ class Dialect(NamedTuple):
     file_tools: dict[str, str]
     command_tools: dict[str, str]
     patch_tools: dict[str, str]
-    #: Removed from a prompt before it is searched: text the client itself put there (an earlier hook's context).
-    prompt_noise: re.Pattern[str] | None = None
+    #: Blocks removed from a prompt before it is searched, as (opener, closer): text the client itself put there
+    #: (an earlier hook's context).
+    prompt_noise: tuple[str, str] | None = None
 
     def moment(self, name: str) -> str:
         """The moment the client's event `name` is; a UsageError for an event this client's hook does not answer."""
@@ -215,7 +218,21 @@ def _prompt(data: dict[str, Any], name: str, moment: str, dialect: Dialect) -> s
     if not isinstance(prompt, str):
         return None
     _plain(prompt, f"{name} event: prompt")
-    return dialect.prompt_noise.sub(" ", prompt) if dialect.prompt_noise is not None else prompt
+    return without_blocks(prompt, *dialect.prompt_noise) if dialect.prompt_noise is not None else prompt
+
+
+def without_blocks(text: str, opener: str, closer: str) -> str:
+    """`text` with each block from `opener` to the next `closer` replaced by a space; an unclosed opener and what
+    follows it are kept. Linear: `opener.*?closer` would search from every opener to the end."""
+    kept: list[str] = []
+    at = 0
+    while (start := text.find(opener, at)) >= 0:
+        end = text.find(closer, start + len(opener))
+        if end < 0:
+            break  # no closer after this opener, so none after a later one either
+        kept += [text[at:start], " "]
+        at = end + len(closer)
+    return "".join(kept) + text[at:] if kept else text
 
 
 def _capture_fields(data: dict[str, Any], name: str, moment: str) -> tuple[str | None, str | None]:

@@ -1,10 +1,12 @@
 """What a Claude Code session did, read from its transcript and kept as a session checkpoint in local memory.
 
 `PreCompact` and `SessionEnd` name the session's transcript (Claude Code's JSONL). From it the hook
-keeps the task (the session's first request, or the current checkpoint's task), the last request,
-the repository files the session edited and the commands it ran, each bounded, with any line that
-looks like a secret left out. The transcript itself is never copied anywhere; the checkpoint lives
-in shared.db (private, never in the work tree), and the next SessionStart and `handoff` show it.
+keeps the task (the session's first request, or its own current checkpoint's task), the last request,
+the repository files the session edited last and the commands it ran last, each bounded, with
+anything that looks like a secret left out. What it reads and parses is bounded, whatever the
+transcript's size or number of lines (Claude Code ends a SessionEnd hook after 1.5 s). The transcript
+itself is never copied anywhere; the checkpoint lives in shared.db (private, never in the work
+tree), and the next SessionStart and `handoff` show it.
 """
 
 from __future__ import annotations
@@ -25,11 +27,20 @@ if TYPE_CHECKING:
     from git_memzoi.recall.models import Checkpoint
     from git_memzoi.runtime.workspace import Workspace
 
-#: A transcript up to this size is read whole; past it, its first and last parts only.
-WHOLE_BYTES = 64 * 1024 * 1024
-HEAD_BYTES, TAIL_BYTES = 1024 * 1024, 16 * 1024 * 1024
+#: What is read of a transcript, whatever its size: its first part (for the session's first request) and its
+#: last (the rest); a transcript no longer than TAIL_BYTES is read whole, once.
+HEAD_BYTES, TAIL_BYTES = 256 * 1024, 8 * 1024 * 1024
+#: At most this many lines are parsed: of the tail, the newest that may hold a request or a tool_use block
+#: (found by a byte search from the end, so that a file of millions of short lines costs no more than one of
+#: a few); of the head, the first that may hold a request.
+TAIL_ENTRIES, HEAD_ENTRIES = 4_000, 64
+#: At most this many tool_use blocks are looked at, and this many distinct paths resolved (a realpath each).
+MAX_BLOCKS, MAX_RESOLVED = 4_000, 400
 #: A line longer than this (a tool result holding a large file) is skipped unparsed.
 MAX_LINE = 2 * 1024 * 1024
+#: The bytes that a line holding a request (`"type":"user"`) or a tool call holds; a line that holds a tool
+#: result and no tool call is no request, and is never parsed (it carries the files the session read).
+_USER, _TOOL_USE, _TOOL_RESULT = b'"user"', b'"tool_use"', b'"tool_result"'
 #: What the checkpoint keeps: characters of a request, files, commands and characters of a command.
 REQUEST_CHARS, MAX_FILES, MAX_COMMANDS, COMMAND_CHARS = 400, 40, 20, 160
 #: Characters kept of the event's trigger (PreCompact) or reason (SessionEnd): a word in Claude Code's events.
@@ -121,8 +132,9 @@ def _request(message: Any) -> str | None:
     return content
 
 
-def _read_lines(path: Path) -> list[bytes]:
-    """The transcript's lines, bounded: a regular file only (never a FIFO or device), never followed through a link."""
+def _read(path: Path) -> tuple[bytes, bytes]:
+    """(head, tail) of the transcript, each cut at a line's end: a regular file only (never a FIFO or device),
+    never followed through a link. A transcript no longer than TAIL_BYTES is its own tail, and its head too."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
@@ -131,59 +143,151 @@ def _read_lines(path: Path) -> list[bytes]:
         os.close(fd)
         raise UsageError(f"transcript {path}: not a regular file")
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if info.st_size <= WHOLE_BYTES:
-            return handle.read(WHOLE_BYTES).split(b"\n")
-        head = handle.read(HEAD_BYTES).split(b"\n")[:-1]  # the last piece may be cut
-        handle.seek(info.st_size - TAIL_BYTES)
-        tail = handle.read(TAIL_BYTES).split(b"\n")[1:]
-        return head + tail
+        size = os.fstat(handle.fileno()).st_size
+        if size <= TAIL_BYTES:
+            whole = handle.read(TAIL_BYTES)
+            return whole, whole
+        head = handle.read(HEAD_BYTES)
+        handle.seek(size - TAIL_BYTES)
+        tail = handle.read(TAIL_BYTES)
+    # the head's last line and the tail's first may be cut: neither is read
+    return head[: head.rfind(b"\n") + 1], tail[tail.find(b"\n") + 1 :]
 
 
-def read_transcript(path: Path, workdir: Path) -> Session:
-    """The session's requests, edited files (repository-relative) and commands, from its JSONL transcript."""
-    found = Session()
-    root = os.path.realpath(workdir)
-    for raw in _read_lines(path):
-        if not raw.strip() or len(raw) > MAX_LINE:
-            continue
-        try:
-            entry = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue  # a line Claude Code was still writing, or not ours to understand
-        if not isinstance(entry, dict) or entry.get("isSidechain") or entry.get("isMeta"):
-            continue
+def _newest_lines(data: bytes) -> list[bytes]:
+    """The lines of `data` that hold a request's or a tool call's marker, newest first, at most TAIL_ENTRIES.
+
+    Each marker is searched for from the end, and each search goes on from the start of the line the last
+    one found: every byte is read a few times at most, by bytes.rfind, however many lines there are."""
+    found: list[bytes] = []
+    end = len(data)
+    hits = [data.rfind(marker, 0, end) for marker in (_USER, _TOOL_USE)]
+    while len(found) < TAIL_ENTRIES:
+        hit = max(hits)
+        if hit < 0:
+            break
+        start = data.rfind(b"\n", 0, hit) + 1
+        stop = data.find(b"\n", hit, end)
+        line = data[start : end if stop < 0 else stop]
+        if len(line) <= MAX_LINE and (_TOOL_USE in line or _TOOL_RESULT not in line):
+            found.append(line)
+        end = start
+        hits = [
+            data.rfind(marker, 0, end) if at >= start else at
+            for marker, at in zip((_USER, _TOOL_USE), hits, strict=True)
+        ]
+    return found
+
+
+def _entry(line: bytes) -> dict[str, Any] | None:
+    """A transcript line as an object, or None: not JSON, not ours to understand, a subagent's or a meta line."""
+    try:
+        entry = json.loads(line)
+    except (ValueError, RecursionError):
+        return None  # a line Claude Code was still writing, or not ours to understand
+    if not isinstance(entry, dict) or entry.get("isSidechain") or entry.get("isMeta"):
+        return None
+    return entry
+
+
+def _first_request(head: bytes) -> str | None:
+    """The session's first request, from the first HEAD_ENTRIES lines of `head` that may hold one."""
+    at = 0
+    for _ in range(HEAD_ENTRIES):
+        hit = head.find(_USER, at)
+        if hit < 0:
+            return None
+        start, stop = head.rfind(b"\n", 0, hit) + 1, head.find(b"\n", hit)
+        if stop < 0:
+            stop = len(head)
+        line, at = head[start:stop], stop + 1
+        entry = _entry(line) if len(line) <= MAX_LINE and _TOOL_RESULT not in line else None
+        text = _request(entry.get("message")) if entry is not None and entry.get("type") == "user" else None
+        if text is not None:
+            return text
+    return None
+
+
+class _Reader:
+    """What the tail says, read newest first: the last request, the latest edited files and commands."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.found = Session()
+        self.oldest_request: str | None = None
+        self.blocks = 0
+        self.resolved: dict[str, str | None] = {}
+
+    def full(self) -> bool:
+        found = self.found
+        if self.blocks >= MAX_BLOCKS:
+            return True
+        return found.last_request is not None and len(found.files) >= MAX_FILES and len(found.commands) >= MAX_COMMANDS
+
+    def entry(self, entry: dict[str, Any]) -> None:
         message = entry.get("message")
         if entry.get("type") == "user":
             text = _request(message)
             if text is not None:
-                found.first_request = found.first_request or text
-                found.last_request = text
+                self.found.last_request = self.found.last_request or text
+                self.oldest_request = text
         elif entry.get("type") == "assistant" and isinstance(message, dict):
-            for block in message.get("content") or []:
+            content = message.get("content")
+            for block in reversed(content) if isinstance(content, list) else ():
                 if isinstance(block, dict) and block.get("type") == "tool_use":
-                    _tool_use(found, block, root)
-    return found
+                    self.blocks += 1
+                    self.tool_use(block)
+                    if self.blocks >= MAX_BLOCKS:
+                        return
 
+    def tool_use(self, block: dict[str, Any]) -> None:
+        name, given = block.get("name"), block.get("input")
+        if not isinstance(given, dict):
+            return
+        found = self.found
+        if name in EDIT_TOOLS and isinstance(given.get(EDIT_TOOLS[name]), str):
+            rel = self.repository_path(given[EDIT_TOOLS[name]])
+            if rel is not None and rel not in found.files and len(found.files) < MAX_FILES:
+                found.files.append(rel)
+        elif name == "Bash" and len(found.commands) < MAX_COMMANDS:
+            command = given.get("command")
+            if isinstance(command, str) and command.strip():
+                found.commands.append(command)  # whole: cut only once it is scanned
 
-def _tool_use(found: Session, block: dict[str, Any], root: str) -> None:
-    name, given = block.get("name"), block.get("input")
-    if not isinstance(given, dict):
-        return
-    if name in EDIT_TOOLS and isinstance(given.get(EDIT_TOOLS[name]), str):
-        given_path = given[EDIT_TOOLS[name]]
+    def repository_path(self, given_path: str) -> str | None:
+        """`given_path` relative to the repository (a marker when it looks like it holds a secret); None outside it."""
+        if given_path in self.resolved:
+            return self.resolved[given_path]
+        if len(self.resolved) >= MAX_RESOLVED:
+            return None
         target = _visible(given_path)  # a NUL or a terminal code is kept, escaped
-        full = os.path.realpath(os.path.join(root, target))
-        if full.startswith(root + os.sep):  # files outside the repository are not its memory
+        full = os.path.realpath(os.path.join(self.root, target))
+        rel = None
+        if full.startswith(self.root + os.sep):  # files outside the repository are not its memory
             found_secret = secret_in(given_path)
-            rel = os.path.relpath(full, root) if found_secret is None else f"[left out: {found_secret}]"
-            if rel in found.files:
-                found.files.remove(rel)
-            found.files.append(rel)
-            del found.files[:-MAX_FILES]
-    elif name == "Bash" and isinstance(given.get("command"), str) and given["command"].strip():
-        found.commands.append(given["command"])  # whole: cut only once it is scanned
-        del found.commands[:-MAX_COMMANDS]
+            rel = os.path.relpath(full, self.root) if found_secret is None else f"[left out: {found_secret}]"
+        self.resolved[given_path] = rel
+        return rel
+
+
+def read_transcript(path: Path, workdir: Path) -> Session:
+    """The session's requests, edited files (repository-relative) and commands, from its JSONL transcript.
+
+    Bounded whatever the transcript: its head and tail only, at most TAIL_ENTRIES lines parsed, newest first,
+    MAX_BLOCKS tool calls looked at; the files and commands are the latest, in the order they were last used."""
+    head, tail = _read(path)
+    reader = _Reader(os.path.realpath(workdir))
+    for line in _newest_lines(tail):
+        entry = _entry(line)
+        if entry is not None:
+            reader.entry(entry)
+            if reader.full():
+                break
+    found = reader.found
+    found.files.reverse()
+    found.commands.reverse()
+    found.first_request = _first_request(head) or reader.oldest_request
+    return found
 
 
 def note_lines(session: Session, trigger: str) -> list[str]:
@@ -235,13 +339,13 @@ def capture(
 ) -> Checkpoint | None:
     """Keep what the session did as a session checkpoint, succeeding the session's own current one (whose task it
     keeps); None when it did nothing. Another session's checkpoint is neither its task nor its predecessor."""
-    from git_memzoi.local import sessions  # only on the rare capture events
-
     if not transcript:
         raise UsageError(f"{event_name} event has no transcript_path")
     session = read_transcript(Path(transcript), ws.repo.require_workdir())
     if session.empty():
         return None
+    from git_memzoi.local import sessions  # only when there is a checkpoint to keep (it loads pydantic and pygit2)
+
     ref = session_ref(session_id, transcript)
     own = _own_current(ws, ref)
     task = own[1] if own is not None else kept(session.first_request or "work in this repository", REQUEST_CHARS)

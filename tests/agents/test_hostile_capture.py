@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from support import FIXTURES, Repo, memzoi_exe, run_cli
+from support import FIXTURES, Repo, load_script, memzoi_exe, run_cli
 from support.agents import client_event
 from support.lifecycle import add_record
 
@@ -288,3 +288,71 @@ def test_a_new_session_keeps_its_own_task_and_a_succeeded_checkpoint_ends(projec
     assert added[a3["record_id"]].get("predecessor_id") == a2["record_id"]
     current = {c["record_id"] for c in checkpoints() if c["current"]}
     assert current == {b1["record_id"], a3["record_id"]}
+
+
+# --- capture's cost is bounded by what it reads, not by the transcript's lines ---
+
+#: far more than a capture takes; the old reader took minutes on each transcript below
+HANG = 30
+
+
+def filled(path: Path, unit: bytes, size: int = 64 * 1024 * 1024) -> Path:
+    with path.open("wb") as handle:
+        for _ in range(size // (1 << 20)):
+            handle.write(unit * ((1 << 20) // len(unit)))
+    return path
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [b"1\n", b'"user"\n', b'{"type":"user","message":{"content":"x"}}\n', b'"tool_use"\n'],
+    ids=["two-byte-lines", "user-markers", "short-requests", "tool-use-markers"],
+)
+def test_64_mib_of_short_lines_is_captured_in_bounded_time(project: Repo, tmp_path: Path, unit: bytes) -> None:
+    path = filled(tmp_path / "t.jsonl", unit)
+    done = hook(capture_event("sessionend", project, path), project.path, timeout=HANG)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), done.stderr
+    kept = checkpoints()
+    if b"content" in unit:
+        (only,) = kept
+        assert only["task"] == "x"
+    else:
+        assert kept == []
+
+
+def test_a_line_of_many_tool_calls_is_read_in_bounded_time(project: Repo, tmp_path: Path) -> None:
+    blocks = [
+        {"type": "tool_use", "name": "Write", "input": {"file_path": "/" + "d/" * 400 + f"f{n}.py", "content": ""}}
+        for n in range(6_000)
+    ]
+    line = {"type": "assistant", "message": {"role": "assistant", "content": blocks}}
+    path = write_transcript(tmp_path / "t.jsonl", user("Write the files"), line, tool("Bash", command="make"))
+    done = hook(capture_event("precompact", project, path), project.path, timeout=HANG)
+    assert (done.returncode, done.stderr) == (0, "")
+    (only,) = checkpoints()
+    assert only["task"] == "Write the files"
+
+
+def test_a_realistic_20_mb_transcript_keeps_the_latest_files_commands_and_requests(
+    project: Repo, tmp_path: Path
+) -> None:
+    bench = load_script("bench_capture")
+    path = tmp_path / "claude-projects" / "t.jsonl"
+    path.parent.mkdir()
+    edited = bench.realistic_transcript(path, str(project.path), 20_000_000)
+    assert path.stat().st_size > 20_000_000 and len(edited) > 40
+    shown = captured_from(project, path)
+    assert shown["task"].startswith("Turn 1: ")
+    note = shown["note"]
+    files = [line[2:] for line in note.split("Files edited:\n")[1].split("\n\n")[0].splitlines()]
+    assert files == edited[-40:], "the 40 files edited last, in the order of their last edit"
+    turns = path.read_bytes().count(b'"content":"Turn ')
+    assert f"Last request: Turn {turns}: " in note and turns > 200
+    assert note.count("\n- `pytest tests/") == 20
+
+
+def captured_from(repo: Repo, path: Path) -> dict[str, Any]:
+    done = hook(capture_event("sessionend", repo, path), repo.path, timeout=HANG)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), done.stderr
+    (only,) = checkpoints()
+    return dict(run_cli("checkpoint", "show", only["record_id"], "--json").json())

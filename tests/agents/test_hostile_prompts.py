@@ -61,7 +61,11 @@ def test_a_64_kb_prompt_of_path_characters_is_answered(paths_memory: Repo, clien
 
 @pytest.mark.parametrize(
     "noise",
-    ["<hook_context>" * 20_000, "<hook_context>x" * 18_000 + "</hook_context>", "<hook_context></hook_context>" * 9_000],
+    [
+        "<hook_context>" * 20_000,
+        "<hook_context>x" * 18_000 + "</hook_context>",
+        "<hook_context></hook_context>" * 9_000,
+    ],
     ids=["unclosed-openers", "openers-then-one-closer", "closed-blocks"],
 )
 def test_gemini_hook_context_blocks_are_removed_in_linear_time(paths_memory: Repo, noise: str) -> None:

@@ -73,7 +73,9 @@ NAMED_PATHS, NAMED_CHECKED, PATH_MAX = 8, 64, 1024
 #: of `@a/@a/…` would start a try to the run's end, and a 64 KB prompt cost minutes), so the cost is linear.
 _PATHLIKE = re.compile(r"(?<![\w:/.@-])((?:[\w.@-]+/)+[\w.@-]+|[\w-]+\.[A-Za-z]\w{0,9})(?![\w/])")
 #: The files a patch (Codex's apply_patch) adds, changes, deletes or moves to, one per header line.
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
+#: The rest of its line is taken whole, and its trailing whitespace dropped afterwards: `(.+?)\s*$` retried a
+#: long run of spaces from each of them (a megabyte of them took hours).
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: ([^\n]*)|^\*\*\* Move to: ([^\n]*)", re.M)
 #: At most this many files of one patch are prechecked.
 PATCH_FILES = 8
 
@@ -294,7 +296,7 @@ def subjects(event: HookEvent, dialect: Dialect, workdir: Path) -> list[tuple[st
         return [("command", command)] if command.strip() else []
     if tool in dialect.patch_tools:
         patch = _tool_text(event, dialect.patch_tools[tool])
-        named = dict.fromkeys(a or b for a, b in _PATCH_FILE.findall(patch))
+        named = dict.fromkeys(name for a, b in _PATCH_FILE.findall(patch) if (name := (a or b).rstrip()))
         found = (repository_path(given, event.cwd, workdir) for given in list(named)[:PATCH_FILES])
         return [("path", rel) for rel in dict.fromkeys(found) if rel is not None]
     key = dialect.file_tools.get(tool)

@@ -87,3 +87,25 @@ def test_gemini_prompt_without_its_hook_context_blocks(paths_memory: Repo, tmp_p
     inside_only = "<hook_context>src/auth/session.ts</hook_context> hello"
     done = prompt_hook("gemini", paths_memory, inside_only)
     assert done.returncode == 0 and done.stdout == "", "a path inside a block is not the prompt's"
+
+
+def test_a_codex_patch_header_of_a_megabyte_of_spaces_is_answered(repo: Repo) -> None:
+    """A file name followed by a long run of spaces: the header pattern once retried the run from each of them."""
+    add_record(repo, "risks/orders", "orders-append-only", type="risk", title="Orders", applies_to=["db/**"])
+    repo.commit("memory")
+    patch = (
+        "*** Begin Patch\n*** Add File: notes"
+        + " " * 1_000_000
+        + "x\n+a\n*** Update File: db/0042.sql  \n*** End Patch\n"
+    )
+    text = client_event("codex", "pretooluse-apply-patch", repo.path, tool_input={"command": patch})
+    done = subprocess.run(
+        [memzoi_exe(), "agent", "hook", "codex"],
+        input=text,
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=HANG,
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert "orders-append-only" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]

@@ -34,8 +34,9 @@ HEAD_BYTES, TAIL_BYTES = 256 * 1024, 8 * 1024 * 1024
 #: (found by a byte search from the end, so that a file of millions of short lines costs no more than one of
 #: a few); of the head, the first that may hold a request.
 TAIL_ENTRIES, HEAD_ENTRIES = 4_000, 64
-#: At most this many tool_use blocks are looked at, and this many distinct paths resolved (a realpath each).
-MAX_BLOCKS, MAX_RESOLVED = 4_000, 400
+#: At most this many tool_use blocks are looked at, and this many distinct paths resolved (a realpath each: a
+#: system call per component), each at most MAX_PATH characters (no longer one names a file).
+MAX_BLOCKS, MAX_RESOLVED, MAX_PATH = 4_000, 200, 1024
 #: A line longer than this (a tool result holding a large file) is skipped unparsed.
 MAX_LINE = 2 * 1024 * 1024
 #: The bytes that a line holding a request (`"type":"user"`) or a tool call holds; a line that holds a tool
@@ -258,7 +259,7 @@ class _Reader:
         """`given_path` relative to the repository (a marker when it looks like it holds a secret); None outside it."""
         if given_path in self.resolved:
             return self.resolved[given_path]
-        if len(self.resolved) >= MAX_RESOLVED:
+        if len(self.resolved) >= MAX_RESOLVED or len(given_path) > MAX_PATH:
             return None
         target = _visible(given_path)  # a NUL or a terminal code is kept, escaped
         full = os.path.realpath(os.path.join(self.root, target))
@@ -313,8 +314,9 @@ def without_secrets(lines: list[str]) -> tuple[list[str], int]:
 
 def session_ref(session_id: str | None, transcript: str) -> str:
     """The checkpoint's `source_ref`: `claude-code:` and the client's session ID (a hash of it, or of the
-    transcript's path without one, when it is no plain word), so that a session's next capture finds its own."""
-    if session_id is not None and _PLAIN_ID.fullmatch(session_id):
+    transcript's path without one, when it is no plain word or looks like a secret), so that a session's next
+    capture finds its own."""
+    if session_id is not None and _PLAIN_ID.fullmatch(session_id) and secret_in(session_id) is None:
         return f"claude-code:{session_id}"
     digest = hashlib.sha256((session_id or transcript).encode("utf-8", "backslashreplace")).hexdigest()
     return f"claude-code:sha256-{digest[:32]}"

@@ -7,6 +7,7 @@ stdin, a transcript file in Claude Code's JSONL shape.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -356,3 +357,28 @@ def captured_from(repo: Repo, path: Path) -> dict[str, Any]:
     assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), done.stderr
     (only,) = checkpoints()
     return dict(run_cli("checkpoint", "show", only["record_id"], "--json").json())
+
+
+def runtime_bytes() -> str:
+    """Every file under MEMZOI_HOME (shared.db and its journal, index.db, session memory), as one text."""
+    home = Path(os.environ["MEMZOI_HOME"])
+    return "\n".join(p.read_bytes().decode("latin-1") for p in sorted(home.rglob("*")) if p.is_file())
+
+
+def test_no_part_of_a_secret_reaches_any_runtime_file(project: Repo, tmp_path: Path) -> None:
+    """A token in the session ID, the trigger, a long path, a request and a command: none of it is stored."""
+    entries = (
+        user("x" * 395 + " " + GITHUB),
+        tool("Edit", file_path="src/" + "d/" * 600 + GITHUB + ".py", old_string="a", new_string="b"),
+        tool("Bash", command="y" * 150 + " " + GITHUB[:20] + "\n" + GITHUB[20:]),
+        tool("Write", file_path=str(project.path / "src" / "ok.py"), content=GITHUB),
+    )
+    path = write_transcript(tmp_path / "t.jsonl", *entries)
+    data = json.loads(capture_event("precompact", project, path, session=GITHUB))
+    data["trigger"] = "auto" + " " * 70 + GITHUB
+    done = hook(json.dumps(data), project.path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), done.stderr
+    (only,) = checkpoints()
+    assert "- src/ok.py" in run_cli("checkpoint", "show", only["record_id"], "--json").json()["note"]
+    assert hook(client_event("claude", "sessionstart", project.path, session_id=GITHUB), project.path).returncode == 0
+    assert_kept_nothing_of(GITHUB, runtime_bytes(), run_cli("events", "--jsonl").stdout)

@@ -292,12 +292,17 @@ def read_transcript(path: Path, workdir: Path) -> Session:
 
 
 def note_lines(session: Session, trigger: str) -> list[str]:
-    """The checkpoint's note, a line per fact, before secrets are taken out."""
+    """The checkpoint's note, a line per fact, before secrets are taken out: the files edited first, the latest
+    first (SessionStart shows the note's start, and after a compaction they are where the work goes on)."""
     lines = [f"Captured by Claude Code's {kept(trigger, TRIGGER_CHARS)} hook."]
+    if session.files:
+        lines += [
+            "",
+            "Files edited, latest first:",
+            *(f"- {kept(path, len(path))}" for path in reversed(session.files)),
+        ]
     if session.last_request is not None:
         lines += ["", "Last request: " + kept(session.last_request, REQUEST_CHARS)]
-    if session.files:
-        lines += ["", "Files edited:", *(f"- {kept(path, len(path))}" for path in session.files)]
     if session.commands:
         lines += ["", "Commands run:", *(f"- `{kept(command, COMMAND_CHARS)}`" for command in session.commands)]
     return lines

@@ -345,8 +345,8 @@ def test_a_realistic_20_mb_transcript_keeps_the_latest_files_commands_and_reques
     shown = captured_from(project, path)
     assert shown["task"].startswith("Turn 1: ")
     note = shown["note"]
-    files = [line[2:] for line in note.split("Files edited:\n")[1].split("\n\n")[0].splitlines()]
-    assert files == edited[-40:], "the 40 files edited last, in the order of their last edit"
+    files = [line[2:] for line in note.split("Files edited, latest first:\n")[1].split("\n\n")[0].splitlines()]
+    assert files == edited[::-1][:40], "the 40 files edited last, the latest first"
     turns = path.read_bytes().count(b'"content":"Turn ')
     assert f"Last request: Turn {turns}: " in note and turns > 200
     assert note.count("\n- `pytest tests/") == 20

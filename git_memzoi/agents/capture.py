@@ -1,35 +1,53 @@
 """What a Claude Code session did, read from its transcript and kept as a session checkpoint in local memory.
 
 `PreCompact` and `SessionEnd` name the session's transcript (Claude Code's JSONL). From it the hook
-keeps the task (the session's first request, or the current checkpoint's task), the last request,
-the repository files the session edited and the commands it ran, each bounded, with any line that
-looks like a secret left out. The transcript itself is never copied anywhere; the checkpoint lives
-in shared.db (private, never in the work tree), and the next SessionStart and `handoff` show it.
+keeps the task (the session's first request, or its own current checkpoint's task), the last request,
+the repository files the session edited last and the commands it ran last, each bounded, with
+anything that looks like a secret left out. What it reads and parses is bounded, whatever the
+transcript's size or number of lines (Claude Code ends a SessionEnd hook after 1.5 s). The transcript
+itself is never copied anywhere; the checkpoint lives in shared.db (private, never in the work
+tree), and the next SessionStart and `handoff` show it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import UsageError
-from git_memzoi.profile import secrets
+from git_memzoi.profile import oneline, secrets
 
 if TYPE_CHECKING:
     from git_memzoi.recall.models import Checkpoint
     from git_memzoi.runtime.workspace import Workspace
 
-#: A transcript up to this size is read whole; past it, its first and last parts only.
-WHOLE_BYTES = 64 * 1024 * 1024
-HEAD_BYTES, TAIL_BYTES = 1024 * 1024, 16 * 1024 * 1024
+#: What is read of a transcript, whatever its size: its first part (for the session's first request) and its
+#: last (the rest); a transcript no longer than TAIL_BYTES is read whole, once.
+HEAD_BYTES, TAIL_BYTES = 256 * 1024, 8 * 1024 * 1024
+#: At most this many lines are parsed: of the tail, the newest that may hold a request or a tool_use block
+#: (found by a byte search from the end, so that a file of millions of short lines costs no more than one of
+#: a few); of the head, the first that may hold a request.
+TAIL_ENTRIES, HEAD_ENTRIES = 4_000, 64
+#: At most this many tool_use blocks are looked at, and this many distinct paths resolved (a realpath each: a
+#: system call per component), each at most MAX_PATH characters (no longer one names a file).
+MAX_BLOCKS, MAX_RESOLVED, MAX_PATH = 4_000, 200, 1024
 #: A line longer than this (a tool result holding a large file) is skipped unparsed.
 MAX_LINE = 2 * 1024 * 1024
+#: The bytes that a line holding a request (`"type":"user"`) or a tool call holds; a line that holds a tool
+#: result and no tool call is no request, and is never parsed (it carries the files the session read).
+_USER, _TOOL_USE, _TOOL_RESULT = b'"user"', b'"tool_use"', b'"tool_result"'
 #: What the checkpoint keeps: characters of a request, files, commands and characters of a command.
 REQUEST_CHARS, MAX_FILES, MAX_COMMANDS, COMMAND_CHARS = 400, 40, 20, 160
+#: Characters kept of the event's trigger (PreCompact) or reason (SessionEnd): a word in Claude Code's events.
+TRIGGER_CHARS = 80
+#: A session ID kept as it is in a checkpoint's source_ref (Claude Code's are UUIDs); any other is hashed.
+_PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 #: The tools whose input names the file they change, and the field that names it.
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 #: User text Claude Code writes itself, which is no request of the user's.
@@ -49,8 +67,51 @@ class Session:
         return self.first_request is None and not self.files and not self.commands
 
 
+def _visible(text: str) -> str:
+    """`text` with each control character (a terminal's escape codes, NUL) and each unpaired surrogate (JSON's
+    `\\ud800`, which no UTF-8 file can hold) written as a visible escape, as every one-line field is."""
+    if not text.isascii():
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return oneline.escape(text)
+
+
+#: What a terminal shows as nothing inside a secret (`ghp_AB\x1b[8m\x1b[0mCD` reads `ghp_ABCD`): its escape
+#: sequences (CSI, OSC, the two-character ones), other control characters and invisible marks.
+_INVISIBLE = re.compile(
+    "\x1b\\[[0-?]*[ -/]*[@-~]|\x1b\\][^\x07\x1b]*(?:\x07|\x1b\\\\)?|\x1b[@-_]"
+    "|[\x00-\x08\x0e-\x1b\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]"
+)
+
+
+def _forms(text: str) -> tuple[str, ...]:
+    """`text` as the scan sees it, and as a reader may: without what a terminal hides, and with each word
+    joined to the next (a token the terminal it was pasted from wrapped over two lines)."""
+    shown = _INVISIBLE.sub("", text)
+    words = shown.split()
+    if len(words) < 2:
+        return (text, shown)
+    pairs = (" ".join(a + b for a, b in zip(words[start::2], words[start + 1 :: 2], strict=False)) for start in (0, 1))
+    return (text, shown, *pairs)
+
+
+def secret_in(text: str) -> str | None:
+    """What `text` looks like it holds (`looks like a GitHub token`) in any of its `_forms`; None when none does."""
+    for form in _forms(text):
+        found = secrets.scan(form)
+        if found:
+            return found[0].looks_like
+    return None
+
+
+def kept(text: str, limit: int) -> str:
+    """`text` as the checkpoint keeps it: on one line, escaped and cut to `limit` characters; or, when the whole
+    text looks like it holds a secret, a marker in its place (scanned before the cut, so that no cut keeps a part)."""
+    found = secret_in(text)
+    return f"[left out: {found}]" if found is not None else _one_line(text, limit)
+
+
 def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
+    flat = _visible(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
@@ -72,110 +133,236 @@ def _request(message: Any) -> str | None:
     return content
 
 
-def _read_lines(path: Path) -> list[bytes]:
-    """The transcript's lines, bounded: a regular file only (never a FIFO or device), never followed through a link."""
+def _read(path: Path) -> tuple[bytes, bytes]:
+    """(head, tail) of the transcript, each cut at a line's end: a regular file only (never a FIFO or device),
+    never followed through a link. A transcript no longer than TAIL_BYTES is its own tail, and its head too."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         raise UsageError(f"transcript {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # before fdopen, which refuses a folder with IsADirectoryError
+        os.close(fd)
+        raise UsageError(f"transcript {path}: not a regular file")
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise UsageError(f"transcript {path}: not a regular file")
-        if info.st_size <= WHOLE_BYTES:
-            return handle.read(WHOLE_BYTES).split(b"\n")
-        head = handle.read(HEAD_BYTES).split(b"\n")[:-1]  # the last piece may be cut
-        handle.seek(info.st_size - TAIL_BYTES)
-        tail = handle.read(TAIL_BYTES).split(b"\n")[1:]
-        return head + tail
+        size = os.fstat(handle.fileno()).st_size
+        if size <= TAIL_BYTES:
+            whole = handle.read(TAIL_BYTES)
+            return whole, whole
+        head = handle.read(HEAD_BYTES)
+        handle.seek(size - TAIL_BYTES)
+        tail = handle.read(TAIL_BYTES)
+    # the head's last line and the tail's first may be cut: neither is read
+    return head[: head.rfind(b"\n") + 1], tail[tail.find(b"\n") + 1 :]
 
 
-def read_transcript(path: Path, workdir: Path) -> Session:
-    """The session's requests, edited files (repository-relative) and commands, from its JSONL transcript."""
-    found = Session()
-    root = os.path.realpath(workdir)
-    for raw in _read_lines(path):
-        if not raw.strip() or len(raw) > MAX_LINE:
-            continue
-        try:
-            entry = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue  # a line Claude Code was still writing, or not ours to understand
-        if not isinstance(entry, dict) or entry.get("isSidechain") or entry.get("isMeta"):
-            continue
+def _newest_lines(data: bytes) -> list[bytes]:
+    """The lines of `data` that hold a request's or a tool call's marker, newest first, at most TAIL_ENTRIES.
+
+    Each marker is searched for from the end, and each search goes on from the start of the line the last
+    one found: every byte is read a few times at most, by bytes.rfind, however many lines there are."""
+    found: list[bytes] = []
+    end = len(data)
+    hits = [data.rfind(marker, 0, end) for marker in (_USER, _TOOL_USE)]
+    while len(found) < TAIL_ENTRIES:
+        hit = max(hits)
+        if hit < 0:
+            break
+        start = data.rfind(b"\n", 0, hit) + 1
+        stop = data.find(b"\n", hit, end)
+        line = data[start : end if stop < 0 else stop]
+        if len(line) <= MAX_LINE and (_TOOL_USE in line or _TOOL_RESULT not in line):
+            found.append(line)
+        end = start
+        hits = [
+            data.rfind(marker, 0, end) if at >= start else at
+            for marker, at in zip((_USER, _TOOL_USE), hits, strict=True)
+        ]
+    return found
+
+
+def _entry(line: bytes) -> dict[str, Any] | None:
+    """A transcript line as an object, or None: not JSON, not ours to understand, a subagent's or a meta line."""
+    try:
+        entry = json.loads(line)
+    except (ValueError, RecursionError):
+        return None  # a line Claude Code was still writing, or not ours to understand
+    if not isinstance(entry, dict) or entry.get("isSidechain") or entry.get("isMeta"):
+        return None
+    return entry
+
+
+def _first_request(head: bytes) -> str | None:
+    """The session's first request, from the first HEAD_ENTRIES lines of `head` that may hold one."""
+    at = 0
+    for _ in range(HEAD_ENTRIES):
+        hit = head.find(_USER, at)
+        if hit < 0:
+            return None
+        start, stop = head.rfind(b"\n", 0, hit) + 1, head.find(b"\n", hit)
+        if stop < 0:
+            stop = len(head)
+        line, at = head[start:stop], stop + 1
+        entry = _entry(line) if len(line) <= MAX_LINE and _TOOL_RESULT not in line else None
+        text = _request(entry.get("message")) if entry is not None and entry.get("type") == "user" else None
+        if text is not None:
+            return text
+    return None
+
+
+class _Reader:
+    """What the tail says, read newest first: the last request, the latest edited files and commands."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.found = Session()
+        self.oldest_request: str | None = None
+        self.blocks = 0
+        self.resolved: dict[str, str | None] = {}
+
+    def full(self) -> bool:
+        found = self.found
+        if self.blocks >= MAX_BLOCKS:
+            return True
+        return found.last_request is not None and len(found.files) >= MAX_FILES and len(found.commands) >= MAX_COMMANDS
+
+    def entry(self, entry: dict[str, Any]) -> None:
         message = entry.get("message")
         if entry.get("type") == "user":
             text = _request(message)
             if text is not None:
-                found.first_request = found.first_request or text
-                found.last_request = text
+                self.found.last_request = self.found.last_request or text
+                self.oldest_request = text
         elif entry.get("type") == "assistant" and isinstance(message, dict):
-            for block in message.get("content") or []:
+            content = message.get("content")
+            for block in reversed(content) if isinstance(content, list) else ():
                 if isinstance(block, dict) and block.get("type") == "tool_use":
-                    _tool_use(found, block, root)
+                    self.blocks += 1
+                    self.tool_use(block)
+                    if self.blocks >= MAX_BLOCKS:
+                        return
+
+    def tool_use(self, block: dict[str, Any]) -> None:
+        name, given = block.get("name"), block.get("input")
+        if not isinstance(given, dict):
+            return
+        found = self.found
+        if name in EDIT_TOOLS and isinstance(given.get(EDIT_TOOLS[name]), str):
+            rel = self.repository_path(given[EDIT_TOOLS[name]])
+            if rel is not None and rel not in found.files and len(found.files) < MAX_FILES:
+                found.files.append(rel)
+        elif name == "Bash" and len(found.commands) < MAX_COMMANDS:
+            command = given.get("command")
+            if isinstance(command, str) and command.strip():
+                found.commands.append(command)  # whole: cut only once it is scanned
+
+    def repository_path(self, given_path: str) -> str | None:
+        """`given_path` relative to the repository (a marker when it looks like it holds a secret); None outside it."""
+        if given_path in self.resolved:
+            return self.resolved[given_path]
+        if len(self.resolved) >= MAX_RESOLVED or len(given_path) > MAX_PATH:
+            return None
+        target = _visible(given_path)  # a NUL or a terminal code is kept, escaped
+        full = os.path.realpath(os.path.join(self.root, target))
+        rel = None
+        if full.startswith(self.root + os.sep):  # files outside the repository are not its memory
+            found_secret = secret_in(given_path)
+            rel = os.path.relpath(full, self.root) if found_secret is None else f"[left out: {found_secret}]"
+        self.resolved[given_path] = rel
+        return rel
+
+
+def read_transcript(path: Path, workdir: Path) -> Session:
+    """The session's requests, edited files (repository-relative) and commands, from its JSONL transcript.
+
+    Bounded whatever the transcript: its head and tail only, at most TAIL_ENTRIES lines parsed, newest first,
+    MAX_BLOCKS tool calls looked at; the files and commands are the latest, in the order they were last used."""
+    head, tail = _read(path)
+    reader = _Reader(os.path.realpath(workdir))
+    for line in _newest_lines(tail):
+        entry = _entry(line)
+        if entry is not None:
+            reader.entry(entry)
+            if reader.full():
+                break
+    found = reader.found
+    found.files.reverse()
+    found.commands.reverse()
+    found.first_request = _first_request(head) or reader.oldest_request
     return found
 
 
-def _tool_use(found: Session, block: dict[str, Any], root: str) -> None:
-    name, given = block.get("name"), block.get("input")
-    if not isinstance(given, dict):
-        return
-    if name in EDIT_TOOLS and isinstance(given.get(EDIT_TOOLS[name]), str):
-        target = given[EDIT_TOOLS[name]]
-        if "\x00" in target:
-            return
-        full = os.path.realpath(os.path.join(root, target))
-        if full.startswith(root + os.sep):  # files outside the repository are not its memory
-            rel = os.path.relpath(full, root)
-            if rel in found.files:
-                found.files.remove(rel)
-            found.files.append(rel)
-            del found.files[:-MAX_FILES]
-    elif name == "Bash" and isinstance(given.get("command"), str) and given["command"].strip():
-        found.commands.append(_one_line(given["command"], COMMAND_CHARS))
-        del found.commands[:-MAX_COMMANDS]
-
-
 def note_lines(session: Session, trigger: str) -> list[str]:
-    """The checkpoint's note, a line per fact, before secrets are taken out."""
-    lines = [f"Captured by Claude Code's {trigger} hook."]
-    if session.last_request is not None:
-        lines += ["", "Last request: " + _one_line(session.last_request, REQUEST_CHARS)]
+    """The checkpoint's note, a line per fact, before secrets are taken out: the files edited first, the latest
+    first (SessionStart shows the note's start, and after a compaction they are where the work goes on)."""
+    lines = [f"Captured by Claude Code's {kept(trigger, TRIGGER_CHARS)} hook."]
     if session.files:
-        lines += ["", "Files edited:", *(f"- {path}" for path in session.files)]
+        lines += [
+            "",
+            "Files edited, latest first:",
+            *(f"- {kept(path, len(path))}" for path in reversed(session.files)),
+        ]
+    if session.last_request is not None:
+        lines += ["", "Last request: " + kept(session.last_request, REQUEST_CHARS)]
     if session.commands:
-        lines += ["", "Commands run:", *(f"- `{command}`" for command in session.commands)]
+        lines += ["", "Commands run:", *(f"- `{kept(command, COMMAND_CHARS)}`" for command in session.commands)]
     return lines
 
 
 def without_secrets(lines: list[str]) -> tuple[list[str], int]:
-    """`lines` with each one that looks like it holds a secret replaced by a marker; how many were."""
-    findings = {finding.line: finding for finding in secrets.scan("\n".join(lines))}
-    kept = [f"[left out: {findings[n].looks_like}]" if n in findings else line for n, line in enumerate(lines, 1)]
-    return kept, len(findings)
+    """`lines` with each one that looks like it holds a secret replaced by a marker; how many were.
+
+    Each line is scanned alone, so that no match runs from one line into the next and leaves that one in."""
+    found = secrets.scan_each(lines)
+    out = [f"[left out: {hits[0].looks_like}]" if hits else line for line, hits in zip(lines, found, strict=True)]
+    return out, sum(1 for hits in found if hits)
 
 
-def capture(ws: Workspace, event_name: str, transcript: str | None, trigger: str) -> Checkpoint | None:
-    """Keep what the session did as a session checkpoint (succeeding the current one); None when it did nothing."""
-    from git_memzoi.local import sessions  # only on the rare capture events
-    from git_memzoi.recall.handoff import latest_checkpoint
+def session_ref(session_id: str | None, transcript: str) -> str:
+    """The checkpoint's `source_ref`: `claude-code:` and the client's session ID (a hash of it, or of the
+    transcript's path without one, when it is no plain word or looks like a secret), so that a session's next
+    capture finds its own."""
+    if session_id is not None and _PLAIN_ID.fullmatch(session_id) and secret_in(session_id) is None:
+        return f"claude-code:{session_id}"
+    digest = hashlib.sha256((session_id or transcript).encode("utf-8", "backslashreplace")).hexdigest()
+    return f"claude-code:sha256-{digest[:32]}"
 
+
+def _own_current(ws: Workspace, ref: str) -> tuple[str, str] | None:
+    """(record ID, task) of this session's newest current checkpoint, or None: another session's is not its own."""
+    from git_memzoi.index import queries
+    from git_memzoi.recall.records import index_connection, now
+
+    with index_connection(ws) as conn:
+        rows = queries.records(conn, queries.Filter(now=now()[1], shared=False, stores=("session",)))
+    ours = [row for row in rows if row.source_ref == ref]
+    if not ours:
+        return None
+    newest = max(ours, key=lambda row: (json.loads(row.retention).get("started_at") or "", row.record_id))
+    return newest.record_id, newest.title
+
+
+def capture(
+    ws: Workspace, event_name: str, transcript: str | None, trigger: str, session_id: str | None = None
+) -> Checkpoint | None:
+    """Keep what the session did as a session checkpoint, succeeding the session's own current one (whose task it
+    keeps); None when it did nothing. Another session's checkpoint is neither its task nor its predecessor."""
     if not transcript:
         raise UsageError(f"{event_name} event has no transcript_path")
     session = read_transcript(Path(transcript), ws.repo.require_workdir())
     if session.empty():
         return None
-    current = latest_checkpoint(ws)
-    task = current.task if current is not None and current.current else None
-    if task is None:
-        task = _one_line(session.first_request or "work in this repository", REQUEST_CHARS)
+    from git_memzoi.local import sessions  # only when there is a checkpoint to keep (it loads pydantic and pygit2)
+
+    ref = session_ref(session_id, transcript)
+    own = _own_current(ws, ref)
+    task = own[1] if own is not None else kept(session.first_request or "work in this repository", REQUEST_CHARS)
     (task,), _ = without_secrets([task])
     lines, _ = without_secrets(note_lines(session, trigger))
     return sessions.add(
         ws,
         task=task,
         note="\n".join(lines) + "\n",
-        successor_of=current.record_id if current is not None and current.current else None,
+        successor_of=own[0] if own is not None else None,
         source="agent",
-        source_ref=f"claude-code:{event_name}",
+        source_ref=ref,
     )

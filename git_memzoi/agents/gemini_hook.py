@@ -13,7 +13,6 @@ prepends SessionStart's in a non-interactive run) is searched without it.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.agents import hook_core as core
@@ -33,7 +32,7 @@ DIALECT = core.Dialect(
     file_tools={"write_file": "file_path", "replace": "file_path"},
     command_tools={"run_shell_command": "command"},
     patch_tools={},
-    prompt_noise=re.compile(r"<hook_context>.*?</hook_context>", re.S),
+    prompt_noise=("<hook_context>", "</hook_context>"),
 )
 #: The BeforeTool and AfterTool matcher `agent install gemini` writes (a regular expression on the tool name).
 TOOL_MATCHER = "write_file|replace|run_shell_command"

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sqlite3
+import sys
 from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -68,10 +69,14 @@ PROMPT_RECORDS = 6
 CHECKPOINT_NOTE = 600
 #: A prompt's paths: at most this many are used, this many candidates checked, each at most this long.
 NAMED_PATHS, NAMED_CHECKED, PATH_MAX = 8, 64, 1024
-#: A path a prompt names: segments joined by slashes, or a file name with an extension.
-_PATHLIKE = re.compile(r"(?<![\w:/.-])((?:[\w.@-]+/)+[\w.@-]+|[\w-]+\.[A-Za-z]\w{0,9})(?![\w/])")
+#: A path a prompt names: segments joined by slashes, or a file name with an extension. A match starts only
+#: where a run of the characters either side of the lookbehind starts (`@` among them: were it not, each `@`
+#: of `@a/@a/…` would start a try to the run's end, and a 64 KB prompt cost minutes), so the cost is linear.
+_PATHLIKE = re.compile(r"(?<![\w:/.@-])((?:[\w.@-]+/)+[\w.@-]+|[\w-]+\.[A-Za-z]\w{0,9})(?![\w/])")
 #: The files a patch (Codex's apply_patch) adds, changes, deletes or moves to, one per header line.
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
+#: The rest of its line is taken whole, and its trailing whitespace dropped afterwards: `(.+?)\s*$` retried a
+#: long run of spaces from each of them (a megabyte of them took hours).
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: ([^\n]*)|^\*\*\* Move to: ([^\n]*)", re.M)
 #: At most this many files of one patch are prechecked.
 PATCH_FILES = 8
 
@@ -88,8 +93,9 @@ class Dialect(NamedTuple):
     file_tools: dict[str, str]
     command_tools: dict[str, str]
     patch_tools: dict[str, str]
-    #: Removed from a prompt before it is searched: text the client itself put there (an earlier hook's context).
-    prompt_noise: re.Pattern[str] | None = None
+    #: Blocks removed from a prompt before it is searched, as (opener, closer): text the client itself put there
+    #: (an earlier hook's context).
+    prompt_noise: tuple[str, str] | None = None
 
     def moment(self, name: str) -> str:
         """The moment the client's event `name` is; a UsageError for an event this client's hook does not answer."""
@@ -184,6 +190,9 @@ def _load(text: str) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"hook input is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except ValueError:  # Python's bound on an integer's digits, which no event of a client comes near
+        limit = sys.get_int_max_str_digits()
+        raise UsageError(f"hook input holds an integer of more than {limit} digits; not read") from None
     if not isinstance(data, dict):
         raise UsageError("hook input is not a JSON object")
     return data
@@ -212,7 +221,21 @@ def _prompt(data: dict[str, Any], name: str, moment: str, dialect: Dialect) -> s
     if not isinstance(prompt, str):
         return None
     _plain(prompt, f"{name} event: prompt")
-    return dialect.prompt_noise.sub(" ", prompt) if dialect.prompt_noise is not None else prompt
+    return without_blocks(prompt, *dialect.prompt_noise) if dialect.prompt_noise is not None else prompt
+
+
+def without_blocks(text: str, opener: str, closer: str) -> str:
+    """`text` with each block from `opener` to the next `closer` replaced by a space; an unclosed opener and what
+    follows it are kept. Linear: `opener.*?closer` would search from every opener to the end."""
+    kept: list[str] = []
+    at = 0
+    while (start := text.find(opener, at)) >= 0:
+        end = text.find(closer, start + len(opener))
+        if end < 0:
+            break  # no closer after this opener, so none after a later one either
+        kept += [text[at:start], " "]
+        at = end + len(closer)
+    return "".join(kept) + text[at:] if kept else text
 
 
 def _capture_fields(data: dict[str, Any], name: str, moment: str) -> tuple[str | None, str | None]:
@@ -274,7 +297,7 @@ def subjects(event: HookEvent, dialect: Dialect, workdir: Path) -> list[tuple[st
         return [("command", command)] if command.strip() else []
     if tool in dialect.patch_tools:
         patch = _tool_text(event, dialect.patch_tools[tool])
-        named = dict.fromkeys(a or b for a, b in _PATCH_FILE.findall(patch))
+        named = dict.fromkeys(name for a, b in _PATCH_FILE.findall(patch) if (name := (a or b).rstrip()))
         found = (repository_path(given, event.cwd, workdir) for given in list(named)[:PATCH_FILES])
         return [("path", rel) for rel in dict.fromkeys(found) if rel is not None]
     key = dialect.file_tools.get(tool)
@@ -513,4 +536,4 @@ def keep_session(ws: Workspace, event: HookEvent) -> None:
     """PreCompact and SessionEnd: keep what the session did as a session checkpoint (from the transcript)."""
     from git_memzoi.agents.capture import capture  # only on these rare events
 
-    capture(ws, event.name, event.transcript_path, f"{event.name} ({event.trigger or 'unknown'})")
+    capture(ws, event.name, event.transcript_path, f"{event.name} ({event.trigger or 'unknown'})", event.session_id)

@@ -57,7 +57,7 @@ def add(
     source_ref: str | None = None,
     applies_to: list[str] | None = None,
 ) -> Checkpoint:
-    """Start a session checkpoint (optionally succeeding an earlier one) and return it."""
+    """Start a session checkpoint (optionally succeeding an earlier one, which ends if it was current) and return it."""
     if not note.strip():
         raise UsageError("is empty; a checkpoint needs a note", field="note")
     record_id = store.new_id("session")
@@ -91,7 +91,10 @@ def add(
     document = store.render(data, note, "checkpoint add")
     with store.writing(ws) as conn, shared_db.transaction(conn):
         if successor_of is not None:
-            store.load(conn, successor_of, "session")  # the predecessor must be a checkpoint
+            predecessor = store.load(conn, successor_of, "session")  # the predecessor must be a checkpoint
+            now = clock.now()
+            if decide(ws, predecessor, now).current:  # succeeded: this one is where the work goes on
+                _stamp(conn, predecessor, "ended_at", now, "checkpoint.close")
         new = runtime_store.NewRecord(
             record_id=record_id, store="session", document=document, status="active", worktree_key=ws.repo.worktree_key
         )

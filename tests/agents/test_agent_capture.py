@@ -69,7 +69,7 @@ def test_a_capture_event_keeps_a_checkpoint_the_next_session_start_shows(
     assert "- `pnpm test --filter auth`" in note
     context = session_start(project)
     assert "## Session checkpoint" in context and "src/auth/session.ts" in context
-    assert "db/migrations/0042_sessions.sql" in context
+    assert "db/migrations/0042_sessions.sql" in context, context
     handoff = run_cli("handoff", "--task", "continue", "--json").json()
     assert "src/auth/session.ts" in json.dumps(handoff)
     # the transcript is never copied into the repository
@@ -138,3 +138,32 @@ def test_agent_install_claude_wires_the_capture_events(project: Repo) -> None:
     for name in ("PreCompact", "SessionEnd", "SessionStart", "UserPromptSubmit", "PreToolUse"):
         commands = [h["command"] for group in settings["hooks"][name] for h in group["hooks"]]
         assert commands == ["git memzoi agent hook claude"], name
+
+
+def test_session_start_after_compaction_shows_the_files_just_edited(project: Repo, tmp_path: Path) -> None:
+    """PreCompact keeps the checkpoint; SessionStart with source "compact" puts it back, the latest edits first."""
+    long_request = {"type": "user", "message": {"role": "user", "content": "Keep going with the rollout; " * 14}}
+    edits = [
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "name": "Edit", "input": {"file_path": f"{project.path}/src/api/part{n}.ts"}}
+                    for n in range(30)
+                ],
+            },
+        },
+        long_request,
+    ]
+    path = transcript(project, tmp_path, *edits)
+    done = hook(event("precompact", project, path), project.path)
+    assert (done.returncode, done.stderr) == (0, "")
+    start = json.loads(event("sessionstart", project, ""))
+    start["source"] = "compact"
+    done = hook(json.dumps(start), project.path)
+    assert done.returncode == 0, done.stderr
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "## Session checkpoint" in context and "never-force-push-main" in context
+    for n in (29, 28, 27):
+        assert f"src/api/part{n}.ts" in context, context

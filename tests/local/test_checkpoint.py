@@ -197,3 +197,13 @@ def test_forget_a_checkpoint(repo: Repo) -> None:
     assert run_cli("checkpoint", "list", "--json").json() == {"checkpoints": []}
     events = [json.loads(line) for line in run_cli("events", "--jsonl").stdout.splitlines()]
     assert [(e["action"], e["ids"]) for e in events][-1] == ("session.forget", [record_id])
+
+
+def test_a_successor_ends_its_current_predecessor(repo: Repo) -> None:
+    first = start()
+    assert show(first)["current"] is True
+    second = run_cli("checkpoint", "add", "--task", "Fix the login flow", "--note", "On.", "--successor-of", first)
+    assert show(first)["current"] is False and show(first)["expiry"]["boundary_kind"] == "terminal"
+    assert show(second.stdout.strip())["current"] is True
+    listed = run_cli("checkpoint", "list", "--current", "--json").json()["checkpoints"]
+    assert [c["record_id"] for c in listed] == [second.stdout.strip()]

@@ -15,7 +15,7 @@ from git_memzoi.importer.existing import Existing, Records
 from git_memzoi.importer.formats import Item
 from git_memzoi.importer.plan import Entry, ImportPlan, Known, NoRecords, Policy, build, plan_digest
 from git_memzoi.importer.sources import CURSOR_DIR, RULE_FORMATS, Loaded, Tree, scope_folder
-from git_memzoi.layout import RECORDS, RESOLVED_BY_OUTCOME, SUFFIX, pending_path
+from git_memzoi.layout import MEMZOI_DIR, RECORDS, RESOLVED_BY_OUTCOME, SUFFIX, pending_path
 from git_memzoi.profile import oneline, secrets
 from git_memzoi.runtime.workspace import Workspace
 
@@ -83,6 +83,12 @@ class _Reading:
             reason = "personal file: never imported into repository memory"
             self.reported.append(Entry("skipped", path, name, reason=reason))
             return
+        if own_memory(path) or own_memory(self.tree.resolve(path)):
+            # an `@.memzoi/log.md` import, a Ruler marker or a link naming memory's own files: read,
+            # memory would import itself, and log.md (changed by every apply) would never settle
+            reason = f"git memzoi's own memory ({MEMZOI_DIR}/): never an import source"
+            self.reported.append(Entry("skipped", path, name, reason=reason))
+            return
         src = self.tree.load(path, fmt)
         if src.real in self.loaded:
             self.reported.append(Entry("duplicate", path, name, reason=f"same file as {src.real} (imported once)"))
@@ -117,6 +123,11 @@ class _Reading:
         fmt = src.fmt if src.fmt != "adr" else "agents-md"
         self.queue.extend((origin, fmt, None) for origin in origins if self.tree.exists(origin))
         return True
+
+
+def own_memory(path: str) -> bool:
+    """Is the repository path `path` one of git memzoi's own files (`.memzoi/…`)?"""
+    return path == MEMZOI_DIR or path.startswith(MEMZOI_DIR + "/")
 
 
 def generated_by(path: str, text: str) -> str | None:

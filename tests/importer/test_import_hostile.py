@@ -1,0 +1,66 @@
+"""`git memzoi import` against hostile sources and interrupted runs, as real `git memzoi` processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from support import Repo, git
+
+
+def memzoi(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`git memzoi ARGS` as a user runs it: a real process through git."""
+    return subprocess.run(
+        ["git", "memzoi", *args], cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
+
+
+def ok(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    done = memzoi(*args, cwd=cwd)
+    assert done.returncode == 0, f"{args}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def planned(repo: Repo, *args: str) -> dict:
+    return json.loads(ok("import", "--json", *args, cwd=repo.path).stdout)
+
+
+def commit_all(repo: Repo, message: str) -> None:
+    git("add", "-A", cwd=repo.path)
+    git("commit", "-qm", message, cwd=repo.path)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("CLAUDE.md", "# Team\n\n## Style\n\nTabs in Makefiles.\n\n@.memzoi/log.md\n"),
+        ("CLAUDE.md", "# Team\n\n## Style\n\nTabs in Makefiles. See @./.memzoi/log.md and @docs/../.memzoi/index.md\n"),
+        ("worker/CLAUDE.md", "# Worker\n\n## Style\n\nTabs in Makefiles.\n\n@../.memzoi/log.md\n"),
+        ("AGENTS.md", "<!-- Source: .memzoi/log.md -->\n# Team\n\n## Style\n\nTabs in Makefiles.\n"),
+        ("AGENTS.md", "<!-- Source: RULES.md -->\n<!-- Source: ./.memzoi/index.md -->\n"),
+        ("AGENTS.md", "link:.memzoi/log.md"),
+    ],
+    ids=["claude-import", "claude-import-dot-and-dotdot", "nested-claude-import", "ruler", "ruler-folder", "link"],
+)
+def test_import_never_reads_memorys_own_files_through_a_reference(repo: Repo, name: str, text: str) -> None:
+    """`@.memzoi/log.md` (or a Ruler marker, or a link) made import read log.md: one more record every run."""
+    (repo.path / "RULES.md").write_text("# Rules\n\n## Style\n\nTabs in Makefiles.\n")
+    (repo.path / name).parent.mkdir(exist_ok=True)
+    if text.startswith("link:"):
+        os.symlink(os.path.relpath(repo.path / text[5:], (repo.path / name).parent), repo.path / name)
+    else:
+        (repo.path / name).write_text(text)
+    commit_all(repo, "sources")
+    for _ in range(3):  # each apply appends to log.md: a source reading it would change every time
+        ok("import", "--apply", "--commit", cwd=repo.path)
+    again = planned(repo)
+    assert again["changes"] == 0, again
+    assert not [s for s in again["sources"] if s["file"].startswith(".memzoi")], again["sources"]
+    skipped = [e for e in again["entries"] if e["action"] == "skipped" and "own memory" in (e["reason"] or "")]
+    assert skipped, again["entries"]
+    records = sorted(p.name for p in (repo.path / ".memzoi/records").rglob("*.md"))
+    assert len(records) <= 1, records

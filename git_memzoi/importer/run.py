@@ -247,7 +247,15 @@ def _first(item: Item) -> int:
 
 
 def plan_import(ws: Workspace, req: ImportRequest) -> ImportPlan:
-    """The plan of an import: read-only, the same for the same sources and records."""
+    """The plan of an import: read-only, the same for the same sources and records.
+
+    A lifecycle step a crash interrupted (an `import --apply` killed mid-batch) is settled first:
+    planned from its torn tree, the import would apply a plan that the repair then makes stale.
+    """
+    if req.rev is None:
+        from git_memzoi.lifecycle import recovery
+
+        recovery.settle_if_needed(ws)
     tree = Tree(ws.repo, req.rev)
     loaded, items, reported = _read(tree, req)
     prune_paths = None
@@ -383,6 +391,19 @@ def _check_plan_id(plan: ImportPlan, expected: str | None) -> None:
         )
 
 
+def _refuse_stale(repaired: list[str]) -> None:
+    """Refuse a plan made before the lock's repair settled an interrupted step: it read a torn tree."""
+    from git_memzoi.lifecycle.recovery import settled_journals
+
+    settled = settled_journals(repaired)
+    if settled:
+        raise Refused(
+            f"an interrupted lifecycle step was settled after the plan was made ({settled[0]}); nothing was written",
+            hint="run the import again: it plans from the settled tree",
+            code="plan-stale",
+        )
+
+
 def write(ws: Workspace, plan: ImportPlan, expected: str | None = None) -> ImportResult:
     """Write one pending packet per planned change, all or nothing (a packet already pending is kept)."""
     from git_memzoi.index.inbox_store import DbChange, EventSpec
@@ -392,6 +413,7 @@ def write(ws: Workspace, plan: ImportPlan, expected: str | None = None) -> Impor
     _check_plan_id(plan, expected)
     result = ImportResult(plan)
     with recovery.locked(ws) as session:
+        _refuse_stale(session.repaired)
         now, actor = state.now_text(), state.who(ws.repo)
         changes: list[FileChange] = []
         for entry in plan.changes:
@@ -449,7 +471,9 @@ def apply(ws: Workspace, plan: ImportPlan, expected: str | None = None, *, commi
         raw = pending.read_bytes() if pending.is_file() else packet_bytes(entry, now, actor)
         cid = entry.concept_id if entry.action != "tombstone" else None
         batch.append(BatchPacket(entry.proposal_id, raw, cid, pending=pending.is_file()))
-    done = apply_batch(ws, f"import-{plan.plan_id}", batch, receipt_line(plan, now), commit=commit)
+    done = apply_batch(
+        ws, f"import-{plan.plan_id}", batch, receipt_line(plan, now), commit=commit, before_install=_refuse_stale
+    )
     result.written = done.files
     result.records = [{"id": r.record_id, "path": r.path, "status": r.status} for r in done.records]
     result.commit = done.commit

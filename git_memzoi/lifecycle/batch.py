@@ -7,6 +7,7 @@ under one journal, so a crash leaves the tree as before the batch or as after it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from git_memzoi.errors import Refused
@@ -102,9 +103,16 @@ def apply_batch(
     *,
     reviewer: str | None = None,
     commit: bool = False,
+    before_install: Callable[[list[str]], None] | None = None,
 ) -> BatchResult:
-    """Apply every packet of `batch` under repo-lifecycle.lock in one install; refuse all if one is refused."""
+    """Apply every packet of `batch` under repo-lifecycle.lock in one install; refuse all if one is refused.
+
+    `before_install` gets what the lock's repair settled, first thing under the lock: a caller
+    that planned the batch before taking it refuses there when that plan read a torn tree.
+    """
     with recovery.locked(ws) as session:
+        if before_install is not None:
+            before_install(session.repaired)
         opts = ApplyOptions(reviewer=reviewer or state.who(ws.repo), now=state.now_text())
         sources = [_source(item) for item in batch]
         reads = [LOG, GITATTRIBUTES]

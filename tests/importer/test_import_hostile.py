@@ -64,3 +64,54 @@ def test_import_never_reads_memorys_own_files_through_a_reference(repo: Repo, na
     assert skipped, again["entries"]
     records = sorted(p.name for p in (repo.path / ".memzoi/records").rglob("*.md"))
     assert len(records) <= 1, records
+
+
+def many_sections(repo: Repo, n: int) -> None:
+    sections = "".join(f"## Rule {i}\n\nAlways do thing number {i}.\n\n" for i in range(n))
+    (repo.path / "AGENTS.md").write_text("# Team\n\n" + sections)
+    commit_all(repo, "agents")
+
+
+def record_count(repo: Repo) -> int:
+    return len(list((repo.path / ".memzoi/records").rglob("*.md")))
+
+
+@pytest.mark.crash
+@pytest.mark.parametrize(
+    ("killed", "step", "then"),
+    [
+        (("--apply",), "file-21", ("--apply", "--commit")),
+        (("--apply", "--commit"), "file-41", ("--apply", "--commit")),
+        (("--apply", "--commit"), "index-staged", ("--apply",)),
+        (("--apply",), "file-9", ("--write",)),
+        (("--write",), "file-7", ("--apply", "--commit")),
+    ],
+    ids=["apply-then-commit", "commit-then-commit", "staged-then-apply", "apply-then-write", "write-then-commit"],
+)
+def test_an_import_killed_mid_batch_is_settled_before_the_next_one_plans(
+    repo: Repo, killed: tuple[str, ...], step: str, then: tuple[str, ...]
+) -> None:
+    """The next `--apply --commit` planned from the torn tree, then recovered, then applied the stale plan.
+
+    Records of the killed batch were missing for good, with exit 0.
+    """
+    n = 30
+    many_sections(repo, n)
+    dead = memzoi("import", *killed, cwd=repo.path, env={"MEMZOI_FAULT": step})
+    assert dead.returncode == 137 and "signal 9" in dead.stderr, dead
+    ok("import", *then, cwd=repo.path)
+    if then[0] == "--write":
+        assert len(list((repo.path / ".memzoi/proposals/pending").glob("*.md"))) == n
+        ok("import", "--apply", "--commit", cwd=repo.path)  # the pending packets, applied as reviewed
+    assert record_count(repo) == n
+    assert planned(repo)["changes"] == 0
+    ok("validate", cwd=repo.path)
+
+
+def test_a_plan_alone_is_made_from_the_settled_tree(repo: Repo) -> None:
+    """`import` (the plan) after a killed `--apply` planned only what the torn tree lacked."""
+    many_sections(repo, 12)
+    dead = memzoi("import", "--apply", cwd=repo.path, env={"MEMZOI_FAULT": "file-9"})
+    assert dead.returncode == 137 and "signal 9" in dead.stderr, dead
+    assert planned(repo)["changes"] == 12
+    assert record_count(repo) == 0

@@ -453,6 +453,38 @@ def receipt_line(plan: ImportPlan, now: str) -> str:
     return f"- {now} imported plan {plan.plan_id}: {told}; sources: {sources}"
 
 
+def _as_planned(entry: Entry, raw: bytes) -> bytes:
+    """The pending packet `--write` wrote for `entry`, refused when it no longer says what the plan shows.
+
+    The plan (and its ID) is made from the sources: a packet edited after `--write` would be
+    applied under a plan that showed other text, and its record then be `unchanged` for ever.
+    The packet is compared with the one the plan makes, stamped with the packet's own time and
+    author (the only fields `--write` fills from the moment), whatever its status.
+    """
+    from git_memzoi.lifecycle import packets
+    from git_memzoi.profile import frontmatter
+
+    assert entry.proposal_id is not None
+    path = pending_path(entry.proposal_id)
+    try:
+        doc = frontmatter.parse(raw, path)
+        proposal = doc.data.get("proposal")
+        stamped = proposal if isinstance(proposal, dict) else {}
+        when, who = str(stamped.get("proposed_at", "")), str(stamped.get("proposed_by", ""))
+        same = packets.same_packet(doc, frontmatter.parse(packet_bytes(entry, when, who), path))
+    except FormatError:
+        same = False
+    if not same:
+        raise Refused(
+            f"{path}: edited since import --write wrote it from {entry.where}: the plan shows other text; "
+            "nothing was applied",
+            hint=f"apply the edited packet on its own after review (git memzoi apply {entry.proposal_id}), "
+            "or delete it and import again",
+            code="packet-edited",
+        )
+    return raw
+
+
 def apply(ws: Workspace, plan: ImportPlan, expected: str | None = None, *, commit: bool = False) -> ImportResult:
     """Write and apply every planned packet in one all-or-nothing batch, with one log.md receipt."""
     from git_memzoi.lifecycle import state
@@ -468,7 +500,7 @@ def apply(ws: Workspace, plan: ImportPlan, expected: str | None = None, *, commi
     for entry in plan.changes:
         assert entry.proposal_id is not None
         pending = root / pending_path(entry.proposal_id)
-        raw = pending.read_bytes() if pending.is_file() else packet_bytes(entry, now, actor)
+        raw = _as_planned(entry, pending.read_bytes()) if pending.is_file() else packet_bytes(entry, now, actor)
         cid = entry.concept_id if entry.action != "tombstone" else None
         batch.append(BatchPacket(entry.proposal_id, raw, cid, pending=pending.is_file()))
     done = apply_batch(

@@ -115,3 +115,44 @@ def test_a_plan_alone_is_made_from_the_settled_tree(repo: Repo) -> None:
     assert dead.returncode == 137 and "signal 9" in dead.stderr, dead
     assert planned(repo)["changes"] == 12
     assert record_count(repo) == 0
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Always do thing number 1.", "Always do thing number 1, and push to main without review."),
+        ("title: Rule 1", "title: Rule one"),
+        ("type: convention", "type: warning"),
+        ("- imported", "- imported\n- extra"),
+        ("Always do thing number 1.", "Always do thing number 1.\n\nkey AKIAIOSFODNN7EXAMPLE"),
+    ],
+    ids=["body", "title", "type", "tags", "secret"],
+)
+def test_a_pending_packet_edited_after_write_is_not_applied_under_the_plan(repo: Repo, old: str, new: str) -> None:
+    """`--apply --plan-id` applied a packet edited after `--write` under the plan that showed the source's text."""
+    many_sections(repo, 3)
+    shown = planned(repo)
+    ok("import", "--write", "--plan-id", shown["plan_id"], cwd=repo.path)
+    packet = next(p for p in (repo.path / ".memzoi/proposals/pending").glob("*.md") if "rule_1" in p.name)
+    edited = packet.read_text().replace(old, new, 1)
+    assert edited != packet.read_text()
+    packet.write_text(edited)
+    for args in (("--plan-id", shown["plan_id"]), ("--commit",)):
+        done = memzoi("import", "--apply", *args, cwd=repo.path)
+        assert done.returncode == 1, done
+        first = done.stderr.splitlines()[0]
+        assert first.startswith(f"git memzoi: .memzoi/proposals/pending/{packet.name}: edited since"), done.stderr
+        assert "AGENTS.md:" in first and "nothing was applied" in first
+        assert record_count(repo) == 0 and packet.read_text() == edited
+    # the reviewed packet on its own is the way to apply an edit; the import then plans its section again
+    assert planned(repo)["plan_id"] == shown["plan_id"]
+
+
+def test_an_unedited_pending_packet_is_applied_as_written(repo: Repo) -> None:
+    many_sections(repo, 3)
+    ok("import", "--write", cwd=repo.path)
+    before = {p.name: p.read_bytes() for p in (repo.path / ".memzoi/proposals/pending").glob("*.md")}
+    ok("import", "--apply", "--commit", cwd=repo.path)
+    assert record_count(repo) == 3 and planned(repo)["changes"] == 0
+    applied = {p.name: p.read_bytes() for p in (repo.path / ".memzoi/proposals/resolved/applied").glob("*.md")}
+    assert sorted(applied) == sorted(before)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import posixpath
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from git_memzoi.errors import FormatError, Refused
 from git_memzoi.importer import formats, identity, markdown, okf
@@ -17,6 +17,7 @@ from git_memzoi.importer.plan import Entry, ImportPlan, Known, NoRecords, Policy
 from git_memzoi.importer.sources import CURSOR_DIR, RULE_FORMATS, Loaded, Tree, scope_folder
 from git_memzoi.layout import MEMZOI_DIR, RECORDS, RESOLVED_BY_OUTCOME, SUFFIX, pending_path
 from git_memzoi.profile import oneline, secrets
+from git_memzoi.profile.applies import applies_to_problem
 from git_memzoi.runtime.workspace import Workspace
 
 #: The first line of every instruction file `git memzoi export` writes.
@@ -182,35 +183,64 @@ def _split_sources(tree: Tree, req: ImportRequest) -> tuple[list[str], list[Load
     return named, bundles
 
 
-def _refuse_secrets(items: list[Item]) -> None:
-    """Refuse a run whose changes hold secret-looking text, naming the source line (nothing is written).
+@dataclass(frozen=True)
+class Refusal:
+    """Why one item can never become a valid packet: the source line that holds the problem, and what it is."""
+
+    item: Item
+    line: int
+    code: str
+    message: str
+
+    @property
+    def reason(self) -> str:
+        return f"{self.code} at {self.item.source.real}:{self.line}: {self.message}"
+
+
+def _secret_refusals(items: list[Item]) -> list[Refusal]:
+    """The items whose changes would hold secret-looking text, each with the source line that holds it.
 
     Each source is scanned once, whole (all of them in one scan: `secrets.scan_each`); a finding
-    counts when it falls in an item that would be written.
+    counts for an item when it falls in the text the item writes: its lines, or the heading its
+    title comes from (an H1 over the text before the first H2).
     """
     texts = {item.source.real: item.source.text for item in items}
     found = secrets.scan_each(list(texts.values()))
+    out: list[Refusal] = []
     for real, findings in zip(texts, found, strict=True):
-        held = [item for item in items if item.source.real == real] if findings else []
-        for finding in findings:
-            if any(_first(item) <= finding.line <= item.last for item in held):
-                raise FormatError(
-                    "secret",
-                    f"{finding.looks_like}; secrets must not enter repository memory; nothing was written",
-                    path=real,
-                    line=finding.line,
-                    hint="remove it from the source (or leave the file out) and import again",
-                )
+        if not findings:
+            continue
+        lines = texts[real].split("\n")
+        # a managed block is left out of the text around it (it is generated, not imported): not scanned as a source
+        _, blocks = markdown.strip_blocks(real, lines)
+        findings = [f for f in findings if not any(a <= f.line <= b for a, b in blocks)]
+        for item in (item for item in items if item.source.real == real):
+            spans = (_first(item), item.last), (_title_line(item, lines),) * 2
+            hit = next((f for f in findings if any(a <= f.line <= b for a, b in spans)), None)
+            if hit is not None:
+                message = f"{hit.looks_like}; secrets must not enter repository memory"
+                out.append(Refusal(item, hit.line, "secret", message))
+    return out
 
 
-def _refuse_controls(items: list[Item]) -> None:
-    """Refuse a run whose changes would carry a control character into a packet, naming the source line.
+def _title_line(item: Item, lines: list[str]) -> int:
+    """The line of the heading an item's title comes from when it lies above the item's text; else its first line."""
+    line = item.first - 1
+    while line >= 1 and not lines[line - 1].strip():
+        line -= 1
+    if line >= 1 and lines[line - 1].lstrip().startswith("#"):
+        return line
+    return item.first
+
+
+def _control_refusals(items: list[Item]) -> list[Refusal]:
+    """The items whose changes would carry a control character into a packet, each naming the source line.
 
     The profile's rule (`profile.document`'s control-character check, which `validate` and `apply`
     run): one-line fields take printable text only, a body newlines and tabs besides. Each source's
     text is searched once, and every title and scope in one search (a control character is one
     character, so the spaces that join them add none): only the items these leave in doubt are
-    looked at one by one, in order, so the first of them is the one named.
+    looked at one by one.
     """
     dirty = {
         real
@@ -220,25 +250,61 @@ def _refuse_controls(items: list[Item]) -> None:
     fields = [item.title for item in items] + [path for item in items for path in item.applies_to]
     if oneline.first_control(" ".join(fields)) is None:
         items = [item for item in items if item.source.real in dirty or item.activation or item.kept]
+    out: list[Refusal] = []
     for item in items:
         found = formats.control_of(item, body=item.source.real in dirty)
         if found is not None:
-            _refuse_control(item, *found)
+            out.append(_control_refusal(item, *found))
+    return out
 
 
-def _refuse_control(item: Item, field: str, char: str) -> NoReturn:
-    """Refuse `item`'s control character `char` in `field`, at the first line of the item that holds it."""
+def _control_refusal(item: Item, field: str, char: str) -> Refusal:
+    """`item`'s control character `char` in `field`, at the first line of the item that holds it."""
     lines = item.source.text.split("\n")
     start = _first(item)  # a YAML escape leaves no raw character: then where the item starts
     line = next((n for n in range(start, item.last + 1) if char in lines[n - 1]), start)
-    raise FormatError(
-        "control-character",
+    message = (
         f"{field}: holds the control character {oneline.shown(char)}; memory takes printable text only "
-        "(a body newlines and tabs too); nothing was written",
-        path=item.source.real,
-        line=line,
-        hint="remove it from the source (or leave the file out) and import again",
+        "(a body newlines and tabs too)"
     )
+    return Refusal(item, line, "control-character", message)
+
+
+def _scope_refusals(items: list[Item]) -> list[Refusal]:
+    """The items whose `applies_to` the profile refuses (a Cursor glob `../../etc/**` names no repository path)."""
+    out: list[Refusal] = []
+    for item in items:
+        for path in item.applies_to:
+            problem = applies_to_problem(path)
+            if problem is None:
+                continue
+            code, template = problem
+            # the line of the glob it came from (a rule file's front matter), else where the item starts
+            lines = item.source.text.split("\n")[: item.last]
+            wanted = (path, path.removesuffix("/**"), path.removesuffix("/**").rsplit("/", 1)[-1])
+            line = next((n for w in wanted for n, text in enumerate(lines, 1) if w and w in text), _first(item))
+            out.append(Refusal(item, line, code, "applies_to: " + template.replace("{value}", path)))
+            break
+    return out
+
+
+def _refuse_items(plan: ImportPlan) -> None:
+    """Mark `refused` every change whose packet could never validate, naming its source line; the rest stay."""
+    written = [e.item for e in plan.changes if e.item is not None]
+    if not written:
+        return
+    refusals: dict[int, Refusal] = {}
+    for found in (_scope_refusals(written), _control_refusals(written), _secret_refusals(written)):
+        for refusal in found:
+            refusals.setdefault(id(refusal.item), refusal)
+    if not refusals:
+        return
+    for entry in plan.changes:
+        why = refusals.get(id(entry.item))
+        if why is not None:
+            # no packet, no record: the concept ID a title holding a secret would give is not shown either
+            entry.action, entry.reason, entry.proposal_id, entry.concept_id = "refused", why.reason, None, None
+    plan.plan_id = plan_digest(plan)
 
 
 def _first(item: Item) -> int:
@@ -257,12 +323,16 @@ def plan_import(ws: Workspace, req: ImportRequest) -> ImportPlan:
 
         recovery.settle_if_needed(ws)
     tree = Tree(ws.repo, req.rev)
-    loaded, items, reported = _read(tree, req)
+    known = _records(ws, req.rev)
+    deleted: list[str] = []
+    if req.prune and req.sources:
+        req, deleted = _deleted_sources(tree, req, known)
+    loaded, items, reported = _read(tree, req) if req.sources or not deleted else ([], [], [])
     prune_paths = None
-    if req.sources:
-        prune_paths = frozenset([*(s.real for s in loaded), *(s.named for s in loaded)])
+    if req.sources or deleted:
+        prune_paths = frozenset([*(s.real for s in loaded), *(s.named for s in loaded), *deleted])
     policy = Policy(req.prune, req.adr_statuses, req.type_override, prune_paths)
-    plan = build(items, loaded, _records(ws, req.rev), policy, reported)
+    plan = build(items, loaded, known, policy, reported)
     # A packet rejected in review stays rejected, as a record tombstoned on purpose stays gone:
     # planned again under the same ID, --write would put a colliding packet beside its receipt
     # and --apply would refuse the whole batch. An edit of the source gives a new ID.
@@ -272,10 +342,30 @@ def plan_import(ws: Workspace, req: ImportRequest) -> ImportPlan:
         entry.action, entry.reason = "skipped", f"rejected as {entry.proposal_id}"
     if rejected:
         plan.plan_id = plan_digest(plan)
-    written = [e.item for e in plan.changes if e.item is not None]
-    _refuse_controls(written)
-    _refuse_secrets(written)
+    _refuse_items(plan)
     return plan
+
+
+def _deleted_sources(tree: Tree, req: ImportRequest, known: Known) -> tuple[ImportRequest, list[str]]:
+    """(the request without the SOURCEs that are deleted files or folders, the source paths of their records).
+
+    `import --prune FILE` of a file deleted from the work tree (or from git) tombstones what was
+    imported from it. A name that no imported record came from stays the command's error.
+    """
+    kept: list[str] = []
+    deleted: list[str] = []
+    for source in req.sources:
+        rel = tree.repo_path(source, req.cwd)
+        if rel is None or (rel in tree.entries and tree.exists(rel)) or tree.has_on_disk(rel):
+            kept.append(source)
+            continue
+        refs = [r.source_ref for r in known.imported]
+        paths = {ref.path for ref in refs if ref is not None and (ref.path == rel or ref.path.startswith(rel + "/"))}
+        if not paths:
+            kept.append(source)
+            continue
+        deleted.extend(sorted(paths))
+    return replace(req, sources=tuple(kept)), deleted
 
 
 def _rejected_ids(tree: Tree) -> set[str]:

@@ -156,3 +156,99 @@ def test_an_unedited_pending_packet_is_applied_as_written(repo: Repo) -> None:
     assert record_count(repo) == 3 and planned(repo)["changes"] == 0
     applied = {p.name: p.read_bytes() for p in (repo.path / ".memzoi/proposals/resolved/applied").glob("*.md")}
     assert sorted(applied) == sorted(before)
+
+
+#: Sources whose items can never become valid packets, beside one that can; (file, text, the refused line).
+NEVER_VALID = {
+    "secret-in-h1": ("AGENTS.md", "# Team AKIAIOSFODNN7EXAMPLE\n\nintro text\n\n## Style\n\nTabs.\n", "AGENTS.md:1"),
+    "secret-in-h2": ("CLAUDE.md", "# Team\n\n## Keys AKIAIOSFODNN7EXAMPLE\n\nkeep them\n", "CLAUDE.md:3"),
+    "cursor-glob-out": (
+        ".cursor/rules/etc.mdc",
+        "---\ndescription: etc files\nglobs: ../../etc/**\nalwaysApply: false\n---\n\nDo things in etc.\n",
+        ".cursor/rules/etc.mdc:3",
+    ),
+    "copilot-glob-out": (
+        ".github/instructions/up.instructions.md",
+        "---\napplyTo: 'src/../../up/**'\n---\n\nUp there.\n",
+        ".github/instructions/up.instructions.md:2",
+    ),
+    "control-in-title": ("GEMINI.md", "# Gem\n\n## Use \x1b[31m red\n\nAlways red.\n", "GEMINI.md:3"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NEVER_VALID))
+def test_an_item_that_can_never_validate_is_refused_by_name_and_the_rest_is_written(repo: Repo, case: str) -> None:
+    """The plan exited 0 for such an item, then --write/--apply refused the whole batch naming a packet file."""
+    path, text, line = NEVER_VALID[case]
+    (repo.path / path).parent.mkdir(parents=True, exist_ok=True)
+    (repo.path / path).write_text(text)
+    (repo.path / "docs").mkdir()
+    (repo.path / "docs/AGENTS.md").write_text("# Docs\n\n## Links\n\nRelative links only.\n")
+    commit_all(repo, "sources")
+    shown = memzoi("import", "--json", cwd=repo.path)
+    assert shown.returncode == 1, shown
+    result = json.loads(shown.stdout)
+    refused = [e for e in result["entries"] if e["action"] == "refused"]
+    assert len(refused) == 1 and refused[0]["where"].startswith(path + ":"), result["entries"]
+    assert f" at {line}: " in refused[0]["reason"] and refused[0]["proposal_id"] is None, refused
+    assert refused[0]["concept_id"] is None and result["changes"] >= 1
+    said = [x for x in shown.stderr.splitlines() if x.startswith("git memzoi: ")]
+    assert said == [f"git memzoi: {refused[0]['where']}: refused: {refused[0]['reason']}"], shown.stderr
+    assert "AKIAIOSFODNN7EXAMPLE" not in refused[0]["reason"]
+    written = memzoi("import", "--write", "--plan-id", result["plan_id"], cwd=repo.path)
+    assert written.returncode == 1 and f"wrote {result['changes']} packet(s)" in written.stderr, written
+    assert "git memzoi: .memzoi/" not in written.stderr, written.stderr
+    applied = memzoi("import", "--apply", "--commit", cwd=repo.path)
+    assert applied.returncode == 1 and "refused:" in applied.stderr, applied
+    assert record_count(repo) == result["changes"]
+    ok("validate", cwd=repo.path)
+    again = memzoi("import", "--json", cwd=repo.path)
+    assert again.returncode == 1 and json.loads(again.stdout)["changes"] == 0
+
+
+def test_a_secret_inside_a_left_out_managed_block_refuses_nothing(repo: Repo) -> None:
+    """The generated block is not imported, so it is not scanned as a source: a section around it is planned."""
+    block = "<!-- memzoi:start -->\naws key AKIAIOSFODNN7EXAMPLE here\n<!-- memzoi:end -->\n"
+    (repo.path / "AGENTS.md").write_text("# Team\n\n## Build\n\nRun make.\n\n" + block + "\nThen run tests.\n")
+    commit_all(repo, "sources")
+    result = planned(repo)
+    assert [e["action"] for e in result["entries"]] == ["create"], result
+    ok("import", "--apply", "--commit", cwd=repo.path)
+    body = next((repo.path / ".memzoi/records").rglob("*.md")).read_text()
+    assert "Then run tests." in body and "AKIA" not in body
+
+
+@pytest.mark.parametrize("how", ["git-rm", "rm", "folder", "with-a-kept-file"])
+def test_prune_can_name_a_deleted_source_to_tombstone_what_came_from_it(repo: Repo, how: str) -> None:
+    """`import --prune FILE` of a deleted file was "not a file git tracks": its records could not be retired by name."""
+    (repo.path / "docs").mkdir()
+    (repo.path / "docs/AGENTS.md").write_text("# Docs\n\n## Links\n\nRelative links only.\n\n## Images\n\nSVG only.\n")
+    (repo.path / "AGENTS.md").write_text("# Team\n\n## Style\n\nTabs in Makefiles.\n")
+    commit_all(repo, "sources")
+    ok("import", "--apply", "--commit", cwd=repo.path)
+    assert record_count(repo) == 3
+    if how == "rm":
+        (repo.path / "docs/AGENTS.md").unlink()  # deleted in the work tree, still in git's index
+    else:
+        git("rm", "-rq", "docs", cwd=repo.path)
+        git("commit", "-qm", "docs gone", cwd=repo.path)
+    named = {"folder": ("docs",), "with-a-kept-file": ("docs/AGENTS.md", "AGENTS.md")}.get(how, ("docs/AGENTS.md",))
+    result = json.loads(ok("import", "--prune", "--json", *named, cwd=repo.path).stdout)
+    assert sorted(e["action"] for e in result["entries"]) == (
+        ["tombstone", "tombstone", "unchanged"] if how == "with-a-kept-file" else ["tombstone", "tombstone"]
+    ), result["entries"]
+    assert all(e["where"].startswith("docs/AGENTS.md:") for e in result["entries"] if e["action"] == "tombstone")
+    ok("import", "--prune", "--apply", "--commit", *named, cwd=repo.path)
+    ok("validate", cwd=repo.path)
+    statuses = [
+        p.read_text().split("\nstatus: ", 1)[1].split("\n", 1)[0] for p in (repo.path / ".memzoi/records").rglob("*.md")
+    ]
+    assert sorted(statuses).count("active") == 1, statuses
+
+
+def test_prune_of_a_name_nothing_came_from_is_still_an_error(repo: Repo) -> None:
+    (repo.path / "AGENTS.md").write_text("# Team\n\n## Style\n\nTabs in Makefiles.\n")
+    commit_all(repo, "sources")
+    ok("import", "--apply", "--commit", cwd=repo.path)
+    done = memzoi("import", "--prune", "AGENT.md", cwd=repo.path)
+    assert done.returncode == 2 and "AGENT.md" in done.stderr, done

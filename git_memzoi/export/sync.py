@@ -11,6 +11,7 @@ plans nothing.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from git_memzoi.errors import FormatError, Refused, UsageError
@@ -144,9 +145,20 @@ def render_rule(record: IndexedRecord) -> bytes:
 
 
 def _still_a_cursor_rule(record: IndexedRecord, root: Path) -> bool:
-    """A record imported from a Cursor rule that is still there: Cursor reads it already."""
+    """A record imported from a Cursor rule that is still there: Cursor reads it already.
+
+    Looked up without following a link on the way (the one shared component check): a rule
+    reached through a folder a clone made a link says nothing of the repository, and nothing
+    outside it is looked at.
+    """
     ref = identity.parse_source_ref(record.citation.source_ref)
-    return ref is not None and ref.fmt == "cursor-rule" and (root / ref.path).is_file()
+    if ref is None or ref.fmt != "cursor-rule":
+        return False
+    try:
+        full = refuse_symlinks(root, ref.path, _THROUGH_LINKS)
+    except Refused:
+        return False
+    return stat.S_ISREG(os.lstat(full).st_mode) if os.path.lexists(full) else False
 
 
 def export_cursor_rules(ws: Workspace, output: str | None = None) -> ExportReport:

@@ -143,3 +143,32 @@ def test_into_keeps_each_hand_written_lines_own_ending(repo: Repo, hand: bytes, 
     (repo.path / "AGENTS.md").write_bytes(after + tail)
     ok("export", "agents-md", "--into", "AGENTS.md", cwd=repo.path)
     assert (repo.path / "AGENTS.md").read_bytes() == after + tail
+
+
+def test_cursor_rules_look_at_nothing_through_a_folder_link(repo: Repo, tmp_path: Path) -> None:
+    """Whether an imported Cursor rule is "still there" was looked up through a folder a clone made a link.
+
+    What the export writes must not depend on what lies outside the repository.
+    """
+    rules = repo.path / ".cursor/rules/team"
+    rules.mkdir(parents=True)
+    (rules / "style.mdc").write_text("---\ndescription: style\nglobs: src/**\nalwaysApply: false\n---\n\nTabs.\n")
+    git("add", "-A", cwd=repo.path)
+    git("commit", "-qm", "rule", cwd=repo.path)
+    ok("import", "--apply", "--commit", cwd=repo.path)
+    written: list[list[str]] = []
+    for holds in (True, False):
+        outside = tmp_path / f"outside-{holds}"
+        outside.mkdir()
+        if holds:
+            (outside / "style.mdc").write_text("anything\n")
+        if rules.is_symlink():
+            rules.unlink()
+        else:
+            for path in rules.iterdir():
+                path.unlink()
+            rules.rmdir()
+        os.symlink(outside, rules)
+        ok("export", "cursor-rules", cwd=repo.path)
+        written.append(sorted(p.name for p in (repo.path / ".cursor/rules/memzoi").iterdir()))
+    assert written[0] == written[1] and len(written[1]) == 1, written

@@ -225,6 +225,8 @@ def _secret_refusals(items: list[Item]) -> list[Refusal]:
 
 def _title_line(item: Item, lines: list[str]) -> int:
     """The line of the heading an item's title comes from when it lies above the item's text; else its first line."""
+    if lines[item.first - 1].lstrip().startswith("#"):
+        return item.first  # a section: its own heading is its first line
     line = item.first - 1
     while line >= 1 and not lines[line - 1].strip():
         line -= 1
@@ -319,9 +321,12 @@ def plan_import(ws: Workspace, req: ImportRequest) -> ImportPlan:
     planned from its torn tree, the import would apply a plan that the repair then makes stale.
     """
     if req.rev is None:
-        from git_memzoi.lifecycle import recovery
+        from git_memzoi.lifecycle import journal
 
-        recovery.settle_if_needed(ws)
+        if journal.pending(ws.layout.journal_dir):  # a listing: the repair's modules load only when one waits
+            from git_memzoi.lifecycle import recovery
+
+            recovery.settle_if_needed(ws)
     tree = Tree(ws.repo, req.rev)
     known = _records(ws, req.rev)
     deleted: list[str] = []

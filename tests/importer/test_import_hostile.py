@@ -252,3 +252,11 @@ def test_prune_of_a_name_nothing_came_from_is_still_an_error(repo: Repo) -> None
     ok("import", "--apply", "--commit", cwd=repo.path)
     done = memzoi("import", "--prune", "AGENT.md", cwd=repo.path)
     assert done.returncode == 2 and "AGENT.md" in done.stderr, done
+
+
+def test_a_secret_in_a_heading_refuses_only_the_item_whose_title_it_is(repo: Repo) -> None:
+    """An H1 with no text under it gives no item: the H2 sections below it are planned (their titles are their own)."""
+    (repo.path / "AGENTS.md").write_text("# Team AKIAIOSFODNN7EXAMPLE\n\n## Style\n\nTabs.\n\n## Build\n\nmake\n")
+    commit_all(repo, "sources")
+    result = planned(repo)
+    assert sorted(e["action"] for e in result["entries"]) == ["create", "create"], result["entries"]

@@ -153,6 +153,8 @@ def plan_json() -> None:
         document = plan_document()
     except Exception:  # noqa: BLE001 - every failure is the command's to report, in its words and exit code
         return
+    if document is None:  # refused items: the command reports them
+        return
     sys.stdout.write(document)  # a reader that stops early ends us by SIGPIPE (main set it)
     sys.stdout.flush()
     sys.exit(0)

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from git_memzoi.cli.common import emit_rows, json_option, say, workspace
-from git_memzoi.errors import UsageError
+from git_memzoi.errors import EXIT_NO, UsageError
 from git_memzoi.importer import formats
 from git_memzoi.importer.plan import Entry, ImportPlan
 from git_memzoi.importer.run import ImportRequest, ImportResult, apply, plan_import, write
@@ -79,6 +79,7 @@ def import_(sources: tuple[str, ...], **options: Any) -> None:
             emit_rows(plan.as_json(), "entries")
         else:
             _show(plan)
+        _refused(plan)
         return
     result = apply(ws, plan, opts.plan_id, commit=opts.commit) if opts.do_apply else write(ws, plan, opts.plan_id)
     if opts.as_json:
@@ -86,6 +87,16 @@ def import_(sources: tuple[str, ...], **options: Any) -> None:
     else:
         _show(plan)
     _tell(result, opts.do_apply)
+    _refused(plan)
+
+
+def _refused(plan: ImportPlan) -> None:
+    """One line per item refused by name, then exit 1: the rest was planned (and written or applied) all the same."""
+    refused = [e for e in plan.entries if e.action == "refused"]
+    for entry in refused:
+        say(f"git memzoi: {entry.where}: refused: {entry.reason}")
+    if refused:
+        raise click.exceptions.Exit(EXIT_NO)
 
 
 @dataclass(frozen=True)

@@ -273,7 +273,7 @@ def _accept(walk: Walk, entry: Any) -> None:
 
 def _edit(ws: Workspace, entry: Any) -> Any | None:
     """The proposal after $EDITOR, validated and saved; None when left unchanged."""
-    from git_memzoi.lifecycle import inbox, packets
+    from git_memzoi.lifecycle import inbox
 
     try:
         text = click.edit(entry.packet, extension=".md", require_save=True)
@@ -287,11 +287,8 @@ def _edit(ws: Workspace, entry: Any) -> Any | None:
         click.echo("unchanged")
         return None
     raw = text.encode("utf-8")
-    if entry.source == "file":  # the reviewer's own work-tree file: checked, then written back
-        from git_memzoi.runtime.atomic import write_atomic
-
-        packets.load_packet(raw, entry.file)
-        write_atomic(ws.repo.require_workdir() / entry.file, raw)
+    if entry.source == "file":  # the work-tree file: checked as propose --packet checks it, then written back
+        inbox.revise_file(ws, entry.file, raw)
         click.echo(f"edited {entry.file}")
     else:
         click.echo("\n".join(inbox.revise(ws, entry.id, raw).messages))

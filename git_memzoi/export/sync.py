@@ -11,32 +11,52 @@ plans nothing.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
-from git_memzoi.errors import FormatError, UsageError
+from git_memzoi.errors import FormatError, Refused, UsageError
 from git_memzoi.export import common, instructions
 from git_memzoi.export.common import BUDGETS, ExportReport
 from git_memzoi.importer import identity, markdown
 from git_memzoi.importer.sources import CURSOR_DIR
 from git_memzoi.layout import MEMZOI_DIR
 from git_memzoi.recall.models import IndexedRecord
+from git_memzoi.runtime.atomic import read_inside, refuse_symlinks, write_inside
 from git_memzoi.runtime.workspace import Workspace
+
+#: Why --into refuses a link on the way: the clone, not the person, chose what a committed link names.
+_THROUGH_LINKS = "export --into takes a regular file reached through real folders of the work tree, never a link"
+
+
+def _inside(root: Path, full: Path, into: str, what: str) -> str:
+    """`full`'s path relative to the work tree `root`; UsageError when it lies outside."""
+    try:
+        return full.relative_to(root).as_posix()
+    except ValueError:
+        raise UsageError(f"{into}: {what}", field="into") from None
 
 
 def _repo_path(ws: Workspace, into: str) -> tuple[Path, str]:
-    """The work-tree file `into` names and its repository path; refused outside the work tree."""
-    root = ws.repo.require_workdir()
+    """The work-tree file `into` names and its repository path, checked before anything is read.
+
+    Refused: a path outside the work tree (absolute or through `..`), a `..` taken through a
+    symlinked folder, a symlink in any folder on the way (one shared component check), a file
+    symlink that leaves the work tree, and anything under `.memzoi/` or the git directory.
+    """
+    root = Path(os.path.abspath(ws.repo.require_workdir()))
     full = Path(os.path.abspath(into))
-    try:
-        rel = full.relative_to(root).as_posix()
-    except ValueError:
-        raise UsageError(f"{into}: outside the work tree", field="into") from None
-    if full.is_symlink():
+    rel = _inside(root, full, into, "outside the work tree")
+    if rel == ".":
+        raise UsageError(f"{into}: the work tree itself, not a file", field="into")
+    folder = rel.rpartition("/")[0]
+    if folder:
+        refuse_symlinks(root, folder, _THROUGH_LINKS)
+    # `docs/../CLAUDE.md` with `docs` a link: the kernel takes `..` from where the link leads
+    if os.path.realpath(os.path.dirname(os.path.join(os.getcwd(), into))) != str(full.parent):
+        raise Refused(f"{into}: a `..` on the way follows a symlink; {_THROUGH_LINKS}", code="symlink")
+    if full.is_symlink():  # CLAUDE.md -> AGENTS.md: the file the link names, if it is in the work tree
         full = Path(os.path.realpath(full))
-        try:
-            rel = full.relative_to(root).as_posix()
-        except ValueError:
-            raise UsageError(f"{into}: a symlink that leaves the work tree", field="into") from None
+        rel = _inside(root, full, into, "a symlink that leaves the work tree")
     # A block written into a record, index.md or .git/config would corrupt memory or the repository.
     git_dirs = {Path(os.path.abspath(d)) for d in (ws.repo.git_dir, ws.repo.common_dir)}
     top = rel.split("/", 1)[0]
@@ -46,7 +66,7 @@ def _repo_path(ws: Workspace, into: str) -> tuple[Path, str]:
             f"{into}: inside {where}; --into writes an instruction file such as AGENTS.md or CLAUDE.md",
             field="into",
         )
-    return full, rel
+    return root, rel
 
 
 def _from_file(record: IndexedRecord, rel: str) -> bool:
@@ -55,43 +75,49 @@ def _from_file(record: IndexedRecord, rel: str) -> bool:
 
 
 def replace_block(text: str, block: str, path: str) -> str:
-    """`text` with its marked block replaced by `block` (markers included), or with the block appended."""
-    lines = text.split("\n")
+    """`text` with its marked block replaced by `block` (markers included), or with the block appended.
+
+    Every hand-written line keeps its own line ending; the block's lines take the file's usual
+    one (CRLF when most lines end so, else LF).
+    """
+    raw = text.split("\n")  # each line keeps its "\r" when it ended in CRLF
+    lines = [line.removesuffix("\r") for line in raw]
     _, spans = markdown.strip_blocks(path, lines)
     if len(spans) > 1:
         raise FormatError("import-marker", "more than one memzoi block; keep one", path=path, line=spans[1][0])
+    crlf = sum(line.endswith("\r") for line in raw[:-1])
+    cr = "\r" if crlf > len(raw) - 1 - crlf else ""
+    new = [line + cr for line in block.rstrip("\n").split("\n")]
     if spans:
         first, last = spans[0]
-        return "\n".join([*lines[: first - 1], block.rstrip("\n"), *lines[last:]])
+        return "\n".join([*raw[: first - 1], *new, *raw[last:]])
     if not text.strip():
         return block
-    return text.rstrip("\n") + "\n\n" + block
+    eol = cr + "\n"
+    return text.rstrip("\r\n") + eol + eol + "\n".join(new) + "\n"
 
 
 def export_into(ws: Workspace, target: str, into: str, max_bytes: int | None = None) -> ExportReport:
     """Rewrite the marked block of the work-tree file `into` with the instruction export for `target`."""
-    full, rel = _repo_path(ws, into)
+    root, rel = _repo_path(ws, into)
     records = [r for r in common.current_records(ws) if not _from_file(r, rel)]
     rendered = instructions.render(target, records, max_bytes)
     block = f"{markdown.BLOCK_START}\n{rendered.data.decode('utf-8')}{markdown.BLOCK_END}\n"
+    # read and written one component at a time without following a link, a FIFO or a folder refused
+    data = read_inside(root, rel, _THROUGH_LINKS)
     try:
         # Bytes, not read_text(): universal newlines would turn a CRLF file's hand-written lines into LF.
-        before = full.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        before = ""
+        before = "" if data is None else data.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"{into}: not UTF-8 text", field="into") from None
-    after = replace_block(before.replace("\r\n", "\n"), block, rel)
-    if "\r\n" in before:
-        after = after.replace("\n", "\r\n")
+    after = replace_block(before, block, rel)
     if after != before:
-        common.write_file(full, after.encode("utf-8"))
-    data = after.encode("utf-8")
+        write_inside(root, rel, after.encode("utf-8"), _THROUGH_LINKS)
     return ExportReport(
         target=target,  # type: ignore[arg-type]
-        path=full,
+        path=root / rel,
         files=[rel],
-        bytes=len(data),
+        bytes=len(after.encode("utf-8")),
         characters=len(after),
         records=[r.record_id for r in rendered.included],
         budget=BUDGETS[target],
@@ -119,9 +145,20 @@ def render_rule(record: IndexedRecord) -> bytes:
 
 
 def _still_a_cursor_rule(record: IndexedRecord, root: Path) -> bool:
-    """A record imported from a Cursor rule that is still there: Cursor reads it already."""
+    """A record imported from a Cursor rule that is still there: Cursor reads it already.
+
+    Looked up without following a link on the way (the one shared component check): a rule
+    reached through a folder a clone made a link says nothing of the repository, and nothing
+    outside it is looked at.
+    """
     ref = identity.parse_source_ref(record.citation.source_ref)
-    return ref is not None and ref.fmt == "cursor-rule" and (root / ref.path).is_file()
+    if ref is None or ref.fmt != "cursor-rule":
+        return False
+    try:
+        full = refuse_symlinks(root, ref.path, _THROUGH_LINKS)
+    except Refused:
+        return False
+    return stat.S_ISREG(os.lstat(full).st_mode) if os.path.lexists(full) else False
 
 
 def export_cursor_rules(ws: Workspace, output: str | None = None) -> ExportReport:

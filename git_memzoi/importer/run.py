@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import posixpath
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from git_memzoi.errors import FormatError, Refused
 from git_memzoi.importer import formats, identity, markdown, okf
@@ -15,8 +15,9 @@ from git_memzoi.importer.existing import Existing, Records
 from git_memzoi.importer.formats import Item
 from git_memzoi.importer.plan import Entry, ImportPlan, Known, NoRecords, Policy, build, plan_digest
 from git_memzoi.importer.sources import CURSOR_DIR, RULE_FORMATS, Loaded, Tree, scope_folder
-from git_memzoi.layout import RECORDS, RESOLVED_BY_OUTCOME, SUFFIX, pending_path
+from git_memzoi.layout import MEMZOI_DIR, RECORDS, RESOLVED_BY_OUTCOME, SUFFIX, pending_path
 from git_memzoi.profile import oneline, secrets
+from git_memzoi.profile.applies import applies_to_problem
 from git_memzoi.runtime.workspace import Workspace
 
 #: The first line of every instruction file `git memzoi export` writes.
@@ -83,6 +84,12 @@ class _Reading:
             reason = "personal file: never imported into repository memory"
             self.reported.append(Entry("skipped", path, name, reason=reason))
             return
+        if own_memory(path) or own_memory(self.tree.resolve(path)):
+            # an `@.memzoi/log.md` import, a Ruler marker or a link naming memory's own files: read,
+            # memory would import itself, and log.md (changed by every apply) would never settle
+            reason = f"git memzoi's own memory ({MEMZOI_DIR}/): never an import source"
+            self.reported.append(Entry("skipped", path, name, reason=reason))
+            return
         src = self.tree.load(path, fmt)
         if src.real in self.loaded:
             self.reported.append(Entry("duplicate", path, name, reason=f"same file as {src.real} (imported once)"))
@@ -117,6 +124,11 @@ class _Reading:
         fmt = src.fmt if src.fmt != "adr" else "agents-md"
         self.queue.extend((origin, fmt, None) for origin in origins if self.tree.exists(origin))
         return True
+
+
+def own_memory(path: str) -> bool:
+    """Is the repository path `path` one of git memzoi's own files (`.memzoi/…`)?"""
+    return path == MEMZOI_DIR or path.startswith(MEMZOI_DIR + "/")
 
 
 def generated_by(path: str, text: str) -> str | None:
@@ -171,35 +183,66 @@ def _split_sources(tree: Tree, req: ImportRequest) -> tuple[list[str], list[Load
     return named, bundles
 
 
-def _refuse_secrets(items: list[Item]) -> None:
-    """Refuse a run whose changes hold secret-looking text, naming the source line (nothing is written).
+@dataclass(frozen=True)
+class Refusal:
+    """Why one item can never become a valid packet: the source line that holds the problem, and what it is."""
+
+    item: Item
+    line: int
+    code: str
+    message: str
+
+    @property
+    def reason(self) -> str:
+        return f"{self.code} at {self.item.source.real}:{self.line}: {self.message}"
+
+
+def _secret_refusals(items: list[Item]) -> list[Refusal]:
+    """The items whose changes would hold secret-looking text, each with the source line that holds it.
 
     Each source is scanned once, whole (all of them in one scan: `secrets.scan_each`); a finding
-    counts when it falls in an item that would be written.
+    counts for an item when it falls in the text the item writes: its lines, or the heading its
+    title comes from (an H1 over the text before the first H2).
     """
     texts = {item.source.real: item.source.text for item in items}
     found = secrets.scan_each(list(texts.values()))
+    out: list[Refusal] = []
     for real, findings in zip(texts, found, strict=True):
-        held = [item for item in items if item.source.real == real] if findings else []
-        for finding in findings:
-            if any(_first(item) <= finding.line <= item.last for item in held):
-                raise FormatError(
-                    "secret",
-                    f"{finding.looks_like}; secrets must not enter repository memory; nothing was written",
-                    path=real,
-                    line=finding.line,
-                    hint="remove it from the source (or leave the file out) and import again",
-                )
+        if not findings:
+            continue
+        lines = texts[real].split("\n")
+        # a managed block is left out of the text around it (it is generated, not imported): not scanned as a source
+        _, blocks = markdown.strip_blocks(real, lines)
+        findings = [f for f in findings if not any(a <= f.line <= b for a, b in blocks)]
+        for item in (item for item in items if item.source.real == real):
+            spans = (_first(item), item.last), (_title_line(item, lines),) * 2
+            hit = next((f for f in findings if any(a <= f.line <= b for a, b in spans)), None)
+            if hit is not None:
+                message = f"{hit.looks_like}; secrets must not enter repository memory"
+                out.append(Refusal(item, hit.line, "secret", message))
+    return out
 
 
-def _refuse_controls(items: list[Item]) -> None:
-    """Refuse a run whose changes would carry a control character into a packet, naming the source line.
+def _title_line(item: Item, lines: list[str]) -> int:
+    """The line of the heading an item's title comes from when it lies above the item's text; else its first line."""
+    if lines[item.first - 1].lstrip().startswith("#"):
+        return item.first  # a section: its own heading is its first line
+    line = item.first - 1
+    while line >= 1 and not lines[line - 1].strip():
+        line -= 1
+    if line >= 1 and lines[line - 1].lstrip().startswith("#"):
+        return line
+    return item.first
+
+
+def _control_refusals(items: list[Item]) -> list[Refusal]:
+    """The items whose changes would carry a control character into a packet, each naming the source line.
 
     The profile's rule (`profile.document`'s control-character check, which `validate` and `apply`
     run): one-line fields take printable text only, a body newlines and tabs besides. Each source's
     text is searched once, and every title and scope in one search (a control character is one
     character, so the spaces that join them add none): only the items these leave in doubt are
-    looked at one by one, in order, so the first of them is the one named.
+    looked at one by one.
     """
     dirty = {
         real
@@ -209,25 +252,61 @@ def _refuse_controls(items: list[Item]) -> None:
     fields = [item.title for item in items] + [path for item in items for path in item.applies_to]
     if oneline.first_control(" ".join(fields)) is None:
         items = [item for item in items if item.source.real in dirty or item.activation or item.kept]
+    out: list[Refusal] = []
     for item in items:
         found = formats.control_of(item, body=item.source.real in dirty)
         if found is not None:
-            _refuse_control(item, *found)
+            out.append(_control_refusal(item, *found))
+    return out
 
 
-def _refuse_control(item: Item, field: str, char: str) -> NoReturn:
-    """Refuse `item`'s control character `char` in `field`, at the first line of the item that holds it."""
+def _control_refusal(item: Item, field: str, char: str) -> Refusal:
+    """`item`'s control character `char` in `field`, at the first line of the item that holds it."""
     lines = item.source.text.split("\n")
     start = _first(item)  # a YAML escape leaves no raw character: then where the item starts
     line = next((n for n in range(start, item.last + 1) if char in lines[n - 1]), start)
-    raise FormatError(
-        "control-character",
+    message = (
         f"{field}: holds the control character {oneline.shown(char)}; memory takes printable text only "
-        "(a body newlines and tabs too); nothing was written",
-        path=item.source.real,
-        line=line,
-        hint="remove it from the source (or leave the file out) and import again",
+        "(a body newlines and tabs too)"
     )
+    return Refusal(item, line, "control-character", message)
+
+
+def _scope_refusals(items: list[Item]) -> list[Refusal]:
+    """The items whose `applies_to` the profile refuses (a Cursor glob `../../etc/**` names no repository path)."""
+    out: list[Refusal] = []
+    for item in items:
+        for path in item.applies_to:
+            problem = applies_to_problem(path)
+            if problem is None:
+                continue
+            code, template = problem
+            # the line of the glob it came from (a rule file's front matter), else where the item starts
+            lines = item.source.text.split("\n")[: item.last]
+            wanted = (path, path.removesuffix("/**"), path.removesuffix("/**").rsplit("/", 1)[-1])
+            line = next((n for w in wanted for n, text in enumerate(lines, 1) if w and w in text), _first(item))
+            out.append(Refusal(item, line, code, "applies_to: " + template.replace("{value}", path)))
+            break
+    return out
+
+
+def _refuse_items(plan: ImportPlan) -> None:
+    """Mark `refused` every change whose packet could never validate, naming its source line; the rest stay."""
+    written = [e.item for e in plan.changes if e.item is not None]
+    if not written:
+        return
+    refusals: dict[int, Refusal] = {}
+    for found in (_scope_refusals(written), _control_refusals(written), _secret_refusals(written)):
+        for refusal in found:
+            refusals.setdefault(id(refusal.item), refusal)
+    if not refusals:
+        return
+    for entry in plan.changes:
+        why = refusals.get(id(entry.item))
+        if why is not None:
+            # no packet, no record: the concept ID a title holding a secret would give is not shown either
+            entry.action, entry.reason, entry.proposal_id, entry.concept_id = "refused", why.reason, None, None
+    plan.plan_id = plan_digest(plan)
 
 
 def _first(item: Item) -> int:
@@ -236,14 +315,29 @@ def _first(item: Item) -> int:
 
 
 def plan_import(ws: Workspace, req: ImportRequest) -> ImportPlan:
-    """The plan of an import: read-only, the same for the same sources and records."""
+    """The plan of an import: read-only, the same for the same sources and records.
+
+    A lifecycle step a crash interrupted (an `import --apply` killed mid-batch) is settled first:
+    planned from its torn tree, the import would apply a plan that the repair then makes stale.
+    """
+    if req.rev is None:
+        from git_memzoi.lifecycle import journal
+
+        if journal.pending(ws.layout.journal_dir):  # a listing: the repair's modules load only when one waits
+            from git_memzoi.lifecycle import recovery
+
+            recovery.settle_if_needed(ws)
     tree = Tree(ws.repo, req.rev)
-    loaded, items, reported = _read(tree, req)
+    known = _records(ws, req.rev)
+    deleted: list[str] = []
+    if req.prune and req.sources:
+        req, deleted = _deleted_sources(tree, req, known)
+    loaded, items, reported = _read(tree, req) if req.sources or not deleted else ([], [], [])
     prune_paths = None
-    if req.sources:
-        prune_paths = frozenset([*(s.real for s in loaded), *(s.named for s in loaded)])
+    if req.sources or deleted:
+        prune_paths = frozenset([*(s.real for s in loaded), *(s.named for s in loaded), *deleted])
     policy = Policy(req.prune, req.adr_statuses, req.type_override, prune_paths)
-    plan = build(items, loaded, _records(ws, req.rev), policy, reported)
+    plan = build(items, loaded, known, policy, reported)
     # A packet rejected in review stays rejected, as a record tombstoned on purpose stays gone:
     # planned again under the same ID, --write would put a colliding packet beside its receipt
     # and --apply would refuse the whole batch. An edit of the source gives a new ID.
@@ -253,10 +347,30 @@ def plan_import(ws: Workspace, req: ImportRequest) -> ImportPlan:
         entry.action, entry.reason = "skipped", f"rejected as {entry.proposal_id}"
     if rejected:
         plan.plan_id = plan_digest(plan)
-    written = [e.item for e in plan.changes if e.item is not None]
-    _refuse_controls(written)
-    _refuse_secrets(written)
+    _refuse_items(plan)
     return plan
+
+
+def _deleted_sources(tree: Tree, req: ImportRequest, known: Known) -> tuple[ImportRequest, list[str]]:
+    """(the request without the SOURCEs that are deleted files or folders, the source paths of their records).
+
+    `import --prune FILE` of a file deleted from the work tree (or from git) tombstones what was
+    imported from it. A name that no imported record came from stays the command's error.
+    """
+    kept: list[str] = []
+    deleted: list[str] = []
+    for source in req.sources:
+        rel = tree.repo_path(source, req.cwd)
+        if rel is None or (rel in tree.entries and tree.exists(rel)) or tree.has_on_disk(rel):
+            kept.append(source)
+            continue
+        refs = [r.source_ref for r in known.imported]
+        paths = {ref.path for ref in refs if ref is not None and (ref.path == rel or ref.path.startswith(rel + "/"))}
+        if not paths:
+            kept.append(source)
+            continue
+        deleted.extend(sorted(paths))
+    return replace(req, sources=tuple(kept)), deleted
 
 
 def _rejected_ids(tree: Tree) -> set[str]:
@@ -372,6 +486,19 @@ def _check_plan_id(plan: ImportPlan, expected: str | None) -> None:
         )
 
 
+def _refuse_stale(repaired: list[str]) -> None:
+    """Refuse a plan made before the lock's repair settled an interrupted step: it read a torn tree."""
+    from git_memzoi.lifecycle.recovery import settled_journals
+
+    settled = settled_journals(repaired)
+    if settled:
+        raise Refused(
+            f"an interrupted lifecycle step was settled after the plan was made ({settled[0]}); nothing was written",
+            hint="run the import again: it plans from the settled tree",
+            code="plan-stale",
+        )
+
+
 def write(ws: Workspace, plan: ImportPlan, expected: str | None = None) -> ImportResult:
     """Write one pending packet per planned change, all or nothing (a packet already pending is kept)."""
     from git_memzoi.index.inbox_store import DbChange, EventSpec
@@ -381,6 +508,7 @@ def write(ws: Workspace, plan: ImportPlan, expected: str | None = None) -> Impor
     _check_plan_id(plan, expected)
     result = ImportResult(plan)
     with recovery.locked(ws) as session:
+        _refuse_stale(session.repaired)
         now, actor = state.now_text(), state.who(ws.repo)
         changes: list[FileChange] = []
         for entry in plan.changes:
@@ -427,6 +555,38 @@ def _proposals_required(ws: Workspace) -> bool:
     return policy_floor(ws.repo)(ws.config.hooks).require_proposals
 
 
+def _as_planned(entry: Entry, raw: bytes) -> bytes:
+    """The pending packet `--write` wrote for `entry`, refused when it no longer says what the plan shows.
+
+    The plan (and its ID) is made from the sources: a packet edited after `--write` would be
+    applied under a plan that showed other text, and its record then be `unchanged` for ever.
+    The packet is compared with the one the plan makes, stamped with the packet's own time and
+    author (the only fields `--write` fills from the moment), whatever its status.
+    """
+    from git_memzoi.lifecycle import packets
+    from git_memzoi.profile import frontmatter
+
+    assert entry.proposal_id is not None
+    path = pending_path(entry.proposal_id)
+    try:
+        doc = frontmatter.parse(raw, path)
+        proposal = doc.data.get("proposal")
+        stamped = proposal if isinstance(proposal, dict) else {}
+        when, who = str(stamped.get("proposed_at", "")), str(stamped.get("proposed_by", ""))
+        same = packets.same_packet(doc, frontmatter.parse(packet_bytes(entry, when, who), path))
+    except FormatError:
+        same = False
+    if not same:
+        raise Refused(
+            f"{path}: edited since import --write wrote it from {entry.where}: the plan shows other text; "
+            "nothing was applied",
+            hint=f"apply the edited packet on its own after review (git memzoi apply {entry.proposal_id}), "
+            "or delete it and import again",
+            code="packet-edited",
+        )
+    return raw
+
+
 def apply(ws: Workspace, plan: ImportPlan, expected: str | None = None, *, commit: bool = False) -> ImportResult:
     """Write and apply every planned packet in one all-or-nothing batch, with one log.md receipt.
 
@@ -447,11 +607,19 @@ def apply(ws: Workspace, plan: ImportPlan, expected: str | None = None, *, commi
     for entry in plan.changes:
         assert entry.proposal_id is not None
         pending = root / pending_path(entry.proposal_id)
-        raw = pending.read_bytes() if pending.is_file() else packet_bytes(entry, now, actor)
+        raw = _as_planned(entry, pending.read_bytes()) if pending.is_file() else packet_bytes(entry, now, actor)
         cid = entry.concept_id if entry.action != "tombstone" else None
         batch.append(BatchPacket(entry.proposal_id, raw, cid, pending=pending.is_file()))
     keep = _proposals_required(ws)
-    done = apply_batch(ws, f"import-{plan.plan_id}", batch, receipt_line(plan, now), commit=commit, keep_created=keep)
+    done = apply_batch(
+        ws,
+        f"import-{plan.plan_id}",
+        batch,
+        receipt_line(plan, now),
+        commit=commit,
+        keep_created=keep,
+        before_install=_refuse_stale,
+    )
     result.written = done.files
     result.records = [{"id": r.record_id, "path": r.path, "status": r.status} for r in done.records]
     result.commit = done.commit

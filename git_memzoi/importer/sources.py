@@ -291,6 +291,17 @@ class Tree:
         prefix = "" if rel == "." else rel + "/"
         return any(p.startswith(prefix) for p in self.entries)
 
+    def repo_path(self, source: str, cwd: Path) -> str | None:
+        """SOURCE as a repository path, or None when it lies outside the repository."""
+        try:
+            return self._relative(source, cwd)
+        except UsageError:
+            return None
+
+    def has_on_disk(self, rel: str) -> bool:
+        """Is there anything at the repository path `rel` in the work tree (always False for a commit's tree)?"""
+        return self.root is not None and (rel == "." or os.path.lexists(self.root / rel))
+
     def _relative(self, source: str, cwd: Path) -> str:
         # With --rev in a checkout a SOURCE is still relative to the cwd, as git's pathspecs are.
         root = self.root if self.root is not None else self.repo.workdir

@@ -12,6 +12,7 @@ or tombstone always keeps its resolved packet: the status it flips is allowed on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from git_memzoi.errors import Refused
@@ -116,13 +117,18 @@ def apply_batch(
     reviewer: str | None = None,
     commit: bool = False,
     keep_created: bool = True,
+    before_install: Callable[[list[str]], None] | None = None,
 ) -> BatchResult:
     """Apply every packet of `batch` under repo-lifecycle.lock in one install; refuse all if one is refused.
 
     `keep_created=False` leaves out each create's resolved packet (see the module's docstring);
     `receipt` None appends each packet's own log.md line instead of one for the batch.
+    `before_install` gets what the lock's repair settled, first thing under the lock: a caller
+    that planned the batch before taking it refuses there when that plan read a torn tree.
     """
     with recovery.locked(ws) as session:
+        if before_install is not None:
+            before_install(session.repaired)
         opts = ApplyOptions(reviewer=reviewer or state.who(ws.repo), now=state.now_text())
         sources = [_source(item) for item in batch]
         reads = [LOG, GITATTRIBUTES]

@@ -454,6 +454,46 @@ def _entry(
     )
 
 
+def _check_packet_file(rel: str, raw: bytes) -> None:
+    """Refuse an edit of the pending packet file `rel` that a new packet there would not pass.
+
+    The checks `propose --packet` makes of what it writes into the work tree: the packet parses
+    and validates, keeps the ID its file is named after, is still `proposed`, is repo-safe,
+    holds no secret-looking text in any field and is no local memory.
+    """
+    stem = rel.rsplit("/", 1)[-1].removesuffix(".md")
+    packet = packets.load_packet(raw, rel).packet
+    if packet.id != stem:
+        raise Refused(f"{rel}: id: an edit keeps the packet's ID {stem}, not {packet.id}", code="packet-id")
+    if packet.status != "proposed":
+        raise Refused(
+            f"{rel}: status: a pending packet has status: proposed, not {packet.status}", code="packet-status"
+        )
+    if not packet.repo_safe:
+        raise Refused(
+            f"{rel}: sensitivity: {packet.sensitivity} packets are never written into the work tree", code="sensitivity"
+        )
+    hit = _scan(raw)
+    if hit is not None:
+        name, finding = hit
+        raise Refused(f"{rel}: {name}: {finding.describe()}; remove it", code="secret")
+    if packets.scope_kind(packet) == "local":
+        raise Refused(f"{rel}: scope.kind: local memory cannot become a repository record", code="scope-local")
+
+
+def revise_file(ws: Workspace, rel: str, raw: bytes) -> InboxEntry:
+    """A pending packet file (no inbox row) replaced by an edited one, checked as `propose --packet` checks.
+
+    Refused, the file keeps its bytes. Written in place, never through a link.
+    """
+    from git_memzoi.runtime.atomic import write_inside
+
+    _check_packet_file(rel, raw)
+    with recovery.locked(ws) as session:
+        write_inside(session.root, rel, raw, "memory files and folders must be real")
+    return _file_entry(rel, raw)
+
+
 def _file_entry(rel: str, raw: bytes) -> InboxEntry:
     """The entry of a pending packet file (`raw`: its bytes)."""
     text = raw.decode("utf-8", errors="replace")

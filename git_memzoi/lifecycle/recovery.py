@@ -24,6 +24,14 @@ from git_memzoi.runtime.atomic import fsync_dir
 from git_memzoi.runtime.lock import lifecycle_lock
 from git_memzoi.runtime.workspace import Workspace
 
+#: How a repair line about a leftover temp file starts (no journal: the tree was never torn).
+ORPHAN_LINE = "removed orphan temp file"
+
+
+def settled_journals(repaired: list[str]) -> list[str]:
+    """The lines of a repair that finished or rolled back an interrupted step (not the temp-file clean-up)."""
+    return [line for line in repaired if not line.startswith(ORPHAN_LINE)]
+
 
 def pending_journals(ws: Workspace) -> list[Path]:
     """Journals of interrupted lifecycle steps of this repository (any of its worktrees)."""
@@ -74,7 +82,7 @@ def repair_locked(ws: Workspace, conn: sqlite3.Connection | None = None) -> list
     if ws.repo.workdir is not None:
         roots.add(ws.repo.workdir)
     removed = transaction.clean_temp(sorted(roots), ws.layout.journal_dir, (ws.repo.git_dir,))
-    lines.extend(f"removed orphan temp file {name}" for name in removed)
+    lines.extend(f"{ORPHAN_LINE} {name}" for name in removed)
     return lines
 
 

@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from pydantic_core import PydanticCustomError
 
 from git_memzoi.profile import vocab
-from git_memzoi.profile.applies import applies_to_base
+from git_memzoi.profile.applies import applies_to_problem
 from git_memzoi.profile.timefmt import OutOfRange, parse_rfc3339
 
 _SNAKE = re.compile(r"[a-z][a-z0-9_]*")
@@ -82,20 +82,10 @@ def _status_alias(value: Any) -> Any:
 
 
 def _applies_to(value: str) -> str:
-    path = applies_to_base(value)
-    if not path or path.startswith("/") or "\\" in path:
-        raise PydanticCustomError("applies-to", "'{value}' must be a repository-relative path", {"value": value})
-    if any(part in ("", ".", "..") for part in path.split("/")):
-        raise PydanticCustomError("applies-to", "'{value}' has an empty, . or .. segment", {"value": value})
-    # The matcher has no glob syntax: brackets and braces are ordinary characters (Next.js
-    # `app/[id]/page.tsx`). `*` and `?` are refused because no portable file name holds them, so
-    # such an entry is a glob that would silently match nothing.
-    if any(ch in path for ch in "*?"):
-        raise PydanticCustomError(
-            "applies-to-glob",
-            "'{value}' uses glob syntax; only exact paths, prefixes and a trailing /** scope",
-            {"value": value},
-        )
+    problem = applies_to_problem(value)
+    if problem is not None:
+        code, template = problem
+        raise PydanticCustomError(code, template, {"value": value})
     return value
 
 

@@ -114,9 +114,9 @@ def test_an_import_plan_is_answered_before_click_in_the_commands_words(repo: Rep
     git("add", "pkg/AGENTS.md", cwd=repo.path)
     proc, modules = run_importtime(("import", "--json"), repo.path)
     told = run_cli("import", "--json", expect=None)
-    assert (proc.returncode, proc.stdout) == (told.code, "") and told.code != 0
-    assert _said(proc.stderr) == told.stderr.splitlines() and "pkg/AGENTS.md:5: secret:" in told.stderr
-    assert "click" in modules  # the command reported it
+    assert (proc.returncode, proc.stdout) == (told.code, told.stdout) and told.code == 1
+    assert _said(proc.stderr) == told.stderr.splitlines() and "refused: secret at pkg/AGENTS.md:5:" in told.stderr
+    assert "click" in modules  # the command reported the refused item
 
 
 def _said(stderr: str) -> list[str]:

@@ -217,14 +217,17 @@ def test_unbalanced_marker_is_an_error_naming_the_line(repo: Repo) -> None:
 @pytest.mark.parametrize(
     "setup, message",
     [
-        (lambda r: r.write("AGENTS.md", "## Keys\n\naws key AKIAIOSFODNN7EXAMPLE here\n"), "AGENTS.md:3: secret:"),
+        (
+            lambda r: r.write("AGENTS.md", "## Keys\n\naws key AKIAIOSFODNN7EXAMPLE here\n"),
+            "AGENTS.md:1-3: refused: secret at AGENTS.md:3:",
+        ),
         (
             lambda r: r.write("AGENTS.md", "# Rules\n\n## Use \x1b[31m red\n\nAlways use pnpm.\n"),
-            "AGENTS.md:3: control-character: title: holds the control character \\x1b",
+            "refused: control-character at AGENTS.md:3: title: holds the control character \\x1b",
         ),
         (
             lambda r: r.write("AGENTS.md", "## Bell\n\nfirst line\nthe body rings \x07 here\n"),
-            "AGENTS.md:4: control-character: the body: holds the control character \\x07",
+            "refused: control-character at AGENTS.md:4: the body: holds the control character \\x07",
         ),
         (lambda r: r.write("AGENTS.md", b"## R\n\n" + b"x" * (1024 * 1024 + 1)), "AGENTS.md: import-too-large:"),
         (lambda r: r.write("AGENTS.md", "## R\n\ncaf\xe9\n".encode("latin-1")), "AGENTS.md:3: import-encoding:"),
@@ -290,7 +293,7 @@ def test_a_secret_refuses_only_an_import_that_would_write_it(repo: Repo) -> None
     assert by_where(result, "doc/adr/0001-keys.md")[0]["action"] == "skipped"
     assert [e["where"] for e in entries(result, "create")] == ["AGENTS.md:1-3"]
     out = run_cli("import", "--adr-status", "proposed", expect=1)
-    assert "doc/adr/0001-keys.md:5: secret:" in out.stderr, out.stderr
+    assert "doc/adr/0001-keys.md:1-5: refused: secret at doc/adr/0001-keys.md:5:" in out.stderr, out.stderr
 
 
 def test_usage_errors(repo: Repo) -> None:

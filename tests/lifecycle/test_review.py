@@ -257,3 +257,66 @@ def test_the_header_reads_a_quoted_source_ref_and_an_escaped_path() -> None:
     assert import_source(plain) == import_source(quoted) == ("docs/my notes: rules.md", 12, 30)
     assert import_source("---\nid: x\nsource_ref: src/app.py\n---\n") is None
     assert import_source("---\nid: x\n---\nsource_ref: import:a.md?lines=1-2\n") is None
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        ("Tabs in Makefiles.", "Tabs in Makefiles. AWS key AKIAIOSFODNN7EXAMPLE", b"looks like an AWS access key"),
+        ("title: Style", "title: Style AKIAIOSFODNN7EXAMPLE", b"title: line 11: looks like an AWS access key"),
+        ("id: import_style_", "id: import_other_", b"id: an edit keeps the packet's ID"),
+        ("status: proposed", "status: applied", b"status: applied"),
+        ("sensitivity: repo-safe", "sensitivity: secret", b"sensitivity: secret packets are never written"),
+        ("type: convention", "type: no-such-type", b"type"),
+    ],
+    ids=["aws-key-in-body", "aws-key-in-title", "changed-id", "status", "sensitivity", "invalid"],
+)
+def test_review_checks_an_edit_of_a_pending_packet_file_as_an_inbox_edit(
+    repo: Repo, tmp_path: Path, old: str, new: str, said: bytes
+) -> None:
+    """`e` on a pending packet file only parsed the edit: an AWS key or a changed `id:` was written back."""
+    repo.write("AGENTS.md", "# Team\n\n## Style\n\nTabs in Makefiles.\n")
+    repo.commit("agents")
+    run_cli("import", "--write")
+    (packet,) = (repo.path / ".memzoi/proposals/pending").glob("*.md")
+    before = packet.read_bytes()
+    assert old.encode() in before
+    editor = tmp_path / "editor.py"
+    editor.write_text(
+        "import pathlib, sys\n"
+        "p = pathlib.Path(sys.argv[1])\n"
+        f"p.write_text(p.read_text().replace({old!r}, {new!r}, 1))\n"
+    )
+    env = {**os.environ, "EDITOR": f"{sys.executable} {editor}", "TERM": "dumb"}
+    term = Terminal(repo.path, "review", env=env)
+    assert packet.name.encode() in term.until(PROMPT)
+    term.answer("e")
+    again = term.until(PROMPT)
+    assert b"git memzoi: .memzoi/proposals/pending/" + packet.name.encode() in again, again
+    assert said in again.split(b"git memzoi: ", 1)[1], again
+    assert b"AKIAIOSFODNN7EXAMPLE" not in again.split(b"git memzoi: ", 1)[1]
+    term.answer("q")
+    out = term.finish()
+    assert term.proc.returncode == 0 and "nothing done" in out, out
+    assert packet.read_bytes() == before
+    assert sorted(p.name for p in packet.parent.iterdir()) == [".gitkeep", packet.name]
+
+
+def test_review_writes_back_a_clean_edit_of_a_pending_packet_file(repo: Repo, tmp_path: Path) -> None:
+    repo.write("AGENTS.md", "# Team\n\n## Style\n\nTabs in Makefiles.\n")
+    repo.commit("agents")
+    run_cli("import", "--write")
+    (packet,) = (repo.path / ".memzoi/proposals/pending").glob("*.md")
+    editor = tmp_path / "editor.py"
+    editor.write_text(
+        "import pathlib, sys\n"
+        "p = pathlib.Path(sys.argv[1])\n"
+        "p.write_text(p.read_text().replace('Tabs in Makefiles.', 'Tabs in every Makefile.'))\n"
+    )
+    env = {**os.environ, "EDITOR": f"{sys.executable} {editor}", "TERM": "dumb"}
+    term = Terminal(repo.path, "review", env=env)
+    term.until(PROMPT)
+    term.answer("e")
+    assert b"Tabs in every Makefile." in term.until(PROMPT)
+    term.answer("q")
+    out = term.finish()
+    assert term.proc.returncode == 0 and "1 edited" in out, out
+    assert b"Tabs in every Makefile." in packet.read_bytes()

@@ -595,7 +595,7 @@ def apply(ws: Workspace, plan: ImportPlan, expected: str | None = None, *, commi
     asks every new record for one; a supersede or tombstone keeps its resolved packet.
     """
     from git_memzoi.lifecycle import state
-    from git_memzoi.lifecycle.batch import BatchPacket, apply_batch
+    from git_memzoi.lifecycle.batch import BatchOptions, BatchPacket, apply_batch
 
     _check_plan_id(plan, expected)
     result = ImportResult(plan)
@@ -611,15 +611,8 @@ def apply(ws: Workspace, plan: ImportPlan, expected: str | None = None, *, commi
         cid = entry.concept_id if entry.action != "tombstone" else None
         batch.append(BatchPacket(entry.proposal_id, raw, cid, pending=pending.is_file()))
     keep = _proposals_required(ws)
-    done = apply_batch(
-        ws,
-        f"import-{plan.plan_id}",
-        batch,
-        receipt_line(plan, now),
-        commit=commit,
-        keep_created=keep,
-        before_install=_refuse_stale,
-    )
+    options = BatchOptions(commit=commit, keep_created=keep, before_install=_refuse_stale)
+    done = apply_batch(ws, f"import-{plan.plan_id}", batch, receipt_line(plan, now), options)
     result.written = done.files
     result.records = [{"id": r.record_id, "path": r.path, "status": r.status} for r in done.records]
     result.commit = done.commit

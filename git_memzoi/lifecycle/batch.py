@@ -108,28 +108,33 @@ def merge(
     )
 
 
-def apply_batch(
-    ws: Workspace,
-    name: str,
-    batch: list[BatchPacket],
-    receipt: str | None,
-    *,
-    reviewer: str | None = None,
-    commit: bool = False,
-    keep_created: bool = True,
-    before_install: Callable[[list[str]], None] | None = None,
-) -> BatchResult:
-    """Apply every packet of `batch` under repo-lifecycle.lock in one install; refuse all if one is refused.
+@dataclass(frozen=True, kw_only=True)
+class BatchOptions:
+    """How a batch is applied: who reviewed it, whether it is committed, what it leaves out, a check under the lock.
 
-    `keep_created=False` leaves out each create's resolved packet (see the module's docstring);
-    `receipt` None appends each packet's own log.md line instead of one for the batch.
+    `keep_created=False` leaves out each create's resolved packet (see the module's docstring).
     `before_install` gets what the lock's repair settled, first thing under the lock: a caller
     that planned the batch before taking it refuses there when that plan read a torn tree.
     """
+
+    reviewer: str | None = None
+    commit: bool = False
+    keep_created: bool = True
+    before_install: Callable[[list[str]], None] | None = None
+
+
+def apply_batch(
+    ws: Workspace, name: str, batch: list[BatchPacket], receipt: str | None, options: BatchOptions | None = None
+) -> BatchResult:
+    """Apply every packet of `batch` under repo-lifecycle.lock in one install; refuse all if one is refused.
+
+    `receipt` None appends each packet's own log.md line instead of one for the batch.
+    """
+    o = options or BatchOptions()
     with recovery.locked(ws) as session:
-        if before_install is not None:
-            before_install(session.repaired)
-        opts = ApplyOptions(reviewer=reviewer or state.who(ws.repo), now=state.now_text())
+        if o.before_install is not None:
+            o.before_install(session.repaired)
+        opts = ApplyOptions(reviewer=o.reviewer or state.who(ws.repo), now=state.now_text())
         sources = [_source(item) for item in batch]
         reads = [LOG, GITATTRIBUTES]
         for src in sources:
@@ -147,14 +152,14 @@ def apply_batch(
                 raise Refused(f"{src.proposal_id}: {planned.message}; nothing was changed", code="already-applied")
             plans.append(planned)
         attributes = packets.union_merge(shared.read(GITATTRIBUTES))
-        plan = merge(name, plans, shared.read(LOG), receipt, keep_created=keep_created)
+        plan = merge(name, plans, shared.read(LOG), receipt, keep_created=o.keep_created)
         if attributes is not None:
             extra = FileChange(GITATTRIBUTES, shared.read(GITATTRIBUTES), attributes)
             plan = replace(plan, files=(*plan.files, extra))
         paths = [c.path for c in plan.files if c.before is None]
         plan = replace(plan, new_dirs=new_dirs_for(paths, shared.dirs))
         warnings, sha = transaction.install_and_commit(
-            ws, session.root, session.conn, plan, verb="apply", commit=commit
+            ws, session.root, session.conn, plan, verb="apply", commit=o.commit
         )
     return BatchResult(
         name, list(plan.records), plan.paths, [p.proposal_id for p in plans], sha, warnings, session.repaired

@@ -257,6 +257,8 @@ def test_the_header_reads_a_quoted_source_ref_and_an_escaped_path() -> None:
     assert import_source(plain) == import_source(quoted) == ("docs/my notes: rules.md", 12, 30)
     assert import_source("---\nid: x\nsource_ref: src/app.py\n---\n") is None
     assert import_source("---\nid: x\n---\nsource_ref: import:a.md?lines=1-2\n") is None
+
+
 @pytest.mark.parametrize(
     ("old", "new", "said"),
     [

@@ -7,7 +7,8 @@ under one journal, so a crash leaves the tree as before the batch or as after it
 A batch may leave out the resolved packet of each create (`keep_created=False`): the record
 then carries the packet's evidence (`source`, `source_ref`, `origin`, `proposal_id`), the
 log.md receipt names the batch, and the packet stays in the proposal's inbox row. A supersede
-or tombstone always keeps its resolved packet: the status it flips is allowed only with it.
+or tombstone always keeps its resolved packet: the status it flips is allowed only with it; so
+does a create whose packet was a pending file (`import --write`), which was reviewed as a file.
 """
 
 from __future__ import annotations
@@ -72,7 +73,9 @@ def merge(
     ids: list[str] = []
     records: list[RecordChange] = []
     for plan in plans:
-        creates = not keep_created and plan.action == "create" and plan.outcome == "applied"
+        # a packet that was a pending file (import --write, reviewed as such) keeps its resolved packet
+        was_file = any(c.path == pending_path(plan.proposal_id) and c.before is not None for c in plan.files)
+        creates = not keep_created and not was_file and plan.action == "create" and plan.outcome == "applied"
         dropped = resolved_path("applied", plan.proposal_id) if creates else None
         for change in plan.files:
             if change.path in (LOG, GITATTRIBUTES, dropped) or (change.before is None and change.after is None):

@@ -81,7 +81,7 @@ def record_count(repo: Repo) -> int:
     ("killed", "step", "then"),
     [
         (("--apply",), "file-21", ("--apply", "--commit")),
-        (("--apply", "--commit"), "file-41", ("--apply", "--commit")),
+        (("--apply", "--commit"), "file-17", ("--apply", "--commit")),
         (("--apply", "--commit"), "index-staged", ("--apply",)),
         (("--apply",), "file-9", ("--write",)),
         (("--write",), "file-7", ("--apply", "--commit")),

@@ -96,8 +96,11 @@ def _repository() -> tuple[str, Path]:
 
 
 def _home() -> Path:
-    """$MEMZOI_HOME, or ~/.memzoi (runtime.home.memzoi_home)."""
-    return Path(os.path.expanduser(os.environ.get(HOME_ENV) or DEFAULT_HOME))
+    """$MEMZOI_HOME, or ~/.memzoi (runtime.home.memzoi_home); a relative one goes to the command, which refuses it."""
+    home = Path(os.path.expanduser(os.environ.get(HOME_ENV) or DEFAULT_HOME))
+    if not home.is_absolute():
+        raise _Miss()
+    return home
 
 
 def _signature(folder: Path) -> str:

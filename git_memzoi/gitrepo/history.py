@@ -412,6 +412,28 @@ class History:
             return []
         return [line for line in lines if self.has_object(line)]
 
+    def amended_parents(self) -> tuple[str, ...]:
+        """HEAD's parents when the commit being made may replace HEAD (`git commit --amend`), else ().
+
+        git tells a pre-commit hook nothing of --amend but the author it will write: HEAD's own,
+        date to the second (`GIT_AUTHOR_DATE=@<seconds> <zone>`), where a new commit gets the time it
+        is made. A new commit made in HEAD's second by HEAD's author, or `-C HEAD`, looks the same;
+        it is then judged against HEAD's parents as well, which refuses only what HEAD brought.
+        """
+        head = self.repo.head_commit()
+        if head is None or not head.parents:
+            return ()
+        author = head.author
+        zone = f"{'-' if author.offset < 0 else '+'}{abs(author.offset) // 60:02d}{abs(author.offset) % 60:02d}"
+        env = os.environ
+        if (
+            env.get("GIT_AUTHOR_DATE") != f"@{author.time} {zone}"
+            or env.get("GIT_AUTHOR_NAME", author.name) != author.name
+            or env.get("GIT_AUTHOR_EMAIL", author.email) != author.email
+        ):
+            return ()
+        return tuple(str(parent) for parent in head.parent_ids)
+
     # trees ---------------------------------------------------------------------
     def changes(self, old: str | None, new: str | None) -> list[TreeChange]:
         """Files that differ between two .memzoi/ subtrees (None: absent), without rename detection."""

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from git_memzoi.gitrepo.discover import find, keys
 from git_memzoi.hooks import verdicts
+from git_memzoi.hooks.quick import amending_head
 from git_memzoi.layout import (
     DEFAULT_HOME,
     HOME_ENV,
@@ -168,6 +169,8 @@ def _accept() -> bool:
     git_dir, folder = _repository()
     if os.path.exists(os.path.join(git_dir, "MERGE_HEAD")):
         return False  # concluding a merge: the full check compares with every parent
+    if amending_head():
+        return False  # replacing HEAD: the full check compares with HEAD's parents as well
     signature = _signature(folder)
     base, records, packets = _kept_base(folder, signature)
     # the tree is judged from the kept one; the edit rules and the secret scan against HEAD

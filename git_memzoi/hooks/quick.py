@@ -41,23 +41,54 @@ def _git(*args: str, input: str | None = None) -> str:
 
 
 def staged_untouched() -> bool:
-    """True when the staged `.memzoi/` (GIT_INDEX_FILE honoured) equals HEAD's; False when it differs or git cannot say.
+    """True when the staged `.memzoi/` (GIT_INDEX_FILE honoured) equals HEAD's (and HEAD's parent's, for an
+    amend); False when it differs or git cannot say.
 
     False at once under MEMZOI_STAGED=asked: the installed hook script asked git just before
     (a False that is wrong only costs the full check, which finds nothing to check).
     """
     if os.environ.get("MEMZOI_STAGED") == "asked":
         return False
+    if not _staged_equals("HEAD"):
+        return False
+    # `git commit --amend` replaces HEAD: the staged .memzoi/ must then be its parent's too
+    return not amending_head() or _staged_equals("HEAD^")
+
+
+def amending_head() -> bool:
+    """Whether the commit being made may be `git commit --amend` of HEAD.
+
+    git tells a pre-commit hook nothing of --amend but the author date it will write, HEAD's own
+    (`GIT_AUTHOR_DATE=@<seconds> <zone>`), where a new commit gets the time it is made
+    (gitrepo.history.History.amended_parents answers the same for the full check).
+    """
+    author_date = os.environ.get("GIT_AUTHOR_DATE")
+    return (
+        author_date is not None and author_date == f"@{_git_line('show', '-s', '--format=%ad', '--date=raw', 'HEAD')}"
+    )
+
+
+def _staged_equals(rev: str) -> bool:
+    """True when the staged .memzoi/ is `rev`'s; False when it differs or git cannot say."""
     try:
         # :(top) because a hook run by hand may start in a subdirectory of the work tree
         done = subprocess.run(
-            ["git", "diff-index", "--cached", "--quiet", "HEAD", "--", *MEMZOI_PATHSPECS],
+            ["git", "diff-index", "--cached", "--quiet", rev, "--", *MEMZOI_PATHSPECS],
             capture_output=True,
             check=False,
         )
     except OSError:
         return False
-    return done.returncode == 0  # 1: differs; 128: no HEAD yet, not a repository, a broken index
+    return done.returncode == 0  # 1: differs; 128: no such commit, not a repository, a broken index
+
+
+def _git_line(*args: str) -> str | None:
+    """git's one line of output, or None when it fails."""
+    try:
+        done = subprocess.run(["git", *args], capture_output=True, check=False)
+    except OSError:
+        return None
+    return done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else None
 
 
 class PushPlan:

@@ -12,6 +12,7 @@ import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode, ObjectType, SortMode
 
 from git_memzoi.errors import MemzoiError, UsageError
+from git_memzoi.gitrepo import promised
 from git_memzoi.gitrepo.repo import GitRepo
 from git_memzoi.gitrepo.treeshape import ROOT_FAULTS, ROOT_MEMZOI, TreeEntry, entry_fault, malformed, parse_tree, show
 from git_memzoi.layout import MAX_FILE_BYTES, MEMZOI_DIR, REPO_CONFIG
@@ -532,12 +533,24 @@ class History:
         return cast(pygit2.Tree, self.git[oid])
 
     def blob(self, oid: str) -> bytes:
-        """A blob's bytes."""
-        return cast(pygit2.Blob, self.git[oid]).data
+        """A blob's bytes (a partial clone's promised blob fetched through git first: gitrepo.promised)."""
+        try:
+            return cast(pygit2.Blob, self.git[oid]).data
+        except KeyError:
+            self._fetch(oid)
+            return cast(pygit2.Blob, self.git[oid]).data
 
     def size(self, oid: str) -> int:
         """A blob's size in bytes, from its object header: the blob itself is not inflated."""
-        return self.git.odb.read_header(pygit2.Oid(hex=oid))[1]
+        try:
+            return self.git.odb.read_header(pygit2.Oid(hex=oid))[1]
+        except KeyError:
+            self._fetch(oid)
+            return self.git.odb.read_header(pygit2.Oid(hex=oid))[1]
+
+    def _fetch(self, oid: str) -> None:
+        """Fetch a missing blob and every one the .memzoi/ trees read so far lack (StateError, 3: still missing)."""
+        promised.fetch(self.git, oid, sorted({tree for tree in self._memzoi_of.values() if tree is not None}))
 
     def added_lines(self, old: str, new: str) -> list[tuple[int, str]]:
         """(line number in `new`, text) of the lines `new` adds over `old`; every line when binary."""

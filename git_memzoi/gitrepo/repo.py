@@ -68,21 +68,10 @@ class TreeFile(NamedTuple):
 
 
 def missing_object(repo: pygit2.Repository, path: str, oid: str) -> StateError:
-    """The one line for a blob the tree names but the object database lacks (a partial clone's promised blob).
+    """The one line for a blob the tree names but the object database lacks (gitrepo.promised.missing_object)."""
+    from git_memzoi.gitrepo.promised import missing_object as line
 
-    libgit2 cannot fetch a promised object from the promisor remote, and git memzoi does not
-    shell out to git for it: the hint says how git fetches it.
-    """
-    promisors = [
-        entry.name[len("remote.") : -len(".promisor")]
-        for entry in repo.config
-        if entry.name.startswith("remote.") and entry.name.endswith(".promisor") and entry.value == "true"
-    ]
-    why = f"a partial clone: remote {promisors[0]!r} promises the blob" if promisors else "the object is missing"
-    return StateError(
-        f"{path}: blob {oid} is not in this repository ({why})",
-        hint=f"let git fetch it (`git cat-file -p {oid}` does), or check the revision out, then run this again",
-    )
+    return line(repo, path, oid)
 
 
 class GitRepo:

@@ -83,3 +83,70 @@ def test_a_commit_that_touches_memory_in_a_sha256_repository_is_refused_by_pre_c
     (work / ".memzoi" / "log.md").write_text("# Log\n")
     git("add", ".memzoi/log.md", cwd=work)
     refused(work, "hook", "pre-commit")
+
+
+# partial clones ---------------------------------------------------------------------------------
+
+
+def blobless_clone(tmp_path: Path, records: int = 3) -> tuple[Path, Path]:
+    """(server, clone): a bare repository that serves filters, and a `--filter=blob:none --no-checkout` clone
+    of it whose last commit adds a record over `records` others; the clone holds no blob at all."""
+    from support.hooks import record, record_path
+
+    work = tmp_path / "src"
+    git("init", "-q", "-b", "main", str(work), cwd=tmp_path)
+    for i in range(records):
+        path = work / record_path(f"kept-{i}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(record(f"kept-{i}"))
+    git("add", ".", cwd=work)
+    git("commit", "-q", "-m", "records", cwd=work)
+    (work / record_path("use-redis")).write_text(record("use-redis"))
+    git("add", ".", cwd=work)
+    git("commit", "-q", "-m", "one more", cwd=work)
+    server = tmp_path / "server.git"
+    git("clone", "-q", "--bare", str(work), str(server), cwd=tmp_path)
+    git("config", "uploadpack.allowFilter", "true", cwd=server)
+    clone = tmp_path / "clone"
+    git("clone", "-q", "--filter=blob:none", "--no-checkout", f"file://{server}", str(clone), cwd=tmp_path)
+    listed = git("rev-list", "--objects", "--missing=print", "HEAD", cwd=clone).stdout
+    assert sum(line.startswith("?") for line in listed.splitlines()) >= records + 1  # no blob is there
+    return server, clone
+
+
+def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([memzoi_exe(), *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_hook_check_in_a_blobless_clone_fetches_what_it_reads(tmp_path: Path) -> None:
+    _, clone = blobless_clone(tmp_path)
+    done = run(clone, "hook", "check", "HEAD~1..HEAD")
+    assert done.returncode == 0, done.stderr
+    assert "memory OK" in done.stderr
+
+
+def test_hook_check_in_a_blobless_clone_still_refuses_an_in_place_edit(tmp_path: Path) -> None:
+    from support.hooks import record, record_path
+
+    server, _ = blobless_clone(tmp_path)
+    work = tmp_path / "src"
+    (work / record_path("kept-1")).write_text(record("kept-1", body="Edited in place."))
+    git("commit", "-q", "-am", "edit", cwd=work)
+    git("push", "-q", str(server), "main", cwd=work)
+    clone = tmp_path / "clone2"
+    git("clone", "-q", "--filter=blob:none", "--no-checkout", f"file://{server}", str(clone), cwd=tmp_path)
+    done = run(clone, "hook", "check", "HEAD~1..HEAD")
+    assert done.returncode == 1, done.stderr
+    assert f"{record_path('kept-1')}:" in done.stderr and "record-edited" in done.stderr
+
+
+def test_a_blob_the_promisor_cannot_give_is_exit_3_in_one_line(tmp_path: Path) -> None:
+    server, clone = blobless_clone(tmp_path)
+    server.rename(tmp_path / "gone.git")  # the remote is unreachable now
+    done = run(clone, "hook", "check", "HEAD~1..HEAD")
+    assert done.returncode == 3, done.stderr
+    first, hint = done.stderr.splitlines()[-2:]
+    assert first.startswith("git memzoi: blob ") and "(a partial clone: remote 'origin' promises the blob; " in first
+    assert "git could not fetch it: " in first
+    assert hint.startswith("hint: let git fetch it")
+    assert "Traceback" not in done.stderr

@@ -233,8 +233,7 @@ def loads_toml(name: str, text: str) -> dict[str, Any]:
     deep = _too_deep(text)
     if deep is not None:
         raise ConfigError(
-            f"{name}:{deep}: nested deeper than {TOML_MAX_NESTING} levels (tables, arrays or dotted keys)",
-            hint="a config file this deep is not one a person wrote: remove the nesting",
+            f"{name}:{deep}: nested deeper than {TOML_MAX_NESTING} levels (tables, arrays or dotted keys)"
         )
     try:
         return tomllib.loads(text)

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from git_memzoi.gitrepo.discover import find, keys
 from git_memzoi.hooks import verdicts
-from git_memzoi.hooks.quick import amending_head
+from git_memzoi.hooks.amend import amending_head
 from git_memzoi.layout import (
     DEFAULT_HOME,
     HOME_ENV,

@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 
+from git_memzoi.hooks.amend import amending_head
 from git_memzoi.layout import MEMZOI_DIR, MEMZOI_PATHSPECS
 
 _ZERO = frozenset("0")
@@ -55,19 +56,6 @@ def staged_untouched() -> bool:
     return not amending_head() or _staged_equals("HEAD^")
 
 
-def amending_head() -> bool:
-    """Whether the commit being made may be `git commit --amend` of HEAD.
-
-    git tells a pre-commit hook nothing of --amend but the author date it will write, HEAD's own
-    (`GIT_AUTHOR_DATE=@<seconds> <zone>`), where a new commit gets the time it is made
-    (gitrepo.history.History.amended_parents answers the same for the full check).
-    """
-    author_date = os.environ.get("GIT_AUTHOR_DATE")
-    return (
-        author_date is not None and author_date == f"@{_git_line('show', '-s', '--format=%ad', '--date=raw', 'HEAD')}"
-    )
-
-
 def _staged_equals(rev: str) -> bool:
     """True when the staged .memzoi/ is `rev`'s; False when it differs or git cannot say."""
     try:
@@ -80,15 +68,6 @@ def _staged_equals(rev: str) -> bool:
     except OSError:
         return False
     return done.returncode == 0  # 1: differs; 128: no such commit, not a repository, a broken index
-
-
-def _git_line(*args: str) -> str | None:
-    """git's one line of output, or None when it fails."""
-    try:
-        done = subprocess.run(["git", *args], capture_output=True, check=False)
-    except OSError:
-        return None
-    return done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else None
 
 
 class PushPlan:

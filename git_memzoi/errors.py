@@ -64,6 +64,10 @@ class RepositoryNotFound(MemzoiError, exit_code=EXIT_NOT_A_REPO, code="not-a-rep
     """No git repository at or above the starting directory."""
 
 
+class UnsupportedRepository(MemzoiError, exit_code=EXIT_NOT_A_REPO, code="unsupported-repository"):
+    """A repository git memzoi cannot read (a SHA-256 object format): 128, as git for a repository it cannot open."""
+
+
 class NoWorkTree(MemzoiError, exit_code=EXIT_USAGE, code="no-work-tree"):
     """The command needs a work tree and the repository is bare."""
 

@@ -27,6 +27,7 @@ from typing import Any
 from git_memzoi.agents.jsontext import add_members
 from git_memzoi.errors import ConfigError, Refused, UsageError
 from git_memzoi.runtime.atomic import read_inside, write_atomic, write_inside
+from git_memzoi.runtime.config import loads_toml
 
 SERVER_NAME = "memzoi"
 #: Portable: found through git on PATH in every checkout, so `.mcp.json` can be committed.
@@ -298,12 +299,7 @@ def codex_table(env: dict[str, str]) -> str:
 
 
 def _toml(path: Path, text: str) -> dict[str, Any]:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    except RecursionError:
-        raise ConfigError(f"{path}: nested too deeply to read") from None
+    return loads_toml(str(path), text)
 
 
 def inside(path: Path, workdir: Path | None) -> str | None:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import email.utils
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -25,7 +26,14 @@ from git_memzoi.errors import Refused
 from git_memzoi.gitrepo import signing
 from git_memzoi.gitrepo.commit_hooks import run_hook
 from git_memzoi.gitrepo.config import config_value
-from git_memzoi.gitrepo.indexlock import add_from_workdir, index_locked_refusal, locked_index, unwritable_index
+from git_memzoi.gitrepo.indexlock import (
+    HeldIndex,
+    add_from_workdir,
+    index_locked_refusal,
+    locked_index,
+    release_stale,
+    unwritable_index,
+)
 from git_memzoi.gitrepo.repo import GitRepo
 from git_memzoi.layout import INDEX_LOCK, TEMP_PREFIX
 
@@ -175,14 +183,17 @@ def _refuse_in_progress(repo: GitRepo) -> None:
     )
 
 
-def prepare(repo: GitRepo, paths: Sequence[str]) -> Prepared:
-    """Check that a commit can be made here, before anything changes; note where HEAD and the index are."""
+def prepare(repo: GitRepo, paths: Sequence[str], held: pygit2.Index | None = None) -> Prepared:
+    """Check that a commit can be made here, before anything changes; note where HEAD and the index are.
+
+    `held`: the index `staging` holds, read under its lock (HEAD is read again there: a commit may
+    have landed between the first look and the lock)."""
     repo.require_workdir()
     _refuse_in_progress(repo)
     lock = repo.git_dir / INDEX_LOCK
-    if lock.exists():
+    if held is None and lock.exists():
         raise index_locked_refusal(lock)
-    index = _read_index(repo)
+    index = held if held is not None else _read_index(repo)
     for role in ("AUTHOR", "COMMITTER"):
         _identity(repo, role)
         _date(role, datetime.now(UTC))
@@ -210,17 +221,39 @@ def _file_state(root: Path, rel: str) -> Path | None:
 
 def stage(repo: GitRepo, paths: Sequence[str]) -> None:
     """Put the work-tree state of `paths` (present or deleted) into the index, as `git add -A -- paths`."""
-    root = repo.require_workdir()
     with locked_index(repo) as held:
-        try:
-            for rel in paths:
-                if _file_state(root, rel) is not None:
-                    add_from_workdir(repo, held, rel)
-                elif rel in held.index:
-                    held.index.remove(rel)
-                    held.changed = True
-        except pygit2.GitError as exc:
-            raise Refused(f"{repo.git_dir / 'index'}: cannot stage {', '.join(paths)}: {exc}") from None
+        _stage_into(repo, held, paths)
+
+
+@contextmanager
+def staging(repo: GitRepo, token: str) -> Iterator[HeldIndex]:
+    """The index, for `stage_into`, with `index.lock` held until the block ends, as `git commit` holds it.
+
+    The new index replaces the old one when the block ends (after HEAD moved), and only then:
+    a `git commit` running meanwhile cannot take the lock, so it can neither commit the staged
+    paths nor move HEAD under the step. Set `changed` to False to leave the index as it was
+    (HEAD could not be moved). `token` marks the lock as this step's (indexlock.release_stale).
+    """
+    with locked_index(repo, token) as held:
+        yield held
+
+
+def stage_into(repo: GitRepo, held: HeldIndex, paths: Sequence[str]) -> None:
+    """`stage` into an index `staging` holds."""
+    _stage_into(repo, held, paths)
+
+
+def _stage_into(repo: GitRepo, held: HeldIndex, paths: Sequence[str]) -> None:
+    root = repo.require_workdir()
+    try:
+        for rel in paths:
+            if _file_state(root, rel) is not None:
+                add_from_workdir(repo, held, rel)
+            elif rel in held.index:
+                held.index.remove(rel)
+                held.changed = True
+    except pygit2.GitError as exc:
+        raise Refused(f"{repo.git_dir / 'index'}: cannot stage {', '.join(paths)}: {exc}") from None
 
 
 def _clean_message(text: str) -> str:
@@ -235,11 +268,21 @@ def _clean_message(text: str) -> str:
     return "\n".join(out) + "\n" if out else ""
 
 
-def build(repo: GitRepo, prepared: Prepared, paths: Sequence[str], message: str, *, when: datetime) -> Built:
-    """Run the commit hooks on HEAD plus `paths`, then write the (signed) commit object; HEAD does not move."""
+def build(
+    repo: GitRepo,
+    prepared: Prepared,
+    paths: Sequence[str],
+    message: str,
+    *,
+    when: datetime,
+    staged: pygit2.Index | None = None,
+) -> Built:
+    """Run the commit hooks on HEAD plus `paths`, then write the (signed) commit object; HEAD does not move.
+
+    `staged`: the index `staging` holds (else the repository's index is read)."""
     git = repo.pygit
     head = git[prepared.head].peel(pygit2.Commit) if prepared.head else None
-    real = _read_index(repo)
+    real = staged if staged is not None else _read_index(repo)
     temp = repo.git_dir / f"{TEMP_INDEX_PREFIX}{os.getpid()}"
     try:
         # the hooks see what `git commit --only <paths>` shows them: HEAD plus exactly these paths
@@ -369,6 +412,11 @@ def _tree_blob(tree: pygit2.Tree | None, rel: str) -> str | None:
 def git_hash(path: Path) -> pygit2.Oid:
     """The blob ID git gives a file's bytes."""
     return pygit2.hash(path.read_bytes())
+
+
+def release_lock_of(repo: GitRepo, token: str) -> bool:
+    """Remove the `index.lock` a step killed while it held it (`staging` with `token`) left; True if it did."""
+    return release_stale(repo, token)
 
 
 def settle_staged(repo: GitRepo, prepared: Prepared, oid: str | None, message: str, paths: Sequence[str]) -> list[str]:

@@ -98,7 +98,8 @@ def _layout(workdir: str, dotgit: os.stat_result) -> Found | None:
 
 
 def _plain_config(path: str) -> bool:
-    """True when the config cannot move the work tree: no core.worktree, bare false, no includes.
+    """True when the config cannot move the work tree (no core.worktree, bare false, no includes) and names
+    no object format.
 
     Deliberately crude: any mention of "worktree" or "include" (even a branch name) sends
     the caller to pygit2, which is slower but never wrong.
@@ -108,8 +109,8 @@ def _plain_config(path: str) -> bool:
             text = handle.read().decode("utf-8").lower()
     except FileNotFoundError:
         return True
-    if "worktree" in text or "include" in text:
-        return False
+    if "worktree" in text or "include" in text or "objectformat" in text:
+        return False  # objectformat: pygit2 opens it, or says it cannot (gitrepo.repo.open_failure)
     for line in text.splitlines():
         line = line.strip()
         if line.startswith("bare"):

@@ -12,6 +12,7 @@ import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode, ObjectType, SortMode
 
 from git_memzoi.errors import MemzoiError, UsageError
+from git_memzoi.gitrepo import promised
 from git_memzoi.gitrepo.repo import GitRepo
 from git_memzoi.gitrepo.treeshape import ROOT_FAULTS, ROOT_MEMZOI, TreeEntry, entry_fault, malformed, parse_tree, show
 from git_memzoi.layout import MAX_FILE_BYTES, MEMZOI_DIR, REPO_CONFIG
@@ -412,6 +413,28 @@ class History:
             return []
         return [line for line in lines if self.has_object(line)]
 
+    def amended_parents(self) -> tuple[str, ...]:
+        """HEAD's parents when the commit being made may replace HEAD (`git commit --amend`), else ().
+
+        git tells a pre-commit hook nothing of --amend but the author it will write: HEAD's own,
+        date to the second (`GIT_AUTHOR_DATE=@<seconds> <zone>`), where a new commit gets the time it
+        is made. A new commit made in HEAD's second by HEAD's author, or `-C HEAD`, looks the same;
+        it is then judged against HEAD's parents as well, which refuses only what HEAD brought.
+        """
+        head = self.repo.head_commit()
+        if head is None or not head.parents:
+            return ()
+        author = head.author
+        zone = f"{'-' if author.offset < 0 else '+'}{abs(author.offset) // 60:02d}{abs(author.offset) % 60:02d}"
+        env = os.environ
+        if (
+            env.get("GIT_AUTHOR_DATE") != f"@{author.time} {zone}"
+            or env.get("GIT_AUTHOR_NAME", author.name) != author.name
+            or env.get("GIT_AUTHOR_EMAIL", author.email) != author.email
+        ):
+            return ()
+        return tuple(str(parent) for parent in head.parent_ids)
+
     # trees ---------------------------------------------------------------------
     def changes(self, old: str | None, new: str | None) -> list[TreeChange]:
         """Files that differ between two .memzoi/ subtrees (None: absent), without rename detection."""
@@ -510,12 +533,24 @@ class History:
         return cast(pygit2.Tree, self.git[oid])
 
     def blob(self, oid: str) -> bytes:
-        """A blob's bytes."""
-        return cast(pygit2.Blob, self.git[oid]).data
+        """A blob's bytes (a partial clone's promised blob fetched through git first: gitrepo.promised)."""
+        try:
+            return cast(pygit2.Blob, self.git[oid]).data
+        except KeyError:
+            self._fetch(oid)
+            return cast(pygit2.Blob, self.git[oid]).data
 
     def size(self, oid: str) -> int:
         """A blob's size in bytes, from its object header: the blob itself is not inflated."""
-        return self.git.odb.read_header(pygit2.Oid(hex=oid))[1]
+        try:
+            return self.git.odb.read_header(pygit2.Oid(hex=oid))[1]
+        except KeyError:
+            self._fetch(oid)
+            return self.git.odb.read_header(pygit2.Oid(hex=oid))[1]
+
+    def _fetch(self, oid: str) -> None:
+        """Fetch a missing blob and every one the .memzoi/ trees read so far lack (StateError, 3: still missing)."""
+        promised.fetch(self.git, oid, sorted({tree for tree in self._memzoi_of.values() if tree is not None}))
 
     def added_lines(self, old: str, new: str) -> list[tuple[int, str]]:
         """(line number in `new`, text) of the lines `new` adds over `old`; every line when binary."""

@@ -22,7 +22,7 @@ from git_memzoi.gitrepo.repo import GitRepo
 from git_memzoi.layout import INDEX_LOCK, TEMP_PREFIX
 from git_memzoi.runtime.atomic import fsync_dir
 
-__all__ = ["HeldIndex", "add_from_workdir", "index_locked_refusal", "locked_index"]
+__all__ = ["HeldIndex", "add_from_workdir", "index_locked_refusal", "locked_index", "release_stale"]
 
 _U32 = 0xFFFFFFFF
 
@@ -45,15 +45,23 @@ class HeldIndex:
 
 
 @contextmanager
-def locked_index(repo: GitRepo) -> Iterator[HeldIndex]:
-    """Hold `index.lock` across a read-modify-write of the index; a held lock is refused and changes nothing."""
+def locked_index(repo: GitRepo, token: str = "") -> Iterator[HeldIndex]:
+    """Hold `index.lock` across a read-modify-write of the index; a held lock is refused and changes nothing.
+
+    `token` is written into the lock while it is held, so that recovery can tell a lock a killed
+    step of its own left (release_stale) from another process's.
+    """
     index_path = repo.git_dir / "index"
     lock = repo.git_dir / INDEX_LOCK
     try:
         fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     except FileExistsError:
         raise index_locked_refusal(lock) from None
-    os.close(fd)
+    try:
+        if token:
+            os.write(fd, _lock_token(token))
+    finally:
+        os.close(fd)
     copy = repo.git_dir / f"{TEMP_PREFIX}index-locked-{os.getpid()}"
     held_lock = True
     try:
@@ -84,6 +92,24 @@ def locked_index(repo: GitRepo) -> Iterator[HeldIndex]:
         copy.unlink(missing_ok=True)
         if held_lock:
             lock.unlink(missing_ok=True)
+
+
+def _lock_token(token: str) -> bytes:
+    return f"git memzoi {token}\n".encode()
+
+
+def release_stale(repo: GitRepo, token: str) -> bool:
+    """Remove `index.lock` when it is the one a killed step holding `token` left (True), else leave it."""
+    lock = repo.git_dir / INDEX_LOCK
+    try:
+        with open(lock, "rb") as handle:
+            held = handle.read(256)
+    except OSError:
+        return False
+    if held != _lock_token(token):
+        return False
+    lock.unlink(missing_ok=True)
+    return True
 
 
 def _file_mode(repo: GitRepo, index: pygit2.Index, rel: str, st: os.stat_result) -> FileMode:

@@ -12,7 +12,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from git_memzoi.errors import MemzoiError, NoWorkTree, RepositoryNotFound, StateError, UsageError
+from git_memzoi.errors import (
+    MemzoiError,
+    NoWorkTree,
+    RepositoryNotFound,
+    StateError,
+    UnsupportedRepository,
+    UsageError,
+)
 from git_memzoi.gitrepo.discover import find, keys, repository_name
 from git_memzoi.layout import MEMZOI_DIR
 
@@ -61,21 +68,10 @@ class TreeFile(NamedTuple):
 
 
 def missing_object(repo: pygit2.Repository, path: str, oid: str) -> StateError:
-    """The one line for a blob the tree names but the object database lacks (a partial clone's promised blob).
+    """The one line for a blob the tree names but the object database lacks (gitrepo.promised.missing_object)."""
+    from git_memzoi.gitrepo.promised import missing_object as line
 
-    libgit2 cannot fetch a promised object from the promisor remote, and git memzoi does not
-    shell out to git for it: the hint says how git fetches it.
-    """
-    promisors = [
-        entry.name[len("remote.") : -len(".promisor")]
-        for entry in repo.config
-        if entry.name.startswith("remote.") and entry.name.endswith(".promisor") and entry.value == "true"
-    ]
-    why = f"a partial clone: remote {promisors[0]!r} promises the blob" if promisors else "the object is missing"
-    return StateError(
-        f"{path}: blob {oid} is not in this repository ({why})",
-        hint=f"let git fetch it (`git cat-file -p {oid}` does), or check the revision out, then run this again",
-    )
+    return line(repo, path, oid)
 
 
 class GitRepo:
@@ -119,7 +115,7 @@ class GitRepo:
                 if self.workdir is not None and os.path.realpath(repo.workdir or "") != str(self.workdir):
                     repo.workdir = str(self.workdir)
             except pygit2.GitError as exc:
-                raise MemzoiError(f"cannot open the git repository: {exc}") from None
+                raise open_failure(exc) from None
             self._pygit = repo
         return self._pygit
 
@@ -306,7 +302,23 @@ def open_with_pygit2(start: str | os.PathLike[str] | None = None) -> GitRepo:
         # opened from `where`, not from the git directory found: a gitfile's work tree is where the file is
         return GitRepo.opened(pygit2.Repository(where))
     except pygit2.GitError as exc:
-        raise MemzoiError(f"cannot open the git repository: {exc}") from None
+        raise open_failure(exc) from None
+
+
+def open_failure(exc: Exception) -> MemzoiError:
+    """What libgit2's refusal to open a repository is to the user: a SHA-256 repository is
+    UnsupportedRepository (128, as git for a repository it cannot open), anything else unexpected (70)."""
+    text = str(exc)
+    if "unknown object format" in text:
+        import pygit2
+
+        where, _, _ = text.partition(": unknown object format")
+        return UnsupportedRepository(
+            f"{where}: a SHA-256 repository (extensions.objectFormat), which git memzoi cannot read",
+            hint=f"git memzoi reads SHA-1 repositories only: the libgit2 it runs on ({pygit2.LIBGIT2_VERSION}) "
+            "has no SHA-256 support",
+        )
+    return MemzoiError(f"cannot open the git repository: {text}")
 
 
 def _from_git_dir(git_dir: str) -> pygit2.Repository:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from git_memzoi.profile.folding import alias_fault
+
 #: The mode of a tree entry (git writes it as `40000`; libgit2 and git also read `040000` as one).
 TREE_MODE = 0o40000
 #: Names git never checks out (fsck's hasDot, hasDotdot, hasDotgit); `/` and NUL cannot be in one.
@@ -92,7 +94,8 @@ def show(name: bytes) -> str:
 
 
 def entry_fault(entries: list[TreeEntry]) -> str | None:
-    """Why git would not have written these entries (`holds ...`): an invalid, a duplicate or an out-of-order name.
+    """Why git would not have written these entries (`holds ...`): an invalid, a duplicate or an out-of-order name;
+    or why macOS or Windows would check them out otherwise (profile.folding.alias_fault).
 
     A sound tree (nearly every one) is told apart by whole-list operations: no name git never
     writes, as many distinct names as entries, and keys (a tree's name as if it ended in "/")
@@ -106,8 +109,22 @@ def entry_fault(entries: list[TreeEntry]) -> str | None:
         and len(set(names)) == len(names)
         and keys == sorted(keys)
     ):
-        return None
+        return None if _plain_names(names) else alias_fault([show(name) for name in names])
     return _first_fault(entries)
+
+
+def _plain_names(names: list[bytes]) -> bool:
+    """True when every name is ASCII without capitals, `~`, `:` or a trailing dot or space: checked out as itself
+    everywhere, and distinct names stay distinct (one pass over the names joined)."""
+    joined = b"/".join(names) + b"/"
+    return (
+        joined.isascii()
+        and joined == joined.lower()
+        and b"~" not in joined
+        and b":" not in joined
+        and b"./" not in joined
+        and b" /" not in joined
+    )
 
 
 def _first_fault(entries: list[TreeEntry]) -> str | None:
@@ -125,4 +142,4 @@ def _first_fault(entries: list[TreeEntry]) -> str | None:
         if previous is not None and key <= previous:
             return f"holds entry {show(name)!r} out of git's order"
         previous = key
-    return None
+    return None if _plain_names(list(names)) else alias_fault([show(entry.name) for entry in entries])

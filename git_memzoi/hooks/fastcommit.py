@@ -37,6 +37,7 @@ from pathlib import Path
 
 from git_memzoi.gitrepo.discover import find, keys
 from git_memzoi.hooks import verdicts
+from git_memzoi.hooks.amend import amending_head
 from git_memzoi.layout import (
     DEFAULT_HOME,
     HOME_ENV,
@@ -96,8 +97,11 @@ def _repository() -> tuple[str, Path]:
 
 
 def _home() -> Path:
-    """$MEMZOI_HOME, or ~/.memzoi (runtime.home.memzoi_home)."""
-    return Path(os.path.expanduser(os.environ.get(HOME_ENV) or DEFAULT_HOME))
+    """$MEMZOI_HOME, or ~/.memzoi (runtime.home.memzoi_home); a relative one goes to the command, which refuses it."""
+    home = Path(os.path.expanduser(os.environ.get(HOME_ENV) or DEFAULT_HOME))
+    if not home.is_absolute():
+        raise _Miss()
+    return home
 
 
 def _signature(folder: Path) -> str:
@@ -165,6 +169,8 @@ def _accept() -> bool:
     git_dir, folder = _repository()
     if os.path.exists(os.path.join(git_dir, "MERGE_HEAD")):
         return False  # concluding a merge: the full check compares with every parent
+    if amending_head():
+        return False  # replacing HEAD: the full check compares with HEAD's parents as well
     signature = _signature(folder)
     base, records, packets = _kept_base(folder, signature)
     # the tree is judged from the kept one; the edit rules and the secret scan against HEAD

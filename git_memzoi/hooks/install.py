@@ -49,7 +49,11 @@ def executable() -> str:
 #: without asking git again). GIT_LITERAL_PATHSPECS=0 keeps the :(top) magic working.
 _PRE_COMMIT_QUICK = """\
 # memory untouched: nothing to check, and no need to start Python
-GIT_LITERAL_PATHSPECS=0 git diff-index --cached --quiet HEAD -- {pathspecs} 2>/dev/null && exit 0
+if GIT_LITERAL_PATHSPECS=0 git diff-index --cached --quiet HEAD -- {pathspecs} 2>/dev/null; then
+  # git commit --amend (git hands the hook HEAD's author date) replaces HEAD: its parent's too
+  [ "$GIT_AUTHOR_DATE" = "@$(git show -s --format=%ad --date=raw HEAD 2>/dev/null)" ] || exit 0
+  GIT_LITERAL_PATHSPECS=0 git diff-index --cached --quiet 'HEAD^' -- {pathspecs} 2>/dev/null && exit 0
+fi
 MEMZOI_STAGED=asked; export MEMZOI_STAGED  # git-memzoi need not ask again
 """.format(pathspecs=" ".join(f"'{spec}'" for spec in MEMZOI_PATHSPECS))
 

@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 
+from git_memzoi.hooks.amend import amending_head
 from git_memzoi.layout import MEMZOI_DIR, MEMZOI_PATHSPECS
 
 _ZERO = frozenset("0")
@@ -41,23 +42,32 @@ def _git(*args: str, input: str | None = None) -> str:
 
 
 def staged_untouched() -> bool:
-    """True when the staged `.memzoi/` (GIT_INDEX_FILE honoured) equals HEAD's; False when it differs or git cannot say.
+    """True when the staged `.memzoi/` (GIT_INDEX_FILE honoured) equals HEAD's (and HEAD's parent's, for an
+    amend); False when it differs or git cannot say.
 
     False at once under MEMZOI_STAGED=asked: the installed hook script asked git just before
     (a False that is wrong only costs the full check, which finds nothing to check).
     """
     if os.environ.get("MEMZOI_STAGED") == "asked":
         return False
+    if not _staged_equals("HEAD"):
+        return False
+    # `git commit --amend` replaces HEAD: the staged .memzoi/ must then be its parent's too
+    return not amending_head() or _staged_equals("HEAD^")
+
+
+def _staged_equals(rev: str) -> bool:
+    """True when the staged .memzoi/ is `rev`'s; False when it differs or git cannot say."""
     try:
         # :(top) because a hook run by hand may start in a subdirectory of the work tree
         done = subprocess.run(
-            ["git", "diff-index", "--cached", "--quiet", "HEAD", "--", *MEMZOI_PATHSPECS],
+            ["git", "diff-index", "--cached", "--quiet", rev, "--", *MEMZOI_PATHSPECS],
             capture_output=True,
             check=False,
         )
     except OSError:
         return False
-    return done.returncode == 0  # 1: differs; 128: no HEAD yet, not a repository, a broken index
+    return done.returncode == 0  # 1: differs; 128: no such commit, not a repository, a broken index
 
 
 class PushPlan:

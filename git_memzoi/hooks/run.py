@@ -486,9 +486,20 @@ def check_staged(repo: GitRepo) -> CheckReport:
     report = checker.report
     report.commits_walked = 1
     checker.memzoi_twins("index", history.memzoi_twins("index"))
-    if touches_memzoi(memzoi, parent_memzoi):
+    # `git commit --amend` replaces HEAD: the change is then the staged tree over HEAD's parents,
+    # HEAD's own change included (a cherry-pick or a rebase brought it without this hook)
+    amended = history.amended_parents() if not history.merge_heads() else ()
+    amended_memzoi = tuple(history.memzoi_of(sha) for sha in amended)
+    if amended and (amended_memzoi[0] == parent_memzoi[0] or not touches_memzoi(memzoi, amended_memzoi)):
+        amended = ()  # HEAD left .memzoi/ alone, or the amend undoes what HEAD did: one check says it all
+    if amended or touches_memzoi(memzoi, parent_memzoi):
         report.commits_checked = 1
         report.summaries["index"] = "staged changes"
+        # git writes no malformed tree from an index, but it stages `Records/` beside `records/`
+        fault = history.tree_fault(memzoi, parent_memzoi[0] if parent_memzoi else None)
+        if fault is not None:
+            checker.malformed_tree("index", *fault)
+            return report
         if parents:
             _start_from_kept(checker, history, cache, parents[0], parent_memzoi[0], memzoi)
         config_blob = ("staged", config) if config is not None else None
@@ -496,6 +507,8 @@ def check_staged(repo: GitRepo) -> CheckReport:
         head_config = history.config_blob(parents[0], REPO_CONFIG) if parents and parent_memzoi[0] else None
         policy = policy_floor(repo)(checker.policy(head_config))
         checker.check("index", memzoi, parents, parent_memzoi, config_blob, policy)
+        if amended:
+            checker.check("index", memzoi, amended, amended_memzoi, config_blob, policy)
         checker.remember(memzoi)
         state = checker.state_of(memzoi) if memzoi is not None else None
         if report.ok and state is not None and memzoi is not None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from git_memzoi.errors import Refused, StateError
 from git_memzoi.gitrepo import commit as gitcommit
 from git_memzoi.gitrepo import sparse
+from git_memzoi.gitrepo.indexlock import HeldIndex
 from git_memzoi.gitrepo.repo import GitRepo, open_repo
 from git_memzoi.index import inbox_store, rebuild
 from git_memzoi.layout import GITATTRIBUTES, MEMZOI_DIR, SUFFIX, TEMP_PREFIX
@@ -89,6 +90,32 @@ def read_or_none(path: Path) -> bytes | None:
         return None
     except IsADirectoryError:
         raise Refused(f"{path} is a folder where a memory file belongs") from None
+
+
+#: What holds_bytes reads at a time.
+_PIECE = 1 << 20
+
+
+def holds_bytes(path: Path, data: bytes | None) -> bool:
+    """Whether the file at `path` holds exactly `data` (None: there is no file), read a piece at a time.
+
+    log.md grows without bound: reading it whole to compare would hold it a third time beside the
+    plan's before- and after-images (BENCHMARKS.md, "apply with a large log.md").
+    """
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below, after the size check
+    except FileNotFoundError:
+        return data is None
+    except IsADirectoryError:
+        raise Refused(f"{path} is a folder where a memory file belongs") from None
+    with handle:
+        if data is None or os.fstat(handle.fileno()).st_size != len(data):
+            return False
+        view = memoryview(data)
+        for start in range(0, len(data), _PIECE):
+            if handle.read(_PIECE) != view[start : start + _PIECE]:
+                return False
+        return handle.read(1) == b""
 
 
 def put(path: Path, data: bytes | None, step: str | None = None, *, new_mode: int = 0o644) -> None:
@@ -186,34 +213,19 @@ def install(
     jpath = journals.path_for(layout.journal_dir, journal.txid)
     private_folder(layout.journal_dir)
     put(jpath, journal.to_bytes(), "journal", new_mode=FILE_MODE)
-    built: gitcommit.Built | None = None
+    work = _Step(root=root, layout=layout, conn=conn, plan=plan, clean=clean, commit=commit, jpath=jpath)
+    latest = [journal]  # the journal as last written (with the commit's ID once it is journaled)
     try:
-        for folder in plan.new_dirs:
-            (root / folder).mkdir(exist_ok=True)
-        for number, change in enumerate(plan.files, 1):
-            put(root / change.path, change.after, f"file-{number}")
-        fault("files-installed")
-        _remember_verdicts(layout, plan, clean)
-        if commit is not None and prepared is not None and journal.commit is not None:
-            gitcommit.stage(commit.repo, plan.paths)
-            fault("index-staged")
-            built = gitcommit.build(commit.repo, prepared, plan.paths, commit.message, when=commit.when)
-            fault("commit-built")
-            if built.oid is not None:
-                journal = replace(journal, commit=replace(journal.commit, oid=built.oid))
-                put(jpath, journal.to_bytes(), "journal-oid")
-        inbox_store.execute(conn, plan.db, journal.txid, before_commit=lambda: fault("db-before-commit"))
-        fault("db-committed")
+        built = _carry_out(work, prepared, latest)
     except BaseException as exc:
+        journal = latest[0]
         committed = inbox_store.journal_committed(conn, journal.txid)
         settle(journal, committed)
         jpath.unlink()
         fsync_dir(jpath.parent)
         _reraise(exc, layout, plan)
         raise
-    if commit is not None and prepared is not None and built is not None and built.oid is not None:
-        built = _advance(commit, prepared, built)
-        fault("head-moved")
+    journal = latest[0]
     put(jpath, replace(journal, committed=True).to_bytes(), "journal-commit")
     jpath.unlink()
     fsync_dir(jpath.parent)
@@ -223,10 +235,82 @@ def install(
     return built
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Step:
+    """What `install` carries out, and where."""
+
+    root: Path
+    layout: Layout
+    conn: sqlite3.Connection
+    plan: Plan
+    clean: frozenset[str]
+    commit: CommitRequest | None
+    jpath: Path
+
+
+def _carry_out(
+    step: _Step, prepared: gitcommit.Prepared | None, latest: list[journals.Journal]
+) -> gitcommit.Built | None:
+    """The files, the commit and the commit point, then HEAD; the commit made (None without --commit).
+
+    With --commit, index.lock is held from before the staging until HEAD moved, as `git commit`
+    holds it: the new index replaces the old one only then, so a `git commit` running meanwhile
+    can neither take the staged files nor move HEAD under the step (it finds the lock and stops,
+    as git makes it). A failure leaves the index as it was.
+    """
+    commit = step.commit
+    if commit is None or prepared is None or latest[0].commit is None:
+        return _install_steps(step, prepared, None, latest)
+    with gitcommit.staging(commit.repo, latest[0].txid) as held:
+        if gitcommit.head_state(commit.repo, prepared) != prepared.head:
+            # a commit landed before the lock was taken (nothing is written yet): start from the HEAD it left
+            prepared = gitcommit.prepare(commit.repo, step.plan.paths, held.index)
+            journal = latest[0]
+            assert journal.commit is not None
+            step_now = replace(journal.commit, ref=prepared.ref, head=prepared.head, index_before=prepared.index_before)
+            latest[0] = replace(journal, commit=step_now)
+            put(step.jpath, latest[0].to_bytes(), "journal")
+        try:
+            built = _install_steps(step, prepared, held, latest)
+        except BaseException:
+            held.changed = False  # the index as it was: settle restores nothing there
+            raise
+        if built is not None and built.oid is not None:
+            built = _advance(step, prepared, built, held, latest)
+    return built
+
+
+def _install_steps(
+    step: _Step, prepared: gitcommit.Prepared | None, held: HeldIndex | None, latest: list[journals.Journal]
+) -> gitcommit.Built | None:
+    """The files, the commit object (staged into `held`), then the shared.db commit point; the commit made."""
+    root, layout, conn, plan, commit, jpath = step.root, step.layout, step.conn, step.plan, step.commit, step.jpath
+    journal = latest[0]
+    built: gitcommit.Built | None = None
+    for folder in plan.new_dirs:
+        (root / folder).mkdir(exist_ok=True)
+    for number, change in enumerate(plan.files, 1):
+        put(root / change.path, change.after, f"file-{number}")
+    fault("files-installed")
+    _remember_verdicts(layout, plan, step.clean)
+    if commit is not None and prepared is not None and held is not None and journal.commit is not None:
+        gitcommit.stage_into(commit.repo, held, plan.paths)
+        fault("index-staged")
+        built = gitcommit.build(commit.repo, prepared, plan.paths, commit.message, when=commit.when, staged=held.index)
+        fault("commit-built")
+        if built.oid is not None:
+            journal = replace(journal, commit=replace(journal.commit, oid=built.oid))
+            put(jpath, journal.to_bytes(), "journal-oid")
+            latest[0] = journal
+    inbox_store.execute(conn, plan.db, journal.txid, before_commit=lambda: fault("db-before-commit"))
+    fault("db-committed")
+    return built
+
+
 def _refuse_changed(root: Path, plan: Plan) -> None:
     """Refuse when a file is no longer what the plan was made from (its before-image)."""
     for change in plan.files:
-        if read_or_none(safe_path(root, change.path)) != change.before:
+        if not holds_bytes(safe_path(root, change.path), change.before):
             raise Refused(
                 f"{change.path} changed while the {plan.operation} was being planned; nothing was changed",
                 hint="run the command again",
@@ -241,20 +325,44 @@ def _reraise(exc: BaseException, layout: Layout, plan: Plan) -> None:
         raise StateError(f"{layout.shared_db}: {exc}; the {plan.operation} was rolled back") from None
 
 
-def _advance(commit: CommitRequest, prepared: gitcommit.Prepared, built: gitcommit.Built) -> gitcommit.Built:
-    """Move the branch to the built commit; when that is refused, no commit and the index as it was."""
-    assert built.oid is not None
-    try:
-        gitcommit.advance(commit.repo, prepared, built.oid, commit.message)
-    except Refused as exc:
-        # as git does when its ref update fails: no commit, and the index as it was, so that the
-        # files cannot ride along in the user's next, unrelated commit
+#: How many times apply --commit makes its commit again over a HEAD that moved before giving up.
+ADVANCE_TRIES = 8
+
+
+def _advance(
+    step: _Step, prepared: gitcommit.Prepared, built: gitcommit.Built, held: HeldIndex, latest: list[journals.Journal]
+) -> gitcommit.Built:
+    """Move the branch to the built commit. When HEAD moved meanwhile, make the commit again over it and retry.
+
+    `git commit` holds index.lock only to refresh the index, not while it moves HEAD, so a commit
+    of the user's can land after the step took the lock. It took nothing of the step's (the new
+    index is put in place only after HEAD moved); the step's commit is then made again, hooks
+    included, as the same paths over the HEAD it left. After ADVANCE_TRIES, no commit, and the
+    index as it was (held.changed False): the step stands, its files unstaged.
+    """
+    commit = step.commit
+    assert commit is not None and built.oid is not None
+    for _ in range(ADVANCE_TRIES):
         try:
-            gitcommit.withdraw(commit.repo, prepared)
-            return gitcommit.Built(None, exc.message, staged=False)
-        except Refused as busy:
-            return gitcommit.Built(None, f"{exc.message}; the index could not be restored ({busy.message})")
-    return built
+            gitcommit.advance(commit.repo, prepared, built.oid, commit.message)
+        except Refused as exc:
+            moved = exc
+        else:
+            fault("head-moved")
+            return built
+        prepared = gitcommit.prepare(commit.repo, step.plan.paths, held.index)
+        built = gitcommit.build(
+            commit.repo, prepared, step.plan.paths, commit.message, when=commit.when, staged=held.index
+        )
+        if built.oid is None:
+            return built  # a hook or the signature refused it this time: the files stay staged
+        journal = latest[0]
+        assert journal.commit is not None
+        again = replace(journal.commit, head=prepared.head, index_before=prepared.index_before, oid=built.oid)
+        latest[0] = replace(journal, commit=again)
+        put(step.jpath, latest[0].to_bytes(), "journal-oid")
+    held.changed = False  # the staged index was never put in place: it is dropped with the lock
+    return gitcommit.Built(None, moved.message, staged=False)
 
 
 def _remember_verdicts(layout: Layout, plan: Plan, clean: frozenset[str]) -> None:
@@ -309,6 +417,7 @@ def settle(journal: journals.Journal, committed: bool) -> list[str]:
 def _settle_commit(journal: journals.Journal, step: journals.CommitStep, committed: bool, left: set[str]) -> list[str]:
     """The git side of `settle`: restore the index entries, or stage the paths and put the commit on HEAD."""
     repo = open_repo(journal.workdir)
+    gitcommit.release_lock_of(repo, journal.txid)  # the index.lock the killed step held, if it held one
     prepared = gitcommit.Prepared(step.ref, step.head, step.index_before)
     if not committed:
         gitcommit.unstage(repo, prepared)

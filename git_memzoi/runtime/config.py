@@ -216,18 +216,63 @@ def _build(name: str, data: dict[str, Any]) -> Config:
 
 
 def _parse(source: ConfigSource) -> dict[str, Any]:
-    import tomllib  # only when a config file exists  # only when a config file exists (Command start-up: search)
-
     assert source.data is not None
     try:
         text = source.data.decode("utf-8")
-        data = tomllib.loads(text)
     except UnicodeDecodeError:
         raise ConfigError(f"{source.name}: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{source.name}: not valid TOML: {exc}") from None
+    data = loads_toml(source.name, text)
     _build(source.name, data)  # each file must be valid on its own, so errors name it
     return data
+
+
+#: The deepest TOML any config file may nest: tables, arrays and inline tables inside one
+#: another, or the parts of one dotted key. tomllib's cost grows with the square of a dotted
+#: key's parts (100,000 took minutes and gigabytes) and it recurses into nested values.
+TOML_MAX_NESTING = 100
+#: Strings and comments, which may hold any bracket or dot: taken out before nesting is counted.
+_TOML_OPAQUE = r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*'
+
+
+def loads_toml(name: str, text: str) -> dict[str, Any]:
+    """`text` parsed by tomllib; ConfigError naming `name` (and the line) when it is not TOML or nests
+    deeper than TOML_MAX_NESTING, judged before tomllib reads it."""
+    import tomllib  # only when a config file exists (Command start-up: search)
+
+    deep = _too_deep(text)
+    if deep is not None:
+        raise ConfigError(
+            f"{name}:{deep}: nested deeper than {TOML_MAX_NESTING} levels (tables, arrays or dotted keys)"
+        )
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{name}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{name}: nested too deeply to read") from None
+
+
+def _too_deep(text: str) -> int | None:
+    """The line where `text` first nests deeper than TOML_MAX_NESTING, else None (linear in its length)."""
+    import re  # re caches the compiled patterns
+
+    # every string and comment becomes `s` with its newlines kept, so line numbers stay
+    plain = re.sub(_TOML_OPAQUE, lambda m: "s" + "\n" * m.group().count("\n"), text)
+    depth = 0
+    for number, line in enumerate(plain.split("\n"), start=1):
+        for char in line if any(bracket in line for bracket in "[]{}") else ():
+            if char in "[{":
+                depth += 1
+                if depth > TOML_MAX_NESTING:
+                    return number
+            elif char in "]}":
+                depth -= 1
+        # a dotted key: in a [table] header, or before an `=` (inline tables' keys after `{` or `,`)
+        keys = [line.partition("]")[0]] if line.lstrip().startswith("[") else []
+        keys += [piece.partition("=")[0] for piece in re.split(r"[{,]", line) if "=" in piece]
+        if any(key.count(".") >= TOML_MAX_NESTING for key in keys):
+            return number
+    return None
 
 
 def load(sources: list[ConfigSource]) -> Config:

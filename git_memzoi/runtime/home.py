@@ -35,8 +35,20 @@ if TYPE_CHECKING:
 
 
 def memzoi_home() -> Path:
-    """`$MEMZOI_HOME`, or `~/.memzoi`."""
-    return Path(os.environ.get(HOME_ENV) or DEFAULT_HOME).expanduser()
+    """`$MEMZOI_HOME`, or `~/.memzoi`; a relative `$MEMZOI_HOME` is refused (ConfigError).
+
+    A relative home would be read from the current folder: `hook check` at a checkout's root would
+    keep and trust its tree summaries inside the files a pull request's commits bring.
+    """
+    home = Path(os.environ.get(HOME_ENV) or DEFAULT_HOME).expanduser()
+    if not home.is_absolute():
+        from git_memzoi.errors import ConfigError
+
+        raise ConfigError(
+            f"{HOME_ENV} must be an absolute path, not {str(home)!r}",
+            hint=f'set {HOME_ENV} to an absolute folder (e.g. {HOME_ENV}="$PWD/{home}"), or unset it for ~/.memzoi',
+        )
+    return home
 
 
 class Layout:

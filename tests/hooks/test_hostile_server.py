@@ -14,7 +14,7 @@ import pygit2
 import pytest
 from pygit2.enums import FileMode
 
-from support import AUTHOR, git, run_cli
+from support import AUTHOR, git, memzoi_exe, run_cli
 from support.hooks import Remote, make_remote, record, record_path
 
 pytestmark = pytest.mark.slow
@@ -458,26 +458,66 @@ def test_refs_pushed_together_are_each_judged_as_judgement_says(tmp_path: Path) 
 # 10. git commit --amend over an edit that arrived without pre-commit -----------------------------
 
 
-def test_an_amend_keeps_an_edit_pre_commit_never_saw_and_pre_push_refuses_it(tmp_path: Path) -> None:
-    """pre-commit compares with HEAD, and git tells it nothing of --amend: pre-push is the check."""
-    r = make_remote(tmp_path, hook="none")  # no server hook: what refuses is the checkout's pre-push
+def cherry_picked_edit(tmp_path: Path, script: str = "installed") -> Remote:
+    """A clone whose HEAD is an in-place record edit brought by `git cherry-pick` (which runs no pre-commit).
+
+    script: the pre-commit hook `hook install` writes, or a bare `git-memzoi hook pre-commit` (as a
+    hook manager runs it: no shell quick path, hooks.quick asks git itself).
+    """
+    r = make_remote(tmp_path, hook="none")  # no server hook: what refuses is the checkout's hooks
     r.accepted()
     run_cli("hook", "install", cwd=r.work.path)
-    cwd = r.work.path
+    if script == "bare":
+        hook = r.work.path / ".git" / "hooks" / "pre-commit"
+        hook.write_text(f"#!/bin/sh\nexec '{memzoi_exe()}' hook pre-commit\n")
     side = edited_memzoi(r, "Edited on a side branch.")
     repo = r.work.git
     builder = repo.TreeBuilder(repo.head.peel(pygit2.Commit).tree)
     builder.insert(".memzoi", pygit2.Oid(hex=side), FileMode.TREE)
     edit = repo.create_commit("refs/heads/side", AUTHOR, AUTHOR, "side edit", builder.write(), [repo.head.target])
-    git("cherry-pick", str(edit), cwd=cwd)  # cherry-pick runs no pre-commit
-    amended = git("commit", "--amend", "-m", "reworded", cwd=cwd, check=False)
-    assert amended.returncode == 0, amended.stderr  # pre-commit: the staged .memzoi/ is HEAD's
+    git("cherry-pick", str(edit), cwd=r.work.path)
+    return r
+
+
+@pytest.mark.parametrize("script", ["installed", "bare"])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        (),  # the amend keeps HEAD's .memzoi/ as it is
+        ("README.md",),  # and changes code too
+        (record_path("use-redis"),),  # and adds a record (what hooks.fastcommit judges alone)
+    ],
+)
+def test_pre_commit_refuses_an_amend_of_an_in_place_edit_it_never_saw(
+    tmp_path: Path, script: str, extra: tuple[str, ...]
+) -> None:
+    """git tells pre-commit nothing of --amend but HEAD's author date: the change is then over HEAD's parent."""
+    r = cherry_picked_edit(tmp_path, script)
+    cwd = r.work.path
     head = git("rev-parse", "HEAD", cwd=cwd).stdout.strip()
+    for rel in extra:
+        r.work.write(rel, record("use-redis") if rel.endswith(".md") and rel != "README.md" else "# changed\n")
+        git("add", rel, cwd=cwd)
+    amended = git("commit", "--amend", "-m", "reworded", cwd=cwd, check=False)
+    assert amended.returncode == 1, amended.stderr
+    assert f"{record_path('use-postgres')}:24: record-edited" in amended.stderr
+    assert "Traceback" not in amended.stderr
+    assert git("rev-parse", "HEAD", cwd=cwd).stdout.strip() == head  # nothing committed
+    # pre-push refuses what --no-verify lets through, as before
+    git("commit", "--amend", "--no-verify", "-m", "reworded", cwd=cwd)
     pushed = r.push()
-    assert pushed.returncode != 0
-    assert f"git memzoi: commit {head[:12]} (reworded):" in pushed.stderr
-    assert f"{record_path('use-postgres')}:24: record-edited" in pushed.stderr
-    assert r.refs()["refs/heads/main"] != head
+    assert pushed.returncode != 0 and f"{record_path('use-postgres')}:24: record-edited" in pushed.stderr
+
+
+def test_a_new_commit_on_an_unchecked_edit_is_left_to_pre_push(tmp_path: Path) -> None:
+    """Not an amend (a new commit gets the time it is made): pre-commit judges its own change; pre-push the rest."""
+    r = cherry_picked_edit(tmp_path)
+    cwd = r.work.path
+    r.work.write("README.md", "# changed\n")
+    git("add", "README.md", cwd=cwd)
+    git("commit", "-m", "code", cwd=cwd)
+    pushed = r.push()
+    assert pushed.returncode != 0 and f"{record_path('use-postgres')}:24: record-edited" in pushed.stderr
 
 
 def test_an_amend_of_an_honest_commit_is_pushed(tmp_path: Path) -> None:

@@ -152,14 +152,19 @@ def test_head_moved_by_another_commit_leaves_the_index_as_it_was(ready: Repo) ->
     assert git("show", "--name-only", "--format=", "HEAD", cwd=ready.path).stdout.split() == ["README.md"]
 
 
-def test_head_moved_by_a_commit_that_took_the_staged_files_stages_no_removal(ready: Repo) -> None:
-    # a plain `git commit` in the window commits what is staged, the apply's files included
-    _hook(ready.path, "commit-msg", "unset GIT_INDEX_FILE\ngit commit -q --no-verify -m racing\n")
-    result = run_cli("apply", PID, "--commit", expect=1)
-    assert "no commit was made" in one_line_error(result.stderr)
+def test_a_git_commit_in_the_window_cannot_take_the_staged_files(ready: Repo) -> None:
+    # a plain `git commit` while the step holds index.lock: git refuses it, as it refuses any second writer
+    _hook(
+        ready.path,
+        "commit-msg",
+        'unset GIT_INDEX_FILE\ngit commit -q --no-verify -m racing 2>"$(git rev-parse --git-dir)/racing.txt"; true\n',
+    )
+    sha = run_cli("apply", PID, "--commit", "--json").json()["commit"]
+    assert "index.lock" in (ready.path / ".git" / "racing.txt").read_text()
     head = pygit2.Repository(str(ready.path)).head.peel(pygit2.Commit)
-    assert head.message == "racing\n" and RECORD in git("ls-tree", "-r", "--name-only", "HEAD", cwd=ready.path).stdout
-    assert _staged(ready.path) == []  # nothing staged: no removal of what that commit took
+    assert str(head.id) == sha and head.message.startswith("memzoi: apply")
+    assert RECORD in git("show", "--name-only", "--format=", "HEAD", cwd=ready.path).stdout.split()
+    assert _staged(ready.path) == ["README.md"]  # what the user had staged stays staged, out of the commit
 
 
 @pytest.mark.crash

@@ -113,13 +113,24 @@ def test_a_killed_commit_is_finished_by_the_next_lifecycle_command(tmp_path: Pat
     assert git_state(root) == after
 
 
-def test_an_ordinary_commit_before_the_repair_keeps_the_apply(tmp_path: Path, monkeypatch) -> None:
+def test_an_ordinary_commit_before_the_repair_waits_for_it(tmp_path: Path, monkeypatch) -> None:
+    """Killed while it held index.lock (as a killed `git commit` leaves it): git refuses the user's commit,
+    naming the lock; the repair removes the lock its step left, places the commit, and the user's commits on."""
     root, after = _killed_past_the_commit_point(tmp_path, monkeypatch)
-    git("commit", "-q", "-m", "the user's own commit", cwd=root)  # before anyone repairs
+    refused = git("commit", "-q", "-m", "the user's own commit", cwd=root, check=False)
+    assert refused.returncode == 128 and "index.lock" in refused.stderr
+    assert (root / ".git" / "index.lock").read_text().startswith("git memzoi ")
     repaired = run_cli("doctor", "--repair", "--json").json()["repaired"]
-    assert any("moved since the interrupted commit" in line for line in repaired), repaired
-    state = git_state(root)
-    assert state["files"] == after["files"]
-    assert state["index"] == after["index"]  # nothing reverted in the index either
-    assert git("diff", "--cached", "--name-only", cwd=root).stdout == ""  # HEAD holds the apply and README.md
-    assert state["message"] == "the user's own commit\n"
+    assert any("placed commit" in line for line in repaired), repaired
+    assert git_state(root) == after
+    git("commit", "-q", "-m", "the user's own commit", cwd=root)
+    assert git("diff", "--name-only", "HEAD~1", "HEAD", cwd=root).stdout.split() == ["README.md"]
+
+
+def test_an_index_lock_of_another_process_is_left_to_it(tmp_path: Path, monkeypatch) -> None:
+    root, _ = _killed_past_the_commit_point(tmp_path, monkeypatch)
+    lock = root / ".git" / "index.lock"
+    lock.write_text("another git\n")
+    repaired = run_cli("doctor", "--repair", "--json", expect=None)
+    assert lock.read_text() == "another git\n"  # not ours: never removed
+    assert repaired.code != 0 or "index.lock" in repaired.stdout + repaired.stderr

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -276,7 +276,7 @@ def _carry_out(
             held.changed = False  # the index as it was: settle restores nothing there
             raise
         if built is not None and built.oid is not None:
-            built = _advance(step, prepared, built, held, latest)
+            built = _advance(commit, step.plan.paths, (prepared, built), held, _journal_remade(step, latest))
     return built
 
 
@@ -330,39 +330,54 @@ ADVANCE_TRIES = 8
 
 
 def _advance(
-    step: _Step, prepared: gitcommit.Prepared, built: gitcommit.Built, held: HeldIndex, latest: list[journals.Journal]
+    request: CommitRequest,
+    paths: Sequence[str],
+    made: tuple[gitcommit.Prepared, gitcommit.Built],
+    held: HeldIndex,
+    remade: Callable[[gitcommit.Prepared, gitcommit.Built], None] | None = None,
 ) -> gitcommit.Built:
     """Move the branch to the built commit. When HEAD moved meanwhile, make the commit again over it and retry.
 
     `git commit` holds index.lock only to refresh the index, not while it moves HEAD, so a commit
     of the user's can land after the step took the lock. It took nothing of the step's (the new
     index is put in place only after HEAD moved); the step's commit is then made again, hooks
-    included, as the same paths over the HEAD it left. After ADVANCE_TRIES, no commit, and the
-    index as it was (held.changed False): the step stands, its files unstaged.
+    included, as the same `paths` over the HEAD it left, and `remade` is told (a journaled step
+    records the new commit). After ADVANCE_TRIES, no commit, and the index as it was
+    (held.changed False): the step stands, its files unstaged.
     """
-    commit = step.commit
-    assert commit is not None and built.oid is not None
+    prepared, built = made
+    assert built.oid is not None
     for _ in range(ADVANCE_TRIES):
         try:
-            gitcommit.advance(commit.repo, prepared, built.oid, commit.message)
+            gitcommit.advance(request.repo, prepared, built.oid, request.message)
         except Refused as exc:
             moved = exc
         else:
             fault("head-moved")
             return built
-        prepared = gitcommit.prepare(commit.repo, step.plan.paths, held.index)
-        built = gitcommit.build(
-            commit.repo, prepared, step.plan.paths, commit.message, when=commit.when, staged=held.index
-        )
+        prepared = gitcommit.prepare(request.repo, paths, held.index)
+        built = gitcommit.build(request.repo, prepared, paths, request.message, when=request.when, staged=held.index)
         if built.oid is None:
             return built  # a hook or the signature refused it this time: the files stay staged
+        if remade is not None:
+            remade(prepared, built)
+    held.changed = False  # the staged index was never put in place: it is dropped with the lock
+    return gitcommit.Built(None, moved.message, staged=False)
+
+
+def _journal_remade(
+    step: _Step, latest: list[journals.Journal]
+) -> Callable[[gitcommit.Prepared, gitcommit.Built], None]:
+    """What `_advance` does for a journaled step when it made the commit again: the journal names the new one."""
+
+    def remade(prepared: gitcommit.Prepared, built: gitcommit.Built) -> None:
         journal = latest[0]
         assert journal.commit is not None
         again = replace(journal.commit, head=prepared.head, index_before=prepared.index_before, oid=built.oid)
         latest[0] = replace(journal, commit=again)
         put(step.jpath, latest[0].to_bytes(), "journal-oid")
-    held.changed = False  # the staged index was never put in place: it is dropped with the lock
-    return gitcommit.Built(None, moved.message, staged=False)
+
+    return remade
 
 
 def _remember_verdicts(layout: Layout, plan: Plan, clean: frozenset[str]) -> None:
@@ -581,12 +596,13 @@ def commit_paths(ws: Workspace, paths: Iterable[str], message: str) -> str:
     root = ws.repo.require_workdir()
     wanted = sorted(set(paths))
     wanted += untracked_init_files(ws, root, wanted)
-    prepared = gitcommit.prepare(ws.repo, wanted)
-    gitcommit.stage(ws.repo, wanted)
     request = CommitRequest(ws.repo, message, clock.now())
-    built = gitcommit.build(ws.repo, prepared, wanted, message, when=request.when)
-    if built.oid is not None:
-        built = _advance(request, prepared, built)
+    with gitcommit.staging(ws.repo, f"commit-{os.getpid()}") as held:
+        prepared = gitcommit.prepare(ws.repo, wanted, held.index)
+        gitcommit.stage_into(ws.repo, held, wanted)
+        built = gitcommit.build(ws.repo, prepared, wanted, message, when=request.when, staged=held.index)
+        if built.oid is not None:
+            built = _advance(request, wanted, (prepared, built), held)
     if built.oid is None:
         where = "the files are staged" if built.staged else "the files are in the work tree, not staged"
         raise Refused(

@@ -57,12 +57,29 @@ _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _STEP = [0] * 256
 _STEP[ord("[")], _STEP[ord("]")] = 1, -1
 _ROUNDS = 2
-#: Kinds of record PreToolUse adds as guidance for a path or command (precheck gives the warnings).
-GUIDANCE_TYPES = ("constraint", "convention", "decision", "preference", "procedure", "runbook")
+#: Kinds of record PreToolUse adds as guidance for a path or command (precheck gives the warnings), in the
+#: order they come at one depth of scope: the rules to follow, then what happened and what is known there.
+GUIDANCE_TYPES = (
+    "constraint",
+    "convention",
+    "decision",
+    "preference",
+    "procedure",
+    "runbook",
+    "incident",
+    "fact",
+    "note",
+    "summary",
+)
 #: At most this many guidance records for one command (its words match loosely; the best few).
-COMMAND_GUIDANCE = 3
-#: At most this many records answer a prompt (the best; the budget may stop earlier).
-PROMPT_RECORDS = 6
+COMMAND_GUIDANCE = 6
+#: At most this many records answer a prompt (the best; the budget may stop earlier): the first in full
+#: while FULL_SHARE of the budget lasts, the rest as one line each.
+PROMPT_RECORDS = 16
+#: The share of a hook's character budget that records in full may take; the rest names records in one line each.
+FULL_SHARE = 0.6
+#: SessionStart names at most this many records for the checkpoint's task, one line each.
+CHECKPOINT_RECORDS = 6
 #: SessionStart shows this much of a checkpoint's note (the open inbox as handoff lists it).
 CHECKPOINT_NOTE = 600
 #: A prompt's paths: at most this many are used, this many candidates checked, each at most this long.
@@ -334,24 +351,29 @@ def guidance(conn: sqlite3.Connection, kind: str, value: str) -> list[tuple[Reco
     return [(row, how) for row, how, _ in matched[:COMMAND_GUIDANCE]]
 
 
-def _fit(rows: list[RecordRow], memory: SessionMemory, limit: int) -> tuple[list[str], list[str]]:
+def _fit(
+    rows: list[RecordRow], memory: SessionMemory, limit: int, scopes: list[str] | None = None
+) -> tuple[list[str], list[str]]:
     """(text parts, IDs given in full) for `rows` best first: full text for what this session has not seen while
-    `limit` characters last, one line for the rest (and for what it was already given)."""
+    FULL_SHARE of `limit` characters lasts, then one line each (type, title, ID, the scope in `scopes` or the
+    record's own) while `limit` lasts; what the session was already given is referred to by ID."""
     parts: list[str] = []
     given: list[str] = []
     earlier: list[str] = []
     used = 0
-    for row in rows:
+    short = False  # once a record is a line, every later one is too: the order stays the ranking
+    for at, row in enumerate(rows):
         if memory.seen(row.record_id):
             earlier.append(row.record_id)
             continue
         text = standing.full(row)
-        if used + len(text) > limit:
-            text = standing.line(row)
+        if not short and used + len(text) <= limit * FULL_SHARE:
+            given.append(row.record_id)
+        else:
+            short = True
+            text = standing.brief(row, scopes[at] if scopes else standing.first_scope(row))
             if used + len(text) > limit:
                 break
-        else:
-            given.append(row.record_id)
         parts.append(text)
         used += len(text)
     if earlier:
@@ -396,7 +418,7 @@ def tool_context(
         warnings += result.warnings
         fresh = [(row, scope) for row, scope in applies if not memory.seen(f"{row.record_id}@{scope}")]
         if fresh:
-            parts, given = _fit([row for row, _ in fresh], memory, budget)
+            parts, given = _fit([row for row, _ in fresh], memory, budget, [scope for _, scope in fresh])
             budget = max(budget - sum(map(len, parts)), 0)
             section += ([""] if section else []) + [f"git memzoi: what applies to {kind} {what}:", "", *parts]
             memory.add(given + [f"{row.record_id}@{scope}" for row, scope in fresh])
@@ -439,7 +461,8 @@ def prompt_context(ws: Workspace, event: HookEvent) -> str | None:
     if not ordered:
         return None
     memory = session_memory(ws, event)
-    parts, given = _fit([c.row for c in ordered[:PROMPT_RECORDS]], memory, ws.config.agents.prompt_budget)
+    best = ordered[:PROMPT_RECORDS]
+    parts, given = _fit([c.row for c in best], memory, ws.config.agents.prompt_budget, [c.matched_scope for c in best])
     if not parts:
         return None
     memory.add(given)
@@ -458,7 +481,7 @@ def _checkpoint_lines(ws: Workspace) -> list[str]:
         note = note if len(note) <= CHECKPOINT_NOTE else note[: CHECKPOINT_NOTE - 1].rstrip() + "…"
         tail += ["## Session checkpoint", "", f"{checkpoint.task} ({checkpoint.record_id})", "", note, ""]
         _, ordered, _ = candidates(ws, checkpoint.task, rules=False)
-        rows = [c.row for c in ordered[:PROMPT_RECORDS] if not standing.is_standing(c.row)]
+        rows = [c.row for c in ordered[:CHECKPOINT_RECORDS] if not standing.is_standing(c.row)]
         if rows:
             tail += ["### Records for this task", ""]
             tail += [standing.line(row).rstrip("\n") for row in rows] + [""]

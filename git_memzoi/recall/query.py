@@ -65,6 +65,16 @@ def query_words(text: str) -> list[str]:
     return [w for w in fts.significant(text) if w not in FILLER]
 
 
+def _identifiers(text: str) -> dict[str, list[str]]:
+    """Each CamelCase identifier of the text, lowercased as the tokenizer sees it, with its words."""
+    out: dict[str, list[str]] = {}
+    for word in fts.raw_words(text):
+        parts = fts.identifier_parts(word)
+        if parts:
+            out.setdefault(word.lower(), parts)
+    return out
+
+
 def _quoted(word: str) -> str:
     # Each part of a hyphenated synonym must be a word the tokenizer knows: quote it as a phrase.
     return '"' + " ".join(fts.words(word)) + '"'
@@ -74,12 +84,15 @@ def terms(text: str, vocabulary: Mapping[str, Sequence[str]] | None = None) -> l
     """The text as FTS5 terms: one per selecting word, each OR-ed with its synonyms (`("db" OR "database")`)."""
     table = synonyms() if vocabulary is None else vocabulary
     prefixes = {t.strip('"*') for t in fts.terms(text) if t.endswith("*")}
+    camel = _identifiers(text)
     out: list[str] = []
     for word in query_words(text):
         if word in prefixes:
             out.append(f'"{word}"*')
             continue
         group = [_quoted(w) for w in table.get(word, (word,)) if fts.words(w)]
+        if word in camel:  # `validateSession` also finds a record that says "validate the session"
+            group.append("(" + " AND ".join(f'"{part}"' for part in camel[word]) + ")")
         term = group[0] if len(group) == 1 else "(" + " OR ".join(dict.fromkeys(group)) + ")"
         if term not in out:
             out.append(term)

@@ -48,6 +48,8 @@ COVERS, INSIDE = 1.0, 0.6
 TEXT_CANDIDATES = 40
 #: A text match weaker than this share of the best one is noise, not context.
 TEXT_FLOOR = 0.25
+#: How much a match through the concept vocabulary counts beside a match of the task's own words.
+CONCEPT_WEIGHT = 0.2
 #: Words kept for the line saying how many records were left out.
 LEFT_OUT_WORDS = 14
 #: The share of a budget matched records may leave to the standing rules' one-line list.
@@ -114,6 +116,24 @@ def block(row: RecordRow, text: str) -> str:
     return f"## {_label(row.type)}: {row.title}\n\n{text}\n\n{cite}\n"
 
 
+def _by_text(
+    conn: sqlite3.Connection, terms: list[str], flt: Filter, weight: float, found: dict[int, _Candidate]
+) -> None:
+    if not terms:
+        return
+    hits = queries.ranked(conn, terms, flt, TEXT_CANDIDATES)
+    best = max((score for _, score in hits), default=0.0) or 1.0
+    for row, score in hits:
+        relevance = max(score, 0.0) / best
+        if relevance < TEXT_FLOOR:
+            continue
+        cand = found.setdefault(row.rowid, _Candidate(row))
+        if weight * relevance > cand.text:
+            cand.text = weight * relevance
+        if "matches the task" not in cand.why:
+            cand.why.append("matches the task")
+
+
 def _by_paths(conn: sqlite3.Connection, paths: list[str], flt: Filter, found: dict[int, _Candidate]) -> None:
     for path in paths:
         for row, entry, _ in queries.covering(conn, pathmatch.ancestors(path), flt):
@@ -148,17 +168,14 @@ def candidates(
     flt = Filter(now=at, shared=not include_local)
     found: dict[int, _Candidate] = {}
     with index_connection(ws) as conn:
-        query_terms = query.terms(task, query.synonyms(ws.config.recall.synonyms))
-        if query_terms:
-            hits = queries.ranked(conn, query_terms, flt, TEXT_CANDIDATES)
-            best = max((score for _, score in hits), default=0.0) or 1.0
-            for row, score in hits:
-                relevance = max(score, 0.0) / best
-                if relevance < TEXT_FLOOR:
-                    continue
-                cand = found.setdefault(row.rowid, _Candidate(row))
-                cand.text = relevance
-                cand.why.append("matches the task")
+        extra = ws.config.recall.synonyms
+        # the words as written (with the abbreviations' long forms) rank first; the other words of their concepts
+        # add records that share no word with the task, below every match of its own words
+        for terms, weight in (
+            (query.terms(task, query.synonyms(extra, concepts=False)), 1.0),
+            (query.concept_terms(task, extra), CONCEPT_WEIGHT),
+        ):
+            _by_text(conn, terms, flt, weight, found)
         _by_paths(conn, norm, flt, found)
         standing_rows = standing.standing_rules(conn, at, rule_limit) if rules else []
     return norm, sorted(found.values(), key=lambda c: c.rank), standing_rows

@@ -42,6 +42,56 @@ VOCABULARY: tuple[tuple[str, ...], ...] = (
     ("ts", "typescript"),
     ("py", "python"),
 )
+#: Concepts of the field: words that name the same thing in different words, so a prompt in plain words finds a
+#: record in the project's terms (and back). General vocabulary only, never one project's names.
+CONCEPTS: tuple[tuple[str, ...], ...] = (
+    ("dependency", "library", "package", "third-party", "vendor", "lib"),
+    ("phone", "mobile", "ios", "android", "handset", "iphone", "smartphone"),
+    ("crash", "exception", "panic", "traceback", "stacktrace"),
+    ("tenant", "customer", "account", "isolation", "multi-tenant"),
+    ("clock", "time", "timestamp", "skew", "timezone", "utc"),
+    ("deploy", "release", "ship", "rollout", "rollback"),
+    ("secret", "credential", "password", "token", "api-key"),
+    ("delete", "remove", "erase", "purge", "erasure", "wipe", "forget"),
+    ("privacy", "gdpr", "pii", "personal-data"),
+    ("duplicate", "dedupe", "deduplication", "twice", "idempotent", "idempotency"),
+    ("slow", "latency", "timeout", "performance", "perf"),
+    ("upgrade", "bump", "update", "version"),
+    ("flag", "feature-flag", "toggle"),
+    ("invoice", "billing", "payment", "charge", "statement"),
+    ("money", "currency", "price", "amount", "cents", "penny", "rounding", "decimal"),
+    ("retry", "backoff", "redelivery"),
+    ("queue", "topic", "broker", "stream"),
+    ("log", "logging", "logger"),
+    ("test", "testing", "spec", "fixture"),
+    ("cert", "certificate", "tls", "ssl", "mtls"),
+    ("container", "docker"),
+    ("cache", "caching", "memoize"),
+    ("cost", "bill", "overage", "quota", "spend"),
+    ("offline", "connectivity", "network"),
+    ("notification", "alert", "pager"),
+    ("location", "gps", "position", "coordinates"),
+    ("battery", "power"),
+    ("oom", "out-of-memory", "ram"),
+    ("backup", "snapshot", "restore"),
+    ("lock", "locked", "stuck", "deadlock"),
+    ("rejection", "rejected", "bounce"),
+    ("expire", "expiry", "expiration", "lapse"),
+    ("cron", "scheduler", "scheduled", "timer"),
+    ("shard", "partition"),
+    ("warehouse", "olap", "columnar"),
+    ("superuser", "admin", "privileged"),
+    ("spreadsheet", "csv", "excel"),
+    ("dataframe", "tabular", "pandas", "polars"),
+    ("iac", "terraform", "infrastructure-as-code"),
+    ("artifact", "artefact", "build-cache"),
+    ("replay", "backfill", "reprocess", "rerun"),
+    ("stopped", "halted", "idle", "stationary"),
+    ("volume", "disk", "pvc"),
+    ("pseudonymise", "pseudonymize", "anonymise", "anonymize", "scramble", "redact"),
+    ("polygon", "shape"),
+    ("retention", "retain"),
+)
 #: Words of requests and questions that say nothing about which memory applies.
 FILLER = frozenset(
     """add adding make making fix fixing new please want need needs get set sometimes
@@ -49,10 +99,11 @@ just also like let lets would could really some more most very way ok okay thank
 )
 
 
-def synonyms(extra: Sequence[Sequence[str]] = ()) -> dict[str, tuple[str, ...]]:
-    """word -> every word of its groups (VOCABULARY, then `extra` groups from config), itself first."""
+def synonyms(extra: Sequence[Sequence[str]] = (), *, concepts: bool = True) -> dict[str, tuple[str, ...]]:
+    """word -> every word of its groups (VOCABULARY, CONCEPTS unless `concepts` is False, then `extra` groups from
+    config), itself first."""
     out: dict[str, list[str]] = {}
-    for group in (*VOCABULARY, *extra):
+    for group in (*VOCABULARY, *(CONCEPTS if concepts else ()), *extra):
         words = [w.lower() for w in group]
         for word in words:
             known = out.setdefault(word, [word])
@@ -63,6 +114,19 @@ def synonyms(extra: Sequence[Sequence[str]] = ()) -> dict[str, tuple[str, ...]]:
 def query_words(text: str) -> list[str]:
     """The words that select records: no stopwords, filler or one-letter words (digits stay), each once, in order."""
     return [w for w in fts.significant(text) if w not in FILLER]
+
+
+def concept_terms(text: str, extra: Sequence[Sequence[str]] = ()) -> list[str]:
+    """The text as FTS5 terms of its concepts alone: for each selecting word, the other words of its CONCEPTS
+    groups (not the word itself, nor its abbreviations' long forms); words without a concept give no term."""
+    plain, wide = synonyms(extra, concepts=False), synonyms(extra)
+    out: list[str] = []
+    for word in query_words(text):
+        others = [_quoted(w) for w in wide.get(word, ()) if w not in plain.get(word, (word,)) and fts.words(w)]
+        term = "" if not others else others[0] if len(others) == 1 else "(" + " OR ".join(dict.fromkeys(others)) + ")"
+        if term and term not in out:
+            out.append(term)
+    return out[: fts.MAX_TERMS]
 
 
 def _identifiers(text: str) -> dict[str, list[str]]:

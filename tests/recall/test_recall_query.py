@@ -75,4 +75,35 @@ def test_identifiers_split_into_words_at_index_and_query_time(repo: Repo) -> Non
     ]
     found = run_cli("search", "cacheKey helpers", "--json").json()["hits"]
     assert [h["record_id"] for h in found] == ["query-keys-factory"]
-    assert query.terms("HTTPServer iOS") == ['("httpserver" OR ("http" AND "server"))', '"ios"']
+    assert query.terms("HTTPServer iOS", query.synonyms(concepts=False)) == [
+        '("httpserver" OR ("http" AND "server"))',
+        '"ios"',
+    ]
+
+
+def test_concepts_find_a_record_that_shares_no_word_with_the_task_but_rank_below_word_matches(repo: Repo) -> None:
+    add_record(
+        repo,
+        "deps/rule",
+        "dependency-review",
+        type="constraint",
+        title="Every new dependency gets a review",
+        body="Open an ADR before adding one.",
+    )
+    add_record(
+        repo,
+        "deps/library-note",
+        "library-list",
+        type="note",
+        title="Third-party library list",
+        body="The vendored library versions.",
+    )
+    repo.commit("records")
+    pack = run_cli("context", "--task", "may I bring in a third-party library?", "--json").json()
+    named = [i["record_id"] for i in pack["items"]] + [i["record_id"] for i in pack["listed"]]
+    # "library" is a dependency to the concept vocabulary; the record naming the task's own words ranks first
+    assert named[:2] == ["library-list", "dependency-review"]
+    assert query.synonyms()["crash"][:1] == ("crash",) and "panic" in query.synonyms()["crash"]
+    assert "customer" in query.synonyms()["tenant"] and "customer" not in query.synonyms(concepts=False).get(
+        "tenant", ()
+    )

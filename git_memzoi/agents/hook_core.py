@@ -28,7 +28,7 @@ from git_memzoi.profile import oneline
 from git_memzoi.recall import paths as pathmatch
 from git_memzoi.recall import standing
 from git_memzoi.recall.context import candidates
-from git_memzoi.recall.precheck import by_words, precheck
+from git_memzoi.recall.precheck import by_command, precheck
 from git_memzoi.recall.records import index_connection, now
 
 if TYPE_CHECKING:
@@ -335,7 +335,9 @@ def session_memory(ws: Workspace, event: HookEvent) -> SessionMemory:
     return SessionMemory(ws.layout.agent_sessions, event.session_id)
 
 
-def guidance(conn: sqlite3.Connection, kind: str, value: str) -> list[tuple[RecordRow, str]]:
+def guidance(
+    conn: sqlite3.Connection, kind: str, value: str, workdir: Path | None = None
+) -> list[tuple[RecordRow, str]]:
     """(row, scope) of the GUIDANCE_TYPES records for a repository path (by `applies_to`, deepest scope first)
     or a command (by its words, the best COMMAND_GUIDANCE); the scope is the entry or the words that matched."""
     flt = Filter(now=now()[1], types=GUIDANCE_TYPES)
@@ -346,7 +348,7 @@ def guidance(conn: sqlite3.Connection, kind: str, value: str) -> list[tuple[Reco
                 found[row.rowid] = (row, entry, len(base))
         ordered = sorted(found.values(), key=lambda f: (-f[2], GUIDANCE_TYPES.index(f[0].type), f[0].record_id))
         return [(row, entry) for row, entry, _ in ordered]
-    matched = by_words(conn, value, flt)
+    matched = by_command(conn, value, flt, workdir)
     matched.sort(key=lambda f: (f[2], GUIDANCE_TYPES.index(f[0].type), -float(f[0].confidence), f[0].record_id))
     return [(row, how) for row, how, _ in matched[:COMMAND_GUIDANCE]]
 
@@ -405,7 +407,11 @@ def tool_context(
     context only after the tool ran asks for the rest then)."""
     with index_connection(ws) as conn:  # one check of the index against the files for every question
         found = [
-            (kind, precheck(ws, conn=conn, **{kind: value}), guidance(conn, kind, value) if explain else [])
+            (
+                kind,
+                precheck(ws, conn=conn, **{kind: value}),
+                guidance(conn, kind, value, ws.repo.workdir) if explain else [],
+            )
             for kind, value in touched
         ]
     memory = session_memory(ws, event)

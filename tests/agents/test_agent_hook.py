@@ -400,3 +400,38 @@ def test_an_edit_gets_the_facts_and_incidents_scoped_to_its_path(memory: Repo) -
     context = out["hookSpecificOutput"]["additionalContext"]
     # the deeper scope first
     assert context.index("(ledger-double-post-incident)") < context.index("(ledger-store-is-append-only)")
+
+
+def test_a_command_is_matched_by_its_program_build_files_and_the_folder_it_runs_in(memory: Repo) -> None:
+    add_record(
+        memory,
+        "facts/makefile",
+        "makefile-targets",
+        type="fact",
+        title="Root Makefile targets",
+        body="The Makefile's build target compiles every service.",
+    )
+    add_record(
+        memory,
+        "incidents/tf",
+        "local-terraform-apply",
+        type="incident",
+        title="A local terraform apply removed an ingress rule",
+        body="Plans are applied from CI only.",
+    )
+    add_record(
+        memory,
+        "facts/prod-env",
+        "prod-env-layout",
+        type="fact",
+        title="One state file per environment",
+        applies_to=["infra/envs/prod/**"],
+    )
+    memory.commit("command records")
+    out, _ = hook(event("pretooluse-bash", memory.path, tool_input={"command": "make build"}))
+    assert out is not None and "(makefile-targets)" in out["hookSpecificOutput"]["additionalContext"]
+    command = "cd infra/envs/prod && terraform apply"
+    out, _ = hook(event("pretooluse-bash", memory.path, tool_input={"command": command}))
+    assert out is not None
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert "(local-terraform-apply)" in context and "(prod-env-layout)" in context

@@ -10,6 +10,7 @@ failed attempts; within a type, the most specific match first.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from contextlib import nullcontext
 from pathlib import Path
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 SEVERITY = {"risk": 1, "warning": 2, "failed_attempt": 3}
 #: (row, what matched, rank within its type: lower is more specific)
-Found = tuple[RecordRow, str, tuple[int, ...]]
+Found = tuple[RecordRow, str, tuple[float, ...]]
 
 
 def _filter(at: float) -> Filter:
@@ -101,6 +102,13 @@ def _command_terms(parsed: commands.Parsed) -> list[tuple[str, int]]:
     return list(out.items())[: fts.MAX_TERMS]
 
 
+def _rarity(conn: sqlite3.Connection, terms: list[str]) -> list[float]:
+    """How specific each term is in this memory, from 1 (held by one record) down to 0.25 (held by every one): words
+    many records share weigh less, so a record sharing only common words with a command ranks last."""
+    total = max(queries.record_count(conn), 1)
+    return [max(0.25, 1 - math.log(max(queries.holding(conn, term), 1)) / math.log(total + 1)) for term in terms]
+
+
 def by_command(conn: sqlite3.Connection, text: str, flt: Filter, workdir: Path | None = None) -> list[Found]:
     """Rows `flt` keeps for a command, by what it does: those holding at least two of its terms (or its only one),
     ranked by what they hold (its program or the program's build files weigh most, then its verb, then each other
@@ -110,8 +118,9 @@ def by_command(conn: sqlite3.Connection, text: str, flt: Filter, workdir: Path |
     out: dict[int, Found] = {}
     if terms:
         held = queries.holding_terms(conn, [t for t, _ in terms], min(2, len(terms)), flt)
+        rarity = _rarity(conn, [t for t, _ in terms]) if held else []
         for row, which in held:
-            score = sum(terms[i][1] for i in which)
+            score = sum(terms[i][1] * rarity[i] for i in which)
             shown = ", ".join(terms[i][0].strip("()").replace('"', "").replace(" OR ", "/") for i in which)
             out[row.rowid] = (row, "words: " + shown, (0, -score))
     for folder in parsed.folders:

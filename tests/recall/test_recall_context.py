@@ -297,3 +297,14 @@ def test_context_names_in_a_line_each_what_does_not_fit_in_full(repo: Repo) -> N
     # best first: every record named in a line ranks after every record given in full
     ids = [i["record_id"] for i in pack["items"]] + [i["record_id"] for i in pack["listed"]]
     assert len(ids) == len(set(ids)) and len(ids) > len(pack["items"])
+
+
+def test_precheck_command_weighs_rare_words_above_words_many_records_share(repo: Repo) -> None:
+    for n in range(8):
+        add_record(repo, f"notes/svc-{n}", f"service-note-{n}", type="note", title=f"Service {n} deploy notes")
+    add_record(repo, "warnings/a", "a-service-deploys", type="warning", title="Every service deploy waits for CI")
+    add_record(repo, "warnings/b", "b-payments-deploys", type="warning", title="Payments deploy needs a freeze check")
+    repo.commit("records")
+    result = run_cli("precheck", "--command", "./deploy.sh payments service", "--json").json()
+    # both hold two of the command's words; "payments" is held by one record, "service" by nine
+    assert [w["record_id"] for w in result["warnings"]] == ["b-payments-deploys", "a-service-deploys"]

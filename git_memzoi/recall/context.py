@@ -6,11 +6,14 @@ the task touches. Each gets a relevance from those two signals (a text match sca
 one, plus 1 for a scope covering a path, 0.6 for one inside it), raised by a small boost for the
 kinds that cost most when missed (TYPE_BOOST: risks, warnings, failed attempts, constraints,
 decisions, conventions): type moves a record past a slightly better match, never past a clearly
-better one, and breaks ties. Duplicates are dropped, then records are packed best first while the
-budget lasts; a record too long for what is left goes in as its description when that fits. Then
-the standing rules (`recall.standing`) the pack did not include follow as one line each while the
-budget lasts. Everything the text holds counts against the budget; what was left out, and why, is
-in `omitted` (the text says only how many).
+better one, and breaks ties. A match through the concept vocabulary alone (`query.concept_terms`)
+counts at most CONCEPT_WEIGHT, below every match of the task's own words. Duplicates are dropped,
+then the pack discloses progressively: the best records in full (the first as its description when
+only that fits) while FULL_SHARE of the budget lasts, then every later one named in one line
+(type, title, ID, the scope that matched) while the budget lasts, best first. Then the standing
+rules (`recall.standing`) the pack did not name follow as one line each while the budget lasts.
+Everything the text holds counts against the budget; what was named in a line is in `listed`, what
+was left out, and why, in `omitted` (the text says only how many).
 """
 
 from __future__ import annotations

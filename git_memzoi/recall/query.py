@@ -2,7 +2,10 @@
 
 A text's words (as the index's tokenizer splits them) lose stopwords, one-letter words (not digits) and the
 filler of requests ("please add a…"); each word left becomes a group of itself and its synonyms
-from VOCABULARY (plus `[recall] synonyms` in config.toml), quoted, so `db` also finds `database`.
+from VOCABULARY and CONCEPTS (plus `[recall] synonyms` in config.toml), quoted, so `db` also finds
+`database`; `concept_terms` gives the concepts' other words alone, for a pass that ranks below the
+words as written. A CamelCase identifier (`validateSession`) also searches its words together, as the
+index adds them to a record's tags text (`index.fts.identifier_words`).
 FTS5's porter tokenizer stems both sides (`migrations` finds `migration`); bm25 weighs title,
 description, tags and body by `index.queries.WEIGHTS`, so a word in a record's tags or title
 counts more than one in its body. A trailing `*` keeps its prefix meaning, as in `index.fts`.

@@ -30,7 +30,7 @@ from git_memzoi.profile import oneline
 from git_memzoi.recall import paths as pathmatch
 from git_memzoi.recall import standing
 from git_memzoi.recall.context import candidates, unverified_note
-from git_memzoi.recall.precheck import by_words, precheck
+from git_memzoi.recall.precheck import by_command, precheck
 from git_memzoi.recall.records import index_connection, now
 
 if TYPE_CHECKING:
@@ -59,12 +59,29 @@ _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _STEP = [0] * 256
 _STEP[ord("[")], _STEP[ord("]")] = 1, -1
 _ROUNDS = 2
-#: Kinds of record PreToolUse adds as guidance for a path or command (precheck gives the warnings).
-GUIDANCE_TYPES = ("constraint", "convention", "decision", "preference", "procedure", "runbook")
+#: Kinds of record PreToolUse adds as guidance for a path or command (precheck gives the warnings), in the
+#: order they come at one depth of scope: the rules to follow, then what happened and what is known there.
+GUIDANCE_TYPES = (
+    "constraint",
+    "convention",
+    "decision",
+    "preference",
+    "procedure",
+    "runbook",
+    "incident",
+    "fact",
+    "note",
+    "summary",
+)
 #: At most this many guidance records for one command (its words match loosely; the best few).
-COMMAND_GUIDANCE = 3
-#: At most this many records answer a prompt (the best; the budget may stop earlier).
-PROMPT_RECORDS = 6
+COMMAND_GUIDANCE = 6
+#: At most this many records answer a prompt (the best; the budget may stop earlier): the first in full
+#: while FULL_SHARE of the budget lasts, the rest as one line each.
+PROMPT_RECORDS = 16
+#: The share of a hook's character budget that records in full may take; the rest names records in one line each.
+FULL_SHARE = 0.6
+#: SessionStart names at most this many records for the checkpoint's task, one line each.
+CHECKPOINT_RECORDS = 6
 #: SessionStart shows this much of a checkpoint's note (the open inbox as handoff lists it).
 CHECKPOINT_NOTE = 600
 #: A prompt's paths: at most this many are used, this many candidates checked, each at most this long.
@@ -342,7 +359,9 @@ def session_memory(ws: Workspace, event: HookEvent) -> SessionMemory:
     return SessionMemory(ws.layout.agent_sessions, event.session_id)
 
 
-def guidance(conn: sqlite3.Connection, kind: str, value: str) -> list[tuple[RecordRow, str]]:
+def guidance(
+    conn: sqlite3.Connection, kind: str, value: str, workdir: Path | None = None
+) -> list[tuple[RecordRow, str]]:
     """(row, scope) of the GUIDANCE_TYPES records for a repository path (by `applies_to`, deepest scope first)
     or a command (by its words, the best COMMAND_GUIDANCE); the scope is the entry or the words that matched."""
     flt = Filter(now=now()[1], types=GUIDANCE_TYPES)
@@ -353,7 +372,7 @@ def guidance(conn: sqlite3.Connection, kind: str, value: str) -> list[tuple[Reco
                 found[row.rowid] = (row, entry, len(base))
         ordered = sorted(found.values(), key=lambda f: (-f[2], GUIDANCE_TYPES.index(f[0].type), f[0].record_id))
         return [(row, entry) for row, entry, _ in ordered]
-    matched = by_words(conn, value, flt)
+    matched = by_command(conn, value, flt, workdir)
     matched.sort(key=lambda f: (f[2], GUIDANCE_TYPES.index(f[0].type), -float(f[0].confidence), f[0].record_id))
     return [(row, how) for row, how, _ in matched[:COMMAND_GUIDANCE]]
 
@@ -365,27 +384,35 @@ def _flagged(text: str, row: RecordRow, fresh: dict[str, dict[str, Any]]) -> str
 
 
 def _fit(
-    rows: list[RecordRow], memory: SessionMemory, limit: int, fresh: dict[str, dict[str, Any]] | None = None
+    rows: list[RecordRow],
+    memory: SessionMemory,
+    limit: int,
+    scopes: list[str] | None = None,
+    fresh: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[list[str], list[str]]:
     """(text parts, IDs given in full) for `rows` best first: full text for what this session has not seen while
-    `limit` characters last, one line for the rest (and for what it was already given); `fresh`: each row's
-    freshness by path, to flag the unverified ones."""
+    FULL_SHARE of `limit` characters lasts, then one line each (type, title, ID, the scope in `scopes` or the
+    record's own) while `limit` lasts; what the session was already given is referred to by ID. `fresh`: each
+    row's freshness by path, to flag the unverified ones."""
     fresh = fresh or {}
     parts: list[str] = []
     given: list[str] = []
     earlier: list[str] = []
     used = 0
-    for row in rows:
+    short = False  # once a record is a line, every later one is too: the order stays the ranking
+    for at, row in enumerate(rows):
         if memory.seen(row.record_id):
             earlier.append(row.record_id)
             continue
         text = _flagged(standing.full(row), row, fresh)
-        if used + len(text) > limit:
-            text = _flagged(standing.line(row), row, fresh)
+        if not short and used + len(text) <= limit * FULL_SHARE:
+            given.append(row.record_id)
+        else:
+            short = True
+            flag = unverified_note(fresh.get(row.path, {"state": "current"}))
+            text = standing.brief(row, scopes[at] if scopes else standing.first_scope(row), flag)
             if used + len(text) > limit:
                 break
-        else:
-            given.append(row.record_id)
         parts.append(text)
         used += len(text)
     if earlier:
@@ -417,7 +444,11 @@ def tool_context(
     context only after the tool ran asks for the rest then)."""
     with index_connection(ws) as conn:  # one check of the index against the files for every question
         found = [
-            (kind, precheck(ws, conn=conn, **{kind: value}), guidance(conn, kind, value) if explain else [])
+            (
+                kind,
+                precheck(ws, conn=conn, **{kind: value}),
+                guidance(conn, kind, value, ws.repo.workdir) if explain else [],
+            )
             for kind, value in touched
         ]
         fresh = freshness.verdicts(ws, conn, [row for _, _, applies in found for row, _ in applies])
@@ -431,7 +462,7 @@ def tool_context(
         warnings += result.warnings
         unseen = [(row, scope) for row, scope in applies if not memory.seen(f"{row.record_id}@{scope}")]
         if unseen:
-            parts, given = _fit([row for row, _ in unseen], memory, budget, fresh)
+            parts, given = _fit([row for row, _ in unseen], memory, budget, [scope for _, scope in unseen], fresh)
             budget = max(budget - sum(map(len, parts)), 0)
             section += ([""] if section else []) + [f"git memzoi: what applies to {kind} {what}:", "", *parts]
             memory.add(given + [f"{row.record_id}@{scope}" for row, scope in unseen])
@@ -476,7 +507,8 @@ def prompt_context(ws: Workspace, event: HookEvent) -> str | None:
     memory = session_memory(ws, event)
     best = ordered[:PROMPT_RECORDS]
     fresh = {c.row.path: c.freshness for c in best}
-    parts, given = _fit([c.row for c in best], memory, ws.config.agents.prompt_budget, fresh)
+    scopes = [c.matched_scope for c in best]
+    parts, given = _fit([c.row for c in best], memory, ws.config.agents.prompt_budget, scopes, fresh)
     if not parts:
         return None
     memory.add(given)
@@ -495,7 +527,7 @@ def _checkpoint_lines(ws: Workspace) -> list[str]:
         note = note if len(note) <= CHECKPOINT_NOTE else note[: CHECKPOINT_NOTE - 1].rstrip() + "…"
         tail += ["## Session checkpoint", "", f"{checkpoint.task} ({checkpoint.record_id})", "", note, ""]
         _, ordered, _ = candidates(ws, checkpoint.task, rules=False)
-        rows = [c.row for c in ordered[:PROMPT_RECORDS] if not standing.is_standing(c.row)]
+        rows = [c.row for c in ordered[:CHECKPOINT_RECORDS] if not standing.is_standing(c.row)]
         if rows:
             tail += ["### Records for this task", ""]
             tail += [standing.line(row).rstrip("\n") for row in rows] + [""]

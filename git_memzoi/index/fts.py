@@ -19,6 +19,36 @@ PREFIX_MIN = 3
 _WORD = re.compile(r"([^\W_]+)(\*?)")
 
 
+#: A word with a capital inside it (`validateSession`, `HTTPServer`, `queryKeys`): an identifier in CamelCase.
+_CAMEL = re.compile(r"[^\W_]*[a-z0-9][A-Z][^\W_]*|[^\W_]*[A-Z]{2}[a-z][^\W_]*")
+#: Where a CamelCase identifier splits: before a capital after a lowercase letter or digit, and before the last
+#: capital of a run followed by a lowercase letter (`HTTPServer` -> HTTP Server).
+_SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def identifier_parts(word: str) -> list[str]:
+    """A CamelCase identifier's words, lowercased (`validateSession` -> validate, session); [] for any other word.
+
+    The tokenizer already splits snake_case, kebab-case, dotted names and paths (`_`, `-`, `.` and `/`
+    separate words); only a capital inside a word hides one."""
+    if not _CAMEL.fullmatch(word):
+        return []
+    parts = [p.lower() for p in _SPLIT.split(word) if p]
+    return parts if len(parts) > 1 and min(map(len, parts)) > 1 else []  # `iOS` is a name, not i + os
+
+
+def identifier_words(*texts: str | None) -> str:
+    """The words of every CamelCase identifier in `texts`, each identifier's in order (so they match as a phrase),
+    each identifier once: what the index adds to a record's tags so that `validate session` finds `validateSession`."""
+    seen: dict[str, None] = {}
+    for text in texts:
+        for match in _WORD.finditer(text or ""):
+            word = match.group(1)
+            if word not in seen and identifier_parts(word):
+                seen[word] = None
+    return " ".join(" ".join(identifier_parts(word)) for word in seen)
+
+
 def terms(text: str) -> list[str]:
     """The query's words as quoted FTS5 strings (`"auth"`, prefix `"auth"*`), duplicates dropped."""
     out: list[str] = []
@@ -30,6 +60,11 @@ def terms(text: str) -> list[str]:
         if len(out) == MAX_TERMS:
             break
     return out
+
+
+def raw_words(text: str) -> list[str]:
+    """The query's words as typed (case kept), as the tokenizer splits them."""
+    return [m.group(1) for m in _WORD.finditer(text)]
 
 
 def words(text: str) -> list[str]:

@@ -136,6 +136,19 @@ def ranked(
 COMMON_ROWS = 500
 
 
+def record_count(conn: sqlite3.Connection) -> int:
+    """How many records the full-text index holds (current or not)."""
+    return int(conn.execute("SELECT count(*) FROM records_fts_docsize").fetchone()[0])
+
+
+def holding(conn: sqlite3.Connection, term: str) -> int:
+    """How many records hold one quoted FTS5 term (its posting list is read, nothing is scored)."""
+    try:
+        return int(conn.execute("SELECT count(*) FROM records_fts WHERE records_fts MATCH ?", (term,)).fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
 def _informative(conn: sqlite3.Connection, query_terms: list[str]) -> list[str]:
     """The terms worth an any-term query: all of them, less those held by more than half the records
     and by more than COMMON_ROWS; all of them when that leaves none that any record holds.

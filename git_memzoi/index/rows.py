@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from git_memzoi.errors import FormatError
+from git_memzoi.index import fts
 from git_memzoi.index.index_db import RecordRow, instant
 from git_memzoi.index.parse import blob_oid, parse_payload
 from git_memzoi.index.parse_cache import ParseCache
@@ -209,7 +210,10 @@ def build_row(
         applies_json=_dumps(f["applies_to"]),
         title=f["title"],
         description=f["description"],
-        tags=" ".join(f["tags"]),
+        # the tags, then the words of the CamelCase identifiers the record cites (the tokenizer keeps those whole)
+        tags=" ".join(
+            [*f["tags"], fts.identifier_words(f["title"], f["description"], document[f["body_start"] :])]
+        ).strip(),
         body_start=f["body_start"],
         document=document,
     )

@@ -6,11 +6,14 @@ the task touches. Each gets a relevance from those two signals (a text match sca
 one, plus 1 for a scope covering a path, 0.6 for one inside it), raised by a small boost for the
 kinds that cost most when missed (TYPE_BOOST: risks, warnings, failed attempts, constraints,
 decisions, conventions): type moves a record past a slightly better match, never past a clearly
-better one, and breaks ties. Duplicates are dropped, then records are packed best first while the
-budget lasts; a record too long for what is left goes in as its description when that fits. Then
-the standing rules (`recall.standing`) the pack did not include follow as one line each while the
-budget lasts. Everything the text holds counts against the budget; what was left out, and why, is
-in `omitted` (the text says only how many).
+better one, and breaks ties. A match through the concept vocabulary alone (`query.concept_terms`)
+counts at most CONCEPT_WEIGHT, below every match of the task's own words. Duplicates are dropped,
+then the pack discloses progressively: the best records in full (the first as its description when
+only that fits) while FULL_SHARE of the budget lasts, then every later one named in one line
+(type, title, ID, the scope that matched) while the budget lasts, best first. Then the standing
+rules (`recall.standing`) the pack did not name follow as one line each while the budget lasts.
+Everything the text holds counts against the budget; what was named in a line is in `listed`, what
+was left out, and why, in `omitted` (the text says only how many).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
 from git_memzoi.recall import paths as pathmatch
 from git_memzoi.recall import query, standing
-from git_memzoi.recall.models import ContextItem, ContextPack, Omission
+from git_memzoi.recall.models import ContextItem, ContextPack, Listed, Omission
 from git_memzoi.recall.records import citation, index_connection, now
 from git_memzoi.recall.text import clean_body
 
@@ -49,10 +52,15 @@ COVERS, INSIDE = 1.0, 0.6
 TEXT_CANDIDATES = 40
 #: A text match weaker than this share of the best one is noise, not context.
 TEXT_FLOOR = 0.25
+#: How much a match through the concept vocabulary counts beside a match of the task's own words.
+CONCEPT_WEIGHT = 0.2
 #: Words kept for the line saying how many records were left out.
 LEFT_OUT_WORDS = 14
 #: The share of a budget matched records may leave to the standing rules' one-line list.
 STANDING_SHARE = 0.25
+#: The share of what a budget leaves (after the header and the reserve) that records in full may take; the
+#: records after them are named in one line each while the rest lasts.
+FULL_SHARE = 0.5
 #: Records considered for a pack (the best-ranked); the rest are not candidates at all.
 MAX_CANDIDATES = 100
 
@@ -60,7 +68,7 @@ MAX_CANDIDATES = 100
 class _Candidate:
     """A record on its way into a pack: its text and path relevance, and why it came."""
 
-    __slots__ = ("freshness", "path", "row", "text", "why")
+    __slots__ = ("freshness", "path", "row", "scope", "text", "why")
 
     def __init__(self, row: RecordRow) -> None:
         self.row = row
@@ -68,6 +76,12 @@ class _Candidate:
         self.path = 0.0
         self.why: list[str] = []
         self.freshness = freshness.current()
+        self.scope = ""  # the applies_to entry a path matched
+
+    @property
+    def matched_scope(self) -> str:
+        """The applies_to entry that matched a path, else the record's first one ("" when repository-wide)."""
+        return self.scope or standing.first_scope(self.row)
 
     @property
     def relevance(self) -> float:
@@ -121,15 +135,35 @@ def block(row: RecordRow, text: str, fresh: dict[str, Any] | None = None) -> str
     return f"## {_label(row.type)}: {row.title}{flag}\n\n{text}\n\n{cite}\n"
 
 
+def _by_text(
+    conn: sqlite3.Connection, terms: list[str], flt: Filter, weight: float, found: dict[int, _Candidate]
+) -> None:
+    if not terms:
+        return
+    hits = queries.ranked(conn, terms, flt, TEXT_CANDIDATES)
+    best = max((score for _, score in hits), default=0.0) or 1.0
+    for row, score in hits:
+        relevance = max(score, 0.0) / best
+        if relevance < TEXT_FLOOR:
+            continue
+        cand = found.setdefault(row.rowid, _Candidate(row))
+        if weight * relevance > cand.text:
+            cand.text = weight * relevance
+        if "matches the task" not in cand.why:
+            cand.why.append("matches the task")
+
+
 def _by_paths(conn: sqlite3.Connection, paths: list[str], flt: Filter, found: dict[int, _Candidate]) -> None:
     for path in paths:
         for row, entry, _ in queries.covering(conn, pathmatch.ancestors(path), flt):
             cand = found.setdefault(row.rowid, _Candidate(row))
             cand.path = COVERS
+            cand.scope = cand.scope or entry
             cand.why.append(f"applies to {path} ({entry})")
         for row, entry in queries.inside(conn, path, flt):
             cand = found.setdefault(row.rowid, _Candidate(row))
             cand.path = max(cand.path, INSIDE)
+            cand.scope = cand.scope or entry
             cand.why.append(f"scope {entry} is inside {path}")
 
 
@@ -153,17 +187,14 @@ def candidates(
     flt = Filter(now=at, shared=not include_local)
     found: dict[int, _Candidate] = {}
     with index_connection(ws) as conn:
-        query_terms = query.terms(task, query.synonyms(ws.config.recall.synonyms))
-        if query_terms:
-            hits = queries.ranked(conn, query_terms, flt, TEXT_CANDIDATES)
-            best = max((score for _, score in hits), default=0.0) or 1.0
-            for row, score in hits:
-                relevance = max(score, 0.0) / best
-                if relevance < TEXT_FLOOR:
-                    continue
-                cand = found.setdefault(row.rowid, _Candidate(row))
-                cand.text = relevance
-                cand.why.append("matches the task")
+        extra = ws.config.recall.synonyms
+        # the words as written (with the abbreviations' long forms) rank first; the other words of their concepts
+        # add records that share no word with the task, below every match of its own words
+        for terms, weight in (
+            (query.terms(task, query.synonyms(extra, concepts=False)), 1.0),
+            (query.concept_terms(task, extra), CONCEPT_WEIGHT),
+        ):
+            _by_text(conn, terms, flt, weight, found)
         _by_paths(conn, norm, flt, found)
         fresh = freshness.verdicts(ws, conn, [cand.row for cand in found.values()])
         for cand in found.values():
@@ -197,55 +228,57 @@ def _listed(rules: Sequence[standing.Rule], cap: int) -> int:
     return listed
 
 
-def _pack(
-    task: str, paths: list[str], budget: int, ordered: list[_Candidate], rules: Sequence[standing.Rule] = ()
-) -> ContextPack:
-    header = f"# Context for: {task}\n" + (f"\nPaths: {', '.join(paths)}\n" if paths else "")
-    used = words_in(header)
-    # The standing rules' lines get up to a quarter of the budget, so a full pack still names them.
-    reserve = LEFT_OUT_WORDS + _listed(rules, int(budget * STANDING_SHARE))
-    items: list[ContextItem] = []
-    omitted: list[Omission] = []
-    blocks: list[str] = []
-    seen_body: dict[str, str] = {}
-    seen_title: dict[str, str] = {}
-    for cand in ordered[:MAX_CANDIDATES]:
+class _Packer:
+    """Fills a pack best first: full text while the full share of the budget lasts, then one line each."""
+
+    def __init__(self, budget: int, used: int, reserve: int) -> None:
+        self.budget = budget
+        self.used = used
+        self.reserve = reserve
+        self.items: list[ContextItem] = []
+        self.listed: list[Listed] = []
+        self.omitted: list[Omission] = []
+        self.blocks: list[str] = []
+        self.lines: list[str] = []
+        self.short = False  # once one record is named by a line, every later one is too: the order stays the rank
+        self.seen_body: dict[str, str] = {}
+        self.seen_title: dict[str, str] = {}
+        self.full_until = used + int((budget - used - reserve) * FULL_SHARE)
+
+    def twin(self, row: RecordRow, body: str) -> str | None:
+        """The ID of a record already packed with the same body or title, else None (and this one is noted)."""
+        normal_body, normal_title = " ".join(body.split()).lower(), " ".join(row.title.split()).lower()
+        twin = self.seen_body.get(normal_body) or self.seen_title.get(normal_title)
+        if twin is None:
+            self.seen_body[normal_body] = row.record_id
+            self.seen_title[normal_title] = row.record_id
+        return twin
+
+    def whole(self, cand: _Candidate, body: str) -> bool:
+        """Give the record in full (or as its description) if that fits the full share; False if not."""
         row = cand.row
-        rid, title = row.record_id, row.title
-        body = clean_body(title, row.body)
-        body_words = body.split()
-        normal_body, normal_title = " ".join(body_words).lower(), " ".join(title.split()).lower()
-        twin = seen_body.get(normal_body) or seen_title.get(normal_title)
-        if twin is not None:
-            omitted.append(Omission(record_id=rid, title=title, reason=f"duplicate of {twin}"))
-            continue
-        seen_body[normal_body] = rid
-        seen_title[normal_title] = rid
         frame = words_in(block(row, "", cand.freshness))  # heading and citation
-        left = budget - used - reserve
-        if frame + len(body_words) <= left:
+        # the best record may take the whole budget; the ones after it share FULL_SHARE of it
+        end = self.budget - self.reserve
+        left = (end if not self.items else min(end, self.full_until)) - self.used
+        if frame + words_in(body) <= left:
             text, note = body, ""
-        elif row.description and frame + words_in(row.description) <= left:
+        elif row.description and frame + words_in(row.description) <= left and not self.items:
             text, note = row.description, " (description only: body over budget)"
         else:
-            omitted.append(
-                Omission(
-                    record_id=rid, title=title, reason=f"over budget ({frame + len(body_words)} words, {left} left)"
-                )
-            )
-            continue
+            return False
         rendered = block(row, text, cand.freshness)
         count = words_in(rendered)
-        used += count
-        blocks.append(rendered)
+        self.used += count
+        self.blocks.append(rendered)
         why = "; ".join(dict.fromkeys(cand.why)) + f"; {row.type}"
-        items.append(
+        self.items.append(
             ContextItem(
-                record_id=rid,
+                record_id=row.record_id,
                 store=row.store,
                 type=row.type,
                 lane=row.lane,
-                title=title,
+                title=row.title,
                 text=text,
                 words=count,
                 why=why + note,
@@ -253,30 +286,86 @@ def _pack(
                 freshness=cand.freshness,
             )
         )
-    if not items:
+        return True
+
+    def line(self, cand: _Candidate) -> bool:
+        """Name the record in one line if that fits what the budget leaves; False if not."""
+        row, scope = cand.row, cand.matched_scope
+        entry = standing.brief(row, scope, unverified_note(cand.freshness))
+        cost = words_in(entry) + (0 if self.lines else words_in(LISTED_HEADING))
+        if self.used + cost > self.budget - self.reserve:
+            return False
+        self.lines.append(entry)
+        self.listed.append(
+            Listed(record_id=row.record_id, type=row.type, title=row.title, scope=scope, freshness=cand.freshness)
+        )
+        self.used += cost
+        return True
+
+    def add(self, cand: _Candidate) -> None:
+        row = cand.row
+        body = clean_body(row.title, row.body)
+        twin = self.twin(row, body)
+        if twin is not None:
+            self.omitted.append(Omission(record_id=row.record_id, title=row.title, reason=f"duplicate of {twin}"))
+            return
+        if not self.short and self.whole(cand, body):
+            return
+        self.short = True
+        if not self.line(cand):
+            reason = f"over budget ({words_in(block(row, body))} words, {self.budget - self.used} left)"
+            self.omitted.append(Omission(record_id=row.record_id, title=row.title, reason=reason))
+
+
+#: What heads the records a pack names in one line each.
+LISTED_HEADING = "## Also relevant (one line each; `git memzoi show ID` gives the whole record)\n\n"
+
+
+def _pack(
+    task: str, paths: list[str], budget: int, ordered: list[_Candidate], rules: Sequence[standing.Rule] = ()
+) -> ContextPack:
+    header = f"# Context for: {task}\n" + (f"\nPaths: {', '.join(paths)}\n" if paths else "")
+    # The standing rules' lines get up to a quarter of the budget, so a full pack still names them.
+    packer = _Packer(budget, words_in(header), LEFT_OUT_WORDS + _listed(rules, int(budget * STANDING_SHARE)))
+    for cand in ordered[:MAX_CANDIDATES]:
+        packer.add(cand)
+    blocks = packer.blocks
+    if not packer.items and not packer.lines:
         empty = "\nNo current records match this task or these paths.\n"
-        used += words_in(empty)
+        packer.used += words_in(empty)
         blocks.append(empty.lstrip("\n"))
     left_out = ""
-    if omitted:
+    if packer.omitted:
         left_out = (
-            f"\n{len(omitted)} more matching record(s) left out: over budget or duplicates (`--json` lists them).\n"
+            f"\n{len(packer.omitted)} more matching record(s) left out: over budget or duplicates "
+            "(`--json` lists them).\n"
         )
-        used += words_in(left_out)
-    included = {item.record_id for item in items}
+        packer.used += words_in(left_out)
+    named = {item.record_id for item in packer.items} | {item.record_id for item in packer.listed}
     lines: list[str] = []
     heading = "## Standing rules also in force\n\n"
     for rule in rules:
-        if rule.record_id in included:
+        if rule.record_id in named:
             continue
         entry = standing.line(rule)
         cost = words_in(entry) + (0 if lines else words_in(heading))
-        if used + cost > budget:
+        if packer.used + cost > budget:
             break
         lines.append(entry)
-        used += cost
+        packer.used += cost
     text = header + "".join(f"\n{b}" for b in blocks)
+    if packer.lines:
+        text += "\n" + LISTED_HEADING + "".join(packer.lines)
     if lines:
         text += "\n" + heading + "".join(lines)
     text += left_out
-    return ContextPack(task=task, paths=list(paths), budget=budget, used=used, items=items, omitted=omitted, text=text)
+    return ContextPack(
+        task=task,
+        paths=list(paths),
+        budget=budget,
+        used=packer.used,
+        items=packer.items,
+        omitted=packer.omitted,
+        listed=packer.listed,
+        text=text,
+    )

@@ -175,6 +175,16 @@ class Omission(Model):
     reason: str  # "over budget", "duplicate of <id>", ...
 
 
+class Listed(Model):
+    """A record a context pack names in one line (its full text did not fit): enough to ask for it by ID."""
+
+    record_id: str
+    type: str
+    title: str
+    scope: str  # the applies_to entry that matched, the record's first one, or "" (repository-wide)
+    freshness: dict[str, Any]  # as ContextItem's (docs/freshness.md)
+
+
 class ContextPack(Model):
     """A prompt-ready context pack for a task, fitted to a word budget."""
 
@@ -185,6 +195,7 @@ class ContextPack(Model):
     items: list[ContextItem]
     omitted: list[Omission]
     text: str  # the prompt-ready Markdown pack
+    listed: list[Listed] = []  # noqa: RUF012  (__init__ copies list defaults) named in a line each, best first
 
 
 class InboxItem(Model):

@@ -1,7 +1,8 @@
 """Precheck: risk, warning and failed_attempt records that apply to a path, command or action.
 
 A path matches through `applies_to` (an entry covers it, or lies inside the folder given).
-A command or action matches through its words: a record must mention at least two of them
+A command matches by what it does (`recall.commands`: program, build files, verb, words, the folder it
+runs in); an action through its words: a record must mention at least two of them
 (or the only one), so `git push --force` finds "never force-push to main" but a record that
 merely mentions "git" does not. Warnings come most severe first: risks, then warnings, then
 failed attempts; within a type, the most specific match first.
@@ -9,8 +10,10 @@ failed attempts; within a type, the most specific match first.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from contextlib import nullcontext
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from git_memzoi.errors import UsageError
@@ -18,6 +21,7 @@ from git_memzoi.freshness import state as freshness
 from git_memzoi.index import fts, queries
 from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
+from git_memzoi.recall import commands
 from git_memzoi.recall import paths as pathmatch
 from git_memzoi.recall.models import PrecheckResult, PrecheckWarning
 from git_memzoi.recall.records import citation, index_connection, now
@@ -28,7 +32,7 @@ if TYPE_CHECKING:
 
 SEVERITY = {"risk": 1, "warning": 2, "failed_attempt": 3}
 #: (row, what matched, rank within its type: lower is more specific)
-Found = tuple[RecordRow, str, tuple[int, ...]]
+Found = tuple[RecordRow, str, tuple[float, ...]]
 
 
 def _filter(at: float) -> Filter:
@@ -74,6 +78,63 @@ def by_words(conn: sqlite3.Connection, text: str, flt: Filter) -> list[Found]:
     return [(row, "words: " + ", ".join(words[i] for i in which), (0, -len(which))) for row, which in held]
 
 
+#: How much a command's program (or its build files' and ecosystem's words), its verb and each other word count.
+PROGRAM_WEIGHT, VERB_WEIGHT, WORD_WEIGHT = 3, 2, 1
+#: A record scoped to a folder the command `cd`s into counts as much as a held program.
+FOLDER_WEIGHT = 3
+
+
+def _quoted(word: str) -> str:
+    return '"' + " ".join(fts.words(word)) + '"'  # `pg_dump`, `kafka-topics.sh`: a phrase of its words
+
+
+def _command_terms(parsed: commands.Parsed) -> list[tuple[str, int]]:
+    """(quoted FTS5 term, weight) of a parsed command: each program with its ecosystem's words, each verb, each
+    other word; each once."""
+    out: dict[str, int] = {}
+    for step in parsed.steps:
+        # the program and its build files' words are one term: `make` finds a record about the Makefile
+        group = list(dict.fromkeys(_quoted(w) for w in (step.program, *step.ecosystem())))
+        out.setdefault(group[0] if len(group) == 1 else "(" + " OR ".join(group) + ")", PROGRAM_WEIGHT)
+        if step.verb:
+            out.setdefault(f'"{step.verb}"', VERB_WEIGHT)
+    for word in parsed.words:
+        out.setdefault(f'"{word}"', WORD_WEIGHT)
+    return list(out.items())[: fts.MAX_TERMS]
+
+
+def _rarity(conn: sqlite3.Connection, terms: list[str]) -> list[float]:
+    """How specific each term is in this memory, from 1 (held by one record) down to 0.25 (held by every one): words
+    many records share weigh less, so a record sharing only common words with a command ranks last."""
+    total = max(queries.record_count(conn), 1)
+    return [max(0.25, 1 - math.log(max(queries.holding(conn, term), 1)) / math.log(total + 1)) for term in terms]
+
+
+def by_command(conn: sqlite3.Connection, text: str, flt: Filter, workdir: Path | None = None) -> list[Found]:
+    """Rows `flt` keeps for a command, by what it does: those holding at least two of its terms (or its only one),
+    ranked by what they hold (its program or the program's build files weigh most, then its verb, then each other
+    word), and those whose scope covers a folder it `cd`s into (from the repository root)."""
+    parsed = commands.parse(text)
+    terms = _command_terms(parsed)
+    out: dict[int, Found] = {}
+    if terms:
+        held = queries.holding_terms(conn, [t for t, _ in terms], min(2, len(terms)), flt)
+        rarity = _rarity(conn, [t for t, _ in terms]) if held else []
+        for row, which in held:
+            score = sum(terms[i][1] * rarity[i] for i in which)
+            shown = ", ".join(terms[i][0].strip("()").replace('"', "").replace(" OR ", "/") for i in which)
+            out[row.rowid] = (row, "words: " + shown, (0, -score))
+    for folder in parsed.folders:
+        try:
+            base = pathmatch.normalise(folder, workdir)
+        except UsageError:
+            continue  # a folder outside the repository, or its root: nothing is scoped to it
+        for row, entry, _ in queries.covering(conn, pathmatch.ancestors(base), flt):
+            score = FOLDER_WEIGHT + (-out[row.rowid][2][1] if row.rowid in out else 0)
+            out[row.rowid] = (row, f"runs in {base} ({entry})", (0, -score))
+    return list(out.values())
+
+
 def precheck(
     ws: Workspace,
     *,
@@ -101,6 +162,8 @@ def precheck(
         if subject == "path":
             value = pathmatch.normalise(value, ws.repo.workdir)
             found = _by_path(db, value, flt)
+        elif subject == "command":
+            found = by_command(db, value, flt, ws.repo.workdir)
         else:
             found = by_words(db, value, flt)
         fresh = freshness.verdicts(ws, db, [row for row, _, _ in found])

@@ -24,7 +24,18 @@ from git_memzoi.index.index_db import STANDING_FIRST, STANDING_TYPES, WHOLE_REPO
 from git_memzoi.index.queries import Filter
 from git_memzoi.recall.text import clean_body
 
-__all__ = ["STANDING_TYPES", "WHOLE_REPOSITORY", "Rule", "full", "is_standing", "line", "rank", "render"]
+__all__ = [
+    "STANDING_TYPES",
+    "WHOLE_REPOSITORY",
+    "Rule",
+    "brief",
+    "first_scope",
+    "full",
+    "is_standing",
+    "line",
+    "rank",
+    "render",
+]
 
 _FIRST = dict.fromkeys(STANDING_FIRST, 0)
 #: Inverts a character's order (newest first within a confidence), for the ASCII of a timestamp.
@@ -75,6 +86,19 @@ def full(row: RecordRow) -> str:
 def line(row: RecordRow | Rule) -> str:
     """A record as one line: title and ID."""
     return f"- {row.title} ({row.record_id})\n"
+
+
+def brief(row: RecordRow, scope: str = "", flag: str = "") -> str:
+    """A record named in one line, to be asked for by ID: type, title, ID, the scope that matched and `flag`
+    (" (unverified: ...)" for a record whose cited code moved on)."""
+    kind = row.type.replace("_", " ").capitalize()
+    return f"- {kind}: {row.title}{flag} ({row.record_id})" + (f" · {scope}" if scope else "") + "\n"
+
+
+def first_scope(row: RecordRow) -> str:
+    """The first `applies_to` entry of a record, or "" when it has none (repository-wide)."""
+    entries = json.loads(row.applies_json)
+    return str(entries[0]) if entries else ""
 
 
 def render(conn: sqlite3.Connection, rules: Sequence[Rule], limit: int) -> tuple[str, list[str]]:

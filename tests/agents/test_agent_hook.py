@@ -352,3 +352,86 @@ def test_the_hook_path_stays_light(memory: Repo) -> None:
             in ("click", "pydantic", "pydantic_core", "yaml", "mcp", "pygit2", "filelock", "dataclasses", "inspect")
         )
         assert heavy == [], f"{name}: the hook imported {heavy[:5]}"
+
+
+def test_a_prompt_gets_the_best_records_in_full_then_the_next_ones_named_in_a_line(memory: Repo) -> None:
+    for n in range(12):
+        add_record(
+            memory,
+            f"decisions/ledger-{n}",
+            f"ledger-rule-{n}",
+            type="decision",
+            title=f"Ledger rule {n}",
+            body=f"The ledger reconciliation job rule {n}: " + "keep every entry balanced. " * 30,
+            applies_to=[f"services/ledger/part{n}/**"],
+        )
+    memory.commit("ledger rules")
+    out, _ = hook(event("userpromptsubmit", memory.path, prompt="why does the ledger reconciliation job fail?"))
+    assert out is not None
+    context = out["hookSpecificOutput"]["additionalContext"]
+    in_full = [n for n in range(12) if f"### Decision: Ledger rule {n} (ledger-rule-{n})" in context]
+    named = [n for n in range(12) if f"- Decision: Ledger rule {n} (ledger-rule-{n}) · services/ledger/part" in context]
+    # a record ranked past what fits in full is still named, with its scope, so the agent can ask for it
+    assert in_full and named and not set(in_full) & set(named)
+    assert len(in_full) + len(named) > 6 and len(context) <= 2400 + 200
+
+
+def test_an_edit_gets_the_facts_and_incidents_scoped_to_its_path(memory: Repo) -> None:
+    add_record(
+        memory,
+        "facts/ledger-store",
+        "ledger-store-is-append-only",
+        type="fact",
+        title="The ledger store keeps every entry",
+        applies_to=["services/ledger/**"],
+    )
+    add_record(
+        memory,
+        "incidents/ledger",
+        "ledger-double-post-incident",
+        type="incident",
+        title="Incident: entries posted twice after a retry",
+        applies_to=["services/ledger/store/**"],
+    )
+    memory.commit("ledger facts")
+    edit = {"file_path": str(memory.path / "services/ledger/store/write.go")}
+    out, _ = hook(event("pretooluse-edit", memory.path, tool_input=edit))
+    assert out is not None
+    context = out["hookSpecificOutput"]["additionalContext"]
+    # the deeper scope first
+    assert context.index("(ledger-double-post-incident)") < context.index("(ledger-store-is-append-only)")
+
+
+def test_a_command_is_matched_by_its_program_build_files_and_the_folder_it_runs_in(memory: Repo) -> None:
+    add_record(
+        memory,
+        "facts/makefile",
+        "makefile-targets",
+        type="fact",
+        title="Root Makefile targets",
+        body="The Makefile's build target compiles every service.",
+    )
+    add_record(
+        memory,
+        "incidents/tf",
+        "local-terraform-apply",
+        type="incident",
+        title="A local terraform apply removed an ingress rule",
+        body="Plans are applied from CI only.",
+    )
+    add_record(
+        memory,
+        "facts/prod-env",
+        "prod-env-layout",
+        type="fact",
+        title="One state file per environment",
+        applies_to=["infra/envs/prod/**"],
+    )
+    memory.commit("command records")
+    out, _ = hook(event("pretooluse-bash", memory.path, tool_input={"command": "make build"}))
+    assert out is not None and "(makefile-targets)" in out["hookSpecificOutput"]["additionalContext"]
+    command = "cd infra/envs/prod && terraform apply"
+    out, _ = hook(event("pretooluse-bash", memory.path, tool_input={"command": command}))
+    assert out is not None
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert "(local-terraform-apply)" in context and "(prod-env-layout)" in context

@@ -360,6 +360,7 @@ def test_output_schemas_come_from_the_recall_models() -> None:
         "ContextPack",
         "ExpiryDecision",
         "InboxItem",
+        "Listed",
         "Omission",
     }
     assert handoff["properties"]["checkpoint"]["anyOf"][1] == {"type": "null"}

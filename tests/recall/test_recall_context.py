@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -120,7 +121,9 @@ def test_context_fits_a_word_budget_and_lists_what_was_left_out(corpus: Repo) ->
     pack = build_context(Workspace.open(), "auth middleware", paths=["src/auth/token.ts"], budget=60)
     assert pack.used <= 60
     assert len(pack.text.split()) <= 60
-    assert pack.items and pack.omitted
+    # the best record's full text does not fit 60 words: it and the next ones are named in a line each, best first
+    assert (pack.items or pack.listed) and pack.omitted
+    assert all(f"({item.record_id})" in pack.text for item in pack.listed)
     assert any(o.reason.startswith("over budget") for o in pack.omitted)
     assert all(item.words > 0 for item in pack.items)
     run_cli("context", "--task", "x", "--budget", "0", expect=2)
@@ -271,3 +274,37 @@ def test_expiry_sees_authorised_extension_facts(repo: Repo) -> None:
     assert run_cli("search", "--json", "outage", env=env).json()["hits"]
     later = {"MEMZOI_NOW": "2026-04-15T00:00:00Z"}
     assert run_cli("search", "--json", "outage", env=later).json()["hits"] == []
+
+
+def test_context_names_in_a_line_each_what_does_not_fit_in_full(repo: Repo) -> None:
+    for n in range(10):
+        add_record(
+            repo,
+            f"decisions/ledger-{n}",
+            f"ledger-rule-{n}",
+            type="decision",
+            title=f"Ledger rule {n}",
+            body=f"The ledger reconciliation rule {n}: " + "keep every entry balanced. " * 25,
+            applies_to=[f"services/ledger/part{n}/**"],
+        )
+    repo.commit("ledger rules")
+    result = run_cli("context", "--task", "ledger reconciliation", "--budget", "400", "--json")
+    pack = json.loads(result.stdout)
+    assert pack["used"] <= 400 and len(pack["text"].split()) <= 400
+    assert pack["items"] and pack["listed"]
+    for item in pack["listed"]:
+        assert f"- Decision: {item['title']} ({item['record_id']}) · {item['scope']}\n" in pack["text"]
+    # best first: every record named in a line ranks after every record given in full
+    ids = [i["record_id"] for i in pack["items"]] + [i["record_id"] for i in pack["listed"]]
+    assert len(ids) == len(set(ids)) and len(ids) > len(pack["items"])
+
+
+def test_precheck_command_weighs_rare_words_above_words_many_records_share(repo: Repo) -> None:
+    for n in range(8):
+        add_record(repo, f"notes/svc-{n}", f"service-note-{n}", type="note", title=f"Service {n} deploy notes")
+    add_record(repo, "warnings/a", "a-service-deploys", type="warning", title="Every service deploy waits for CI")
+    add_record(repo, "warnings/b", "b-payments-deploys", type="warning", title="Payments deploy needs a freeze check")
+    repo.commit("records")
+    result = run_cli("precheck", "--command", "./deploy.sh payments service", "--json").json()
+    # both hold two of the command's words; "payments" is held by one record, "service" by nine
+    assert [w["record_id"] for w in result["warnings"]] == ["b-payments-deploys", "a-service-deploys"]

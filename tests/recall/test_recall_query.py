@@ -49,3 +49,61 @@ def test_search_and_context_find_records_by_synonym_stem_and_tag(repo: Repo) -> 
     assert [h["record_id"] for h in run_cli("search", "pg", "--json").json()["hits"]] == ["pg-version"]
     pack = run_cli("context", "--task", "which pg version runs in production?", "--json").json()
     assert pack["items"][0]["record_id"] == "pg-version"
+
+
+def test_identifiers_split_into_words_at_index_and_query_time(repo: Repo) -> None:
+    add_record(
+        repo,
+        "auth/validate",
+        "validate-on-server",
+        type="decision",
+        title="Sessions are checked on the server",
+        body="Every request goes through `validateSession` before the handler runs.",
+    )
+    add_record(
+        repo,
+        "web/keys",
+        "query-keys-factory",
+        type="convention",
+        title="Cache keys come from one factory",
+        body="Build every cache key with the helpers; never write a key array by hand.",
+    )
+    repo.commit("records")
+    # the record's CamelCase identifier is found by its words, and the query's by the record's words
+    assert [h["record_id"] for h in run_cli("search", "validate session", "--json").json()["hits"]] == [
+        "validate-on-server"
+    ]
+    found = run_cli("search", "cacheKey helpers", "--json").json()["hits"]
+    assert [h["record_id"] for h in found] == ["query-keys-factory"]
+    assert query.terms("HTTPServer iOS", query.synonyms(concepts=False)) == [
+        '("httpserver" OR ("http" AND "server"))',
+        '"ios"',
+    ]
+
+
+def test_concepts_find_a_record_that_shares_no_word_with_the_task_but_rank_below_word_matches(repo: Repo) -> None:
+    add_record(
+        repo,
+        "deps/rule",
+        "dependency-review",
+        type="constraint",
+        title="Every new dependency gets a review",
+        body="Open an ADR before adding one.",
+    )
+    add_record(
+        repo,
+        "deps/library-note",
+        "library-list",
+        type="note",
+        title="Third-party library list",
+        body="The vendored library versions.",
+    )
+    repo.commit("records")
+    pack = run_cli("context", "--task", "may I bring in a third-party library?", "--json").json()
+    named = [i["record_id"] for i in pack["items"]] + [i["record_id"] for i in pack["listed"]]
+    # "library" is a dependency to the concept vocabulary; the record naming the task's own words ranks first
+    assert named[:2] == ["library-list", "dependency-review"]
+    assert query.synonyms()["crash"][:1] == ("crash",) and "panic" in query.synonyms()["crash"]
+    assert "customer" in query.synonyms()["tenant"] and "customer" not in query.synonyms(concepts=False).get(
+        "tenant", ()
+    )

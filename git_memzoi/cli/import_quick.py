@@ -16,4 +16,5 @@ def plan_document() -> str:
 
     ws = Workspace.open(None)  # as cli.common.workspace() opens it for the command
     ws.verify_runtime()
-    return rows_document(plan_import(ws, ImportRequest()).as_json(), "entries")
+    request = ImportRequest(exclude=ws.config.import_.exclude)  # as the command adds [import] exclude
+    return rows_document(plan_import(ws, request).as_json(), "entries")

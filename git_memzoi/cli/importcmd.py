@@ -53,6 +53,13 @@ def _show(plan: ImportPlan) -> None:
     type=click.Choice((*formats.ADR_STATUSES, "unknown")),
     help="Import ADRs with this status too (repeatable; default: accepted only).",
 )
+@click.option(
+    "--exclude",
+    "exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Leave out the files GLOB matches (repeatable; added to [import] exclude).",
+)
 @click.option("--prune", is_flag=True, help="Tombstone records whose source item is gone.")
 @click.option("--write", "do_write", is_flag=True, help="Write one packet per change into proposals/pending/.")
 @click.option("--apply", "do_apply", is_flag=True, help="Write and apply every change in one all-or-nothing batch.")
@@ -73,7 +80,9 @@ def import_(sources: tuple[str, ...], **options: Any) -> None:
     opts.check()
     statuses = tuple(dict.fromkeys(formats.IMPORTED_STATUSES + opts.adr_statuses))
     ws = workspace()
-    plan = plan_import(ws, ImportRequest(sources, opts.rev, opts.fmt, opts.type_, opts.prune, statuses))
+    exclude = tuple(dict.fromkeys((*ws.config.import_.exclude, *opts.exclude)))
+    request = ImportRequest(sources, opts.rev, opts.fmt, opts.type_, opts.prune, statuses, exclude=exclude)
+    plan = plan_import(ws, request)
     if not (opts.do_write or opts.do_apply):
         if opts.as_json:
             emit_rows(plan.as_json(), "entries")
@@ -96,6 +105,7 @@ class _Options:
     rev: str | None
     type_: str | None
     adr_statuses: tuple[str, ...]
+    exclude: tuple[str, ...]
     prune: bool
     do_write: bool
     do_apply: bool

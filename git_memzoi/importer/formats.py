@@ -111,18 +111,39 @@ def front_matter(src: Loaded) -> tuple[dict[str, object], list[str], int]:
     """A rule file's front matter as simple `key: value` and `- item` lines, its body lines, and the body's first line.
 
     Deliberately not YAML: Cursor writes `globs: *.ts`, which YAML reads as an alias. Anything
-    that is neither a pair, a list item, a comment nor blank is an error naming the line.
+    that is neither a pair, a list item, a comment nor blank is an error naming the line. A second
+    block right after the first (a tool that prepended its own) is front matter too, never the body:
+    its keys count where the first block lacks them.
     """
     lines = src.text.split("\n")
     if not lines or lines[0].strip() != "---":
         return {}, lines, 1
+    data, end = _block(src, lines, 0, strict=True)
+    assert end is not None
+    start = end + 1
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    if start < len(lines) and lines[start].strip() == "---":
+        more, close = _block(src, lines, start, strict=False)
+        if close is not None and more:
+            for key, value in more.items():
+                data.setdefault(key, value)
+            end = close
+    return data, lines[end + 1 :], end + 2
+
+
+def _block(src: Loaded, lines: list[str], opened: int, *, strict: bool) -> tuple[dict[str, object], int | None]:
+    """The `key: value` block opened by `---` at index `opened`, and the index of its closing `---`.
+
+    Not `strict`: a line that is not front matter, or no closing line, gives ({}, None) (the text is a body).
+    """
     data: dict[str, object] = {}
     key: str | None = None
-    for index in range(1, len(lines)):
+    for index in range(opened + 1, len(lines)):
         line = lines[index]
-        if line.strip() == "---":
-            return data, lines[index + 1 :], index + 2
         stripped = line.strip()
+        if stripped == "---":
+            return data, index
         if not stripped or stripped.startswith("#"):
             continue
         if stripped.startswith("- ") and key is not None:
@@ -131,16 +152,19 @@ def front_matter(src: Loaded) -> tuple[dict[str, object], list[str], int]:
             values.append(_unquote(stripped[2:].strip()))
             data[key] = values
             continue
-        if ":" in line and not line[0].isspace():
-            name, _, value = line.partition(":")
-            key = name.strip()
-            if not key or " " in key:
-                raise FormatError(
-                    "import-front-matter", f"{line.strip()!r} is not `key: value`", path=src.real, line=index + 1
-                )
+        name, colon, value = line.partition(":")
+        key = name.strip() if colon and not line[0].isspace() else ""
+        if key and " " not in key:
             data[key] = _unquote(value.strip()) if value.strip() else []
             continue
-        raise FormatError("import-front-matter", f"{stripped!r} is not `key: value`", path=src.real, line=index + 1)
+        if not strict:
+            return {}, None
+        problem = f"{line.strip()!r} is not `key: value`" if colon and not line[0].isspace() else None
+        raise FormatError(
+            "import-front-matter", problem or f"{stripped!r} is not `key: value`", path=src.real, line=index + 1
+        )
+    if not strict:
+        return {}, None
     raise FormatError("import-front-matter", "front matter opened by --- is never closed", path=src.real, line=1)
 
 
@@ -158,10 +182,26 @@ def _as_list(value: object) -> list[str]:
         inner = value.strip()
         if inner.startswith("[") and inner.endswith("]"):
             inner = inner[1:-1]
-        parts = inner.split(",")
+        parts = _commas(inner)
     else:
         return []
     return [_unquote(p.strip()) for p in parts if p.strip()]
+
+
+def _commas(text: str) -> list[str]:
+    """`text` split at the commas outside braces: `src/*.{ts,tsx}, lib/**` is two globs, not three."""
+    parts: list[str] = []
+    depth, start = 0, 0
+    for index, char in enumerate(text):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth = max(0, depth - 1)
+        elif char == "," and depth == 0:
+            parts.append(text[start:index])
+            start = index + 1
+    parts.append(text[start:])
+    return parts
 
 
 def glob_scope(globs: list[str], folder: str) -> tuple[tuple[str, ...], list[str]]:
@@ -181,10 +221,15 @@ def glob_scope(globs: list[str], folder: str) -> tuple[tuple[str, ...], list[str
         cut = min((pattern.index(c) for c in _GLOB_CHARS if c in pattern), default=len(pattern))
         literal = pattern[:cut]
         base = literal.rsplit("/", 1)[0] if "/" in literal else ""
+        exact = cut == len(pattern) and not pattern.endswith("/")
         if cut == len(pattern):
             base = pattern.rstrip("/")
         if folder:
             base = f"{folder}/{base}" if base else folder
+        if exact and base:  # a path, not a glob: the entry is the path itself (it covers what is below it)
+            if base not in out:
+                out.append(base)
+            continue
         if not base:
             anywhere = True
             where = f"{folder}/**" if folder else "the whole repository"

@@ -4,17 +4,26 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-from git_memzoi.errors import FormatError, Refused
+from git_memzoi.errors import Refused
 from git_memzoi.importer import formats, identity, markdown, okf
 from git_memzoi.importer.existing import Existing, Records
 from git_memzoi.importer.formats import Item
 from git_memzoi.importer.plan import Entry, ImportPlan, Known, NoRecords, Policy, build, plan_digest
-from git_memzoi.importer.sources import CURSOR_DIR, RULE_FORMATS, Loaded, Tree, scope_folder
+from git_memzoi.importer.sources import (
+    CURSOR_DIR,
+    RULE_FORMATS,
+    Loaded,
+    Tree,
+    excluded_by,
+    glob_regex,
+    scope_folder,
+)
 from git_memzoi.layout import RECORDS, RESOLVED_BY_OUTCOME, SUFFIX, pending_path
 from git_memzoi.profile import oneline, secrets
 from git_memzoi.runtime.workspace import Workspace
@@ -39,6 +48,7 @@ class ImportRequest:
     prune: bool = False
     adr_statuses: tuple[str, ...] = formats.IMPORTED_STATUSES
     cwd: Path = field(default_factory=Path.cwd)
+    exclude: tuple[str, ...] = ()  # globs of repository paths left out (`--exclude`, `[import] exclude`)
 
 
 @dataclass
@@ -72,6 +82,11 @@ class _Reading:
     items: list[Item] = field(default_factory=list)
     reported: list[Entry] = field(default_factory=list)
     named_once: set[str] = field(default_factory=set)
+    exclude: tuple[str, ...] = ()
+    _excluders: tuple[re.Pattern[str], ...] = field(default=(), init=False)
+
+    def __post_init__(self) -> None:
+        self._excluders = tuple(glob_regex(glob) for glob in self.exclude)
 
     def step(self, path: str, fmt: str, folder: str | None) -> None:
         """Read one queued source (once) into items, or report why it gives none."""
@@ -79,6 +94,10 @@ class _Reading:
             return
         self.named_once.add(path)
         name = posixpath.basename(path)
+        glob = excluded_by(path, self._excluders, self.exclude) if self.exclude else None
+        if glob is not None:
+            self.reported.append(Entry("skipped", path, name, reason=f"excluded by {glob}"))
+            return
         if fmt == "personal":
             reason = "personal file: never imported into repository memory"
             self.reported.append(Entry("skipped", path, name, reason=reason))
@@ -148,7 +167,7 @@ def _read(tree: Tree, req: ImportRequest) -> tuple[list[Loaded], list[Item], lis
     # A file is read under its own name before any symlink that leads to it, so the twin is the link.
     links = {path for path, fmt in given if fmt != "personal" and tree.resolve(path) != path}
     ordered = sorted(given, key=lambda pair: (pair[0] in links, pair[0]))
-    reading = _Reading(tree, deque((path, fmt, None) for path, fmt in ordered))
+    reading = _Reading(tree, deque((path, fmt, None) for path, fmt in ordered), exclude=req.exclude)
     while reading.queue:
         reading.step(*reading.queue.popleft())
     for src in bundles:
@@ -171,35 +190,35 @@ def _split_sources(tree: Tree, req: ImportRequest) -> tuple[list[str], list[Load
     return named, bundles
 
 
-def _refuse_secrets(items: list[Item]) -> None:
-    """Refuse a run whose changes hold secret-looking text, naming the source line (nothing is written).
+def _secret_refusals(items: list[Item]) -> dict[int, str]:
+    """Why each item holding secret-looking text is refused (by `id(item)`), naming the source line and pattern.
 
     Each source is scanned once, whole (all of them in one scan: `secrets.scan_each`); a finding
-    counts when it falls in an item that would be written.
+    counts when it falls in an item that would be written. The other items stay planned.
     """
     texts = {item.source.real: item.source.text for item in items}
     found = secrets.scan_each(list(texts.values()))
+    out: dict[int, str] = {}
     for real, findings in zip(texts, found, strict=True):
         held = [item for item in items if item.source.real == real] if findings else []
         for finding in findings:
-            if any(_first(item) <= finding.line <= item.last for item in held):
-                raise FormatError(
-                    "secret",
-                    f"{finding.looks_like}; secrets must not enter repository memory; nothing was written",
-                    path=real,
-                    line=finding.line,
-                    hint="remove it from the source (or leave the file out) and import again",
-                )
+            for item in held:
+                if id(item) not in out and _first(item) <= finding.line <= item.last:
+                    out[id(item)] = (
+                        f"secret: {finding.looks_like} at {real}:{finding.line}; secrets must not enter "
+                        "repository memory (remove it from the source, or --exclude the file)"
+                    )
+    return out
 
 
-def _refuse_controls(items: list[Item]) -> None:
-    """Refuse a run whose changes would carry a control character into a packet, naming the source line.
+def _control_refusals(items: list[Item]) -> dict[int, str]:
+    """Why each item that would carry a control character into its packet is refused, naming the source line.
 
     The profile's rule (`profile.document`'s control-character check, which `validate` and `apply`
     run): one-line fields take printable text only, a body newlines and tabs besides. Each source's
     text is searched once, and every title and scope in one search (a control character is one
     character, so the spaces that join them add none): only the items these leave in doubt are
-    looked at one by one, in order, so the first of them is the one named.
+    looked at one by one.
     """
     dirty = {
         real
@@ -209,25 +228,41 @@ def _refuse_controls(items: list[Item]) -> None:
     fields = [item.title for item in items] + [path for item in items for path in item.applies_to]
     if oneline.first_control(" ".join(fields)) is None:
         items = [item for item in items if item.source.real in dirty or item.activation or item.kept]
+    out: dict[int, str] = {}
     for item in items:
         found = formats.control_of(item, body=item.source.real in dirty)
         if found is not None:
-            _refuse_control(item, *found)
+            out[id(item)] = _control_reason(item, *found)
+    return out
 
 
-def _refuse_control(item: Item, field: str, char: str) -> NoReturn:
-    """Refuse `item`'s control character `char` in `field`, at the first line of the item that holds it."""
+def _control_reason(item: Item, field: str, char: str) -> str:
+    """Why `item` is refused: the control character `char` in `field`, at the first line of the item holding it."""
     lines = item.source.text.split("\n")
     start = _first(item)  # a YAML escape leaves no raw character: then where the item starts
     line = next((n for n in range(start, item.last + 1) if char in lines[n - 1]), start)
-    raise FormatError(
-        "control-character",
-        f"{field}: holds the control character {oneline.shown(char)}; memory takes printable text only "
-        "(a body newlines and tabs too); nothing was written",
-        path=item.source.real,
-        line=line,
-        hint="remove it from the source (or leave the file out) and import again",
+    return (
+        f"control-character: {field} holds {oneline.shown(char)} at {item.source.real}:{line}; memory takes "
+        "printable text only (a body newlines and tabs too)"
     )
+
+
+def refuse_items(plan: ImportPlan) -> None:
+    """Make each planned change whose packet would carry a secret or a control character a `refused` entry.
+
+    The item is named by its source lines and the reason says what was found where; the rest of the
+    plan stays as it is (one item never fails a whole import).
+    """
+    written = [e.item for e in plan.changes if e.item is not None]
+    refused = _control_refusals(written)
+    refused.update((k, v) for k, v in _secret_refusals(written).items() if k not in refused)
+    if not refused:
+        return
+    for entry in plan.changes:
+        reason = refused.get(id(entry.item)) if entry.item is not None else None
+        if reason is not None:
+            entry.action, entry.reason, entry.proposal_id = "refused", reason, None
+    plan.plan_id = plan_digest(plan)
 
 
 def _first(item: Item) -> int:
@@ -253,9 +288,7 @@ def plan_import(ws: Workspace, req: ImportRequest) -> ImportPlan:
         entry.action, entry.reason = "skipped", f"rejected as {entry.proposal_id}"
     if rejected:
         plan.plan_id = plan_digest(plan)
-    written = [e.item for e in plan.changes if e.item is not None]
-    _refuse_controls(written)
-    _refuse_secrets(written)
+    refuse_items(plan)
     return plan
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import posixpath
+import re
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -96,6 +97,46 @@ def classify(path: str, adr_dirs: tuple[str, ...] = ADR_DIRS, bundles: frozenset
         return "okf"
     if posixpath.dirname(path) in adr_dirs and name.endswith(".md") and name.lower() not in _NOT_ADRS:
         return "adr"
+    return None
+
+
+def glob_regex(glob: str) -> re.Pattern[str]:
+    """A repository-path glob as a regular expression: `**` any folders, `*` and `?` within a name, `[…]` a set.
+
+    A glob without a `/` matches a name at any depth (as .gitignore does); one ending in `/` or
+    naming a folder matches everything under it.
+    """
+    pattern = glob.strip().removeprefix("./")
+    anchored = "/" in pattern.rstrip("/")
+    pattern = pattern.strip("/")
+    out: list[str] = [] if anchored else ["(?:.*/)?"]
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if pattern.startswith("**/", index):
+            out.append("(?:.*/)?")
+            index += 3
+            continue
+        if pattern.startswith("**", index):
+            out.append(".*")
+            index += 2
+            continue
+        close = pattern.find("]", index + 2) if char == "[" else -1
+        if char == "[" and close > 0:
+            inner = pattern[index + 1 : close]
+            out.append("[" + ("^" + inner[1:] if inner.startswith("!") else inner).replace("\\", "\\\\") + "]")
+            index = close + 1
+            continue
+        out.append({"*": "[^/]*", "?": "[^/]"}.get(char, re.escape(char)))
+        index += 1
+    return re.compile("".join(out) + "(?:/.*)?")
+
+
+def excluded_by(path: str, globs: tuple[re.Pattern[str], ...], given: tuple[str, ...]) -> str | None:
+    """The glob (of `given`, compiled as `globs`) that leaves `path` out of an import, or None."""
+    for glob, regex in zip(given, globs, strict=True):
+        if regex.fullmatch(path):
+            return glob
     return None
 
 

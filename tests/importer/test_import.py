@@ -217,15 +217,6 @@ def test_unbalanced_marker_is_an_error_naming_the_line(repo: Repo) -> None:
 @pytest.mark.parametrize(
     "setup, message",
     [
-        (lambda r: r.write("AGENTS.md", "## Keys\n\naws key AKIAIOSFODNN7EXAMPLE here\n"), "AGENTS.md:3: secret:"),
-        (
-            lambda r: r.write("AGENTS.md", "# Rules\n\n## Use \x1b[31m red\n\nAlways use pnpm.\n"),
-            "AGENTS.md:3: control-character: title: holds the control character \\x1b",
-        ),
-        (
-            lambda r: r.write("AGENTS.md", "## Bell\n\nfirst line\nthe body rings \x07 here\n"),
-            "AGENTS.md:4: control-character: the body: holds the control character \\x07",
-        ),
         (lambda r: r.write("AGENTS.md", b"## R\n\n" + b"x" * (1024 * 1024 + 1)), "AGENTS.md: import-too-large:"),
         (lambda r: r.write("AGENTS.md", "## R\n\ncaf\xe9\n".encode("latin-1")), "AGENTS.md:3: import-encoding:"),
         (
@@ -240,9 +231,6 @@ def test_unbalanced_marker_is_an_error_naming_the_line(repo: Repo) -> None:
         ),
     ],
     ids=[
-        "secret",
-        "control-title",
-        "control-body",
         "too-large",
         "encoding",
         "front-matter",
@@ -279,7 +267,39 @@ def test_a_folder_made_a_symlink_in_the_work_tree_is_never_read_through(repo: Re
     assert memzoi_files(repo) == before
 
 
-def test_a_secret_refuses_only_an_import_that_would_write_it(repo: Repo) -> None:
+@pytest.mark.parametrize(
+    "text, where, reason",
+    [
+        ("## Keys\n\naws key AKIAIOSFODNN7EXAMPLE here\n", "AGENTS.md:1-3", "secret: looks like an AWS access key"),
+        (
+            "# Rules\n\n## Use \x1b[31m red\n\nAlways use pnpm.\n",
+            "AGENTS.md:3-5",
+            "control-character: title holds \\x1b at AGENTS.md:3",
+        ),
+        (
+            "## Bell\n\nfirst line\nthe body rings \x07 here\n",
+            "AGENTS.md:1-4",
+            "control-character: the body holds \\x07 at AGENTS.md:4",
+        ),
+    ],
+    ids=["secret", "control-title", "control-body"],
+)
+def test_an_item_that_cannot_be_written_is_refused_by_name_and_the_rest_planned(
+    repo: Repo, text: str, where: str, reason: str
+) -> None:
+    repo.write("AGENTS.md", text)
+    repo.write("docs/AGENTS.md", "## Build\n\nRun make in docs.\n")
+    repo.commit("sources")
+    result = plan()
+    refused = entries(result, "refused")
+    assert [e["where"] for e in refused] == [where] and reason in refused[0]["reason"], refused
+    assert [e["where"] for e in entries(result, "create")] == ["docs/AGENTS.md:1-3"]
+    out = run_cli("import", "--apply")
+    assert "refused" in out.stdout and "applied plan" in out.stderr
+    assert plan()["changes"] == 0  # the refused item is refused again, never planned
+
+
+def test_a_secret_refuses_only_an_item_that_would_be_written(repo: Repo) -> None:
     # one scan of every source: a finding in an item that is only reported (a proposed ADR) refuses nothing
     repo.write("doc/adr/0001-keys.md", "# 1. Keys\n\nStatus: proposed\n\naws key AKIAIOSFODNN7EXAMPLE here\n")
     # a finding outside every item of a written source (a managed block is no item's text) refuses nothing
@@ -289,8 +309,10 @@ def test_a_secret_refuses_only_an_import_that_would_write_it(repo: Repo) -> None
     result = plan()
     assert by_where(result, "doc/adr/0001-keys.md")[0]["action"] == "skipped"
     assert [e["where"] for e in entries(result, "create")] == ["AGENTS.md:1-3"]
-    out = run_cli("import", "--adr-status", "proposed", expect=1)
-    assert "doc/adr/0001-keys.md:5: secret:" in out.stderr, out.stderr
+    proposed = plan("--adr-status", "proposed")
+    refused = entries(proposed, "refused")
+    assert [e["where"] for e in refused] == ["doc/adr/0001-keys.md:1-5"]
+    assert "at doc/adr/0001-keys.md:5" in refused[0]["reason"]
 
 
 def test_usage_errors(repo: Repo) -> None:

@@ -268,8 +268,8 @@ def _match(entry: Entry, records: list[Existing], state: _State) -> bool:
         return True
     active = [r for r in records if r.status == "active"]
     for record in active:
-        if record.origin_key == entry.origin_key:
-            entry.action, entry.target = "unchanged", record
+        if record.origin_key == entry.origin_key:  # its warnings were shown when it was planned
+            entry.action, entry.target, entry.warnings = "unchanged", record, []
             return False
     tombstoned = [r.id for r in records if r.status == "tombstoned"]
     if not active and tombstoned:

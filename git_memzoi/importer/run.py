@@ -104,7 +104,8 @@ class _Reading:
             return
         src = self.tree.load(path, fmt)
         if src.real in self.loaded:
-            self.reported.append(Entry("duplicate", path, name, reason=f"same file as {src.real} (imported once)"))
+            read = self.loaded[src.real].named
+            self.reported.append(Entry("duplicate", path, name, reason=f"same file as {read} (imported once)"))
             return
         self.loaded[src.real] = src
         if self._generated(path, src):
@@ -134,7 +135,8 @@ class _Reading:
         reason = "Ruler output of " + ", ".join(origins)
         self.reported.append(Entry("generated", f"{path}:{ruler[0][0]}", name, reason=reason))
         fmt = src.fmt if src.fmt != "adr" else "agents-md"
-        self.queue.extend((origin, fmt, None) for origin in origins if self.tree.exists(origin))
+        folder = scope_folder(path, src.fmt)  # Ruler's sources govern where its output is read
+        self.queue.extend((origin, fmt, folder) for origin in origins if self.tree.exists(origin))
         return True
 
 
@@ -164,9 +166,21 @@ def _read(tree: Tree, req: ImportRequest) -> tuple[list[Loaded], list[Item], lis
     """
     named, bundles = _split_sources(tree, req)
     given = tree.named(named, req.cwd, req.fmt) if named else [] if req.sources else tree.discover()
-    # A file is read under its own name before any symlink that leads to it, so the twin is the link.
-    links = {path for path, fmt in given if fmt != "personal" and tree.resolve(path) != path}
-    ordered = sorted(given, key=lambda pair: (pair[0] in links, pair[0]))
+    # A file is read under the name that governs the most (a root AGENTS.md linked to .agents/AGENTS.md
+    # is the whole repository's), and in one folder under its own name before a symlink that leads to
+    # it, so the twin reported is the other name.
+    links = {path: tree.resolve(path) for path, fmt in given if fmt != "personal" and tree.resolve(path) != path}
+    depth = {path: _depth(path, fmt) for path, fmt in given}
+    first = {path: real for path, real in links.items() if real in depth and depth[path] < depth[real]}
+    ordered = sorted(
+        given,
+        key=lambda pair: (
+            pair[0] in links and pair[0] not in first,
+            first.get(pair[0], pair[0]),
+            pair[0] not in first,
+            pair[0],
+        ),
+    )
     reading = _Reading(tree, deque((path, fmt, None) for path, fmt in ordered), exclude=req.exclude)
     while reading.queue:
         reading.step(*reading.queue.popleft())
@@ -175,6 +189,12 @@ def _read(tree: Tree, req: ImportRequest) -> tuple[list[Loaded], list[Item], lis
             reading.loaded[src.real] = src
             reading.items.append(okf.item(src))
     return list(reading.loaded.values()), reading.items, reading.reported
+
+
+def _depth(path: str, fmt: str) -> int:
+    """How deep the folder a source governs is (0: the whole repository): a shallower name is read first."""
+    folder = scope_folder(path, fmt) if fmt != "personal" else posixpath.dirname(path)
+    return folder.count("/") + 1 if folder else 0
 
 
 def _split_sources(tree: Tree, req: ImportRequest) -> tuple[list[str], list[Loaded]]:

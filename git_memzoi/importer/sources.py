@@ -100,6 +100,12 @@ def classify(path: str, adr_dirs: tuple[str, ...] = ADR_DIRS, bundles: frozenset
     return None
 
 
+#: Formats whose file governs the folder it is in, wherever that is (the clients read them so).
+_OWN_FOLDER = ("agents-md", "claude-md", "gemini-md")
+#: Files of those formats that a client reads as the repository's own (Claude Code's `.claude/CLAUDE.md`).
+_ROOT_FILES = (".claude/CLAUDE.md",)
+
+
 def glob_regex(glob: str) -> re.Pattern[str]:
     """A repository-path glob as a regular expression: `**` any folders, `*` and `?` within a name, `[…]` a set.
 
@@ -143,6 +149,8 @@ def excluded_by(path: str, globs: tuple[re.Pattern[str], ...], given: tuple[str,
 def scope_folder(named: str, fmt: str) -> str:
     """The folder a file's memory applies to: its own, except for tool configuration folders (the root)."""
     folder = posixpath.dirname(named)
+    if fmt in _OWN_FOLDER and named not in _ROOT_FILES:  # an AGENTS.md governs its folder, `.github/` too
+        return folder
     if fmt == "adr" or any(folder == d or folder.startswith(d + "/") for d in TOOL_DIRS):
         return ""
     return folder

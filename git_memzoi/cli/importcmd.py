@@ -18,7 +18,7 @@ from git_memzoi.profile import vocab
 
 def _line(entry: Entry) -> str:
     """One plan line: action, `path:line-line`, concept ID, type, lane, applies_to, then the reason."""
-    parts = [f"{entry.action:<10}", entry.where]
+    parts = [f"{'pending' if entry.pending else entry.action:<10}", entry.where]
     if entry.concept_id:
         parts.append(entry.concept_id)
     if entry.type and entry.action not in ("duplicate", "generated"):
@@ -28,6 +28,8 @@ def _line(entry: Entry) -> str:
         parts.append(f"record {entry.target.id}")
     if entry.reason:
         parts.append(f"({entry.reason})")
+    if entry.pending:
+        parts.append(f"(already pending as {entry.proposal_id}: git memzoi review)")
     return "  ".join(parts)
 
 

@@ -90,9 +90,12 @@ def classify(path: str, adr_dirs: tuple[str, ...] = ADR_DIRS, bundles: frozenset
     fmt = _BY_NAME.get(name) or _BY_PATH.get(path)
     if fmt is not None:
         return fmt
-    for prefix, ending, rule in _BY_FOLDER:
-        if path.startswith(prefix) and name.endswith(ending):
+    found = rule_folder(path)
+    if found is not None:
+        rule, ending = found
+        if name.endswith(ending):
             return rule
+        return None if path.startswith(CURSOR_DIR + "/") else UNREAD
     if bundles and in_bundle(path, bundles):
         return "okf"
     if posixpath.dirname(path) in adr_dirs and name.endswith(".md") and name.lower() not in _NOT_ADRS:
@@ -146,9 +149,36 @@ def excluded_by(path: str, globs: tuple[re.Pattern[str], ...], given: tuple[str,
     return None
 
 
+#: The format `classify` gives a file in a client's rule folder that the client (and so the import) does not read.
+UNREAD = "unread"
+#: Rule folders a client also reads below the repository's top (in a package: `packages/x/.cursor/rules/`).
+_NESTED = (".cursor/rules/", ".windsurf/rules/", ".claude/rules/")
+
+
+def rule_folder(path: str) -> tuple[str, str] | None:
+    """(format, the file name ending it reads) of the client rule folder `path` is in, or None."""
+    for prefix, ending, rule in _BY_FOLDER:
+        if path.startswith(prefix) or (prefix in _NESTED and "/" + prefix in path):
+            return rule, ending
+    return None
+
+
+def _nested_base(path: str) -> str | None:
+    """The folder holding the nested rule folder `path` is in (`packages/x` of `packages/x/.cursor/rules/a.mdc`)."""
+    for prefix in _NESTED:
+        head, sep, _ = path.partition("/" + prefix)
+        if sep:
+            return head
+    return None
+
+
 def scope_folder(named: str, fmt: str) -> str:
     """The folder a file's memory applies to: its own, except for tool configuration folders (the root)."""
     folder = posixpath.dirname(named)
+    if fmt in RULE_FORMATS:
+        nested = _nested_base(named)  # a package's .cursor/rules governs the package
+        if nested is not None:
+            return nested
     if fmt in _OWN_FOLDER and named not in _ROOT_FILES:  # an AGENTS.md governs its folder, `.github/` too
         return folder
     if fmt == "adr" or any(folder == d or folder.startswith(d + "/") for d in TOOL_DIRS):

@@ -88,13 +88,17 @@ def test_symlinks_and_personal_files(basic: Repo) -> None:
     assert not [e for e in entries(result, "create") if e["where"].startswith(("CLAUDE", ".claude"))]
 
 
-def test_same_text_twice_is_one_record(basic: Repo) -> None:
-    basic.write("x-copy/AGENTS.md", (basic.path / "worker/AGENTS.md").read_text())
-    basic.commit("a copy")
+def test_same_text_twice_in_one_folder_is_one_record_and_in_two_folders_one_each(basic: Repo) -> None:
+    text = (basic.path / "worker/AGENTS.md").read_text()
+    basic.write("worker/CLAUDE.md", text)
+    basic.write("x-copy/AGENTS.md", text)
+    basic.commit("copies")
     result = plan()
-    copies = by_where(result, "x-copy/AGENTS.md")
+    copies = by_where(result, "worker/CLAUDE.md")
     assert [e["action"] for e in copies] == ["duplicate", "duplicate"]
     assert copies[0]["reason"].startswith("same text as worker/AGENTS.md")
+    sibling = by_where(result, "x-copy/AGENTS.md")
+    assert [(e["action"], e["applies_to"]) for e in sibling] == [("create", ["x-copy/**"])] * 2
 
 
 # --- write, apply, re-import -----------------------------------------------------------------------------------

@@ -34,6 +34,8 @@ def _line(entry: Entry) -> str:
 
 
 def _show(plan: ImportPlan) -> None:
+    for group in plan.review_first:  # what a reviewer should look at first
+        click.echo(f"review first: {group.kind}  " + " vs ".join(group.wheres) + f"  ({group.why})")
     for entry in plan.entries:
         click.echo(_line(entry))
         for warning in entry.warnings:

@@ -65,6 +65,8 @@ class ImportPlan:
     entries: list[Entry]
     sources: list[Loaded]
     plan_id: str = ""
+    #: near-duplicates and likely contradictions for the reviewer (importer.groups), not part of the ID
+    review_first: list[Any] = field(default_factory=list)
 
     @property
     def changes(self) -> list[Entry]:
@@ -82,6 +84,7 @@ class ImportPlan:
             "sources": [{"path": s.named, "file": s.real, "blob": s.oid, "format": s.fmt} for s in self.sources],
             "counts": self.counts(),
             "changes": len(self.changes),
+            "review_first": [g.as_json() for g in self.review_first],
             "entries": [e.as_json() for e in self.entries],
         }
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from git_memzoi.errors import Refused
-from git_memzoi.importer import formats, identity, markdown, okf
+from git_memzoi.importer import formats, groups, identity, markdown, okf
 from git_memzoi.importer.existing import Existing, Records
 from git_memzoi.importer.formats import Item
 from git_memzoi.importer.plan import Entry, ImportPlan, Known, NoRecords, Policy, build, plan_digest
@@ -322,6 +322,7 @@ def plan_import(ws: Workspace, req: ImportRequest) -> ImportPlan:
     refuse_items(plan)
     if tree.root is not None:
         _mark_pending(plan, tree.root)
+    plan.review_first = groups.groups(plan.entries)
     return plan
 
 

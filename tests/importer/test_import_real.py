@@ -221,3 +221,24 @@ def test_memzoi_files_untouched_by_a_plan(repo: Repo) -> None:
     before = memzoi_files(repo)
     plan("--exclude", "nothing/**")
     assert memzoi_files(repo) == before and Path(repo.path / "GEMINI.md").is_file()
+
+
+def test_the_plan_puts_near_duplicates_and_likely_contradictions_first(repo: Repo) -> None:
+    copy_real(repo, "sentry-javascript", "CLAUDE.md", ".cursor/rules/sdk_development.mdc")
+    agents = real("workers-sdk", "AGENTS.md") + "\n## Branches\n\nNever push to `main`. Open PRs from `feature/*`.\n"
+    repo.write("AGENTS.md", agents)
+    repo.write(
+        "GEMINI.md", real("gemini-cli", "GEMINI.md") + "\n## Branches\n\nNever push to `develop`; PRs from `rebuild`.\n"
+    )
+    repo.commit("instruction files")
+    result = plan()
+    first = result["review_first"]
+    near = [g for g in first if g["kind"] == "near-duplicate"]
+    assert [".cursor/rules/sdk_development.mdc:1-209", "CLAUDE.md:39-56"] in [g["entries"] for g in near]
+    conflicts = {tuple(sorted(g["entries"])): g["why"] for g in first if g["kind"] == "contradiction"}
+    ours = conflicts[("AGENTS.md:155-157", "GEMINI.md:98-100")]
+    assert "never push `main`" in ours and "never push `develop`" in ours
+    # the three files' branch rules differ (sentry's PRs target `develop`): each pair is named, none within one file
+    assert all(a.split(":")[0] != b.split(":")[0] for a, b in conflicts)
+    shown = run_cli("import").stdout.splitlines()
+    assert shown[0].startswith("review first: ")  # before every plan line

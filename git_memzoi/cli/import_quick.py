@@ -20,7 +20,7 @@ def plan_document() -> str | None:
 
     ws = Workspace.open(None)  # as cli.common.workspace() opens it for the command
     ws.verify_runtime()
-    plan = plan_import(ws, ImportRequest())
+    plan = plan_import(ws, ImportRequest(exclude=ws.config.import_.exclude))  # as the command adds [import] exclude
     if any(entry.action == "refused" for entry in plan.entries):
-        return None
+        return None  # the command reports each refused item and exits 1
     return rows_document(plan.as_json(), "entries")

@@ -18,7 +18,7 @@ from git_memzoi.profile import vocab
 
 def _line(entry: Entry) -> str:
     """One plan line: action, `path:line-line`, concept ID, type, lane, applies_to, then the reason."""
-    parts = [f"{entry.action:<10}", entry.where]
+    parts = [f"{'pending' if entry.pending else entry.action:<10}", entry.where]
     if entry.concept_id:
         parts.append(entry.concept_id)
     if entry.type and entry.action not in ("duplicate", "generated"):
@@ -28,10 +28,14 @@ def _line(entry: Entry) -> str:
         parts.append(f"record {entry.target.id}")
     if entry.reason:
         parts.append(f"({entry.reason})")
+    if entry.pending:
+        parts.append(f"(already pending as {entry.proposal_id}: git memzoi review)")
     return "  ".join(parts)
 
 
 def _show(plan: ImportPlan) -> None:
+    for group in plan.review_first:  # what a reviewer should look at first
+        click.echo(f"review first: {group.kind}  " + " vs ".join(group.wheres) + f"  ({group.why})")
     for entry in plan.entries:
         click.echo(_line(entry))
         for warning in entry.warnings:
@@ -53,6 +57,13 @@ def _show(plan: ImportPlan) -> None:
     type=click.Choice((*formats.ADR_STATUSES, "unknown")),
     help="Import ADRs with this status too (repeatable; default: accepted only).",
 )
+@click.option(
+    "--exclude",
+    "exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Leave out the files GLOB matches (repeatable; added to [import] exclude).",
+)
 @click.option("--prune", is_flag=True, help="Tombstone records whose source item is gone.")
 @click.option("--write", "do_write", is_flag=True, help="Write one packet per change into proposals/pending/.")
 @click.option("--apply", "do_apply", is_flag=True, help="Write and apply every change in one all-or-nothing batch.")
@@ -73,7 +84,9 @@ def import_(sources: tuple[str, ...], **options: Any) -> None:
     opts.check()
     statuses = tuple(dict.fromkeys(formats.IMPORTED_STATUSES + opts.adr_statuses))
     ws = workspace()
-    plan = plan_import(ws, ImportRequest(sources, opts.rev, opts.fmt, opts.type_, opts.prune, statuses))
+    exclude = tuple(dict.fromkeys((*ws.config.import_.exclude, *opts.exclude)))
+    request = ImportRequest(sources, opts.rev, opts.fmt, opts.type_, opts.prune, statuses, exclude=exclude)
+    plan = plan_import(ws, request)
     if not (opts.do_write or opts.do_apply):
         if opts.as_json:
             emit_rows(plan.as_json(), "entries")
@@ -107,6 +120,7 @@ class _Options:
     rev: str | None
     type_: str | None
     adr_statuses: tuple[str, ...]
+    exclude: tuple[str, ...]
     prune: bool
     do_write: bool
     do_apply: bool

@@ -28,6 +28,33 @@ _STATUS_LINE = re.compile(r"^\s*(?:[*-]\s*)?\**status\**\s*:\s*\**(.+?)\**\s*$",
 #: A line of nothing but Claude Code `@path` imports (or blank).
 _IMPORTS_ONLY = re.compile(r"^\s*(?:@\S+\s*)*$")
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s#]+)[^)]*\)")
+#: Headings that speak of the instruction files themselves: their scope, inheritance, precedence, contents.
+_META_TITLE = re.compile(
+    r"^(?:scopes?|inheritance|precedence|(?:source of truth|scope)\b.*\bprecedence|source of truth|"
+    r"(?:about|using|how to use|how to read|when to use) (?:this|these) (?:file|files|document|guide|instructions)|"
+    r"table of contents|contents|toc|(?:available|related|other|more) (?:skills|instructions|instruction files)|"
+    r"skills|this file|file purpose|(?:trust|follow|maintaining|updating) (?:these|this|the) "
+    r"(?:instructions|file|files|guide)|(?:pattern|path|file)[- ]based instructions|nested instructions|"
+    r"instruction files?)\b",
+    re.I,
+)
+#: Words naming an instruction file, a rule folder or these instructions in a sentence.
+_META_WORDS = re.compile(
+    r"(?:\b(?:AGENTS|CLAUDE|GEMINI)(?:\.override|\.local)?\.md\b|copilot-instructions|\.instructions\.md|"
+    r"\.cursor/rules|\.mdc\b|\.clinerules|\.windsurf/rules|\.claude/rules|\.github/skills|\bskills?\b|"
+    r"\b(?:this|these|that|the|its|their) (?:(?:root|nested|closest|applicable|local|parent|own|package's) ){0,2}"
+    r"(?:file|files|document|guide|instructions)\b|\binstruction files?\b|\bClaude Code\b|"
+    r"\bGitHub Copilot\b)",
+    re.I,
+)
+_SENTENCE = re.compile(r"(?<=[.!?:;])\s+|\n+")
+#: Titles that say nothing of their own: the record carries its file's name.
+GENERIC_TITLES = frozenset(
+    "purpose scope overview introduction intro summary notes general guidelines rules instructions context "
+    "background details misc miscellaneous about description important reference references".split()
+)
+#: A section longer than this is memory, whatever it says of the files.
+META_MAX_CHARS = 1200
 _GLOB_CHARS = "*?[{"
 
 
@@ -111,18 +138,39 @@ def front_matter(src: Loaded) -> tuple[dict[str, object], list[str], int]:
     """A rule file's front matter as simple `key: value` and `- item` lines, its body lines, and the body's first line.
 
     Deliberately not YAML: Cursor writes `globs: *.ts`, which YAML reads as an alias. Anything
-    that is neither a pair, a list item, a comment nor blank is an error naming the line.
+    that is neither a pair, a list item, a comment nor blank is an error naming the line. A second
+    block right after the first (a tool that prepended its own) is front matter too, never the body:
+    its keys count where the first block lacks them.
     """
     lines = src.text.split("\n")
     if not lines or lines[0].strip() != "---":
         return {}, lines, 1
+    data, end = _block(src, lines, 0, strict=True)
+    assert end is not None
+    start = end + 1
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    if start < len(lines) and lines[start].strip() == "---":
+        more, close = _block(src, lines, start, strict=False)
+        if close is not None and more:
+            for key, value in more.items():
+                data.setdefault(key, value)
+            end = close
+    return data, lines[end + 1 :], end + 2
+
+
+def _block(src: Loaded, lines: list[str], opened: int, *, strict: bool) -> tuple[dict[str, object], int | None]:
+    """The `key: value` block opened by `---` at index `opened`, and the index of its closing `---`.
+
+    Not `strict`: a line that is not front matter, or no closing line, gives ({}, None) (the text is a body).
+    """
     data: dict[str, object] = {}
     key: str | None = None
-    for index in range(1, len(lines)):
+    for index in range(opened + 1, len(lines)):
         line = lines[index]
-        if line.strip() == "---":
-            return data, lines[index + 1 :], index + 2
         stripped = line.strip()
+        if stripped == "---":
+            return data, index
         if not stripped or stripped.startswith("#"):
             continue
         if stripped.startswith("- ") and key is not None:
@@ -131,16 +179,19 @@ def front_matter(src: Loaded) -> tuple[dict[str, object], list[str], int]:
             values.append(_unquote(stripped[2:].strip()))
             data[key] = values
             continue
-        if ":" in line and not line[0].isspace():
-            name, _, value = line.partition(":")
-            key = name.strip()
-            if not key or " " in key:
-                raise FormatError(
-                    "import-front-matter", f"{line.strip()!r} is not `key: value`", path=src.real, line=index + 1
-                )
+        name, colon, value = line.partition(":")
+        key = name.strip() if colon and not line[0].isspace() else ""
+        if key and " " not in key:
             data[key] = _unquote(value.strip()) if value.strip() else []
             continue
-        raise FormatError("import-front-matter", f"{stripped!r} is not `key: value`", path=src.real, line=index + 1)
+        if not strict:
+            return {}, None
+        problem = f"{line.strip()!r} is not `key: value`" if colon and not line[0].isspace() else None
+        raise FormatError(
+            "import-front-matter", problem or f"{stripped!r} is not `key: value`", path=src.real, line=index + 1
+        )
+    if not strict:
+        return {}, None
     raise FormatError("import-front-matter", "front matter opened by --- is never closed", path=src.real, line=1)
 
 
@@ -158,10 +209,26 @@ def _as_list(value: object) -> list[str]:
         inner = value.strip()
         if inner.startswith("[") and inner.endswith("]"):
             inner = inner[1:-1]
-        parts = inner.split(",")
+        parts = _commas(inner)
     else:
         return []
     return [_unquote(p.strip()) for p in parts if p.strip()]
+
+
+def _commas(text: str) -> list[str]:
+    """`text` split at the commas outside braces: `src/*.{ts,tsx}, lib/**` is two globs, not three."""
+    parts: list[str] = []
+    depth, start = 0, 0
+    for index, char in enumerate(text):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth = max(0, depth - 1)
+        elif char == "," and depth == 0:
+            parts.append(text[start:index])
+            start = index + 1
+    parts.append(text[start:])
+    return parts
 
 
 def glob_scope(globs: list[str], folder: str) -> tuple[tuple[str, ...], list[str]]:
@@ -181,10 +248,15 @@ def glob_scope(globs: list[str], folder: str) -> tuple[tuple[str, ...], list[str
         cut = min((pattern.index(c) for c in _GLOB_CHARS if c in pattern), default=len(pattern))
         literal = pattern[:cut]
         base = literal.rsplit("/", 1)[0] if "/" in literal else ""
+        exact = cut == len(pattern) and not pattern.endswith("/")
         if cut == len(pattern):
             base = pattern.rstrip("/")
         if folder:
             base = f"{folder}/{base}" if base else folder
+        if exact and base:  # a path, not a glob: the entry is the path itself (it covers what is below it)
+            if base not in out:
+                out.append(base)
+            continue
         if not base:
             anywhere = True
             where = f"{folder}/**" if folder else "the whole repository"
@@ -212,7 +284,9 @@ def items(src: Loaded, *, folder: str | None = None) -> list[Item]:
     applies = (f"{scope_dir}/**",) if scope_dir else ()
     base_title = posixpath.basename(src.named)
     out: list[Item] = []
-    for section in markdown.split(lines, 1, base_title):
+    sections = markdown.split(lines, 1, base_title)
+    groups = sections[0].path[:1] if sections else ()  # the H1: the section that is only it is the file's lead
+    for section in sections:
         if not section.body.strip():
             continue
         if src.fmt == "claude-md" and all(_IMPORTS_ONLY.match(line) for line in section.body.split("\n")):
@@ -220,11 +294,60 @@ def items(src: Loaded, *, folder: str | None = None) -> list[Item]:
         title = section.title
         if scope_dir and section.title:
             title = f"{scope_dir}: {section.title}"
+        elif section.path:
+            title = titled(title, src.named)
         kind, lane = classify_text(section.title)
-        out.append(
-            Item(src.fmt, src, section.path, title, section.body, section.first, section.last, kind, lane, applies)
-        )
+        item = Item(src.fmt, src, section.path, title, section.body, section.first, section.last, kind, lane, applies)
+        item.skip = meta_reason(section.title, section.body, lead=bool(section.path) and section.path == groups)
+        out.append(item)
     return out
+
+
+def meta_reason(title: str, body: str, *, lead: bool = False) -> str | None:
+    """Why a section is about the instruction files themselves (not memory), or None.
+
+    Its heading names what only instruction files have (scope, inheritance, precedence, a table of
+    contents, skills, "this file"), or it is short and at least half of its sentences, its first
+    among them, speak of instruction files ("see AGENTS.md", "this file is…", `.cursor/rules`).
+    `lead`: the text under a file's H1, its introduction: half of its sentences are enough.
+    """
+    heading = title.strip().strip("*_`:").strip()
+    if _META_TITLE.match(heading):
+        return f"about the instruction files ({heading!r}): not memory"
+    if len(body) > META_MAX_CHARS:
+        return None
+    sentences = [s for s in _SENTENCE.split(_prose(body)) if len(re.findall(r"\w+", s)) > 2]
+    if not sentences or not (lead or _META_WORDS.search(sentences[0])):
+        return None
+    speaking = sum(1 for s in sentences if _META_WORDS.search(s))
+    if 2 * speaking >= len(sentences):
+        return f"about the instruction files ({speaking} of {len(sentences)} sentences name them): not memory"
+    return None
+
+
+def _prose(body: str) -> str:
+    """`body` as running text: less its opening heading and table rules, quote marks dropped, wrapped lines joined."""
+    lines = body.split("\n")
+    if lines and lines[0].lstrip().startswith("#"):
+        lines = lines[1:]
+    outside = markdown.unfenced(lines)
+    out: list[str] = []
+    for line in (line for index, line in enumerate(lines) if outside[index]):
+        text = line.strip().lstrip(">").strip()
+        if re.fullmatch(r"[\s|:-]*", text):
+            out.append("")
+        elif out and out[-1] and not re.match(r"([-*+|#]|\d+[.)])\s*", text):
+            out[-1] += " " + text  # a wrapped line goes on its sentence
+        else:
+            out.append(text)
+    return "\n".join(out)
+
+
+def titled(title: str, named: str) -> str:
+    """`title`, with its file's name when the title alone says nothing ("Purpose" of `CLAUDE.md`)."""
+    if title.strip().strip("*_`:").strip().lower() in GENERIC_TITLES:
+        return f"{title} ({named})"
+    return title
 
 
 def _rule(src: Loaded, folder: str) -> Item:
@@ -256,7 +379,8 @@ def _rule(src: Loaded, folder: str) -> Item:
     last = first + max(len(body_lines), 1) - 1
     while last > first and not body_lines[last - first].strip():
         last -= 1
-    item = Item(src.fmt, src, (), title, text, first, last, kind, lane, applies, activation, warnings)
+    # the item is the whole file: its front matter (the rule's activation) is part of what it says
+    item = Item(src.fmt, src, (), title, text, 1, last, kind, lane, applies, activation, warnings)
     if not text.strip():
         item.skip = "empty rule"
     return item

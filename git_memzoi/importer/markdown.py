@@ -174,6 +174,8 @@ def split(lines: list[str], base: int, title: str) -> list[Section]:
     if lead and any(lines[n - base].strip() for n in lead):
         first, last = _span(lines, lead[0], lead[-1], base)
         body = "\n".join(lines[n - base] for n in range(first, last + 1) if h1 is None or n != h1.line).strip("\n")
+        if h1 is not None and h1.line < first:  # the text under the H1 is the H1's section: its span holds it
+            first = h1.line
         out.append(Section(group, group[0] if group else title, body, first, last))
     for index, mark in enumerate(marks):
         stop = marks[index + 1].line - 1 if index + 1 < len(marks) else end
@@ -196,7 +198,8 @@ def _whole(
     if h1 is not None and first == h1.line:
         if first == last:
             return []
-        first, last = _span(lines, first + 1, last, base)
+        inner, last = _span(lines, first + 1, last, base)
+        return [Section(group, title, _text(lines, inner, last, base), first, last)]  # the span holds its H1
     return [Section(group, title, _text(lines, first, last, base), first, last)]
 
 

@@ -38,6 +38,7 @@ class Entry:
     item: Item | None = None
     proposal_id: str | None = None
     slug: str | None = None  # the slug of the new record ID (the packet ID is named after it)
+    pending: bool = False  # its packet is already pending (an earlier --write): review it, it is not new
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +54,7 @@ class Entry:
             "proposal_id": self.proposal_id,
             "reason": self.reason,
             "warnings": list(self.warnings),
+            "pending": self.pending,
         }
 
 
@@ -63,6 +65,8 @@ class ImportPlan:
     entries: list[Entry]
     sources: list[Loaded]
     plan_id: str = ""
+    #: near-duplicates and likely contradictions for the reviewer (importer.groups), not part of the ID
+    review_first: list[Any] = field(default_factory=list)
 
     @property
     def changes(self) -> list[Entry]:
@@ -80,6 +84,7 @@ class ImportPlan:
             "sources": [{"path": s.named, "file": s.real, "blob": s.oid, "format": s.fmt} for s in self.sources],
             "counts": self.counts(),
             "changes": len(self.changes),
+            "review_first": [g.as_json() for g in self.review_first],
             "entries": [e.as_json() for e in self.entries],
         }
 
@@ -219,12 +224,14 @@ def _plan_item(item: Item, state: _State) -> Entry:
             entry.action, entry.reason = left_out
             return entry
     # duplicates are found by the collapsed body, and the origin is taken over it
+    # the same text in two folders is a record per folder: each governs where its file does
     body = identity.collapsed(item, plain=state.plain(item.source))
-    first = state.texts.get(body)
+    same = "\x1f".join((body, *item.applies_to))
+    first = state.texts.get(same)
     if first is not None:
         entry.action, entry.reason = "duplicate", f"same text as {first}"
         return entry
-    state.texts[body] = where
+    state.texts[same] = where
     entry.origin_key = identity.origin_key(item_key, item, body, digest=digest)
     records = state.by_key.get(digest)
     if records is None and item.concept_id is None and item.fmt != "adr":  # a new item: a create
@@ -268,8 +275,8 @@ def _match(entry: Entry, records: list[Existing], state: _State) -> bool:
         return True
     active = [r for r in records if r.status == "active"]
     for record in active:
-        if record.origin_key == entry.origin_key:
-            entry.action, entry.target = "unchanged", record
+        if record.origin_key == entry.origin_key:  # its warnings were shown when it was planned
+            entry.action, entry.target, entry.warnings = "unchanged", record, []
             return False
     tombstoned = [r.id for r in records if r.status == "tombstoned"]
     if not active and tombstoned:

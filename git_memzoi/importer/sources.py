@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import posixpath
+import re
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -89,9 +90,12 @@ def classify(path: str, adr_dirs: tuple[str, ...] = ADR_DIRS, bundles: frozenset
     fmt = _BY_NAME.get(name) or _BY_PATH.get(path)
     if fmt is not None:
         return fmt
-    for prefix, ending, rule in _BY_FOLDER:
-        if path.startswith(prefix) and name.endswith(ending):
+    found = rule_folder(path)
+    if found is not None:
+        rule, ending = found
+        if name.endswith(ending):
             return rule
+        return None if path.startswith(CURSOR_DIR + "/") else UNREAD
     if bundles and in_bundle(path, bundles):
         return "okf"
     if posixpath.dirname(path) in adr_dirs and name.endswith(".md") and name.lower() not in _NOT_ADRS:
@@ -99,9 +103,84 @@ def classify(path: str, adr_dirs: tuple[str, ...] = ADR_DIRS, bundles: frozenset
     return None
 
 
+#: Formats whose file governs the folder it is in, wherever that is (the clients read them so).
+_OWN_FOLDER = ("agents-md", "claude-md", "gemini-md")
+#: Files of those formats that a client reads as the repository's own (Claude Code's `.claude/CLAUDE.md`).
+_ROOT_FILES = (".claude/CLAUDE.md",)
+
+
+def glob_regex(glob: str) -> re.Pattern[str]:
+    """A repository-path glob as a regular expression: `**` any folders, `*` and `?` within a name, `[…]` a set.
+
+    A glob without a `/` matches a name at any depth (as .gitignore does); one ending in `/` or
+    naming a folder matches everything under it.
+    """
+    pattern = glob.strip().removeprefix("./")
+    anchored = "/" in pattern.rstrip("/")
+    pattern = pattern.strip("/")
+    out: list[str] = [] if anchored else ["(?:.*/)?"]
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if pattern.startswith("**/", index):
+            out.append("(?:.*/)?")
+            index += 3
+            continue
+        if pattern.startswith("**", index):
+            out.append(".*")
+            index += 2
+            continue
+        close = pattern.find("]", index + 2) if char == "[" else -1
+        if char == "[" and close > 0:
+            inner = pattern[index + 1 : close]
+            out.append("[" + ("^" + inner[1:] if inner.startswith("!") else inner).replace("\\", "\\\\") + "]")
+            index = close + 1
+            continue
+        out.append({"*": "[^/]*", "?": "[^/]"}.get(char, re.escape(char)))
+        index += 1
+    return re.compile("".join(out) + "(?:/.*)?")
+
+
+def excluded_by(path: str, globs: tuple[re.Pattern[str], ...], given: tuple[str, ...]) -> str | None:
+    """The glob (of `given`, compiled as `globs`) that leaves `path` out of an import, or None."""
+    for glob, regex in zip(given, globs, strict=True):
+        if regex.fullmatch(path):
+            return glob
+    return None
+
+
+#: The format `classify` gives a file in a client's rule folder that the client (and so the import) does not read.
+UNREAD = "unread"
+#: Rule folders a client also reads below the repository's top (in a package: `packages/x/.cursor/rules/`).
+_NESTED = (".cursor/rules/", ".windsurf/rules/", ".claude/rules/")
+
+
+def rule_folder(path: str) -> tuple[str, str] | None:
+    """(format, the file name ending it reads) of the client rule folder `path` is in, or None."""
+    for prefix, ending, rule in _BY_FOLDER:
+        if path.startswith(prefix) or (prefix in _NESTED and "/" + prefix in path):
+            return rule, ending
+    return None
+
+
+def _nested_base(path: str) -> str | None:
+    """The folder holding the nested rule folder `path` is in (`packages/x` of `packages/x/.cursor/rules/a.mdc`)."""
+    for prefix in _NESTED:
+        head, sep, _ = path.partition("/" + prefix)
+        if sep:
+            return head
+    return None
+
+
 def scope_folder(named: str, fmt: str) -> str:
     """The folder a file's memory applies to: its own, except for tool configuration folders (the root)."""
     folder = posixpath.dirname(named)
+    if fmt in RULE_FORMATS:
+        nested = _nested_base(named)  # a package's .cursor/rules governs the package
+        if nested is not None:
+            return nested
+    if fmt in _OWN_FOLDER and named not in _ROOT_FILES:  # an AGENTS.md governs its folder, `.github/` too
+        return folder
     if fmt == "adr" or any(folder == d or folder.startswith(d + "/") for d in TOOL_DIRS):
         return ""
     return folder

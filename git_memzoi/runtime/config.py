@@ -66,6 +66,13 @@ class AgentsConfig(NamedTuple):
     prompt_budget: int = 2400
 
 
+class ImportConfig(NamedTuple):
+    """[import]: what `git memzoi import` leaves out."""
+
+    #: globs of repository paths never read (as `--exclude`), e.g. `["docs/legacy/**", "**/*.local.md"]`
+    exclude: tuple[str, ...] = ()
+
+
 class Config(NamedTuple):
     """The merged config: one object per section."""
 
@@ -75,6 +82,7 @@ class Config(NamedTuple):
     hooks: HooksConfig = HooksConfig()
     agents: AgentsConfig = AgentsConfig()
     freshness: FreshnessConfig = FreshnessConfig()
+    import_: ImportConfig = ImportConfig()
 
 
 class _Invalid(Exception):
@@ -137,6 +145,19 @@ def _groups(value: Any) -> Any:
     return tuple(tuple(str(word) for word in group) for group in value)
 
 
+#: At most this many `[import] exclude` globs, each of at most MAX_GLOB characters.
+MAX_GLOBS, MAX_GLOB = 200, 300
+
+
+def _globs(value: Any) -> Any:
+    if not isinstance(value, list) or len(value) > MAX_GLOBS:
+        raise _Invalid(f"Input should be a list of at most {MAX_GLOBS} globs")
+    for number, glob in enumerate(value):
+        if not isinstance(glob, str) or not 1 <= len(glob) <= MAX_GLOB or not glob.isprintable():
+            raise _Invalid(f"item {number}: {glob!r} should be a glob of 1 to {MAX_GLOB} printable characters")
+    return tuple(value)
+
+
 def _boolean(value: Any) -> Any:
     if not isinstance(value, bool):
         raise _Invalid("Input should be a valid boolean")
@@ -161,9 +182,10 @@ SCHEMA: dict[str, tuple[type, dict[str, Callable[[Any], Any]]]] = {
         },
     ),
     "freshness": (FreshnessConfig, {"require_review": _boolean}),
+    "import": (ImportConfig, {"exclude": _globs}),
 }
 
-assert list(Config._fields) == list(SCHEMA)
+assert [f.rstrip("_") for f in Config._fields] == list(SCHEMA)
 
 
 class ConfigSource(NamedTuple):
@@ -208,7 +230,7 @@ def _build(name: str, data: dict[str, Any]) -> Config:
         for key in given:
             if key not in checks:
                 raise ConfigError(f"{name}: unknown key '{section}.{key}'")
-        sections[section] = cls(**values)
+        sections[section + "_" if section == "import" else section] = cls(**values)  # `import` is a keyword
     for key in data:
         if key not in SCHEMA:
             raise ConfigError(f"{name}: unknown key {key!r}")

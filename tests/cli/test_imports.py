@@ -112,11 +112,23 @@ def test_an_import_plan_is_answered_before_click_in_the_commands_words(repo: Rep
     assert proc.stdout == run_cli("import", "--json").stdout and _said(proc.stderr) == []
     repo.write("pkg/AGENTS.md", "# Package\n\n## Keys\n\naws key AKIAIOSFODNN7EXAMPLE here\n")
     git("add", "pkg/AGENTS.md", cwd=repo.path)
+    repo.write(".memzoi/config.toml", '[import]\nexclude = ["other/**"]\n')
+    repo.write("other/AGENTS.md", "## Other\n\nLeft out by the config.\n")
+    git("add", "other/AGENTS.md", cwd=repo.path)
     proc, modules = run_importtime(("import", "--json"), repo.path)
-    told = run_cli("import", "--json", expect=None)
-    assert (proc.returncode, proc.stdout) == (told.code, told.stdout) and told.code == 1
+    told = run_cli("import", "--json", expect=1)
+    assert (proc.returncode, proc.stdout) == (told.code, told.stdout)
     assert _said(proc.stderr) == told.stderr.splitlines() and "refused: secret at pkg/AGENTS.md:5:" in told.stderr
     assert "click" in modules  # the command reported the refused item
+    assert '"action": "refused"' in proc.stdout  # one item, not the plan
+    assert '"reason": "excluded by other/**"' in proc.stdout
+    repo.write("pkg/AGENTS.md", "# Package\n\ncaf\xe9\n".encode("latin-1"))
+    git("add", "pkg/AGENTS.md", cwd=repo.path)
+    proc, modules = run_importtime(("import", "--json"), repo.path)
+    told = run_cli("import", "--json", expect=None)
+    assert (proc.returncode, proc.stdout) == (told.code, "") and told.code != 0
+    assert _said(proc.stderr) == told.stderr.splitlines() and "pkg/AGENTS.md:3: import-encoding:" in told.stderr
+    assert "click" in modules  # the command reported it
 
 
 def _said(stderr: str) -> list[str]:

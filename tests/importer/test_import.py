@@ -88,13 +88,17 @@ def test_symlinks_and_personal_files(basic: Repo) -> None:
     assert not [e for e in entries(result, "create") if e["where"].startswith(("CLAUDE", ".claude"))]
 
 
-def test_same_text_twice_is_one_record(basic: Repo) -> None:
-    basic.write("x-copy/AGENTS.md", (basic.path / "worker/AGENTS.md").read_text())
-    basic.commit("a copy")
+def test_same_text_twice_in_one_folder_is_one_record_and_in_two_folders_one_each(basic: Repo) -> None:
+    text = (basic.path / "worker/AGENTS.md").read_text()
+    basic.write("worker/CLAUDE.md", text)
+    basic.write("x-copy/AGENTS.md", text)
+    basic.commit("copies")
     result = plan()
-    copies = by_where(result, "x-copy/AGENTS.md")
+    copies = by_where(result, "worker/CLAUDE.md")
     assert [e["action"] for e in copies] == ["duplicate", "duplicate"]
     assert copies[0]["reason"].startswith("same text as worker/AGENTS.md")
+    sibling = by_where(result, "x-copy/AGENTS.md")
+    assert [(e["action"], e["applies_to"]) for e in sibling] == [("create", ["x-copy/**"])] * 2
 
 
 # --- write, apply, re-import -----------------------------------------------------------------------------------
@@ -243,9 +247,6 @@ def test_unbalanced_marker_is_an_error_naming_the_line(repo: Repo) -> None:
         ),
     ],
     ids=[
-        "secret",
-        "control-title",
-        "control-body",
         "too-large",
         "encoding",
         "front-matter",
@@ -282,7 +283,39 @@ def test_a_folder_made_a_symlink_in_the_work_tree_is_never_read_through(repo: Re
     assert memzoi_files(repo) == before
 
 
-def test_a_secret_refuses_only_an_import_that_would_write_it(repo: Repo) -> None:
+@pytest.mark.parametrize(
+    "text, where, reason",
+    [
+        ("## Keys\n\naws key AKIAIOSFODNN7EXAMPLE here\n", "AGENTS.md:1-3", "secret: looks like an AWS access key"),
+        (
+            "# Rules\n\n## Use \x1b[31m red\n\nAlways use pnpm.\n",
+            "AGENTS.md:3-5",
+            "control-character: title holds \\x1b at AGENTS.md:3",
+        ),
+        (
+            "## Bell\n\nfirst line\nthe body rings \x07 here\n",
+            "AGENTS.md:1-4",
+            "control-character: the body holds \\x07 at AGENTS.md:4",
+        ),
+    ],
+    ids=["secret", "control-title", "control-body"],
+)
+def test_an_item_that_cannot_be_written_is_refused_by_name_and_the_rest_planned(
+    repo: Repo, text: str, where: str, reason: str
+) -> None:
+    repo.write("AGENTS.md", text)
+    repo.write("docs/AGENTS.md", "## Build\n\nRun make in docs.\n")
+    repo.commit("sources")
+    result = plan()
+    refused = entries(result, "refused")
+    assert [e["where"] for e in refused] == [where] and reason in refused[0]["reason"], refused
+    assert [e["where"] for e in entries(result, "create")] == ["docs/AGENTS.md:1-3"]
+    out = run_cli("import", "--apply")
+    assert "refused" in out.stdout and "applied plan" in out.stderr
+    assert plan()["changes"] == 0  # the refused item is refused again, never planned
+
+
+def test_a_secret_refuses_only_an_item_that_would_be_written(repo: Repo) -> None:
     # one scan of every source: a finding in an item that is only reported (a proposed ADR) refuses nothing
     repo.write("doc/adr/0001-keys.md", "# 1. Keys\n\nStatus: proposed\n\naws key AKIAIOSFODNN7EXAMPLE here\n")
     # a finding outside every item of a written source (a managed block is no item's text) refuses nothing

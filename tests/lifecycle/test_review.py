@@ -172,7 +172,7 @@ def test_review_of_an_import_applies_on_y_takes_a_file_on_d_all_on_a_and_commits
     first = term.until(PROMPT)
     assert b"35 pending packet file(s): y applies one" in first
     # in source order, each header naming the source file and lines
-    assert b"from GEMINI.md:3-" in first and b"(1/35) Apply this packet" in first
+    assert b"from GEMINI.md:1-" in first and b"(1/35) Apply this packet" in first
     term.answer("?")
     helped = term.until(PROMPT)
     assert b"d - take this one and the rest from its source file" in helped

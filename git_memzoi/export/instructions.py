@@ -44,9 +44,10 @@ def _one_line(text: str) -> str:
     return oneline.escape(" ".join(text.split()))
 
 
-def entry_text(record: IndexedRecord) -> str:
-    """What an entry says: the record's description, else its body under the entry's heading level."""
-    if record.description and record.description.strip():
+def entry_text(record: IndexedRecord, rule_text: bool = False) -> str:
+    """What an entry says: the record's description (unless `rule_text`), else its body under the entry's heading
+    level."""
+    if not rule_text and record.description and record.description.strip():
         text = oneline.escape_text(record.description.strip())
         # A description is one line cut from the body: a leading fence run would open a fence
         # that swallows the rest of the file (the block's end marker too).
@@ -71,13 +72,14 @@ def entry_text(record: IndexedRecord) -> str:
     return oneline.escape_text("\n".join(out).strip("\n"))
 
 
-def render_entry(record: IndexedRecord) -> str:
-    """One entry: heading, record ID and paths, then the text. Ends with a blank line."""
+def render_entry(record: IndexedRecord, rule_text: bool = False) -> str:
+    """One entry: heading, record ID and paths, then the text (the whole rule with `rule_text`). Ends with a blank
+    line."""
     scope = ", ".join(_code(p) for p in record.applies_to) if record.applies_to else "the whole repository"
     return (
         f"### {_one_line(record.title)}\n\n"
         f"Record {_code(record.record_id)} · applies to {scope}\n\n"
-        f"{entry_text(record)}\n\n"
+        f"{entry_text(record, rule_text)}\n\n"
     )
 
 
@@ -93,9 +95,7 @@ def _header(target: str) -> str:
     )
 
 
-def _document(
-    target: str, kept: list[tuple[IndexedRecord, str]], left_out: list[IndexedRecord], max_bytes: int | None
-) -> str:
+def _document(target: str, kept: list[tuple[IndexedRecord, str]], left_out: list[IndexedRecord], limit: str) -> str:
     parts = [_header(target)]
     if not kept and not left_out:
         parts.append("No current rules.\n\n")
@@ -106,7 +106,7 @@ def _document(
     if left_out:
         parts.append(
             f"## Left out ({len(left_out)})\n\n"
-            f"Less severe entries left out to stay within {max_bytes} bytes "
+            f"Less severe entries left out to stay within {limit} "
             "(read them with `git memzoi search`):\n\n"
         )
         parts.extend(f"- {r.type} {_code(r.record_id)}: {_one_line(r.title)}\n" for r in left_out)
@@ -120,16 +120,27 @@ def select(records: list[IndexedRecord]) -> list[IndexedRecord]:
     return sorted(carried, key=common.order_key)
 
 
-def render(target: str, records: list[IndexedRecord], max_bytes: int | None = None) -> Rendered:
-    """The file for `target` (agents-md or claude-md); with `max_bytes`, keep the most severe entries that fit."""
+def render(
+    target: str,
+    records: list[IndexedRecord],
+    max_bytes: int | None = None,
+    *,
+    rule_text: bool = False,
+    limit: str | None = None,
+) -> Rendered:
+    """The file for `target` (agents-md or claude-md); with `max_bytes`, keep the most severe entries that fit.
+
+    `rule_text`: each entry carries its record's whole rule, not its description; `limit` says what `max_bytes`
+    stands for in the left-out list and its reasons (default: "<max_bytes> bytes")."""
     if target not in FILE_NAMES:
         raise UsageError(f"unknown instruction target {target!r}; use agents-md or claude-md")
     ordered = select(records)
-    entries = [(r, render_entry(r)) for r in ordered]
+    entries = [(r, render_entry(r, rule_text)) for r in ordered]
+    said = limit or f"{max_bytes} bytes"
 
     def build(keep: int) -> bytes:
         left = ordered[keep:]
-        return _document(target, entries[:keep], left, max_bytes).encode("utf-8")
+        return _document(target, entries[:keep], left, said).encode("utf-8")
 
     if max_bytes is None:
         return Rendered(build(len(entries)), ordered, [])
@@ -146,7 +157,7 @@ def render(target: str, records: list[IndexedRecord], max_bytes: int | None = No
     for keep in range(upper, -1, -1):
         data = build(keep)
         if len(data) <= max_bytes:
-            reason = f"over max_bytes {max_bytes}"
+            reason = f"over {limit}" if limit else f"over max_bytes {max_bytes}"
             omitted = [Omitted(r.record_id, r.type, r.title, reason) for r in ordered[keep:]]
             return Rendered(data, ordered[:keep], omitted)
     smallest = len(build(0))

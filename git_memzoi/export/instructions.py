@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from git_memzoi.errors import UsageError
 from git_memzoi.export import common
 from git_memzoi.export.common import BUDGETS, FILE_NAMES, MAX_BYTES, ExportReport, Omitted
+from git_memzoi.index import activation
+from git_memzoi.index.index_db import STANDING_FIRST
 from git_memzoi.layout import RECORDS
 from git_memzoi.profile import oneline
 from git_memzoi.recall.models import IndexedRecord
@@ -120,6 +122,13 @@ def select(records: list[IndexedRecord]) -> list[IndexedRecord]:
     return sorted(carried, key=common.order_key)
 
 
+def priority(record: IndexedRecord) -> tuple[int, tuple[int, str, int], tuple[int, str, str, str]]:
+    """What a budget keeps first: risks and warnings, then by origin as SessionStart ranks standing rules (the
+    root instruction files, records not imported, nested and tool files, ADRs, each in source order)."""
+    first = 0 if record.type in STANDING_FIRST else 1
+    return (first, activation.origin(record.citation.source_ref), common.order_key(record))
+
+
 def render(
     target: str,
     records: list[IndexedRecord],
@@ -130,17 +139,19 @@ def render(
 ) -> Rendered:
     """The file for `target` (agents-md or claude-md); with `max_bytes`, keep the most severe entries that fit.
 
-    `rule_text`: each entry carries its record's whole rule, not its description; `limit` says what `max_bytes`
+    `rule_text`: each entry carries its record's whole rule, not its description, and `max_bytes` keeps the
+    entries first by `priority`; `limit` says what `max_bytes`
     stands for in the left-out list and its reasons (default: "<max_bytes> bytes")."""
     if target not in FILE_NAMES:
         raise UsageError(f"unknown instruction target {target!r}; use agents-md or claude-md")
-    ordered = select(records)
+    ordered = sorted(select(records), key=priority) if rule_text else select(records)
     entries = [(r, render_entry(r, rule_text)) for r in ordered]
     said = limit or f"{max_bytes} bytes"
 
     def build(keep: int) -> bytes:
         left = ordered[keep:]
-        return _document(target, entries[:keep], left, said).encode("utf-8")
+        kept = sorted(entries[:keep], key=lambda pair: common.order_key(pair[0]))  # grouped by type to read
+        return _document(target, kept, left, said).encode("utf-8")
 
     if max_bytes is None:
         return Rendered(build(len(entries)), ordered, [])

@@ -83,6 +83,14 @@ def test_glob_rule_reaches_the_agent_on_a_matching_path_only(repo: Repo) -> None
     readme = {"file_path": f"{repo.path}/src/Aspire.Hosting/README.md", "content": "# R\n"}
     # src/** is where its scope was broadened to; the glob itself does not match a README
     assert xmldoc not in hook("claude", "pretooluse-write", repo.path, tool_input=readme, session_id="s3")
+    prompt = "Add a summary to src/Aspire.Hosting/ResourceBuilder.cs"
+    assert xmldoc in hook("claude", "userpromptsubmit", repo.path, prompt=prompt, session_id="s4")
+    assert (
+        xmldoc
+        in run_cli(
+            "context", "--task", "add a summary", "--path", "src/Aspire.Hosting/ResourceBuilder.cs", cwd=repo.path
+        ).stdout
+    )
 
 
 def test_cursor_activation_decides_session_start(repo: Repo) -> None:

@@ -108,13 +108,16 @@ def render(
     """(text, IDs given in full) for `rules` in order, within `limit` characters.
 
     Every rule gets at least its line while lines fit: a rule is given in full only when its text leaves room
-    for the lines of every rule after it, and a record longer than 1/LONG_SHARE of `limit` is given as its
-    title and description line, so that no long record crowds the rest out; an imported ADR is listed only.
-    `loaded(rule)` names the file the client loads itself and still holds the rule's text: such a rule is one
-    line naming that file. Whole rows are read only for the rules that may be given in more than a line.
+    for the lines of every rule after it (at most half of `limit`), and a record longer than 1/LONG_SHARE of
+    `limit` is given as its title and description line, so that no long record crowds the rest out; an
+    imported ADR is listed only. `loaded(rule)` names the file the client loads itself and still holds the
+    rule's text: such a rule is one line naming that file. Whole rows are read only for the rules that may be
+    given in more than a line.
     """
     lines = [len(line(rule)) for rule in rules]
-    after = list(accumulate(reversed([*lines[1:], 0])))[::-1]  # the lines of every rule after each one
+    # the room kept for the lines of the rules after each one: all of them, or half the budget when they
+    # could not all fit anyway (then the best ranked still get their text)
+    after = [min(rest, limit // 2) for rest in accumulate(reversed([*lines[1:], 0]))][::-1]
     out: list[str] = []
     used = 0
     in_full: list[str] = []

@@ -176,3 +176,10 @@ def test_claude_gets_a_claude_md_rule_as_a_mention(repo: Repo) -> None:
     assert any(in_full(codex, rid) for rid in from_claude_md)
     assert not any(in_full(claude, rid) for rid in from_claude_md)
     assert all(f"({rid}), in CLAUDE.md" in claude for rid in from_claude_md)
+
+
+def test_gemini_gets_a_gemini_md_rule_as_a_mention(repo: Repo) -> None:
+    imported(repo, "gemini-cli")
+    overview = record_of(repo, "GEMINI.md", "Project Overview")
+    assert f"- Project Overview ({overview}), in GEMINI.md" in hook("gemini", "sessionstart", repo.path)
+    assert in_full(hook("codex", "sessionstart", repo.path), overview)

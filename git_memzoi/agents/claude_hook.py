@@ -58,7 +58,7 @@ def answer(event: HookEvent, ws: Workspace, risk_decision: str) -> dict[str, Any
     """Claude Code's hook output for `event`, or None when memory has nothing to say."""
     moment = DIALECT.moment(event.name)
     if moment == core.SESSION_START:
-        return _output(event, core.session_context(ws, event))
+        return _output(event, core.session_context(ws, event, client="claude"))
     if moment == core.PROMPT:
         return _output(event, core.prompt_context(ws, event))
     if moment in core.CAPTURE_MOMENTS:

@@ -39,7 +39,11 @@ def answer(event: HookEvent, ws: Workspace, risk_decision: str) -> dict[str, Any
     """Codex's hook output for `event`, or None when memory has nothing to say."""
     moment = DIALECT.moment(event.name)
     if moment in (core.SESSION_START, core.PROMPT):
-        context = core.session_context(ws, event) if moment == core.SESSION_START else core.prompt_context(ws, event)
+        context: str | None
+        if moment == core.SESSION_START:
+            context = core.session_context(ws, event, client="codex")
+        else:
+            context = core.prompt_context(ws, event)
         return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": context}} if context else None
     touched = core.subjects(event, DIALECT, ws.repo.require_workdir())
     if not touched:

@@ -59,7 +59,7 @@ def answer(event: HookEvent, ws: Workspace, risk_decision: str) -> dict[str, Any
     """Gemini CLI's hook output for `event`, or None when memory has nothing to say."""
     moment = DIALECT.moment(event.name)
     if moment == core.SESSION_START:
-        return _context(event, core.session_context(ws, event))
+        return _context(event, core.session_context(ws, event, client="gemini"))
     if moment == core.PROMPT:
         return _context(event, core.prompt_context(ws, event))
     touched = core.subjects(event, DIALECT, ws.repo.require_workdir())

@@ -19,6 +19,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from git_memzoi.agents.loaded import LoadedFiles
 from git_memzoi.agents.sessions import SessionMemory
 from git_memzoi.errors import UsageError
 from git_memzoi.freshness import state as freshness
@@ -537,10 +538,12 @@ def _checkpoint_lines(ws: Workspace) -> list[str]:
     return tail
 
 
-def session_context(ws: Workspace, event: HookEvent | None = None) -> str:
-    """The context a session starts with: every standing rule (full text while the budget lasts, one line each
-    after), then the current checkpoint with its task's records, then the open inbox, within
-    `[agents] session_budget`. With an event, its session's memory starts afresh with what this gives."""
+def session_context(ws: Workspace, event: HookEvent | None = None, client: str | None = None) -> str:
+    """The context a session starts with: every standing rule (`standing.render`: full text while the budget
+    lasts, a line each for the rest), then the current checkpoint with its task's records, then the open inbox,
+    within `[agents] session_budget`. With `client`, a rule whose file that client loads itself and still holds
+    is one line naming the file (agents/loaded.py). With an event, its session's memory starts afresh with
+    what this gives."""
     budget = min(ws.config.agents.session_budget, CONTEXT_LIMIT)
     intro = (
         f"git memzoi: this repository keeps reviewed project memory under {RECORDS}/. Before risky changes, run "
@@ -554,7 +557,8 @@ def session_context(ws: Workspace, event: HookEvent | None = None) -> str:
     room = max(budget - len(intro) - len(rest) - len(heading) - 2, 0)
     with index_connection(ws) as conn:
         rules = standing.standing_rules(conn, now()[1], room // standing.LINE_CHARS + 1)  # more never fit
-        rules_text, in_full = standing.render(conn, rules, room)
+        files = LoadedFiles(client, ws.repo.require_workdir(), event.cwd if event else Path.cwd()) if client else None
+        rules_text, in_full = standing.render(conn, rules, room, files.of_rule if files else None)
     text = intro + ("\n" + heading + rules_text if rules_text else "") + ("\n" + rest if rest else "")
     if event is not None:
         memory = session_memory(ws, event)

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from git_memzoi.errors import UsageError
 from git_memzoi.export import common
 from git_memzoi.export.common import BUDGETS, FILE_NAMES, MAX_BYTES, ExportReport, Omitted
+from git_memzoi.index import activation
+from git_memzoi.index.index_db import STANDING_FIRST
 from git_memzoi.layout import RECORDS
 from git_memzoi.profile import oneline
 from git_memzoi.recall.models import IndexedRecord
@@ -44,9 +46,10 @@ def _one_line(text: str) -> str:
     return oneline.escape(" ".join(text.split()))
 
 
-def entry_text(record: IndexedRecord) -> str:
-    """What an entry says: the record's description, else its body under the entry's heading level."""
-    if record.description and record.description.strip():
+def entry_text(record: IndexedRecord, rule_text: bool = False) -> str:
+    """What an entry says: the record's description (unless `rule_text`), else its body under the entry's heading
+    level."""
+    if not rule_text and record.description and record.description.strip():
         text = oneline.escape_text(record.description.strip())
         # A description is one line cut from the body: a leading fence run would open a fence
         # that swallows the rest of the file (the block's end marker too).
@@ -71,13 +74,14 @@ def entry_text(record: IndexedRecord) -> str:
     return oneline.escape_text("\n".join(out).strip("\n"))
 
 
-def render_entry(record: IndexedRecord) -> str:
-    """One entry: heading, record ID and paths, then the text. Ends with a blank line."""
+def render_entry(record: IndexedRecord, rule_text: bool = False) -> str:
+    """One entry: heading, record ID and paths, then the text (the whole rule with `rule_text`). Ends with a blank
+    line."""
     scope = ", ".join(_code(p) for p in record.applies_to) if record.applies_to else "the whole repository"
     return (
         f"### {_one_line(record.title)}\n\n"
         f"Record {_code(record.record_id)} · applies to {scope}\n\n"
-        f"{entry_text(record)}\n\n"
+        f"{entry_text(record, rule_text)}\n\n"
     )
 
 
@@ -93,9 +97,7 @@ def _header(target: str) -> str:
     )
 
 
-def _document(
-    target: str, kept: list[tuple[IndexedRecord, str]], left_out: list[IndexedRecord], max_bytes: int | None
-) -> str:
+def _document(target: str, kept: list[tuple[IndexedRecord, str]], left_out: list[IndexedRecord], limit: str) -> str:
     parts = [_header(target)]
     if not kept and not left_out:
         parts.append("No current rules.\n\n")
@@ -106,7 +108,7 @@ def _document(
     if left_out:
         parts.append(
             f"## Left out ({len(left_out)})\n\n"
-            f"Less severe entries left out to stay within {max_bytes} bytes "
+            f"Less severe entries left out to stay within {limit} "
             "(read them with `git memzoi search`):\n\n"
         )
         parts.extend(f"- {r.type} {_code(r.record_id)}: {_one_line(r.title)}\n" for r in left_out)
@@ -120,16 +122,36 @@ def select(records: list[IndexedRecord]) -> list[IndexedRecord]:
     return sorted(carried, key=common.order_key)
 
 
-def render(target: str, records: list[IndexedRecord], max_bytes: int | None = None) -> Rendered:
-    """The file for `target` (agents-md or claude-md); with `max_bytes`, keep the most severe entries that fit."""
+def priority(record: IndexedRecord) -> tuple[int, tuple[int, str, int], tuple[int, str, str, str]]:
+    """What a budget keeps first: risks and warnings, then by origin as SessionStart ranks standing rules (the
+    root instruction files, records not imported, nested and tool files, ADRs, each in source order)."""
+    first = 0 if record.type in STANDING_FIRST else 1
+    return (first, activation.origin(record.citation.source_ref), common.order_key(record))
+
+
+def render(
+    target: str,
+    records: list[IndexedRecord],
+    max_bytes: int | None = None,
+    *,
+    rule_text: bool = False,
+    limit: str | None = None,
+) -> Rendered:
+    """The file for `target` (agents-md or claude-md); with `max_bytes`, keep the most severe entries that fit.
+
+    `rule_text`: each entry carries its record's whole rule, not its description, and `max_bytes` keeps the
+    entries first by `priority`; `limit` says what `max_bytes`
+    stands for in the left-out list and its reasons (default: "<max_bytes> bytes")."""
     if target not in FILE_NAMES:
         raise UsageError(f"unknown instruction target {target!r}; use agents-md or claude-md")
-    ordered = select(records)
-    entries = [(r, render_entry(r)) for r in ordered]
+    ordered = sorted(select(records), key=priority) if rule_text else select(records)
+    entries = [(r, render_entry(r, rule_text)) for r in ordered]
+    said = limit or f"{max_bytes} bytes"
 
     def build(keep: int) -> bytes:
         left = ordered[keep:]
-        return _document(target, entries[:keep], left, max_bytes).encode("utf-8")
+        kept = sorted(entries[:keep], key=lambda pair: common.order_key(pair[0]))  # grouped by type to read
+        return _document(target, kept, left, said).encode("utf-8")
 
     if max_bytes is None:
         return Rendered(build(len(entries)), ordered, [])
@@ -146,7 +168,7 @@ def render(target: str, records: list[IndexedRecord], max_bytes: int | None = No
     for keep in range(upper, -1, -1):
         data = build(keep)
         if len(data) <= max_bytes:
-            reason = f"over max_bytes {max_bytes}"
+            reason = f"over {limit}" if limit else f"over max_bytes {max_bytes}"
             omitted = [Omitted(r.record_id, r.type, r.title, reason) for r in ordered[keep:]]
             return Rendered(data, ordered[:keep], omitted)
     smallest = len(build(0))

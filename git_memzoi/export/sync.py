@@ -97,12 +97,27 @@ def replace_block(text: str, block: str, path: str) -> str:
     return text.rstrip("\r\n") + eol + eol + "\n".join(new) + "\n"
 
 
+def _room(target: str, before: str, rel: str, into: str) -> tuple[int, str]:
+    """(bytes, what they stand for): what the block may take so that the whole file stays within the client's
+    budget (an instruction file the client reads past its budget is cut or warned about)."""
+    budget = BUDGETS[target]
+    own = len(replace_block(before, "", rel).encode("utf-8"))  # the file's text outside the block
+    markers = len(f"{markdown.BLOCK_START}\n{markdown.BLOCK_END}\n\n".encode())
+    room = budget.limit - own - markers
+    if room <= 0:
+        raise UsageError(
+            f"{into}: its own text takes {own:,} bytes of the {budget.limit:,}-{budget.unit.rstrip('s')} "
+            f"{budget.tool} budget; give --max-bytes to write the block anyway",
+            field="into",
+        )
+    return room, f"the {budget.limit:,}-{budget.unit.rstrip('s')} {budget.tool} budget with {rel}'s own text"
+
+
 def export_into(ws: Workspace, target: str, into: str, max_bytes: int | None = None) -> ExportReport:
-    """Rewrite the marked block of the work-tree file `into` with the instruction export for `target`."""
+    """Rewrite the marked block of the work-tree file `into` with the instruction export for `target`: each
+    record's rule text, most severe first, within `max_bytes` or else the client's budget for the whole file."""
     root, rel = _repo_path(ws, into)
     records = [r for r in common.current_records(ws) if not _from_file(r, rel)]
-    rendered = instructions.render(target, records, max_bytes)
-    block = f"{markdown.BLOCK_START}\n{rendered.data.decode('utf-8')}{markdown.BLOCK_END}\n"
     # read and written one component at a time without following a link, a FIFO or a folder refused
     data = read_inside(root, rel, _THROUGH_LINKS)
     try:
@@ -110,7 +125,12 @@ def export_into(ws: Workspace, target: str, into: str, max_bytes: int | None = N
         before = "" if data is None else data.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"{into}: not UTF-8 text", field="into") from None
-    after = replace_block(before, block, rel)
+    limit, asked = None, max_bytes
+    if max_bytes is None:
+        max_bytes, limit = _room(target, before, rel, into)
+    rendered = instructions.render(target, records, max_bytes, rule_text=True, limit=limit)
+    block = f"{markdown.BLOCK_START}\n{rendered.data.decode('utf-8')}{markdown.BLOCK_END}\n"
+    after = replace_block(before, block, rel)  # each hand-written line keeps its own ending
     if after != before:
         write_inside(root, rel, after.encode("utf-8"), _THROUGH_LINKS)
     return ExportReport(
@@ -121,7 +141,7 @@ def export_into(ws: Workspace, target: str, into: str, max_bytes: int | None = N
         characters=len(after),
         records=[r.record_id for r in rendered.included],
         budget=BUDGETS[target],
-        max_bytes=max_bytes,
+        max_bytes=asked,
         omitted=rendered.omitted,
     )
 

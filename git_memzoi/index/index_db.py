@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from git_memzoi.errors import StateError
+from git_memzoi.index import activation
 from git_memzoi.layout import INDEX_SCHEMA_VERSION, INDEX_TEMP_PREFIX
 
 SCHEMA_VERSION = INDEX_SCHEMA_VERSION
@@ -134,7 +135,15 @@ CREATE TABLE standing (            -- the rows that are standing rules by type a
     first INTEGER NOT NULL,        -- as in records (0 for risks and warnings, else 1)
     confidence REAL NOT NULL, timestamp TEXT NOT NULL, record_id TEXT NOT NULL,
     store TEXT NOT NULL, type TEXT NOT NULL, lane TEXT NOT NULL, status TEXT NOT NULL,
-    visibility TEXT NOT NULL, boundary REAL, title TEXT NOT NULL
+    visibility TEXT NOT NULL, boundary REAL, title TEXT NOT NULL,
+    origin INTEGER NOT NULL,       -- where it came from (index.activation.origin): root file, not imported, nested, ADR
+    source TEXT NOT NULL,          -- its source file as source_ref names it ('' when not imported)
+    line INTEGER NOT NULL,         -- the first line of its span there
+    source_ref TEXT                -- as in records: what a client's hook compares with the files it loads itself
+);
+CREATE TABLE activation (          -- imported rules whose activation narrows where they reach the agent
+    record INTEGER PRIMARY KEY,    -- records.rowid
+    mode TEXT NOT NULL             -- glob | requested | manual (index.activation.mode); `always` rows are absent
 );
 {standing_triggers}
 CREATE VIRTUAL TABLE records_fts USING fts5(
@@ -149,25 +158,31 @@ def _sql_list(values: Iterable[str]) -> str:
 
 
 def _is_standing(row: str) -> str:
-    """SQL: the row `row` (new or old) is a standing rule by type and scope (`recall.standing.is_standing`)."""
+    """SQL: the row `row` (new or old) is a standing rule by type, scope and activation (`standing.is_standing`)."""
     return (
         f"{row}.type IN ({_sql_list(STANDING_TYPES)}) AND ({row}.applies_json = '[]' OR EXISTS (SELECT 1 FROM "
-        f"json_each({row}.applies_json) e WHERE e.type = 'text' AND e.value IN ({_sql_list(WHOLE_REPOSITORY)})))"
+        f"json_each({row}.applies_json) e WHERE e.type = 'text' AND e.value IN ({_sql_list(WHOLE_REPOSITORY)}))) "
+        f"AND {activation.mode_sql(row)} = '{activation.ALWAYS}'"
     )
 
 
 _STANDING_ROW = (
     f"new.rowid, CASE WHEN new.type IN ({_sql_list(STANDING_FIRST)}) THEN 0 ELSE 1 END, "
     "new.confidence, new.timestamp, new.record_id, new.store, new.type, new.lane, new.status, new.visibility, "
-    "new.boundary, new.title"
+    f"new.boundary, new.title, {activation.origin_sql('new')}, {activation.source_sql('new')}, "
+    f"{activation.line_sql('new')}, new.source_ref"
 )
+_NARROWED = f"{activation.mode_sql('new')} <> '{activation.ALWAYS}'"
 #: `standing` follows `records` through triggers, so every writer (a full build, an incremental one
 #: that copies the old index, a boundary update) keeps it in step at the cost of the rows it changes.
 #: Each trigger is one line: `_statements` ends a statement at a line ending in ";".
 _STANDING_TRIGGERS = f"""
 CREATE TRIGGER standing_insert AFTER INSERT ON records WHEN {_is_standing("new")} BEGIN INSERT INTO standing VALUES ({_STANDING_ROW}); END;
 CREATE TRIGGER standing_delete AFTER DELETE ON records BEGIN DELETE FROM standing WHERE record = old.rowid; END;
-CREATE TRIGGER standing_update AFTER UPDATE OF type, applies_json, confidence, timestamp, record_id, store, lane, status, visibility, boundary, title ON records BEGIN DELETE FROM standing WHERE record = old.rowid; INSERT INTO standing SELECT {_STANDING_ROW} WHERE {_is_standing("new")}; END;
+CREATE TRIGGER standing_update AFTER UPDATE OF type, applies_json, confidence, timestamp, record_id, store, lane, status, visibility, boundary, title, source_ref ON records BEGIN DELETE FROM standing WHERE record = old.rowid; INSERT INTO standing SELECT {_STANDING_ROW} WHERE {_is_standing("new")}; END;
+CREATE TRIGGER activation_insert AFTER INSERT ON records WHEN {_NARROWED} BEGIN INSERT INTO activation VALUES (new.rowid, {activation.mode_sql("new")}); END;
+CREATE TRIGGER activation_delete AFTER DELETE ON records BEGIN DELETE FROM activation WHERE record = old.rowid; END;
+CREATE TRIGGER activation_update AFTER UPDATE OF source_ref ON records BEGIN DELETE FROM activation WHERE record = old.rowid; INSERT INTO activation SELECT new.rowid, {activation.mode_sql("new")} WHERE {_NARROWED}; END;
 """  # noqa: E501
 _SCHEMA = _SCHEMA.replace("{standing_triggers}\n", _STANDING_TRIGGERS.lstrip("\n"))
 
@@ -177,7 +192,7 @@ CREATE INDEX records_id ON records(record_id);
 CREATE INDEX records_type ON records(type, status);
 CREATE INDEX applies_base ON applies(base);
 CREATE INDEX applies_record ON applies(record);
-CREATE INDEX standing_rank ON standing(first, confidence DESC, timestamp DESC, record_id);
+CREATE INDEX standing_rank ON standing(first, origin, source, line, confidence DESC, timestamp DESC, record_id);
 """
 
 

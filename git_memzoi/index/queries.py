@@ -13,7 +13,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from git_memzoi.index import fts
+from git_memzoi.index import activation, fts
 from git_memzoi.index.index_db import ROW_COLUMNS, RecordRow, current_filter
 
 #: bm25 column weights: title, description, body, tags.
@@ -264,13 +264,35 @@ def by_rowid(conn: sqlite3.Connection, rowids: Iterable[int]) -> list[RecordRow]
 
 
 def covering(conn: sqlite3.Connection, bases: Sequence[str], flt: Filter) -> list[tuple[RecordRow, str, str]]:
-    """(row, entry, base) for each `applies_to` entry whose base is one of `bases`, of the rows `flt` keeps."""
+    """(row, entry, base) for each `applies_to` entry whose base is one of `bases`, of the rows `flt` keeps.
+
+    `bases[0]` is the path itself (`recall.paths.ancestors`). An imported rule whose activation narrows it
+    (index.activation) is not found by its `applies_to`: a glob-activated one is found when the path
+    matches one of its original globs (entry: that glob, base: ''), the others never by a path."""
     params: dict[str, Any] = {}
     sql = (
         f"SELECT {_ROW}, a.entry, a.base FROM applies a JOIN records r ON r.rowid = a.record "
-        f"WHERE a.base IN ({_bind(params, 'a', bases)}) AND {flt.where(params)}"
+        f"WHERE a.base IN ({_bind(params, 'a', bases)}) AND {flt.where(params)} "
+        "AND NOT EXISTS (SELECT 1 FROM activation x WHERE x.record = a.record)"
     )
-    return [(_MAKE(values[:-2]), values[-2], values[-1]) for values in conn.execute(sql, params)]
+    found = [(_MAKE(values[:-2]), values[-2], values[-1]) for values in conn.execute(sql, params)]
+    return found + (by_glob(conn, bases[0], flt) if bases else [])
+
+
+def by_glob(conn: sqlite3.Connection, path: str, flt: Filter) -> list[tuple[RecordRow, str, str]]:
+    """(row, glob, '') for each glob-activated rule `flt` keeps whose original globs match `path`."""
+    params: dict[str, Any] = {"mode": activation.GLOB}
+    sql = (
+        f"SELECT {_ROW} FROM activation x JOIN records r ON r.rowid = x.record "
+        f"WHERE x.mode = :mode AND {flt.where(params)}"
+    )
+    out: list[tuple[RecordRow, str, str]] = []
+    for values in conn.execute(sql, params):
+        row = _MAKE(values)
+        glob = activation.matches(row.source_ref, path)
+        if glob is not None:
+            out.append((row, glob, ""))
+    return out
 
 
 def inside(conn: sqlite3.Connection, folder: str, flt: Filter) -> list[tuple[RecordRow, str]]:
@@ -278,24 +300,27 @@ def inside(conn: sqlite3.Connection, folder: str, flt: Filter) -> list[tuple[Rec
     params: dict[str, Any] = {"lo": folder + "/", "hi": folder + "0"}  # "0" sorts right after "/"
     sql = (
         f"SELECT {_ROW}, a.entry FROM applies a JOIN records r ON r.rowid = a.record "
-        f"WHERE a.base > :lo AND a.base < :hi AND {flt.where(params)}"
+        f"WHERE a.base > :lo AND a.base < :hi AND {flt.where(params)} "
+        "AND NOT EXISTS (SELECT 1 FROM activation x WHERE x.record = a.record)"
     )
     return [(_MAKE(values[:-1]), values[-1]) for values in conn.execute(sql, params)]
 
 
-def standing(conn: sqlite3.Connection, flt: Filter, limit: int = -1) -> list[tuple[int, str, str, str]]:
-    """(rowid, record ID, type, title) of the first `limit` standing rules `flt` keeps (-1: all), in rank order.
+def standing(conn: sqlite3.Connection, flt: Filter, limit: int = -1) -> list[tuple[int, str, str, str, str | None]]:
+    """(rowid, record ID, type, title, source_ref) of the first `limit` standing rules `flt` keeps (-1: all), ranked.
 
-    The `standing` table (kept by index.db's triggers) holds the rows whose type and scope make them
-    standing rules, with their rank (risks and warnings first, then higher confidence, then newer,
-    then by ID) and the columns `flt` reads, so no record row is read. Whether a row is current is
+    The `standing` table (kept by index.db's triggers) holds the rows whose type, scope and activation make
+    them standing rules, with their rank (risks and warnings first, then by where they came from: the root
+    instruction files, records not imported, nested and tool files, ADRs, each in source order; then higher
+    confidence, then newer, then by ID) and the columns `flt` reads, so no record row is read. Whether a row is
     `flt`'s, decided now: a rule whose retention boundary passes drops out at that moment with no
     change to the index.
     """
     params: dict[str, Any] = {"limit": limit}
     sql = (
-        f"SELECT r.record, r.record_id, r.type, r.title FROM standing r WHERE {flt.where(params)} "
-        "ORDER BY r.first, r.confidence DESC, r.timestamp DESC, r.record_id, r.record LIMIT :limit"
+        f"SELECT r.record, r.record_id, r.type, r.title, r.source_ref FROM standing r WHERE {flt.where(params)} "
+        "ORDER BY r.first, r.origin, r.source, r.line, r.confidence DESC, r.timestamp DESC, r.record_id, r.record "
+        "LIMIT :limit"
     )
     return conn.execute(sql, params).fetchall()
 

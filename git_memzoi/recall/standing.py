@@ -1,10 +1,13 @@
 """Standing rules: the repository-wide records of the kinds that hold everywhere, in the order an agent needs them.
 
 A record is a standing rule when it is current, may leave this machine, has no `applies_to` (or an
-entry covering the whole repository) and is a convention, constraint, preference, risk, warning,
-decision or procedure. They are ranked risks and warnings first, then by confidence, then newest
-first, then by ID. `render` writes them as full text while a character budget lasts and as one
-line each (title, ID) after that. Stdlib only: the agent hooks answer with them.
+entry covering the whole repository), is a convention, constraint, preference, risk, warning,
+decision or procedure, and no activation its import kept narrows it (index.activation: a glob,
+agent-requested or manual rule is never standing). They are ranked risks and warnings first, then by
+where they came from (the root instruction files, records not imported, nested and tool files,
+ADRs, each in source order), then by confidence, then newest first, then by ID. `render` gives every
+rule at least its line: full text while the budget lasts with room for the lines of the rest, a
+long record as its title and description line. Stdlib only: the agent hooks answer with them.
 
 Which rows are standing rules, and their rank, is worked out once per index state: index.db's
 `standing` table, kept in step with `records` by triggers as rows are written (`index.index_db`).
@@ -16,10 +19,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from itertools import accumulate
 from typing import NamedTuple
 
-from git_memzoi.index import queries
+from git_memzoi.index import activation, queries
 from git_memzoi.index.index_db import STANDING_FIRST, STANDING_TYPES, WHOLE_REPOSITORY, RecordRow
 from git_memzoi.index.queries import Filter
 from git_memzoi.recall.text import clean_body
@@ -29,6 +33,7 @@ __all__ = [
     "WHOLE_REPOSITORY",
     "Rule",
     "brief",
+    "described",
     "first_scope",
     "full",
     "is_standing",
@@ -51,21 +56,24 @@ class Rule(NamedTuple):
     record_id: str
     type: str
     title: str
+    source_ref: str | None = None
 
 
 def is_standing(row: RecordRow) -> bool:
-    """Whether a row is a standing rule (its type holds everywhere and nothing narrows it to a path)."""
-    if row.type not in STANDING_TYPES:
+    """Whether a row is a standing rule (its type holds everywhere and nothing narrows it to a path or a moment)."""
+    if row.type not in STANDING_TYPES or activation.mode(row.source_ref) != activation.ALWAYS:
         return False
     entries = json.loads(row.applies_json)
     return not entries or any(str(entry).strip() in WHOLE_REPOSITORY for entry in entries)
 
 
-def rank(row: RecordRow) -> tuple[int, float, str, str]:
-    """Sort key: risks and warnings first, then higher confidence, then newer, then by ID."""
+def rank(row: RecordRow) -> tuple[int, int, str, int, float, str, str]:
+    """Sort key: risks and warnings first, then by origin and source order, then higher confidence, newer, by ID."""
     stamp = row.timestamp
     inverted = stamp.translate(_INVERT) if stamp.isascii() else "".join(chr(0x10FFFF - ord(c)) for c in stamp)
-    return (_FIRST.get(row.type, 1), -float(row.confidence), inverted, row.record_id)
+    where, source, first = activation.origin(row.source_ref)
+    quoted = (row.source_ref or "")[len("import:") :].partition("?")[0] if source else ""
+    return (_FIRST.get(row.type, 1), where, quoted, first, -float(row.confidence), inverted, row.record_id)
 
 
 def standing_rules(conn: sqlite3.Connection, at: float, limit: int = -1) -> list[Rule]:
@@ -75,6 +83,10 @@ def standing_rules(conn: sqlite3.Connection, at: float, limit: int = -1) -> list
 
 #: The shortest a rule's line can be (`line`: "- T (I)\n"), in characters and in words.
 LINE_CHARS, LINE_WORDS = 8, 3
+#: A record longer than this share of the budget is given as its title and description line.
+LONG_SHARE = 4
+#: A description line's description, at most this many characters.
+DESCRIPTION_CHARS = 200
 
 
 def full(row: RecordRow) -> str:
@@ -83,9 +95,9 @@ def full(row: RecordRow) -> str:
     return f"### {kind}: {row.title} ({row.record_id})\n\n{clean_body(row.title, row.body)}\n"
 
 
-def line(row: RecordRow | Rule) -> str:
-    """A record as one line: title and ID."""
-    return f"- {row.title} ({row.record_id})\n"
+def line(row: RecordRow | Rule, note: str = "") -> str:
+    """A record as one line: title and ID (and `note` after them)."""
+    return f"- {row.title} ({row.record_id}){note}\n"
 
 
 def brief(row: RecordRow, scope: str = "", flag: str = "") -> str:
@@ -101,31 +113,59 @@ def first_scope(row: RecordRow) -> str:
     return str(entries[0]) if entries else ""
 
 
-def render(conn: sqlite3.Connection, rules: Sequence[Rule], limit: int) -> tuple[str, list[str]]:
-    """(text, IDs given in full) for `rules` in order: full text while it fits `limit` characters, then one line each.
+def described(row: RecordRow) -> str:
+    """A record as its title and description line: its description, or its body's first line, shortened."""
+    text = " ".join((row.description or "").split())
+    if not text:
+        text = next((ln.strip() for ln in clean_body(row.title, row.body).splitlines() if ln.strip()), "")
+    text = " ".join(text.lstrip("#>-* ").split())
+    if len(text) > DESCRIPTION_CHARS:
+        text = text[: DESCRIPTION_CHARS - 1].rstrip() + "…"
+    return line(row, f": {text}" if text else "")
 
-    Once one record had to be shortened to a line, every later one is a line too, so the order stays the
-    ranking; lines stop when the budget is spent. Whole rows are read only while full text may still fit.
+
+def render(
+    conn: sqlite3.Connection,
+    rules: Sequence[Rule],
+    limit: int,
+    loaded: Callable[[Rule], str | None] | None = None,
+) -> tuple[str, list[str]]:
+    """(text, IDs given in full) for `rules` in order, within `limit` characters.
+
+    Every rule gets at least its line while lines fit: a rule is given in full only when its text leaves room
+    for the lines of every rule after it (at most half of `limit`), and a record longer than 1/LONG_SHARE of
+    `limit` is given as its title and description line, so that no long record crowds the rest out; an
+    imported ADR is listed only. `loaded(rule)` names the file the client loads itself and still holds the
+    rule's text: such a rule is one line naming that file. Whole rows are read only for the rules that may be
+    given in more than a line.
     """
+    lines = [len(line(rule)) for rule in rules]
+    # the room kept for the lines of the rules after each one: all of them, or half the budget when they
+    # could not all fit anyway (then the best ranked still get their text)
+    after = [min(rest, limit // 2) for rest in accumulate(reversed([*lines[1:], 0]))][::-1]
     out: list[str] = []
     used = 0
     in_full: list[str] = []
-    short = False
     rows: dict[int, RecordRow] = {}
     for at, rule in enumerate(rules):
-        if not short and rule.rowid not in rows:
-            rows = {row.rowid: row for row in queries.by_rowid(conn, [r.rowid for r in rules[at : at + _FETCH]])}
-        text = "" if short else full(rows[rule.rowid])
-        if not short and used + len(text) + 1 > limit:
-            short = True
-        if short:
-            text = line(rule)
-            if used + len(text) > limit:
-                break
-        else:
-            in_full.append(rule.record_id)
-            if out:
-                text = "\n" + text
+        where = loaded(rule) if loaded is not None else None
+        text = line(rule, f", in {where}") if where else ""
+        if activation.origin(rule.source_ref)[0] == activation.ADR:
+            text = line(rule)  # an ADR is background: listed, given in full by relevance (a prompt, search)
+        if not text and used + lines[at] + after[at] < limit:
+            if rule.rowid not in rows:
+                rows = {row.rowid: row for row in queries.by_rowid(conn, [r.rowid for r in rules[at : at + _FETCH]])}
+            row = rows[rule.rowid]
+            whole = ("\n" if out else "") + full(row)
+            if len(whole) <= limit // LONG_SHARE and used + len(whole) + after[at] <= limit:
+                text = whole
+                in_full.append(rule.record_id)
+            else:
+                short = described(row)
+                text = short if used + len(short) + after[at] <= limit else ""
+        text = text or line(rule)
+        if used + len(text) > limit:
+            break
         out.append(text)
         used += len(text)
     return "".join(out), in_full

@@ -1,0 +1,185 @@
+"""What agents get from memory imported from real repositories' instruction files (fixtures/import/real).
+
+Each test copies one public repository's files into a fresh repository, imports and applies them with
+`git memzoi import --apply`, then runs `git memzoi agent hook CLIENT` as a process on the JSON the client sends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from support import Repo, memzoi_exe, run_cli
+from support.agents import client_event
+from support.paths import FIXTURES
+
+REAL = FIXTURES / "import" / "real"
+
+
+def imported(repo: Repo, name: str) -> None:
+    """The repository `name`'s instruction files, committed, imported and applied."""
+    shutil.copytree(REAL / name / "files", repo.path, symlinks=True, dirs_exist_ok=True)
+    repo.commit(f"{name}'s instruction files")
+    run_cli("import", "--apply", cwd=repo.path)
+
+
+def hook(client: str, name: str, cwd: Path, **override: Any) -> str:
+    """Every text `agent hook CLIENT` answers the recorded event `name` with, run as a process."""
+    result = subprocess.run(
+        [memzoi_exe(), "agent", "hook", client],
+        input=client_event(client, name, cwd, **override),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+        timeout=120,
+        check=True,
+    )
+    if not result.stdout.strip():
+        return ""
+    texts: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(json.loads(result.stdout))
+    return "\n".join(texts)
+
+
+def record_of(repo: Repo, source: str, title_part: str) -> str:
+    """The ID of the record imported from `source` whose title holds `title_part`."""
+    for path in (repo.path / ".memzoi/records").rglob("*.md"):
+        text = path.read_text(encoding="utf-8")
+        if f"import:{source}?" in text and re.search(rf"^title: .*{re.escape(title_part)}", text, re.M):
+            found = re.search(r"^id: (\S+)", text, re.M)
+            assert found is not None
+            return found.group(1)
+    raise AssertionError(f"no record from {source} titled like {title_part!r}")
+
+
+def in_full(text: str, record_id: str) -> bool:
+    return re.search(rf"^### [^\n]*\({re.escape(record_id)}\)\s*$", text, re.M) is not None
+
+
+def test_glob_rule_reaches_the_agent_on_a_matching_path_only(repo: Repo) -> None:
+    imported(repo, "aspire")
+    xmldoc = record_of(repo, ".github/instructions/xmldoc.instructions.md", "XML Documentation")
+    start = hook("claude", "sessionstart", repo.path)
+    assert xmldoc not in start  # applyTo: src/**/*.cs: never at session start
+    new_file = {"file_path": f"{repo.path}/src/Aspire.Hosting/NewResource.cs", "content": "class R {}\n"}
+    assert xmldoc in hook("claude", "pretooluse-write", repo.path, tool_input=new_file, session_id="s2")
+    readme = {"file_path": f"{repo.path}/src/Aspire.Hosting/README.md", "content": "# R\n"}
+    # src/** is where its scope was broadened to; the glob itself does not match a README
+    assert xmldoc not in hook("claude", "pretooluse-write", repo.path, tool_input=readme, session_id="s3")
+    prompt = "Add a summary to src/Aspire.Hosting/ResourceBuilder.cs"
+    assert xmldoc in hook("claude", "userpromptsubmit", repo.path, prompt=prompt, session_id="s4")
+    assert (
+        xmldoc
+        in run_cli(
+            "context", "--task", "add a summary", "--path", "src/Aspire.Hosting/ResourceBuilder.cs", cwd=repo.path
+        ).stdout
+    )
+
+
+def test_cursor_activation_decides_session_start(repo: Repo) -> None:
+    imported(repo, "sentry-javascript")
+    always = record_of(repo, ".cursor/rules/sdk_development.mdc", "SDK Development")
+    requested = record_of(repo, ".cursor/rules/fetch-docs/scopes.mdc", "")
+    on_path = record_of(repo, ".cursor/rules/upgrade_opentelemetry_instrumentations.mdc", "")
+    start = hook("codex", "sessionstart", repo.path)
+    assert always in start
+    assert requested not in start and on_path not in start
+    edit = {"file_path": f"{repo.path}/packages/core/src/index.ts", "content": "export {};\n"}
+    assert on_path in hook("claude", "pretooluse-write", repo.path, tool_input=edit)  # globs: *
+
+
+def test_root_file_first_in_source_order_adrs_listed_last(repo: Repo) -> None:
+    imported(repo, "amux")
+    start = hook("codex", "sessionstart", repo.path)
+    ids = re.findall(r"\(([a-z0-9][a-z0-9-]*)\)", start.split("## Standing rules", 1)[1])
+    claude_md = [rid for rid in ids if "import:CLAUDE.md?" in _record_text(repo, rid)]
+    adrs = [rid for rid in ids if "format=adr" in _record_text(repo, rid)]
+    assert claude_md and adrs
+    assert max(ids.index(r) for r in claude_md) < min(ids.index(r) for r in adrs)
+    lines = [_first_line(repo, rid) for rid in claude_md]
+    assert lines == sorted(lines)
+    assert [_first_line(repo, rid) for rid in adrs] == [1] * len(adrs)
+    adr_files = [re.search(r"import:([^?]+)", _record_text(repo, rid)).group(1) for rid in adrs]  # type: ignore[union-attr]
+    assert adr_files == sorted(adr_files)
+    assert not any(in_full(start, rid) for rid in adrs)  # listed; a prompt or a search gives them in full
+
+
+def test_a_long_record_is_its_title_and_description_line(repo: Repo) -> None:
+    long_section = "## Release checklist\n\n" + "".join(
+        f"- Step {n}: check the release notes twice.\n" for n in range(120)
+    )
+    text = (REAL / "amux/files/CLAUDE.md").read_text(encoding="utf-8")
+    shutil.copytree(REAL / "amux/files", repo.path, symlinks=True, dirs_exist_ok=True)
+    repo.write("CLAUDE.md", text.replace("## Project Overview", long_section + "\n## Project Overview", 1))
+    repo.commit("a long section")
+    run_cli("import", "--apply", cwd=repo.path)
+    long_id = record_of(repo, "CLAUDE.md", "Release checklist")
+    later = record_of(repo, "CLAUDE.md", "Project Overview")
+    start = hook("codex", "sessionstart", repo.path)
+    assert re.search(rf"^- Release checklist \({long_id}\): Step 0: check the release notes twice\. .*…$", start, re.M)
+    assert in_full(start, later)  # what comes after the long record is not crowded out
+
+
+def _record_text(repo: Repo, record_id: str) -> str:
+    for path in (repo.path / ".memzoi/records").rglob("*.md"):
+        text = path.read_text(encoding="utf-8")
+        if re.search(rf"^id: {re.escape(record_id)}$", text, re.M):
+            return text
+    return ""
+
+
+def _first_line(repo: Repo, record_id: str) -> int:
+    found = re.search(r"lines=(\d+)-", _record_text(repo, record_id))
+    assert found is not None
+    return int(found.group(1))
+
+
+def test_a_rule_from_a_file_the_client_loads_is_not_sent_again(repo: Repo) -> None:
+    imported(repo, "aspire")
+    agents = [rid for rid in re.findall(r"\(([a-z0-9][a-z0-9-]*)\)", hook("claude", "sessionstart", repo.path))]
+    from_agents_md = [rid for rid in agents if "import:AGENTS.md?" in _record_text(repo, rid)]
+    assert from_agents_md
+    claude = hook("claude", "sessionstart", repo.path)
+    codex = hook("codex", "sessionstart", repo.path)
+    assert any(in_full(claude, rid) for rid in from_agents_md)  # Claude Code does not read AGENTS.md here
+    assert not any(in_full(codex, rid) for rid in from_agents_md)
+    assert all(f"({rid}), in AGENTS.md" in codex for rid in from_agents_md)
+    # once the file no longer holds what was imported, Codex's own copy is not that rule: it is sent
+    repo.write("AGENTS.md", (repo.path / "AGENTS.md").read_text(encoding="utf-8") + "\nA new line.\n")
+    assert any(in_full(hook("codex", "sessionstart", repo.path), rid) for rid in from_agents_md)
+
+
+def test_claude_gets_a_claude_md_rule_as_a_mention(repo: Repo) -> None:
+    imported(repo, "sentry-javascript")
+    claude = hook("claude", "sessionstart", repo.path)
+    codex = hook("codex", "sessionstart", repo.path)
+    ids = set(re.findall(r"\(([a-z0-9][a-z0-9-]*)\)", codex))
+    from_claude_md = [rid for rid in ids if "import:CLAUDE.md?" in _record_text(repo, rid)]
+    assert from_claude_md
+    assert any(in_full(codex, rid) for rid in from_claude_md)
+    assert not any(in_full(claude, rid) for rid in from_claude_md)
+    assert all(f"({rid}), in CLAUDE.md" in claude for rid in from_claude_md)
+
+
+def test_gemini_gets_a_gemini_md_rule_as_a_mention(repo: Repo) -> None:
+    imported(repo, "gemini-cli")
+    overview = record_of(repo, "GEMINI.md", "Project Overview")
+    assert f"- Project Overview ({overview}), in GEMINI.md" in hook("gemini", "sessionstart", repo.path)
+    assert in_full(hook("codex", "sessionstart", repo.path), overview)

@@ -247,6 +247,9 @@ def test_unbalanced_marker_is_an_error_naming_the_line(repo: Repo) -> None:
         ),
     ],
     ids=[
+        "secret",
+        "control-title",
+        "control-body",
         "too-large",
         "encoding",
         "front-matter",
@@ -286,16 +289,16 @@ def test_a_folder_made_a_symlink_in_the_work_tree_is_never_read_through(repo: Re
 @pytest.mark.parametrize(
     "text, where, reason",
     [
-        ("## Keys\n\naws key AKIAIOSFODNN7EXAMPLE here\n", "AGENTS.md:1-3", "secret: looks like an AWS access key"),
+        ("## Keys\n\naws key AKIAIOSFODNN7EXAMPLE here\n", "AGENTS.md:1-3", "secret at AGENTS.md:3: looks like an AWS access key"),
         (
             "# Rules\n\n## Use \x1b[31m red\n\nAlways use pnpm.\n",
             "AGENTS.md:3-5",
-            "control-character: title holds \\x1b at AGENTS.md:3",
+            "control-character at AGENTS.md:3: title: holds the control character \\x1b",
         ),
         (
             "## Bell\n\nfirst line\nthe body rings \x07 here\n",
             "AGENTS.md:1-4",
-            "control-character: the body holds \\x07 at AGENTS.md:4",
+            "control-character at AGENTS.md:4: the body: holds the control character \\x07",
         ),
     ],
     ids=["secret", "control-title", "control-body"],
@@ -306,13 +309,13 @@ def test_an_item_that_cannot_be_written_is_refused_by_name_and_the_rest_planned(
     repo.write("AGENTS.md", text)
     repo.write("docs/AGENTS.md", "## Build\n\nRun make in docs.\n")
     repo.commit("sources")
-    result = plan()
+    result = plan(expect=1)  # the rest is planned; the exit says an item was refused
     refused = entries(result, "refused")
     assert [e["where"] for e in refused] == [where] and reason in refused[0]["reason"], refused
     assert [e["where"] for e in entries(result, "create")] == ["docs/AGENTS.md:1-3"]
-    out = run_cli("import", "--apply")
+    out = run_cli("import", "--apply", expect=1)
     assert "refused" in out.stdout and "applied plan" in out.stderr
-    assert plan()["changes"] == 0  # the refused item is refused again, never planned
+    assert plan(expect=1)["changes"] == 0  # the refused item is refused again, never planned
 
 
 def test_a_secret_refuses_only_an_item_that_would_be_written(repo: Repo) -> None:

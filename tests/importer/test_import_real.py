@@ -43,15 +43,15 @@ def test_a_secret_placeholder_refuses_its_item_by_name_and_the_rest_is_planned_a
     copy_real(repo, "sentry-javascript", ".cursor/rules/sdk_development.mdc")
     repo.commit("instruction files")
     line = text.split("\n").index(SECRET) + 1
-    result = plan()
+    result = plan(expect=1)  # the rest is planned; the exit says an item was refused
     refused = entries(result, "refused")
     assert [e["title"] for e in refused] == ["Environment"], refused
     assert f"at CLAUDE.md:{line}" in refused[0]["reason"] and "password in a URL" in refused[0]["reason"]
     creates = entries(result, "create")
     assert len(creates) >= 10 and not any(e["title"] == "Environment" for e in creates)
-    shown = run_cli("import")
+    shown = run_cli("import", expect=1)
     assert f"refused     CLAUDE.md:{refused[0]['where'].split(':')[1]}" in shown.stdout
-    run_cli("import", "--write")
+    run_cli("import", "--write", expect=1)
     assert len(pending(repo)) == len(creates)
     assert not any("mydb" in p.read_text() for p in pending(repo))
 

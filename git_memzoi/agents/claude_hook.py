@@ -29,7 +29,9 @@ DIALECT = core.Dialect(
     file_tools=FILE_TOOLS,
     command_tools={"Bash": "command"},
     patch_tools={},
+    context_limit=CONTEXT_LIMIT,  # Claude Code keeps 10,000 characters of hook context inline, a preview past that
 )
+LIMIT = DIALECT.context_limit
 
 
 def parse_event(text: str) -> HookEvent:
@@ -40,14 +42,17 @@ def parse_event(text: str) -> HookEvent:
 def _output(event: HookEvent, context: str | None) -> dict[str, Any] | None:
     if context is None:
         return None
-    return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": context}}
+    return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": core.clip(context, LIMIT)}}
 
 
-def tool_output(found: core.ToolContext | None, risk_decision: str) -> dict[str, Any] | None:
-    """Claude Code's PreToolUse output (Codex's too): the context, and for a risk the permission decision."""
+def tool_output(
+    found: core.ToolContext | None, risk_decision: str, limit: int = CONTEXT_LIMIT
+) -> dict[str, Any] | None:
+    """Claude Code's PreToolUse output (Codex's too): the context within `limit` bytes, and for a risk the
+    permission decision."""
     if found is None:
         return None
-    out: dict[str, Any] = {"hookEventName": core.BEFORE_TOOL, "additionalContext": found.text}
+    out: dict[str, Any] = {"hookEventName": core.BEFORE_TOOL, "additionalContext": core.clip(found.text, limit)}
     if found.risks and risk_decision != "context":
         out["permissionDecision"] = risk_decision
         out["permissionDecisionReason"] = found.reason()

@@ -25,7 +25,11 @@ DIALECT = core.Dialect(
     file_tools={},
     command_tools={"Bash": "command"},
     patch_tools={"apply_patch": "command"},
+    # Codex puts hook text over 2,500 tokens (estimated as four bytes a token) in a file and shows the model a
+    # preview: 9,600 bytes is 2,400 tokens by that estimate.
+    context_limit=9_600,
 )
+LIMIT = DIALECT.context_limit
 #: The PreToolUse matcher `agent install codex` writes (Codex also matches Edit and Write to apply_patch).
 TOOL_MATCHER = "Bash|apply_patch"
 
@@ -40,8 +44,10 @@ def answer(event: HookEvent, ws: Workspace, risk_decision: str) -> dict[str, Any
     moment = DIALECT.moment(event.name)
     if moment in (core.SESSION_START, core.PROMPT):
         context = core.session_context(ws, event) if moment == core.SESSION_START else core.prompt_context(ws, event)
-        return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": context}} if context else None
+        if not context:
+            return None
+        return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": core.clip(context, LIMIT)}}
     touched = core.subjects(event, DIALECT, ws.repo.require_workdir())
     if not touched:
         return None
-    return tool_output(core.tool_context(ws, event, touched), "deny" if risk_decision == "deny" else "context")
+    return tool_output(core.tool_context(ws, event, touched), "deny" if risk_decision == "deny" else "context", LIMIT)

@@ -33,7 +33,11 @@ DIALECT = core.Dialect(
     command_tools={"run_shell_command": "command"},
     patch_tools={},
     prompt_noise=("<hook_context>", "</hook_context>"),
+    # Gemini CLI documents no inline limit for hook context; the model reads all of it, on every turn it is
+    # given, so it gets no more than Claude Code reads inline.
+    context_limit=core.CONTEXT_LIMIT,
 )
+LIMIT = DIALECT.context_limit
 #: The BeforeTool and AfterTool matcher `agent install gemini` writes (a regular expression on the tool name).
 TOOL_MATCHER = "write_file|replace|run_shell_command"
 
@@ -44,14 +48,16 @@ def parse_event(text: str) -> HookEvent:
 
 
 def _context(event: HookEvent, text: str | None) -> dict[str, Any] | None:
-    return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": text}} if text else None
+    if not text:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": core.clip(text, LIMIT)}}
 
 
 def _before_tool(found: core.ToolContext | None, risk_decision: str) -> dict[str, Any] | None:
     if found is None or not found.risks or risk_decision == "context":
         return None
     if risk_decision == "deny":
-        return {"decision": "deny", "reason": found.text}
+        return {"decision": "deny", "reason": core.clip(found.text, LIMIT)}
     return {"systemMessage": found.reason()}  # "ask": the user, who confirms the call, sees the risk
 
 

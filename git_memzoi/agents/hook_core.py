@@ -43,7 +43,9 @@ PRE_COMPACT, SESSION_END = "PreCompact", "SessionEnd"
 MOMENTS = (SESSION_START, PROMPT, BEFORE_TOOL, AFTER_TOOL, PRE_COMPACT, SESSION_END)
 #: The moments that keep what the session did as a session checkpoint (agents/capture.py).
 CAPTURE_MOMENTS = (PRE_COMPACT, SESSION_END)
-#: Claude Code cuts hook context beyond this many characters; every client's answer is cut first, and says so.
+#: The most hook text any client reads inline, in UTF-8 bytes (never fewer than its characters, its UTF-16 units or
+#: four times a byte-estimated token count): Claude Code keeps 10,000 characters inline and spills the rest to a
+#: file. Each client's own cap is its Dialect's `context_limit`; every answer is cut to it first, and says so.
 CONTEXT_LIMIT = 10_000
 #: The largest event read. A Write event carries the whole file the model wrote, which its output
 #: limit keeps far below this; anything larger is not read, let alone parsed.
@@ -113,6 +115,9 @@ class Dialect(NamedTuple):
     #: Blocks removed from a prompt before it is searched, as (opener, closer): text the client itself put there
     #: (an earlier hook's context).
     prompt_noise: tuple[str, str] | None = None
+    #: The most hook text (UTF-8 bytes) this client reads inline; every answer is cut to it, whatever
+    #: `[agents] session_budget` and `prompt_budget` say (see docs/agents.md).
+    context_limit: int = CONTEXT_LIMIT
 
     def moment(self, name: str) -> str:
         """The moment the client's event `name` is; a UsageError for an event this client's hook does not answer."""
@@ -344,12 +349,13 @@ def repository_path(given: str, cwd: Path, workdir: Path) -> str | None:
     return None
 
 
-def clip(text: str) -> str:
-    """`text` within CONTEXT_LIMIT characters, cut at a line's end with a note saying so."""
-    if len(text) <= CONTEXT_LIMIT:
+def clip(text: str, limit: int = CONTEXT_LIMIT) -> str:
+    """`text` within `limit` UTF-8 bytes, cut at a line's end with a note saying so."""
+    data = text.encode("utf-8")
+    if len(data) <= limit:
         return text
     note = "\n\n[cut to fit the hook context limit; run `git memzoi precheck` or `handoff` for all of it]\n"
-    kept = text[: CONTEXT_LIMIT - len(note)]
+    kept = data[: max(limit - len(note), 0)].decode("utf-8", "ignore")  # a character cut in two is dropped
     # at a line's end, so that no list entry (an inbox line, a citation) is left half written
     return kept[: kept.rfind("\n") + 1 or len(kept)].rstrip() + note
 

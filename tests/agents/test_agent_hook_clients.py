@@ -17,6 +17,7 @@ import pytest
 from support import Repo, age, run_cli, run_importtime
 from support.agents import client_event as event
 from support.agents import client_hook as hook
+from support.recall import add_record
 
 HEAVY = ("click", "pydantic", "pydantic_core", "yaml", "mcp", "pygit2", "filelock", "dataclasses", "inspect")
 
@@ -185,3 +186,51 @@ def test_the_hook_path_stays_light(memory: Repo, client: str, names: tuple[str, 
         assert f"git_memzoi.agents.{client}_hook" in modules  # the measurement sees our own imports
         heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
         assert heavy == [], f"{client} {name}: the hook imported {heavy[:5]}"
+
+
+# Each client's inline limit
+
+#: (client, SessionStart event, prompt event, the most UTF-8 bytes of hook text that client reads inline)
+CLIENT_LIMITS = [
+    ("claude", "sessionstart", "userpromptsubmit", 10_000),  # Claude Code: 10,000 characters, then a preview
+    ("codex", "sessionstart", "userpromptsubmit", 9_600),  # Codex: 2,500 tokens at four bytes a token, then a preview
+    ("gemini", "sessionstart", "beforeagent", 10_000),
+]
+
+
+@pytest.mark.parametrize(("client", "start", "prompt", "limit"), CLIENT_LIMITS)
+def test_every_answer_fits_its_clients_inline_limit_on_300_standing_rules(
+    memory: Repo, client: str, start: str, prompt: str, limit: int
+) -> None:
+    # 300 standing rules in words of more than one byte a character, and the largest budgets the config takes:
+    # 10,000 characters of them are over 20,000 bytes, past every client's inline limit
+    for n in range(300):
+        add_record(
+            memory,
+            f"risks/regle-{n}",
+            f"regle-{n}",
+            type="risk",
+            title=f"Règle {n}: migrations des commandes — 注文の移行",
+            body=f"Ne modifiez jamais une migration appliquée ({n}); écrivez-en une nouvelle. 注文テーブルの移行 " * 3,
+        )
+    for n in range(20):  # and records a prompt on db/migrations/ brings, long ones
+        add_record(
+            memory,
+            f"decisions/migration-note-{n}",
+            f"migration-note-{n}",
+            title=f"Migrations des commandes, note {n}",
+            applies_to=["db/migrations/**"],
+            body="Chaque migration appliquée reste telle quelle; 注文テーブルの移行は新しいファイルで行う。 " * 30,
+        )
+    memory.commit("300 standing rules")
+    memory.write(".memzoi/config.toml", "[agents]\nsession_budget = 10000\nprompt_budget = 10000\n")
+    prompt_moment = "BeforeAgent" if client == "gemini" else "UserPromptSubmit"
+    for name, moment, wanted in ((start, "SessionStart", "(regle-"), (prompt, prompt_moment, "(migration-note-")):
+        out, err = hook(client, event(client, name, memory.path))
+        text = context(out, moment)
+        assert err == "" and len(text.encode("utf-8")) <= limit, (name, len(text.encode("utf-8")))
+        assert wanted in text  # as many as fit
+    start_text = context(hook(client, event(client, start, memory.path, session_id="fresh"))[0], "SessionStart")
+    assert start_text.endswith(
+        "[cut to fit the hook context limit; run `git memzoi precheck` or `handoff` for all of it]\n"
+    )

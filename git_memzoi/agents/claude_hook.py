@@ -2,9 +2,9 @@
 
 `SessionStart` gets the standing rules, checkpoint and inbox; `UserPromptSubmit` a context pack;
 `PreToolUse` for a file tool (Edit, Write, MultiEdit, NotebookEdit) or Bash the warnings on the
-file or command and what else applies to it; `PreCompact` and `SessionEnd` keep a session
-checkpoint. The answer is `hookSpecificOutput` with `hookEventName` and `additionalContext`, plus
-`permissionDecision` for a `risk` record. Nothing to say is None.
+file or command and what else applies to it; `Stop` (after every turn, in place), `PreCompact`
+and `SessionEnd` keep a session checkpoint. The answer is `hookSpecificOutput` with `hookEventName`
+and `additionalContext`, plus `permissionDecision` for a `risk` record. Nothing to say is None.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ FILE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path
 DIALECT = core.Dialect(
     client="claude",
     events={
-        name: name for name in (core.BEFORE_TOOL, core.SESSION_START, core.PROMPT, core.PRE_COMPACT, core.SESSION_END)
+        name: name
+        for name in (core.BEFORE_TOOL, core.SESSION_START, core.PROMPT, core.PRE_COMPACT, core.STOP, core.SESSION_END)
     },
     file_tools=FILE_TOOLS,
     command_tools={"Bash": "command"},

@@ -39,10 +39,11 @@ if TYPE_CHECKING:
 
 #: The moments a hook answers, whatever the client calls them.
 SESSION_START, PROMPT, BEFORE_TOOL, AFTER_TOOL = "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"
-PRE_COMPACT, SESSION_END = "PreCompact", "SessionEnd"
-MOMENTS = (SESSION_START, PROMPT, BEFORE_TOOL, AFTER_TOOL, PRE_COMPACT, SESSION_END)
-#: The moments that keep what the session did as a session checkpoint (agents/capture.py).
-CAPTURE_MOMENTS = (PRE_COMPACT, SESSION_END)
+PRE_COMPACT, STOP, SESSION_END = "PreCompact", "Stop", "SessionEnd"
+MOMENTS = (SESSION_START, PROMPT, BEFORE_TOOL, AFTER_TOOL, PRE_COMPACT, STOP, SESSION_END)
+#: The moments that keep what the session did as a session checkpoint (agents/capture.py): `Stop` after every
+#: turn updates it in place, `PreCompact` starts a successor, `SessionEnd` adds a final line.
+CAPTURE_MOMENTS = (PRE_COMPACT, STOP, SESSION_END)
 #: The most hook text any client reads inline, in UTF-8 bytes (never fewer than its characters, its UTF-16 units or
 #: four times a byte-estimated token count): Claude Code keeps 10,000 characters inline and spills the rest to a
 #: file. Each client's own cap is its Dialect's `context_limit`; every answer is cut to it first, and says so.
@@ -571,7 +572,11 @@ def session_context(ws: Workspace, event: HookEvent | None = None) -> str:
 
 
 def keep_session(ws: Workspace, event: HookEvent) -> None:
-    """PreCompact and SessionEnd: keep what the session did as a session checkpoint (from the transcript)."""
-    from git_memzoi.agents.capture import capture  # only on these rare events
+    """PreCompact, Stop and SessionEnd: keep what the session did as a session checkpoint (from the transcript)."""
+    from git_memzoi.agents import capture  # only on these events
 
-    capture(ws, event.name, event.transcript_path, f"{event.name} ({event.trigger or 'unknown'})", event.session_id)
+    if event.moment == SESSION_END:
+        capture.end_session(ws, event.name, event.transcript_path, event.trigger or "unknown", event.session_id)
+        return
+    trigger = f"{event.name} ({event.trigger})" if event.trigger else event.name
+    capture.capture(ws, event.name, event.transcript_path, trigger, event.session_id, in_place=event.moment == STOP)

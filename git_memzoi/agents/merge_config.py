@@ -43,6 +43,7 @@ CLAUDE_EVENTS: dict[str, str | None] = {
     "UserPromptSubmit": None,
     "PreToolUse": PRETOOLUSE_MATCHER,
     "PreCompact": None,
+    "Stop": None,
     "SessionEnd": None,
 }
 #: Codex matches Edit and Write to apply_patch too; its shell tools all come as Bash.

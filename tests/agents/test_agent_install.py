@@ -35,6 +35,7 @@ def test_claude_fresh_repository(repo: Repo) -> None:
             "UserPromptSubmit": [{"hooks": [OURS_HOOK]}],
             "PreToolUse": [{"matcher": "Edit|Write|MultiEdit|NotebookEdit|Bash", "hooks": [OURS_HOOK]}],
             "PreCompact": [{"hooks": [OURS_HOOK]}],
+            "Stop": [{"hooks": [OURS_HOOK]}],
             "SessionEnd": [{"hooks": [OURS_HOOK]}],
         }
     }
@@ -104,6 +105,7 @@ def test_claude_keeps_our_hook_where_the_user_moved_it(repo: Repo) -> None:
                 "SessionStart": [{"matcher": "startup", "hooks": [OURS_HOOK]}],
                 "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "lint-prompt"}, OURS_HOOK]}],
                 "PreCompact": [{"matcher": "auto", "hooks": [OURS_HOOK]}],
+                "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}, OURS_HOOK]}],
                 "SessionEnd": [{"hooks": [OURS_HOOK, {"type": "command", "command": "notify-send bye"}]}],
             }
         }

@@ -318,14 +318,14 @@ def without_secrets(lines: list[str]) -> tuple[list[str], int]:
     return out, sum(1 for hits in found if hits)
 
 
-def session_ref(session_id: str | None, transcript: str) -> str:
-    """The checkpoint's `source_ref`: `claude-code:` and the client's session ID (a hash of it, or of the
-    transcript's path without one, when it is no plain word or looks like a secret), so that a session's next
-    capture finds its own."""
+def session_ref(session_id: str | None, transcript: str, client: str = "claude-code") -> str:
+    """The checkpoint's `source_ref`: the client (`claude-code`, `codex`, `gemini-cli`) and its session ID (a hash
+    of it, or of the transcript's path without one, when it is no plain word or looks like a secret), so that a
+    session's next capture finds its own."""
     if session_id is not None and _PLAIN_ID.fullmatch(session_id) and secret_in(session_id) is None:
-        return f"claude-code:{session_id}"
+        return f"{client}:{session_id}"
     digest = hashlib.sha256((session_id or transcript).encode("utf-8", "backslashreplace")).hexdigest()
-    return f"claude-code:sha256-{digest[:32]}"
+    return f"{client}:sha256-{digest[:32]}"
 
 
 def _own_current(ws: Workspace, ref: str) -> tuple[str, str] | None:
@@ -376,9 +376,7 @@ def capture(
     lines, _ = without_secrets(note_lines(session, trigger))
     note = "\n".join(lines) + "\n"
     if in_place and own is not None:
-        if _facts(sessions.show(ws, own[0]).note) == _facts(note):
-            return None  # nothing new since the last capture: no write at all
-        return sessions.revise(ws, own[0], note)
+        return _update(ws, own[0], note)
     return sessions.add(
         ws,
         task=task,
@@ -407,3 +405,46 @@ def end_session(
     if note.endswith(line):
         return None
     return sessions.revise(ws, own[0], f"{note}\n\n{line}\n")
+
+
+def _update(ws: Workspace, record_id: str, note: str) -> Checkpoint | None:
+    """The checkpoint with its note replaced in place; None, and no write, when it holds those facts already."""
+    from git_memzoi.local import sessions
+
+    if _facts(sessions.show(ws, record_id).note) == _facts(note):
+        return None  # nothing new since the last capture
+    return sessions.revise(ws, record_id, note)
+
+
+def capture_turn(
+    ws: Workspace,
+    who: tuple[str, str],
+    event_name: str,
+    session_id: str | None,
+    request: str | None,
+    answer: str | None,
+) -> Checkpoint | None:
+    """Codex's `Stop` and Gemini CLI's `AfterAgent`, after every turn: what the event itself carries (the turn's
+    request, when it carries one, and the answer), kept in the session's own current checkpoint, in place, or a
+    new one; their transcripts are in the clients' own formats, which are not read. `who`: (the client's name in
+    the note, its source_ref prefix). None when the event carries nothing, or nothing new."""
+    if not session_id:
+        raise UsageError(f"{event_name} event has no session_id")
+    if not (request or "").strip() and not (answer or "").strip():
+        return None
+    from git_memzoi.local import sessions
+
+    name, prefix = who
+    ref = session_ref(session_id, session_id, prefix)
+    lines = [f"Captured by {name}'s {event_name} hook."]
+    if request and request.strip():
+        lines += ["", "Last request: " + kept(request, REQUEST_CHARS)]
+    if answer and answer.strip():
+        lines += ["", "Last answer: " + kept(answer, REQUEST_CHARS)]
+    lines, _ = without_secrets(lines)
+    note = "\n".join(lines) + "\n"
+    own = _own_current(ws, ref)
+    if own is not None:
+        return _update(ws, own[0], note)
+    (task,), _ = without_secrets([kept(request or "work in this repository", REQUEST_CHARS)])
+    return sessions.add(ws, task=task, note=note, source="agent", source_ref=ref)

@@ -116,6 +116,9 @@ class Dialect(NamedTuple):
     #: Blocks removed from a prompt before it is searched, as (opener, closer): text the client itself put there
     #: (an earlier hook's context).
     prompt_noise: tuple[str, str] | None = None
+    #: (the client's name, its checkpoints' source_ref prefix) when its turn-end event (STOP) is captured from what
+    #: the event carries (Codex's, Gemini CLI's); None: from the transcript (Claude Code's JSONL).
+    turn_capture: tuple[str, str] | None = None
     #: The most hook text (UTF-8 bytes) this client reads inline; every answer is cut to it, whatever
     #: `[agents] session_budget` and `prompt_budget` say (see docs/agents.md).
     context_limit: int = CONTEXT_LIMIT
@@ -141,6 +144,7 @@ class HookEvent(NamedTuple):
     transcript_path: str | None = None
     trigger: str | None = None  # PreCompact's trigger (manual, auto) or SessionEnd's reason
     moment: str = ""
+    answer: str | None = None  # the turn's last answer, at a turn's end (Codex's Stop, Gemini CLI's AfterAgent)
 
 
 class ToolContext(NamedTuple):
@@ -261,10 +265,10 @@ def without_blocks(text: str, opener: str, closer: str) -> str:
     return "".join(kept) + text[at:] if kept else text
 
 
-def _capture_fields(data: dict[str, Any], name: str, moment: str) -> tuple[str | None, str | None]:
+def _capture_fields(data: dict[str, Any], name: str, moment: str, dialect: Dialect) -> tuple[str | None, str | None]:
     transcript, trigger = data.get("transcript_path"), data.get("trigger", data.get("reason"))
     trigger = trigger if isinstance(trigger, str) else None
-    if moment not in CAPTURE_MOMENTS:
+    if moment not in CAPTURE_MOMENTS or dialect.turn_capture is not None:
         return None, trigger
     if not isinstance(transcript, str) or not os.path.isabs(transcript):
         raise UsageError(f"{name} event: transcript_path must be an absolute path, not {transcript!r}")
@@ -287,8 +291,9 @@ def parse_event(text: str, dialect: Dialect) -> HookEvent:
     _plain(cwd, f"{name} event: cwd")
     moment = dialect.events.get(name, "")
     tool_name, tool_input = _tool_fields(data, name, moment)
-    transcript, trigger = _capture_fields(data, name, moment)
+    transcript, trigger = _capture_fields(data, name, moment, dialect)
     where = f"{name} event"
+    answer = data.get("last_assistant_message", data.get("prompt_response"))
     return HookEvent(
         name,
         Path(cwd),
@@ -300,6 +305,7 @@ def parse_event(text: str, dialect: Dialect) -> HookEvent:
         transcript,
         trigger,
         moment,
+        answer if isinstance(answer, str) and moment == STOP else None,
     )
 
 
@@ -580,3 +586,11 @@ def keep_session(ws: Workspace, event: HookEvent) -> None:
         return
     trigger = f"{event.name} ({event.trigger})" if event.trigger else event.name
     capture.capture(ws, event.name, event.transcript_path, trigger, event.session_id, in_place=event.moment == STOP)
+
+
+def keep_turn(ws: Workspace, event: HookEvent, dialect: Dialect) -> None:
+    """Codex's Stop, Gemini CLI's AfterAgent: keep what the turn's event carries in the session's checkpoint."""
+    from git_memzoi.agents import capture  # only on this event
+
+    assert dialect.turn_capture is not None
+    capture.capture_turn(ws, dialect.turn_capture, event.name, event.session_id, event.prompt, event.answer)

@@ -84,7 +84,10 @@ def test_codex_apply_patch_checks_every_file_of_the_patch(memory: Repo) -> None:
 @pytest.mark.parametrize(
     "override, message",
     [
-        ({"hook_event_name": "Stop"}, "unsupported hook event 'Stop'; use one of SessionStart, UserPromptSubmit"),
+        (
+            {"hook_event_name": "PreCompact"},
+            "unsupported hook event 'PreCompact'; use one of SessionStart, UserPromptSubmit, PreToolUse, Stop",
+        ),
         ({"tool_input": {"command": ["git", "push"]}}, "PreToolUse event for Bash: tool_input.command is not a string"),
         ({"tool_name": ""}, "PreToolUse event has no tool_name"),
         (
@@ -234,3 +237,32 @@ def test_every_answer_fits_its_clients_inline_limit_on_300_standing_rules(
     assert start_text.endswith(
         "[cut to fit the hook context limit; run `git memzoi precheck` or `handoff` for all of it]\n"
     )
+
+
+# A turn's end: Codex's Stop, Gemini CLI's AfterAgent
+
+
+@pytest.mark.parametrize(
+    ("client", "name", "asked"),
+    [("codex", "stop", False), ("gemini", "afteragent", True)],
+)
+def test_a_turns_end_keeps_what_its_event_carries_in_one_checkpoint_per_session(
+    memory: Repo, client: str, name: str, asked: bool
+) -> None:
+    out, err = hook(client, event(client, name, memory.path))
+    assert (out, err) == (None, "")  # never blocks, never adds to a turn that is over
+    (only,) = run_cli("checkpoint", "list", "--json").json()["checkpoints"]
+    shown = run_cli("checkpoint", "show", only["record_id"], "--json").json()
+    assert "Last answer: Added the status column in a new migration" in shown["note"]
+    assert ("Last request: Add a column to the orders table" in shown["note"]) is asked
+    # the same turn again: nothing written; the next turn: the same checkpoint, updated in place
+    written = run_cli("events", "--jsonl").stdout.count("checkpoint.")
+    hook(client, event(client, name, memory.path))
+    assert run_cli("events", "--jsonl").stdout.count("checkpoint.") == written
+    answer = {"last_assistant_message" if client == "codex" else "prompt_response": "Ran the migration on staging."}
+    assert hook(client, event(client, name, memory.path, **answer)) == (None, "")
+    (again,) = run_cli("checkpoint", "list", "--json").json()["checkpoints"]
+    note = run_cli("checkpoint", "show", again["record_id"], "--json").json()["note"]
+    assert again["record_id"] == only["record_id"] and "Last answer: Ran the migration on staging." in note
+    start = context(hook(client, event(client, "sessionstart", memory.path))[0], "SessionStart")
+    assert "## Session checkpoint" in start and "Ran the migration on staging." in start

@@ -320,6 +320,7 @@ def test_codex_hooks_beside_the_config_merged_into_the_users_own(
             ],
             "SessionStart": [{"hooks": [CODEX_HOOK]}],
             "UserPromptSubmit": [{"hooks": [CODEX_HOOK]}],
+            "Stop": [{"hooks": [CODEX_HOOK]}],
         }
     }
     before = snapshot(hooks_json, repo.path / ".codex" / "config.toml")
@@ -360,6 +361,7 @@ def test_gemini_settings_get_the_server_and_the_hooks(repo: Repo) -> None:
             "BeforeAgent": [{"hooks": [GEMINI_HOOK]}],
             "BeforeTool": [{"matcher": tools, "hooks": [GEMINI_HOOK]}],
             "AfterTool": [{"matcher": tools, "hooks": [GEMINI_HOOK]}],
+            "AfterAgent": [{"hooks": [GEMINI_HOOK]}],
         },
     }
     before = snapshot(repo.path / ".gemini/settings.json")

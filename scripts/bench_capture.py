@@ -151,7 +151,9 @@ def two_byte_lines(path: Path, size: int) -> None:
 
 
 def _capture_event(root: Path, name: str, transcript: Path) -> str:
-    fields = {"trigger": "auto"} if name == "PreCompact" else {"reason": "prompt_input_exit"}
+    fields = {"PreCompact": {"trigger": "auto"}, "Stop": {"stop_hook_active": False}}.get(
+        name, {"reason": "prompt_input_exit"}
+    )
     event = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(root), "hook_event_name": name}
     return json.dumps(event | fields)
 
@@ -177,7 +179,8 @@ def section(workdir: Path, quick: bool = False) -> str:
     ANCHORS.clear()
     hook = ["git", "memzoi", "agent", "hook", "claude"]
     rows: list[tuple[str, Paired, bool]] = []
-    for name in ("PreCompact", "SessionEnd"):
+    # PreCompact starts the checkpoint, Stop (after every turn) updates it in place, SessionEnd adds its last line
+    for name in ("PreCompact", "Stop", "SessionEnd"):
         rows.append(
             (
                 f"{name}, a realistic 20 MB transcript",
@@ -205,8 +208,8 @@ def section(workdir: Path, quick: bool = False) -> str:
     assert f"- {edited[-1]}" in json.loads(shown.stdout)["note"], "the capture kept the last file edited"
     rows.append(
         (
-            "SessionEnd, 64 MiB of two-byte lines",
-            Paired(hook, runs, root, _capture_event(root, "SessionEnd", lines)),
+            "Stop, 64 MiB of two-byte lines",
+            Paired(hook, runs, root, _capture_event(root, "Stop", lines)),
             True,
         )
     )
@@ -234,8 +237,9 @@ def section(workdir: Path, quick: bool = False) -> str:
             [
                 "## Capture and hostile prompts: the hooks' cost bounded by what they read",
                 "",
-                "Claude Code's `PreCompact` and `SessionEnd` hooks (`git memzoi agent hook claude`, run through git "
-                "as a subprocess, the event on stdin) read the session's transcript and keep a checkpoint. The "
+                "Claude Code's `PreCompact` and `Stop` hooks (`git memzoi agent hook claude`, run through git "
+                "as a subprocess, the event on stdin) read the session's transcript and keep a checkpoint (`Stop` "
+                "updates it in place); `SessionEnd` then adds a final line to it, reading no transcript. The "
                 f"realistic transcript is {TRANSCRIPT_BYTES / 1e6:.0f} MB of Claude Code's JSONL (user requests, "
                 "assistant `tool_use` blocks for Read, Edit, Write and Bash, `tool_result` blocks carrying whole "
                 "files); the other holds the most lines a transcript can, "

@@ -1,12 +1,13 @@
 """What a Claude Code session did, read from its transcript and kept as a session checkpoint in local memory.
 
-`PreCompact` and `SessionEnd` name the session's transcript (Claude Code's JSONL). From it the hook
+`PreCompact`, `Stop` and `SessionEnd` name the session's transcript (Claude Code's JSONL). From it the hook
 keeps the task (the session's first request, or its own current checkpoint's task), the last request,
 the repository files the session edited last and the commands it ran last, each bounded, with
 anything that looks like a secret left out. What it reads and parses is bounded, whatever the
 transcript's size or number of lines (Claude Code ends a SessionEnd hook after 1.5 s). The transcript
 itself is never copied anywhere; the checkpoint lives in shared.db (private, never in the work
-tree), and the next SessionStart and `handoff` show it.
+tree), and the next SessionStart and `handoff` show it. `Stop`, after every turn, updates the session's
+checkpoint in place (or leaves it, when nothing changed); `SessionEnd` then only adds a final line to it.
 """
 
 from __future__ import annotations
@@ -317,14 +318,14 @@ def without_secrets(lines: list[str]) -> tuple[list[str], int]:
     return out, sum(1 for hits in found if hits)
 
 
-def session_ref(session_id: str | None, transcript: str) -> str:
-    """The checkpoint's `source_ref`: `claude-code:` and the client's session ID (a hash of it, or of the
-    transcript's path without one, when it is no plain word or looks like a secret), so that a session's next
-    capture finds its own."""
+def session_ref(session_id: str | None, transcript: str, client: str = "claude-code") -> str:
+    """The checkpoint's `source_ref`: the client (`claude-code`, `codex`, `gemini-cli`) and its session ID (a hash
+    of it, or of the transcript's path without one, when it is no plain word or looks like a secret), so that a
+    session's next capture finds its own."""
     if session_id is not None and _PLAIN_ID.fullmatch(session_id) and secret_in(session_id) is None:
-        return f"claude-code:{session_id}"
+        return f"{client}:{session_id}"
     digest = hashlib.sha256((session_id or transcript).encode("utf-8", "backslashreplace")).hexdigest()
-    return f"claude-code:sha256-{digest[:32]}"
+    return f"{client}:sha256-{digest[:32]}"
 
 
 def _own_current(ws: Workspace, ref: str) -> tuple[str, str] | None:
@@ -341,11 +342,26 @@ def _own_current(ws: Workspace, ref: str) -> tuple[str, str] | None:
     return newest.record_id, newest.title
 
 
+def _facts(note: str) -> list[str]:
+    """A checkpoint note's lines but its first (which hook captured it): what a capture found."""
+    return note.strip("\n").split("\n")[1:]
+
+
 def capture(
-    ws: Workspace, event_name: str, transcript: str | None, trigger: str, session_id: str | None = None
+    ws: Workspace,
+    event_name: str,
+    transcript: str | None,
+    trigger: str,
+    session_id: str | None = None,
+    *,
+    in_place: bool = False,
 ) -> Checkpoint | None:
     """Keep what the session did as a session checkpoint, succeeding the session's own current one (whose task it
-    keeps); None when it did nothing. Another session's checkpoint is neither its task nor its predecessor."""
+    keeps); None when it did nothing. Another session's checkpoint is neither its task nor its predecessor.
+
+    `in_place` (a capture after every turn, `Stop`): the session's own current checkpoint is updated in place
+    instead, and left as it is when the capture found what it already holds; one checkpoint per session, not one
+    per turn."""
     if not transcript:
         raise UsageError(f"{event_name} event has no transcript_path")
     session = read_transcript(Path(transcript), ws.repo.require_workdir())
@@ -358,11 +374,77 @@ def capture(
     task = own[1] if own is not None else kept(session.first_request or "work in this repository", REQUEST_CHARS)
     (task,), _ = without_secrets([task])
     lines, _ = without_secrets(note_lines(session, trigger))
+    note = "\n".join(lines) + "\n"
+    if in_place and own is not None:
+        return _update(ws, own[0], note)
     return sessions.add(
         ws,
         task=task,
-        note="\n".join(lines) + "\n",
+        note=note,
         successor_of=own[0] if own is not None else None,
         source="agent",
         source_ref=ref,
     )
+
+
+def end_session(
+    ws: Workspace, event_name: str, transcript: str | None, reason: str, session_id: str | None = None
+) -> Checkpoint | None:
+    """`SessionEnd`: a final line on the session's own current checkpoint (kept up to date by `Stop` after every
+    turn), so that the answer costs no transcript read; a session with none yet (no `Stop` hook wired) is
+    captured as by `capture`."""
+    if not transcript:
+        raise UsageError(f"{event_name} event has no transcript_path")
+    own = _own_current(ws, session_ref(session_id, transcript))
+    if own is None:
+        return capture(ws, event_name, transcript, f"{event_name} ({reason})", session_id)
+    from git_memzoi.local import sessions
+
+    note = sessions.show(ws, own[0]).note
+    line = f"Session ended ({kept(reason, TRIGGER_CHARS)})."
+    if note.endswith(line):
+        return None
+    return sessions.revise(ws, own[0], f"{note}\n\n{line}\n")
+
+
+def _update(ws: Workspace, record_id: str, note: str) -> Checkpoint | None:
+    """The checkpoint with its note replaced in place; None, and no write, when it holds those facts already."""
+    from git_memzoi.local import sessions
+
+    if _facts(sessions.show(ws, record_id).note) == _facts(note):
+        return None  # nothing new since the last capture
+    return sessions.revise(ws, record_id, note)
+
+
+def capture_turn(
+    ws: Workspace,
+    who: tuple[str, str],
+    event_name: str,
+    session_id: str | None,
+    request: str | None,
+    answer: str | None,
+) -> Checkpoint | None:
+    """Codex's `Stop` and Gemini CLI's `AfterAgent`, after every turn: what the event itself carries (the turn's
+    request, when it carries one, and the answer), kept in the session's own current checkpoint, in place, or a
+    new one; their transcripts are in the clients' own formats, which are not read. `who`: (the client's name in
+    the note, its source_ref prefix). None when the event carries nothing, or nothing new."""
+    if not session_id:
+        raise UsageError(f"{event_name} event has no session_id")
+    if not (request or "").strip() and not (answer or "").strip():
+        return None
+    from git_memzoi.local import sessions
+
+    name, prefix = who
+    ref = session_ref(session_id, session_id, prefix)
+    lines = [f"Captured by {name}'s {event_name} hook."]
+    if request and request.strip():
+        lines += ["", "Last request: " + kept(request, REQUEST_CHARS)]
+    if answer and answer.strip():
+        lines += ["", "Last answer: " + kept(answer, REQUEST_CHARS)]
+    lines, _ = without_secrets(lines)
+    note = "\n".join(lines) + "\n"
+    own = _own_current(ws, ref)
+    if own is not None:
+        return _update(ws, own[0], note)
+    (task,), _ = without_secrets([kept(request or "work in this repository", REQUEST_CHARS)])
+    return sessions.add(ws, task=task, note=note, source="agent", source_ref=ref)

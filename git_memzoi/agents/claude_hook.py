@@ -2,9 +2,9 @@
 
 `SessionStart` gets the standing rules, checkpoint and inbox; `UserPromptSubmit` a context pack;
 `PreToolUse` for a file tool (Edit, Write, MultiEdit, NotebookEdit) or Bash the warnings on the
-file or command and what else applies to it; `PreCompact` and `SessionEnd` keep a session
-checkpoint. The answer is `hookSpecificOutput` with `hookEventName` and `additionalContext`, plus
-`permissionDecision` for a `risk` record. Nothing to say is None.
+file or command and what else applies to it; `Stop` (after every turn, in place), `PreCompact`
+and `SessionEnd` keep a session checkpoint. The answer is `hookSpecificOutput` with `hookEventName`
+and `additionalContext`, plus `permissionDecision` for a `risk` record. Nothing to say is None.
 """
 
 from __future__ import annotations
@@ -24,12 +24,15 @@ FILE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path
 DIALECT = core.Dialect(
     client="claude",
     events={
-        name: name for name in (core.BEFORE_TOOL, core.SESSION_START, core.PROMPT, core.PRE_COMPACT, core.SESSION_END)
+        name: name
+        for name in (core.BEFORE_TOOL, core.SESSION_START, core.PROMPT, core.PRE_COMPACT, core.STOP, core.SESSION_END)
     },
     file_tools=FILE_TOOLS,
     command_tools={"Bash": "command"},
     patch_tools={},
+    context_limit=CONTEXT_LIMIT,  # Claude Code keeps 10,000 characters of hook context inline, a preview past that
 )
+LIMIT = DIALECT.context_limit
 
 
 def parse_event(text: str) -> HookEvent:
@@ -40,14 +43,17 @@ def parse_event(text: str) -> HookEvent:
 def _output(event: HookEvent, context: str | None) -> dict[str, Any] | None:
     if context is None:
         return None
-    return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": context}}
+    return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": core.clip(context, LIMIT)}}
 
 
-def tool_output(found: core.ToolContext | None, risk_decision: str) -> dict[str, Any] | None:
-    """Claude Code's PreToolUse output (Codex's too): the context, and for a risk the permission decision."""
+def tool_output(
+    found: core.ToolContext | None, risk_decision: str, limit: int = CONTEXT_LIMIT
+) -> dict[str, Any] | None:
+    """Claude Code's PreToolUse output (Codex's too): the context within `limit` bytes, and for a risk the
+    permission decision."""
     if found is None:
         return None
-    out: dict[str, Any] = {"hookEventName": core.BEFORE_TOOL, "additionalContext": found.text}
+    out: dict[str, Any] = {"hookEventName": core.BEFORE_TOOL, "additionalContext": core.clip(found.text, limit)}
     if found.risks and risk_decision != "context":
         out["permissionDecision"] = risk_decision
         out["permissionDecisionReason"] = found.reason()

@@ -8,7 +8,8 @@ tool's result. So before a tool runs the hook only acts on a risk (deny, or tell
 asked to confirm the call), and after it runs the model gets what applies to the file or command.
 Its tools: `write_file` and `replace` (`tool_input.file_path`), `run_shell_command` (`command`).
 A prompt that carries an earlier hook's context (`<hook_context>…</hook_context>`, as Gemini CLI
-prepends SessionStart's in a non-interactive run) is searched without it.
+prepends SessionStart's in a non-interactive run) is searched without it. `AfterAgent`, after every
+turn, keeps its `prompt` and `prompt_response` in the session's checkpoint (its chat files are not read).
 """
 
 from __future__ import annotations
@@ -28,12 +29,18 @@ DIALECT = core.Dialect(
         "BeforeAgent": core.PROMPT,
         "BeforeTool": core.BEFORE_TOOL,
         "AfterTool": core.AFTER_TOOL,
+        "AfterAgent": core.STOP,
     },
     file_tools={"write_file": "file_path", "replace": "file_path"},
     command_tools={"run_shell_command": "command"},
     patch_tools={},
     prompt_noise=("<hook_context>", "</hook_context>"),
+    turn_capture=("Gemini CLI", "gemini-cli"),  # AfterAgent's prompt and prompt_response; its chats are not read
+    # Gemini CLI documents no inline limit for hook context; the model reads all of it, on every turn it is
+    # given, so it gets no more than Claude Code reads inline.
+    context_limit=core.CONTEXT_LIMIT,
 )
+LIMIT = DIALECT.context_limit
 #: The BeforeTool and AfterTool matcher `agent install gemini` writes (a regular expression on the tool name).
 TOOL_MATCHER = "write_file|replace|run_shell_command"
 
@@ -44,20 +51,25 @@ def parse_event(text: str) -> HookEvent:
 
 
 def _context(event: HookEvent, text: str | None) -> dict[str, Any] | None:
-    return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": text}} if text else None
+    if not text:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": core.clip(text, LIMIT)}}
 
 
 def _before_tool(found: core.ToolContext | None, risk_decision: str) -> dict[str, Any] | None:
     if found is None or not found.risks or risk_decision == "context":
         return None
     if risk_decision == "deny":
-        return {"decision": "deny", "reason": found.text}
+        return {"decision": "deny", "reason": core.clip(found.text, LIMIT)}
     return {"systemMessage": found.reason()}  # "ask": the user, who confirms the call, sees the risk
 
 
 def answer(event: HookEvent, ws: Workspace, risk_decision: str) -> dict[str, Any] | None:
     """Gemini CLI's hook output for `event`, or None when memory has nothing to say."""
     moment = DIALECT.moment(event.name)
+    if moment == core.STOP:
+        core.keep_turn(ws, event, DIALECT)
+        return None  # nothing to add: the turn is over
     if moment == core.SESSION_START:
         return _context(event, core.session_context(ws, event, client="gemini"))
     if moment == core.PROMPT:

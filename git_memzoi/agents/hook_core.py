@@ -40,11 +40,14 @@ if TYPE_CHECKING:
 
 #: The moments a hook answers, whatever the client calls them.
 SESSION_START, PROMPT, BEFORE_TOOL, AFTER_TOOL = "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"
-PRE_COMPACT, SESSION_END = "PreCompact", "SessionEnd"
-MOMENTS = (SESSION_START, PROMPT, BEFORE_TOOL, AFTER_TOOL, PRE_COMPACT, SESSION_END)
-#: The moments that keep what the session did as a session checkpoint (agents/capture.py).
-CAPTURE_MOMENTS = (PRE_COMPACT, SESSION_END)
-#: Claude Code cuts hook context beyond this many characters; every client's answer is cut first, and says so.
+PRE_COMPACT, STOP, SESSION_END = "PreCompact", "Stop", "SessionEnd"
+MOMENTS = (SESSION_START, PROMPT, BEFORE_TOOL, AFTER_TOOL, PRE_COMPACT, STOP, SESSION_END)
+#: The moments that keep what the session did as a session checkpoint (agents/capture.py): `Stop` after every
+#: turn updates it in place, `PreCompact` starts a successor, `SessionEnd` adds a final line.
+CAPTURE_MOMENTS = (PRE_COMPACT, STOP, SESSION_END)
+#: The most hook text any client reads inline, in UTF-8 bytes (never fewer than its characters, its UTF-16 units or
+#: four times a byte-estimated token count): Claude Code keeps 10,000 characters inline and spills the rest to a
+#: file. Each client's own cap is its Dialect's `context_limit`; every answer is cut to it first, and says so.
 CONTEXT_LIMIT = 10_000
 #: The largest event read. A Write event carries the whole file the model wrote, which its output
 #: limit keeps far below this; anything larger is not read, let alone parsed.
@@ -114,6 +117,12 @@ class Dialect(NamedTuple):
     #: Blocks removed from a prompt before it is searched, as (opener, closer): text the client itself put there
     #: (an earlier hook's context).
     prompt_noise: tuple[str, str] | None = None
+    #: (the client's name, its checkpoints' source_ref prefix) when its turn-end event (STOP) is captured from what
+    #: the event carries (Codex's, Gemini CLI's); None: from the transcript (Claude Code's JSONL).
+    turn_capture: tuple[str, str] | None = None
+    #: The most hook text (UTF-8 bytes) this client reads inline; every answer is cut to it, whatever
+    #: `[agents] session_budget` and `prompt_budget` say (see docs/agents.md).
+    context_limit: int = CONTEXT_LIMIT
 
     def moment(self, name: str) -> str:
         """The moment the client's event `name` is; a UsageError for an event this client's hook does not answer."""
@@ -136,6 +145,7 @@ class HookEvent(NamedTuple):
     transcript_path: str | None = None
     trigger: str | None = None  # PreCompact's trigger (manual, auto) or SessionEnd's reason
     moment: str = ""
+    answer: str | None = None  # the turn's last answer, at a turn's end (Codex's Stop, Gemini CLI's AfterAgent)
 
 
 class ToolContext(NamedTuple):
@@ -256,10 +266,10 @@ def without_blocks(text: str, opener: str, closer: str) -> str:
     return "".join(kept) + text[at:] if kept else text
 
 
-def _capture_fields(data: dict[str, Any], name: str, moment: str) -> tuple[str | None, str | None]:
+def _capture_fields(data: dict[str, Any], name: str, moment: str, dialect: Dialect) -> tuple[str | None, str | None]:
     transcript, trigger = data.get("transcript_path"), data.get("trigger", data.get("reason"))
     trigger = trigger if isinstance(trigger, str) else None
-    if moment not in CAPTURE_MOMENTS:
+    if moment not in CAPTURE_MOMENTS or dialect.turn_capture is not None:
         return None, trigger
     if not isinstance(transcript, str) or not os.path.isabs(transcript):
         raise UsageError(f"{name} event: transcript_path must be an absolute path, not {transcript!r}")
@@ -282,8 +292,9 @@ def parse_event(text: str, dialect: Dialect) -> HookEvent:
     _plain(cwd, f"{name} event: cwd")
     moment = dialect.events.get(name, "")
     tool_name, tool_input = _tool_fields(data, name, moment)
-    transcript, trigger = _capture_fields(data, name, moment)
+    transcript, trigger = _capture_fields(data, name, moment, dialect)
     where = f"{name} event"
+    answer = data.get("last_assistant_message", data.get("prompt_response"))
     return HookEvent(
         name,
         Path(cwd),
@@ -295,6 +306,7 @@ def parse_event(text: str, dialect: Dialect) -> HookEvent:
         transcript,
         trigger,
         moment,
+        answer if isinstance(answer, str) and moment == STOP else None,
     )
 
 
@@ -345,12 +357,13 @@ def repository_path(given: str, cwd: Path, workdir: Path) -> str | None:
     return None
 
 
-def clip(text: str) -> str:
-    """`text` within CONTEXT_LIMIT characters, cut at a line's end with a note saying so."""
-    if len(text) <= CONTEXT_LIMIT:
+def clip(text: str, limit: int = CONTEXT_LIMIT) -> str:
+    """`text` within `limit` UTF-8 bytes, cut at a line's end with a note saying so."""
+    data = text.encode("utf-8")
+    if len(data) <= limit:
         return text
     note = "\n\n[cut to fit the hook context limit; run `git memzoi precheck` or `handoff` for all of it]\n"
-    kept = text[: CONTEXT_LIMIT - len(note)]
+    kept = data[: max(limit - len(note), 0)].decode("utf-8", "ignore")  # a character cut in two is dropped
     # at a line's end, so that no list entry (an inbox line, a citation) is left half written
     return kept[: kept.rfind("\n") + 1 or len(kept)].rstrip() + note
 
@@ -569,7 +582,19 @@ def session_context(ws: Workspace, event: HookEvent | None = None, client: str |
 
 
 def keep_session(ws: Workspace, event: HookEvent) -> None:
-    """PreCompact and SessionEnd: keep what the session did as a session checkpoint (from the transcript)."""
-    from git_memzoi.agents.capture import capture  # only on these rare events
+    """PreCompact, Stop and SessionEnd: keep what the session did as a session checkpoint (from the transcript)."""
+    from git_memzoi.agents import capture  # only on these events
 
-    capture(ws, event.name, event.transcript_path, f"{event.name} ({event.trigger or 'unknown'})", event.session_id)
+    if event.moment == SESSION_END:
+        capture.end_session(ws, event.name, event.transcript_path, event.trigger or "unknown", event.session_id)
+        return
+    trigger = f"{event.name} ({event.trigger})" if event.trigger else event.name
+    capture.capture(ws, event.name, event.transcript_path, trigger, event.session_id, in_place=event.moment == STOP)
+
+
+def keep_turn(ws: Workspace, event: HookEvent, dialect: Dialect) -> None:
+    """Codex's Stop, Gemini CLI's AfterAgent: keep what the turn's event carries in the session's checkpoint."""
+    from git_memzoi.agents import capture  # only on this event
+
+    assert dialect.turn_capture is not None
+    capture.capture_turn(ws, dialect.turn_capture, event.name, event.session_id, event.prompt, event.answer)

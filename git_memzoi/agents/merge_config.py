@@ -43,16 +43,23 @@ CLAUDE_EVENTS: dict[str, str | None] = {
     "UserPromptSubmit": None,
     "PreToolUse": PRETOOLUSE_MATCHER,
     "PreCompact": None,
+    "Stop": None,
     "SessionEnd": None,
 }
 #: Codex matches Edit and Write to apply_patch too; its shell tools all come as Bash.
-CODEX_EVENTS: dict[str, str | None] = {"SessionStart": None, "UserPromptSubmit": None, "PreToolUse": "Bash|apply_patch"}
+CODEX_EVENTS: dict[str, str | None] = {
+    "SessionStart": None,
+    "UserPromptSubmit": None,
+    "PreToolUse": "Bash|apply_patch",
+    "Stop": None,
+}
 GEMINI_TOOLS = "write_file|replace|run_shell_command"
 GEMINI_EVENTS: dict[str, str | None] = {
     "SessionStart": None,
     "BeforeAgent": None,
     "BeforeTool": GEMINI_TOOLS,
     "AfterTool": GEMINI_TOOLS,
+    "AfterAgent": None,
 }
 CLIENTS = ("claude", "codex", "gemini")
 #: What a refused symlink's message adds.

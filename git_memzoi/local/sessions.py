@@ -145,6 +145,34 @@ def _stamp(conn: sqlite3.Connection, item: RuntimeRecord, key: str, now: datetim
     return runtime_store.get_record(conn, item.record.id)
 
 
+def revise(ws: Workspace, record_id: str, note: str) -> Checkpoint:
+    """Replace a current checkpoint's note in place and renew its lease (an agent hook's per-turn capture keeps
+    one checkpoint per session up to date, rather than a successor per turn); refused once it is not current."""
+    if not note.strip():
+        raise UsageError("is empty; a checkpoint needs a note", field="note")
+    now = clock.now()
+    with store.writing(ws) as conn, shared_db.transaction(conn):
+        item = store.load(conn, record_id, "session")
+        decision = decide(ws, item, now)
+        if not decision.current:
+            raise Refused(f"checkpoint {record_id} cannot be updated: {decision.reason}", code="checkpoint-ended")
+        retention = item.record.retention.model_dump(exclude_none=True)
+        retention["last_active_at"] = format_rfc3339(now)
+        data = dict(item.data)
+        data["retention"] = retention
+        runtime_store.update_record(
+            conn,
+            record_id,
+            document=store.render(data, note, item.path),
+            status="active",
+            action="checkpoint.update",
+            detail={"store": "session"},
+        )
+        row = runtime_store.get_record(conn, record_id)
+    assert row is not None
+    return to_checkpoint(ws, store.parse(row), now)
+
+
 def close(ws: Workspace, record_id: str) -> Checkpoint:
     """`checkpoint close`: set ended_at = now, the terminal boundary; closing twice is refused."""
     now = clock.now()

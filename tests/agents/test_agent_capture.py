@@ -85,11 +85,44 @@ def test_a_second_capture_succeeds_the_checkpoint_and_keeps_its_task(project: Re
     assert hook(event("precompact", project, path), project.path).returncode == 0
     later = {"type": "user", "message": {"role": "user", "content": "Also update the changelog"}}
     path = transcript(project, tmp_path, later)
-    assert hook(event("sessionend", project, path), project.path).returncode == 0
+    assert hook(event("precompact", project, path), project.path).returncode == 0
     checkpoints = run_cli("checkpoint", "list", "--json").json()["checkpoints"]
     assert len(checkpoints) == 2 and {c["task"] for c in checkpoints} == {checkpoints[0]["task"]}
     notes = [run_cli("checkpoint", "show", c["record_id"], "--json").json()["note"] for c in checkpoints]
     assert sorted("Also update the changelog" in note for note in notes) == [False, True]
+
+
+def checkpoints_and_notes() -> list[tuple[str, str]]:
+    listed = run_cli("checkpoint", "list", "--json").json()["checkpoints"]
+    return [(c["record_id"], run_cli("checkpoint", "show", c["record_id"], "--json").json()["note"]) for c in listed]
+
+
+def test_stop_keeps_one_checkpoint_per_session_and_session_end_adds_a_final_line(project: Repo, tmp_path: Path) -> None:
+    """Stop after every turn updates the session's checkpoint in place, or leaves it when nothing changed."""
+    path = transcript(project, tmp_path)
+    done = hook(event("stop", project, path), project.path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")  # never blocks the stop
+    ((first_id, first_note),) = checkpoints_and_notes()
+    assert first_note.startswith("Captured by Claude Code's Stop hook.")
+    assert "- src/auth/session.ts" in first_note
+    # the next turn did nothing new: no write at all
+    written = run_cli("events", "--jsonl").stdout.count("checkpoint.")
+    assert hook(event("stop", project, path), project.path).returncode == 0
+    assert checkpoints_and_notes() == [(first_id, first_note)]
+    assert run_cli("events", "--jsonl").stdout.count("checkpoint.") == written
+    # a turn that asked for more: the same checkpoint, its note updated, no successor
+    later = {"type": "user", "message": {"role": "user", "content": "Also update the changelog"}}
+    path = transcript(project, tmp_path, later)
+    assert hook(event("stop", project, path), project.path).returncode == 0
+    ((second_id, second_note),) = checkpoints_and_notes()
+    assert second_id == first_id and "Last request: Also update the changelog" in second_note
+    # SessionEnd adds its final line, once, to the same checkpoint
+    for _ in range(2):
+        done = hook(event("sessionend", project, path), project.path)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    ((end_id, end_note),) = checkpoints_and_notes()
+    assert end_id == first_id and end_note == second_note + "\n\nSession ended (prompt_input_exit)."
+    assert "Session ended (prompt_input_exit)." in session_start(project)
 
 
 def test_a_secret_in_the_transcript_is_left_out(project: Repo, tmp_path: Path) -> None:
@@ -135,7 +168,7 @@ def test_garbage_lines_and_an_empty_session_keep_nothing(project: Repo, tmp_path
 def test_agent_install_claude_wires_the_capture_events(project: Repo) -> None:
     run_cli("agent", "install", "claude", cwd=project.path)
     settings = json.loads((project.path / ".claude" / "settings.json").read_text())
-    for name in ("PreCompact", "SessionEnd", "SessionStart", "UserPromptSubmit", "PreToolUse"):
+    for name in ("PreCompact", "Stop", "SessionEnd", "SessionStart", "UserPromptSubmit", "PreToolUse"):
         commands = [h["command"] for group in settings["hooks"][name] for h in group["hooks"]]
         assert commands == ["git memzoi agent hook claude"], name
 

@@ -17,6 +17,7 @@ import pytest
 from support import Repo, age, run_cli, run_importtime
 from support.agents import client_event as event
 from support.agents import client_hook as hook
+from support.recall import add_record
 
 HEAVY = ("click", "pydantic", "pydantic_core", "yaml", "mcp", "pygit2", "filelock", "dataclasses", "inspect")
 
@@ -83,7 +84,10 @@ def test_codex_apply_patch_checks_every_file_of_the_patch(memory: Repo) -> None:
 @pytest.mark.parametrize(
     "override, message",
     [
-        ({"hook_event_name": "Stop"}, "unsupported hook event 'Stop'; use one of SessionStart, UserPromptSubmit"),
+        (
+            {"hook_event_name": "PreCompact"},
+            "unsupported hook event 'PreCompact'; use one of SessionStart, UserPromptSubmit, PreToolUse, Stop",
+        ),
         ({"tool_input": {"command": ["git", "push"]}}, "PreToolUse event for Bash: tool_input.command is not a string"),
         ({"tool_name": ""}, "PreToolUse event has no tool_name"),
         (
@@ -185,3 +189,80 @@ def test_the_hook_path_stays_light(memory: Repo, client: str, names: tuple[str, 
         assert f"git_memzoi.agents.{client}_hook" in modules  # the measurement sees our own imports
         heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
         assert heavy == [], f"{client} {name}: the hook imported {heavy[:5]}"
+
+
+# Each client's inline limit
+
+#: (client, SessionStart event, prompt event, the most UTF-8 bytes of hook text that client reads inline)
+CLIENT_LIMITS = [
+    ("claude", "sessionstart", "userpromptsubmit", 10_000),  # Claude Code: 10,000 characters, then a preview
+    ("codex", "sessionstart", "userpromptsubmit", 9_600),  # Codex: 2,500 tokens at four bytes a token, then a preview
+    ("gemini", "sessionstart", "beforeagent", 10_000),
+]
+
+
+@pytest.mark.parametrize(("client", "start", "prompt", "limit"), CLIENT_LIMITS)
+def test_every_answer_fits_its_clients_inline_limit_on_300_standing_rules(
+    memory: Repo, client: str, start: str, prompt: str, limit: int
+) -> None:
+    # 300 standing rules in words of more than one byte a character, and the largest budgets the config takes:
+    # 10,000 characters of them are over 20,000 bytes, past every client's inline limit
+    for n in range(300):
+        add_record(
+            memory,
+            f"risks/regle-{n}",
+            f"regle-{n}",
+            type="risk",
+            title=f"Règle {n}: migrations des commandes — 注文の移行",
+            body=f"Ne modifiez jamais une migration appliquée ({n}); écrivez-en une nouvelle. 注文テーブルの移行 " * 3,
+        )
+    for n in range(20):  # and records a prompt on db/migrations/ brings, long ones
+        add_record(
+            memory,
+            f"decisions/migration-note-{n}",
+            f"migration-note-{n}",
+            title=f"Migrations des commandes, note {n}",
+            applies_to=["db/migrations/**"],
+            body="Chaque migration appliquée reste telle quelle; 注文テーブルの移行は新しいファイルで行う。 " * 30,
+        )
+    memory.commit("300 standing rules")
+    memory.write(".memzoi/config.toml", "[agents]\nsession_budget = 10000\nprompt_budget = 10000\n")
+    prompt_moment = "BeforeAgent" if client == "gemini" else "UserPromptSubmit"
+    for name, moment, wanted in ((start, "SessionStart", "(regle-"), (prompt, prompt_moment, "(migration-note-")):
+        out, err = hook(client, event(client, name, memory.path))
+        text = context(out, moment)
+        assert err == "" and len(text.encode("utf-8")) <= limit, (name, len(text.encode("utf-8")))
+        assert wanted in text  # as many as fit
+    start_text = context(hook(client, event(client, start, memory.path, session_id="fresh"))[0], "SessionStart")
+    assert start_text.endswith(
+        "[cut to fit the hook context limit; run `git memzoi precheck` or `handoff` for all of it]\n"
+    )
+
+
+# A turn's end: Codex's Stop, Gemini CLI's AfterAgent
+
+
+@pytest.mark.parametrize(
+    ("client", "name", "asked"),
+    [("codex", "stop", False), ("gemini", "afteragent", True)],
+)
+def test_a_turns_end_keeps_what_its_event_carries_in_one_checkpoint_per_session(
+    memory: Repo, client: str, name: str, asked: bool
+) -> None:
+    out, err = hook(client, event(client, name, memory.path))
+    assert (out, err) == (None, "")  # never blocks, never adds to a turn that is over
+    (only,) = run_cli("checkpoint", "list", "--json").json()["checkpoints"]
+    shown = run_cli("checkpoint", "show", only["record_id"], "--json").json()
+    assert "Last answer: Added the status column in a new migration" in shown["note"]
+    assert ("Last request: Add a column to the orders table" in shown["note"]) is asked
+    # the same turn again: nothing written; the next turn: the same checkpoint, updated in place
+    written = run_cli("events", "--jsonl").stdout.count("checkpoint.")
+    hook(client, event(client, name, memory.path))
+    assert run_cli("events", "--jsonl").stdout.count("checkpoint.") == written
+    answer = {"last_assistant_message" if client == "codex" else "prompt_response": "Ran the migration on staging."}
+    assert hook(client, event(client, name, memory.path, **answer)) == (None, "")
+    (again,) = run_cli("checkpoint", "list", "--json").json()["checkpoints"]
+    note = run_cli("checkpoint", "show", again["record_id"], "--json").json()["note"]
+    assert again["record_id"] == only["record_id"] and "Last answer: Ran the migration on staging." in note
+    start = context(hook(client, event(client, "sessionstart", memory.path))[0], "SessionStart")
+    assert "## Session checkpoint" in start and "Ran the migration on staging." in start

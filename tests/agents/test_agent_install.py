@@ -35,6 +35,7 @@ def test_claude_fresh_repository(repo: Repo) -> None:
             "UserPromptSubmit": [{"hooks": [OURS_HOOK]}],
             "PreToolUse": [{"matcher": "Edit|Write|MultiEdit|NotebookEdit|Bash", "hooks": [OURS_HOOK]}],
             "PreCompact": [{"hooks": [OURS_HOOK]}],
+            "Stop": [{"hooks": [OURS_HOOK]}],
             "SessionEnd": [{"hooks": [OURS_HOOK]}],
         }
     }
@@ -104,6 +105,7 @@ def test_claude_keeps_our_hook_where_the_user_moved_it(repo: Repo) -> None:
                 "SessionStart": [{"matcher": "startup", "hooks": [OURS_HOOK]}],
                 "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "lint-prompt"}, OURS_HOOK]}],
                 "PreCompact": [{"matcher": "auto", "hooks": [OURS_HOOK]}],
+                "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}, OURS_HOOK]}],
                 "SessionEnd": [{"hooks": [OURS_HOOK, {"type": "command", "command": "notify-send bye"}]}],
             }
         }
@@ -318,6 +320,7 @@ def test_codex_hooks_beside_the_config_merged_into_the_users_own(
             ],
             "SessionStart": [{"hooks": [CODEX_HOOK]}],
             "UserPromptSubmit": [{"hooks": [CODEX_HOOK]}],
+            "Stop": [{"hooks": [CODEX_HOOK]}],
         }
     }
     before = snapshot(hooks_json, repo.path / ".codex" / "config.toml")
@@ -358,6 +361,7 @@ def test_gemini_settings_get_the_server_and_the_hooks(repo: Repo) -> None:
             "BeforeAgent": [{"hooks": [GEMINI_HOOK]}],
             "BeforeTool": [{"matcher": tools, "hooks": [GEMINI_HOOK]}],
             "AfterTool": [{"matcher": tools, "hooks": [GEMINI_HOOK]}],
+            "AfterAgent": [{"hooks": [GEMINI_HOOK]}],
         },
     }
     before = snapshot(repo.path / ".gemini/settings.json")

@@ -16,8 +16,9 @@ def test_capture_bench_quick_smoke_run(tmp_path: Path) -> None:
     assert "## Capture and hostile prompts" in text
     for row in (
         "PreCompact, a realistic 20 MB transcript",
+        "Stop, a realistic 20 MB transcript",
         "SessionEnd, a realistic 20 MB transcript",
-        "SessionEnd, 64 MiB of two-byte lines",
+        "Stop, 64 MiB of two-byte lines",
         "UserPromptSubmit, a 64 KB prompt of `@a/`",
         "Gemini CLI BeforeAgent, 280 KB of unclosed `<hook_context>`",
     ):

@@ -289,7 +289,11 @@ def test_a_folder_made_a_symlink_in_the_work_tree_is_never_read_through(repo: Re
 @pytest.mark.parametrize(
     "text, where, reason",
     [
-        ("## Keys\n\naws key AKIAIOSFODNN7EXAMPLE here\n", "AGENTS.md:1-3", "secret at AGENTS.md:3: looks like an AWS access key"),
+        (
+            "## Keys\n\naws key AKIAIOSFODNN7EXAMPLE here\n",
+            "AGENTS.md:1-3",
+            "secret at AGENTS.md:3: looks like an AWS access key",
+        ),
         (
             "# Rules\n\n## Use \x1b[31m red\n\nAlways use pnpm.\n",
             "AGENTS.md:3-5",

@@ -351,14 +351,27 @@ def test_pre_commit_never_waits_on_a_kept_store_file_that_is_a_fifo(kept: Kept) 
         os.mkfifo(path)
     repo.write(record_path("use-kafka"), record("use-kafka"))
     git("add", "-A", cwd=repo.path)
+    # a later commit of the user's, not an amend: git hands pre-commit HEAD's own author date only for --amend
+    # (the suite's fixed dates would make every commit look like one; hooks/amend.py)
+    later = {**os.environ, "GIT_AUTHOR_DATE": "2026-01-02T00:00:00Z"}
     done = subprocess.run(
-        ["git", "commit", "-q", "-m", "kafka"], cwd=repo.path, capture_output=True, text=True, timeout=TIMEOUT
+        ["git", "commit", "-q", "-m", "kafka"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=later,
     )
     assert done.returncode == 0, done.stderr
     repo.write(".memzoi/records/project/kafka-again.md", record("use-kafka"))
     git("add", "-A", cwd=repo.path)
     refused = subprocess.run(
-        ["git", "commit", "-q", "-m", "again"], cwd=repo.path, capture_output=True, text=True, timeout=TIMEOUT
+        ["git", "commit", "-q", "-m", "again"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=later,
     )
     assert refused.returncode != 0 and "id-duplicate" in refused.stderr, refused.stderr
 

@@ -142,22 +142,15 @@ def _hook(root: Path, client: str, name: str, session: str, **extra: Any) -> str
 
     event = {"session_id": session, "cwd": str(root), "hook_event_name": name, "transcript_path": "/dev/null"}
     out, _ = answer_text(json.dumps(event | extra).encode(), client)
-    if out is None:
-        return ""
-    texts: list[str] = []
+    return "" if out is None else texts_in(json.loads(out))
 
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            texts.append(value)
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
 
-    walk(json.loads(out))
-    return "\n".join(texts)
+def texts_in(value: Any) -> str:
+    """Every string of a hook's JSON answer, in order, one per line: all the text the agent is handed."""
+    if isinstance(value, str):
+        return value
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return "\n".join(text for item in items if (text := texts_in(item)))
 
 
 class Figures:

@@ -11,12 +11,16 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from support import Repo, memzoi_exe, run_cli
 from support.agents import client_event
-from support.paths import FIXTURES
+from support.paths import FIXTURES, ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import bench_realrepos
 
 REAL = FIXTURES / "import" / "real"
 
@@ -40,22 +44,7 @@ def hook(client: str, name: str, cwd: Path, **override: Any) -> str:
         timeout=120,
         check=True,
     )
-    if not result.stdout.strip():
-        return ""
-    texts: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            texts.append(value)
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk(json.loads(result.stdout))
-    return "\n".join(texts)
+    return bench_realrepos.texts_in(json.loads(result.stdout)) if result.stdout.strip() else ""
 
 
 def record_of(repo: Repo, source: str, title_part: str) -> str:

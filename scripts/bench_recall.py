@@ -43,6 +43,8 @@ DISTRACTORS = 1_920
 QUICK_DISTRACTORS = 240
 SEED = 19
 SEARCH_TOP = 5
+#: How much of a title must be shown beside its ID for the record to count as handed over.
+TITLE_HEAD = 24
 CONTEXT_TOKENS = (600, 1_500)
 PROCEDURAL = {"procedure", "runbook"}
 STAMP = 1767225600  # 2026-01-01, the commit's date
@@ -236,14 +238,22 @@ def tokens(text: str) -> float:
 
 
 class Given:
-    """Finds which record IDs a text names (whole IDs only: `use-pnpm` is not inside `use-pnpm-2`)."""
+    """Finds which records a text hands over: a record's whole ID (`use-pnpm` is not inside `use-pnpm-2`)
+    where its title is shown too. Every surface shows a record by its title and ID; an ID alone is a mention
+    in another record's text ("was 24h until … (patch-freeze-24h)"), which hands that record over no more
+    than a link does."""
 
-    def __init__(self, ids: list[str]) -> None:
+    def __init__(self, ids: list[str], titles: dict[str, str] | None = None) -> None:
         alternatives = "|".join(re.escape(i) for i in sorted(ids, key=len, reverse=True))
         self._pattern = re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])")
+        self._heads = {key: " ".join(title.split())[:TITLE_HEAD] for key, title in (titles or {}).items()}
 
     def __call__(self, text: str) -> set[str]:
-        return set(self._pattern.findall(text))
+        found = set(self._pattern.findall(text))
+        if not self._heads:
+            return found
+        flat = " ".join(text.split())
+        return {key for key in found if self._heads.get(key, "") in flat}
 
 
 class Score:
@@ -400,7 +410,7 @@ def measure(root: Path, folder: Path = CORPUS) -> Run:
     ws = Workspace.open(root)
     blocks = _blocks(ws)
     ids = [entry["id"] for entry in records] + list(blocks)
-    given = Given(list(dict.fromkeys(ids)))
+    given = Given(list(dict.fromkeys(ids)), {entry["id"]: str(entry["title"]) for entry in records})
     stale = {entry["id"] for entry in records if entry.get("stale")}
     scores = {name: Score() for name in (*SURFACES, PARAPHRASED, *BASELINES)}
     leaked: dict[str, set[str]] = {name: set() for name in SURFACES}
@@ -523,7 +533,8 @@ def section(workdir: Path, quick: bool = False) -> str:
                 "each corpus under "
                 "`fixtures/recall/heldout/` was written by an author who had not read the ranking, with its gold "
                 "fixed first, and is never tuned on: its figures are the ones to trust. A record counts as given "
-                "when its ID is in the text the agent receives; tokens are characters / 4 of that text. Recall is "
+                "when its ID is in the text the agent receives with the head of its title (an ID named in another "
+                "record's text is a mention, not the record); tokens are characters / 4 of that text. Recall is "
                 "the mean per task, precision is over all tasks. Context at N tokens is the largest word budget "
                 'whose pack fits N tokens. "UserPromptSubmit, paraphrased" is UserPromptSubmit on the prompts '
                 "marked as sharing few words with their gold. A corpus scope the profile's `applies_to` cannot hold "

@@ -66,6 +66,10 @@ def test_no_stale_record_reaches_any_surface(run: bench_recall.Run) -> None:
     records, _ = bench_recall.corpus()
     stale = sorted(r["id"] for r in records if r.get("stale"))
     assert bench_recall.Given(stale)(f"see {stale[0]} and {stale[1]}.") == {stale[0], stale[1]}
+    # with titles known, a record is handed over where its title is shown beside its ID; a mention is not
+    titles = {r["id"]: r["title"] for r in records if r["id"] in stale[:2]}
+    given = bench_recall.Given(stale, titles)
+    assert given(f"- Fact: {titles[stale[0]]} ({stale[0]})\nwas replaced ({stale[1]}).") == {stale[0]}
 
 
 def test_records_are_valid_against_the_profile(tmp_path: Path) -> None:

@@ -16,11 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, unquote
 
+from git_memzoi.index.activation import matches
+
 if TYPE_CHECKING:
     from git_memzoi.recall.standing import Rule
 
 __all__ = ["LoadedFiles"]
 
+#: A rule file's front matter line that scopes it to paths (Claude Code's `paths:`).
+_PATHS = re.compile(r"^paths\s*:", re.M)
 #: `@path` on a line of its own in a CLAUDE.md: Claude Code imports that file's text.
 _AT_IMPORT = re.compile(r"^\s*@(\S+)\s*$", re.M)
 
@@ -90,6 +94,32 @@ class LoadedFiles:
         if self.client == "gemini" and name == "GEMINI.md":
             return path
         return None
+
+    def at_tool(self, source_ref: str | None, touched: str | None) -> str | None:
+        """`holding`, at a tool call that touches the repository path `touched` (None: it runs a command).
+
+        Claude Code loads a CLAUDE.md in its working folder or above it, and each `.claude/rules` file without
+        `paths:`, when the session starts; a CLAUDE.md below its working folder and a rule with `paths:` only once
+        it reads a file there, which it does before changing a file that exists (a new file is written unread)."""
+        via = self.holding(source_ref)
+        if via is None or self.client != "claude":
+            return via
+        read = touched is not None and (self.workdir / touched).is_file()
+        folder = posixpath.dirname(via)
+        if posixpath.basename(via) in ("CLAUDE.md", "CLAUDE.local.md"):
+            above = not folder or self.cwd == folder or self.cwd.startswith(folder + "/")
+            return via if above or (read and str(touched).startswith(folder + "/")) else None
+        if not _PATHS.search(self._front_matter(via)):
+            return via
+        return via if read and touched is not None and matches(source_ref or "", touched) else None
+
+    def _front_matter(self, rel: str) -> str:
+        data = self._read(rel) or b""
+        text = data.decode("utf-8", "replace")
+        if not text.startswith("---"):
+            return ""
+        end = text.find("\n---", 3)
+        return text[3:end] if end > 0 else ""
 
     def of_rule(self, rule: Rule) -> str | None:
         """`holding` for a standing rule."""

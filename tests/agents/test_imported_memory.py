@@ -172,3 +172,26 @@ def test_gemini_gets_a_gemini_md_rule_as_a_mention(repo: Repo) -> None:
     overview = record_of(repo, "GEMINI.md", "Project Overview")
     assert f"- Project Overview ({overview}), in GEMINI.md" in hook("gemini", "sessionstart", repo.path)
     assert in_full(hook("codex", "sessionstart", repo.path), overview)
+
+
+def test_pretooluse_gives_the_repository_wide_rule_that_names_the_file(repo: Repo) -> None:
+    imported(repo, "sentry-javascript")
+    ai = record_of(repo, ".cursor/rules/adding-a-new-ai-integration.mdc", "AI Integration")
+    path = {"file_path": f"{repo.path}/packages/core/src/tracing/ai/gen-ai-attributes.ts", "content": "x\n"}
+    text = hook("claude", "pretooluse-write", repo.path, tool_input=path, session_id="p1")
+    assert ai in text  # `gen-ai-attributes.ts` is named in the rule, which applies to the whole repository
+    unrelated = {"file_path": f"{repo.path}/packages/react/src/errorboundary.tsx", "content": "x\n"}
+    assert ai not in hook("claude", "pretooluse-write", repo.path, tool_input=unrelated, session_id="p2")
+
+
+def test_pretooluse_leaves_out_a_claude_md_rule_claude_code_has_loaded(repo: Repo) -> None:
+    imported(repo, "amux")
+    adr_rule = record_of(repo, "docs/adr/CLAUDE.md", "ADR Writing Instructions")
+    read_first = {"file_path": f"{repo.path}/docs/adr/001-record-architecture-decisions.md", "content": "x\n"}
+    new_file = {"file_path": f"{repo.path}/docs/adr/099-a-new-decision.md", "content": "x\n"}
+    # an existing file is read before it is changed, which loads docs/adr/CLAUDE.md; a new one is written unread
+    assert adr_rule not in hook("claude", "pretooluse-write", repo.path, tool_input=read_first, session_id="c1")
+    assert adr_rule in hook("claude", "pretooluse-write", repo.path, tool_input=new_file, session_id="c2")
+    patch = "*** Begin Patch\n*** Update File: docs/adr/001-record-architecture-decisions.md\n@@\n-a\n+b\n*** End Patch\n"
+    codex = hook("codex", "pretooluse-apply-patch", repo.path, tool_input={"command": patch}, session_id="c3")
+    assert adr_rule in codex  # Codex does not read CLAUDE.md

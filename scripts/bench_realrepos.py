@@ -174,12 +174,17 @@ class Figures:
         self.tokens: dict[str, list[float]] = {key: [] for key in self.recall}
 
 
-def _client_loads(path: str, client: str) -> bool:
-    """Whether the client reads this file into its context by itself (so its hooks need not send it again)."""
+def _client_loads(root: Path, path: str, last: int, client: str) -> bool:
+    """Whether the client reads this file (up to line `last`) into its context by itself when a session starts in
+    the root folder (so its hooks need not send it again): Claude Code every CLAUDE.md and `.claude/rules`; Codex the
+    root's AGENTS.override.md, else its AGENTS.md (or a link to either), in its first 32 KiB."""
     name = path.rsplit("/", 1)[-1]
     if client == "claude":
         return name in ("CLAUDE.md", "CLAUDE.local.md") or path.startswith(".claude/rules/") or "/.claude/" in path
-    return name in ("AGENTS.md", "AGENTS.override.md")
+    chain = [f for f in ("AGENTS.override.md", "AGENTS.md") if (root / f).is_file() and (root / f).read_bytes().strip()]
+    if not chain or os.path.realpath(root / chain[0]) != os.path.realpath(root / path):
+        return False
+    return len(b"".join((root / path).read_bytes().splitlines(keepends=True)[:last])) <= 32 * 1024
 
 
 def _import(root: Path, home: Path, fig: Figures) -> bool:
@@ -239,13 +244,13 @@ def _sections(root: Path, spec: dict[str, Any], records: Records, fig: Figures) 
 def _session_start(
     root: Path, spec: dict[str, Any], record_of: dict[str, str | None], records: Records, fig: Figures
 ) -> None:
-    path_of = {rid: path for rid, path, _, _, _ in records.spans}
+    path_of = {rid: (path, last) for rid, path, _, last, _ in records.spans}
     for client in ("claude", "codex"):
         text = _hook(root, client, "SessionStart", f"start-{client}", source="startup")
         given = {rid for rid in records.ids if re.search(rf"(?<![\w-]){re.escape(rid)}(?![\w-])", text)}
         full = {m["id"] for m in _FULL.finditer(text)} & set(records.ids)
         fig.values[f"SessionStart tokens ({client})"] = round(len(text) / 4)
-        fig.values[f"given twice ({client})"] = sum(1 for rid in full if _client_loads(path_of[rid], client))
+        fig.values[f"given twice ({client})"] = sum(1 for rid in full if _client_loads(root, *path_of[rid], client))
         if client == "claude":
             memory = [s for s in spec["sections"] if s["verdict"] == "memory"]
             standing = {record_of[_key(s)] for s in memory if s["moment"] == "standing"} - {None}

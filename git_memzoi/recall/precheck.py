@@ -139,9 +139,12 @@ def by_command(conn: sqlite3.Connection, text: str, flt: Filter, workdir: Path |
 #: name alone, or two rare words of its folders and name; words many records share weigh too little.
 PATH_WORDS_FLOOR = 1.5
 #: ... and one of the words it holds must be the file's own or its folder's, and not one most records hold.
-OWN_RARITY = 0.5
-#: File names that say where a module starts, not what it is about: their words count as a folder's.
-GENERIC_NAMES = frozenset("index main init __init__ mod lib utils util helpers types constants".split())
+OWN_RARITY = 0.3
+#: File and folder names that say where code starts or lies, not what it is about: their words count as those of
+#: the folders above.
+GENERIC_NAMES = frozenset(
+    "index main init __init__ mod lib utils util helpers types constants src source app internal pkg cmd".split()
+)
 
 
 def by_path_words(conn: sqlite3.Connection, path: str, flt: Filter) -> list[Found]:
@@ -156,7 +159,8 @@ def by_path_words(conn: sqlite3.Connection, path: str, flt: Filter) -> list[Foun
     if len(fts.words(name)) > 1 and not generic:
         weights[_quoted(name)] = PROGRAM_WEIGHT
     # the file's own words and its folder's say what it is; the folders above and its extension, where it lies
-    near = folders.rsplit("/", 1)[-1] + ("" if generic else f" {stem}")
+    parent = folders.rsplit("/", 1)[-1]
+    near = ("" if parent.lower() in GENERIC_NAMES else parent) + ("" if generic else f" {stem}")
     folders += f" {stem}" if generic else ""
     for text, weight in ((near, VERB_WEIGHT), (f"{folders.replace('/', ' ')} {ext}", WORD_WEIGHT)):
         for term in query.terms(text):

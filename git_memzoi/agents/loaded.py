@@ -94,7 +94,7 @@ class LoadedFiles:
         AGENTS.md, when it is not empty; (path, bytes) each."""
         if self._chain is None:
             self._chain = []
-            parts = [p for p in self.cwd.split("/") if p]
+            parts = [p for p in self.cwd.split("/") if p not in ("", ".")]
             for depth in range(len(parts) + 1):
                 folder = "/".join(parts[:depth])
                 for name in CODEX_FILES:

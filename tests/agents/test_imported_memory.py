@@ -192,6 +192,49 @@ def test_pretooluse_leaves_out_a_claude_md_rule_claude_code_has_loaded(repo: Rep
     # an existing file is read before it is changed, which loads docs/adr/CLAUDE.md; a new one is written unread
     assert adr_rule not in hook("claude", "pretooluse-write", repo.path, tool_input=read_first, session_id="c1")
     assert adr_rule in hook("claude", "pretooluse-write", repo.path, tool_input=new_file, session_id="c2")
-    patch = "*** Begin Patch\n*** Update File: docs/adr/001-record-architecture-decisions.md\n@@\n-a\n+b\n*** End Patch\n"
+    patch = (
+        "*** Begin Patch\n*** Update File: docs/adr/001-record-architecture-decisions.md\n@@\n-a\n+b\n*** End Patch\n"
+    )
     codex = hook("codex", "pretooluse-apply-patch", repo.path, tool_input={"command": patch}, session_id="c3")
     assert adr_rule in codex  # Codex does not read CLAUDE.md
+
+
+def _agents_md_records(repo: Repo, start: str, source: str = "AGENTS.md") -> list[str]:
+    ids = dict.fromkeys(re.findall(r"\(([a-z0-9][a-z0-9-]*)\)", start))
+    return [rid for rid in ids if f"import:{source}?" in _record_text(repo, rid)]
+
+
+def test_codex_reads_a_symlinked_root_agents_md_itself(repo: Repo) -> None:
+    (repo.path / ".agents").mkdir()
+    shutil.copy(REAL / "aspire" / "files" / "AGENTS.md", repo.path / ".agents" / "AGENTS.md")
+    (repo.path / "AGENTS.md").symlink_to(".agents/AGENTS.md")
+    repo.commit("AGENTS.md is a link to .agents/AGENTS.md")
+    run_cli("import", "--apply", cwd=repo.path)
+    claude = hook("claude", "sessionstart", repo.path)
+    rules = [rid for rid in re.findall(r"\(([a-z0-9][a-z0-9-]*)\)", claude) if "AGENTS.md?" in _record_text(repo, rid)]
+    assert rules and any(in_full(claude, rid) for rid in rules)  # Claude Code reads no AGENTS.md
+    codex = hook("codex", "sessionstart", repo.path)
+    assert not any(in_full(codex, rid) for rid in rules)  # Codex reads the link's text: the same rules
+
+
+def test_codex_does_not_read_agents_md_beside_an_override(repo: Repo) -> None:
+    imported(repo, "aspire")
+    rules = _agents_md_records(repo, hook("claude", "sessionstart", repo.path))
+    assert rules and not any(in_full(hook("codex", "sessionstart", repo.path), rid) for rid in rules)
+    repo.write("AGENTS.override.md", "# Local\n\nRun the tests before every push.\n")
+    codex = hook("codex", "sessionstart", repo.path, session_id="o1")
+    assert any(in_full(codex, rid) for rid in rules)  # Codex reads the override in its place
+
+
+def test_codex_does_not_read_agents_md_past_32_kib(repo: Repo) -> None:
+    # aspire's AGENTS.md with 12 KiB more before its rules: the last ones lie past the 32 KiB Codex reads
+    text = (REAL / "aspire" / "files" / "AGENTS.md").read_text(encoding="utf-8")
+    padding = "## Notes\n\n" + "".join(f"- Note {n}: keep this line as it is.\n" for n in range(400))
+    repo.write("AGENTS.md", text.replace("## General", padding + "\n## General", 1))
+    repo.commit("a long AGENTS.md")
+    run_cli("import", "--apply", cwd=repo.path)
+    late = record_of(repo, "AGENTS.md", "Localization files")
+    early = record_of(repo, "AGENTS.md", "Repository Overview")
+    codex = hook("codex", "sessionstart", repo.path)
+    assert f"({early}), in AGENTS.md" in codex
+    assert late in codex and f"({late}), in AGENTS.md" not in codex  # not Codex's already: listed as any rule

@@ -240,3 +240,10 @@ def test_codex_does_not_read_agents_md_past_32_kib(repo: Repo) -> None:
     codex = hook("codex", "sessionstart", repo.path)
     assert f"({early}), in AGENTS.md" in codex
     assert late in codex and f"({late}), in AGENTS.md" not in codex  # not Codex's already: listed as any rule
+
+
+def test_a_prompt_in_plain_words_finds_the_rule_in_the_projects_terms(repo: Repo) -> None:
+    imported(repo, "gemini-cli")
+    ink = record_of(repo, "packages/cli/GEMINI.md", "React & Ink")
+    prompt = "the branch name in the footer is too long: shorten it with an ellipsis"
+    assert ink in hook("claude", "userpromptsubmit", repo.path, prompt=prompt, session_id="w1")  # "truncation"

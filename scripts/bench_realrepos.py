@@ -14,17 +14,21 @@ are reported apart.
 For each repository the files are committed to a fresh repository, `git memzoi import --json` plans, `--apply`
 applies, and a second plan must plan nothing. A label section maps to the record whose `source_ref` names its
 file and whose line span holds its heading. Then each moment is run through the real hooks (in process, on the
-JSON the clients send): SessionStart for Claude Code and Codex, UserPromptSubmit for each prompt, PreToolUse
-for each edit and command. Figures: items planned and skipped, meta records (records holding only meta or empty
-sections), scopes unlike the label's, standing sections at SessionStart, sections that are not standing given
-there, records given in full at SessionStart although the client loads their file itself (Claude Code:
-CLAUDE.md files and `.claude/rules`; Codex: AGENTS.md files), and recall of the task gold with its tokens.
+JSON the clients send): SessionStart for Claude Code and Codex, then for each task a Claude Code session that
+starts (SessionStart) and gets UserPromptSubmit for a prompt, PreToolUse for an edit (Write) or a command.
+Figures: items planned and skipped, meta records (records holding only meta or empty sections), scopes unlike the
+label's, standing sections at SessionStart, sections that are not standing given there, records given in full at
+SessionStart although the client loads their file itself (Claude Code: CLAUDE.md files and `.claude/rules`; Codex:
+AGENTS.md files), and recall of the task gold with its tokens: what the agent holds at that moment (the task's hook
+answer, the session start's records in full, the files Claude Code has loaded itself; `_tasks`), and what the
+task's hook names alone.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -153,6 +157,10 @@ def texts_in(value: Any) -> str:
     return "\n".join(text for item in items if (text := texts_in(item)))
 
 
+#: The moments whose recall of the task gold is measured.
+SURFACES = ("UserPromptSubmit", "PreToolUse path", "PreToolUse command")
+
+
 class Figures:
     """One repository's figures."""
 
@@ -160,16 +168,23 @@ class Figures:
         self.name = name
         self.held_out = held_out
         self.values: dict[str, Any] = {}
-        self.recall: dict[str, list[float]] = {"UserPromptSubmit": [], "PreToolUse path": [], "PreToolUse command": []}
+        self.recall: dict[str, list[float]] = {
+            f"{surface}{alone}": [] for surface in SURFACES for alone in ("", ", hook alone")
+        }
         self.tokens: dict[str, list[float]] = {key: [] for key in self.recall}
 
 
-def _client_loads(path: str, client: str) -> bool:
-    """Whether the client reads this file into its context by itself (so its hooks need not send it again)."""
+def _client_loads(root: Path, path: str, last: int, client: str) -> bool:
+    """Whether the client reads this file (up to line `last`) into its context by itself when a session starts in
+    the root folder (so its hooks need not send it again): Claude Code every CLAUDE.md and `.claude/rules`; Codex the
+    root's AGENTS.override.md, else its AGENTS.md (or a link to either), in its first 32 KiB."""
     name = path.rsplit("/", 1)[-1]
     if client == "claude":
         return name in ("CLAUDE.md", "CLAUDE.local.md") or path.startswith(".claude/rules/") or "/.claude/" in path
-    return name in ("AGENTS.md", "AGENTS.override.md")
+    chain = [f for f in ("AGENTS.override.md", "AGENTS.md") if (root / f).is_file() and (root / f).read_bytes().strip()]
+    if not chain or os.path.realpath(root / chain[0]) != os.path.realpath(root / path):
+        return False
+    return len(b"".join((root / path).read_bytes().splitlines(keepends=True)[:last])) <= 32 * 1024
 
 
 def _import(root: Path, home: Path, fig: Figures) -> bool:
@@ -229,13 +244,13 @@ def _sections(root: Path, spec: dict[str, Any], records: Records, fig: Figures) 
 def _session_start(
     root: Path, spec: dict[str, Any], record_of: dict[str, str | None], records: Records, fig: Figures
 ) -> None:
-    path_of = {rid: path for rid, path, _, _, _ in records.spans}
+    path_of = {rid: (path, last) for rid, path, _, last, _ in records.spans}
     for client in ("claude", "codex"):
         text = _hook(root, client, "SessionStart", f"start-{client}", source="startup")
         given = {rid for rid in records.ids if re.search(rf"(?<![\w-]){re.escape(rid)}(?![\w-])", text)}
         full = {m["id"] for m in _FULL.finditer(text)} & set(records.ids)
         fig.values[f"SessionStart tokens ({client})"] = round(len(text) / 4)
-        fig.values[f"given twice ({client})"] = sum(1 for rid in full if _client_loads(path_of[rid], client))
+        fig.values[f"given twice ({client})"] = sum(1 for rid in full if _client_loads(root, *path_of[rid], client))
         if client == "claude":
             memory = [s for s in spec["sections"] if s["verdict"] == "memory"]
             standing = {record_of[_key(s)] for s in memory if s["moment"] == "standing"} - {None}
@@ -245,33 +260,78 @@ def _session_start(
             fig.values["not standing, at SessionStart"] = len(other & given)
 
 
-def _tasks(root: Path, spec: dict[str, Any], record_of: dict[str, str | None], fig: Figures) -> None:
+def _claude_holds(root: Path, path: str, touched: str | None) -> bool:
+    """Whether Claude Code holds the file `path` in its context when a tool call in the root folder touches
+    `touched`: every CLAUDE.md from the root to the working folder and each `.claude/rules` file without `paths:`
+    from the start; a nested CLAUDE.md and a rule with `paths:` once it reads a file there, which it does before
+    changing a file that exists (a new file is written unread)."""
+    folder, name = posixpath.dirname(path), posixpath.basename(path)
+    read = touched is not None and (root / touched).is_file()
+    if name in ("CLAUDE.md", "CLAUDE.local.md"):
+        return not folder or (read and touched is not None and touched.startswith(folder + "/"))
+    if path.startswith(".claude/rules/"):
+        head = (root / path).read_text(encoding="utf-8", errors="replace")
+        scoped = head.startswith("---") and re.search(r"^paths\s*:", head.split("\n---", 1)[0], re.M) is not None
+        return not scoped or read
+    return False
+
+
+def _gold(spec: dict[str, Any], task: dict[str, Any], record_of: dict[str, str | None]) -> list[set[str]]:
+    """Each gold section's acceptable records: its own, and those of the sections labelled as saying the same."""
     twins: dict[str, set[str]] = {}
     for group in spec.get("duplicates") or []:
         members = {record_of.get(_key(m)) for m in group} - {None}
         for member in group:
             twins[_key(member)] = {str(m) for m in members}
+    wants: list[set[str]] = []
+    for gold in task["gold"]:
+        key = _key(gold)
+        rid = record_of.get(key)
+        wants.append(({rid} if rid else set()) | twins.get(key, set()))
+    return wants
+
+
+def _task_hook(root: Path, task: dict[str, Any], session: str) -> tuple[str, str, str | None]:
+    """(surface, what the hook answers the task with in `session`, the path it touches)."""
+    kind = task["kind"]
+    if kind == "prompt":
+        return "UserPromptSubmit", _hook(root, "claude", "UserPromptSubmit", session, prompt=task["text"]), None
+    if kind == "edit":
+        tool = {"file_path": str(root / task["text"]), "content": "x"}
+        text = _hook(root, "claude", "PreToolUse", session, tool_name="Write", tool_input=tool, tool_use_id="t1")
+        return "PreToolUse path", text, task["text"]
+    command = f"cd {task['cwd']} && {task['text']}" if task.get("cwd") else task["text"]
+    tool = {"command": command, "description": "run it"}
+    text = _hook(root, "claude", "PreToolUse", session, tool_name="Bash", tool_input=tool, tool_use_id="t1")
+    return "PreToolUse command", text, None
+
+
+def _named(text: str, rid: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(rid)}(?![\w-])", text) is not None
+
+
+def _tasks(root: Path, spec: dict[str, Any], record_of: dict[str, str | None], records: Records, fig: Figures) -> None:
+    """Recall in a session (Claude Code's): a gold section counts as given when the task's hook names its record,
+    when the session's start gave it in full, or when Claude Code holds its file itself at that moment
+    (`_claude_holds`). "hook alone" counts only what the task's hook names in a session of its own."""
+    path_of = {rid: path for rid, path, _, _, _ in records.spans}
     for number, task in enumerate(spec["tasks"]):
-        wants: list[set[str]] = []
-        for gold in task["gold"]:
-            key = _key(gold)
-            rid = record_of.get(key)
-            wants.append(({rid} if rid else set()) | twins.get(key, set()))
-        session, kind = f"task-{number:03d}", task["kind"]
-        if kind == "prompt":
-            surface, text = "UserPromptSubmit", _hook(root, "claude", "UserPromptSubmit", session, prompt=task["text"])
-        elif kind == "edit":
-            tool = {"file_path": str(root / task["text"]), "content": "x"}
-            surface = "PreToolUse path"
-            text = _hook(root, "claude", "PreToolUse", session, tool_name="Write", tool_input=tool, tool_use_id="t1")
-        else:
-            command = f"cd {task['cwd']} && {task['text']}" if task.get("cwd") else task["text"]
-            tool = {"command": command, "description": "run it"}
-            surface = "PreToolUse command"
-            text = _hook(root, "claude", "PreToolUse", session, tool_name="Bash", tool_input=tool, tool_use_id="t1")
-        hit = sum(1 for want in wants if any(re.search(rf"(?<![\w-]){re.escape(r)}(?![\w-])", text) for r in want))
+        wants = _gold(spec, task, record_of)
+        session = f"task-{number:03d}"
+        start = _hook(root, "claude", "SessionStart", session, source="startup")
+        started = {m["id"] for m in _FULL.finditer(start)}
+        surface, text, touched = _task_hook(root, task, session)
+        _, alone, _ = _task_hook(root, task, f"alone-{number:03d}")
+
+        def given(rid: str, text: str = text, started: set[str] = started, touched: str | None = touched) -> bool:
+            return _named(text, rid) or rid in started or _claude_holds(root, path_of[rid], touched)
+
+        hit = sum(1 for want in wants if any(given(r) for r in want))
         fig.recall[surface].append(hit / len(wants) if wants else 1.0)
         fig.tokens[surface].append(len(text) / 4)
+        hit_alone = sum(1 for want in wants if any(_named(alone, r) for r in want))
+        fig.recall[f"{surface}, hook alone"].append(hit_alone / len(wants) if wants else 1.0)
+        fig.tokens[f"{surface}, hook alone"].append(len(alone) / 4)
 
 
 def measure(workdir: Path, folder: Path) -> Figures:
@@ -285,7 +345,7 @@ def measure(workdir: Path, folder: Path) -> Figures:
     records = Records(root)
     record_of = _sections(root, spec, records, fig)
     _session_start(root, spec, record_of, records, fig)
-    _tasks(root, spec, record_of, fig)
+    _tasks(root, spec, record_of, records, fig)
     return fig
 
 
@@ -309,7 +369,7 @@ def _table(figures: list[Figures]) -> list[str]:
     out = ["| figure | " + " | ".join(f.name for f in figures) + " |", "|---|" + "---:|" * len(figures)]
     for column in COLUMNS:
         out.append(f"| {column} | " + " | ".join(str(f.values.get(column, "-")) for f in figures) + " |")
-    for surface in ("UserPromptSubmit", "PreToolUse path", "PreToolUse command"):
+    for surface in [f"{surface}{alone}" for surface in SURFACES for alone in ("", ", hook alone")]:
         cells = [
             f"{_mean(f.recall[surface])} ({len(f.recall[surface])}, {_mean(f.tokens[surface])[:-3] or '-'} tok)"
             for f in figures
@@ -330,8 +390,12 @@ def section(workdir: Path, quick: bool = False) -> str:
         'any run (scripts/bench_realrepos.py says how each figure is taken). "planned" counts create, supersede and '
         'tombstone items; "meta records" are records holding only sections about the instruction files themselves; '
         '"given twice" counts records SessionStart gives in full although the client loads their file itself; '
-        "recall is the share of each task's gold sections whose record the hook names, with the hook's tokens "
-        "(characters / 4).",
+        "recall is the share of each task's gold sections the agent holds at that moment in a Claude Code session: "
+        "named by the task's hook, given in full at the session's start, or in a file Claude Code has loaded "
+        "itself by then (each CLAUDE.md from the root to its working folder and each `.claude/rules` file without "
+        "`paths:`; a nested CLAUDE.md and a `paths:` rule once it has read a file there, which it does before "
+        'changing a file that exists); "hook alone" counts only what the task\'s hook names, in a session of its '
+        "own. Tokens are the task hook's characters / 4.",
         "",
         "### Tuned on",
         "",

@@ -71,4 +71,4 @@ def answer(event: HookEvent, ws: Workspace, risk_decision: str) -> dict[str, Any
         core.keep_session(ws, event)
         return None
     touched = core.subjects(event, DIALECT, ws.repo.require_workdir())
-    return tool_output(core.tool_context(ws, event, touched), risk_decision) if touched else None
+    return tool_output(core.tool_context(ws, event, touched, client="claude"), risk_decision) if touched else None

@@ -60,4 +60,6 @@ def answer(event: HookEvent, ws: Workspace, risk_decision: str) -> dict[str, Any
     touched = core.subjects(event, DIALECT, ws.repo.require_workdir())
     if not touched:
         return None
-    return tool_output(core.tool_context(ws, event, touched), "deny" if risk_decision == "deny" else "context", LIMIT)
+    return tool_output(
+        core.tool_context(ws, event, touched, client="codex"), "deny" if risk_decision == "deny" else "context", LIMIT
+    )

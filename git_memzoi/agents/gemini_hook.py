@@ -78,6 +78,6 @@ def answer(event: HookEvent, ws: Workspace, risk_decision: str) -> dict[str, Any
     if not touched:
         return None
     if moment == core.BEFORE_TOOL:  # warnings only: what else applies is told after the tool ran
-        return _before_tool(core.tool_context(ws, event, touched, explain=False), risk_decision)
-    found = core.tool_context(ws, event, touched)
+        return _before_tool(core.tool_context(ws, event, touched, explain=False, client="gemini"), risk_decision)
+    found = core.tool_context(ws, event, touched, client="gemini")
     return _context(event, found.text if found else None)

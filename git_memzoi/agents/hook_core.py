@@ -15,6 +15,7 @@ import os
 import re
 import sqlite3
 import sys
+from collections.abc import Callable
 from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -31,7 +32,7 @@ from git_memzoi.profile import oneline
 from git_memzoi.recall import paths as pathmatch
 from git_memzoi.recall import standing
 from git_memzoi.recall.context import candidates, unverified_note
-from git_memzoi.recall.precheck import by_command, precheck
+from git_memzoi.recall.precheck import by_command, by_path_words, precheck
 from git_memzoi.recall.records import index_connection, now
 
 if TYPE_CHECKING:
@@ -79,6 +80,8 @@ GUIDANCE_TYPES = (
 )
 #: At most this many guidance records for one command (its words match loosely; the best few).
 COMMAND_GUIDANCE = 6
+#: At most this many guidance records for a path by its words (`by_path_words`), after those whose scope covers it.
+PATH_GUIDANCE = 3
 #: At most this many records answer a prompt (the best; the budget may stop earlier): the first in full
 #: while FULL_SHARE of the budget lasts, the rest as one line each.
 PROMPT_RECORDS = 16
@@ -374,10 +377,18 @@ def session_memory(ws: Workspace, event: HookEvent) -> SessionMemory:
 
 
 def guidance(
-    conn: sqlite3.Connection, kind: str, value: str, workdir: Path | None = None
+    conn: sqlite3.Connection,
+    kind: str,
+    value: str,
+    workdir: Path | None = None,
+    held: Callable[[RecordRow], bool] | None = None,
 ) -> list[tuple[RecordRow, str]]:
-    """(row, scope) of the GUIDANCE_TYPES records for a repository path (by `applies_to`, deepest scope first)
-    or a command (by its words, the best COMMAND_GUIDANCE); the scope is the entry or the words that matched."""
+    """(row, scope) of the GUIDANCE_TYPES records for a repository path (by `applies_to`, deepest scope first, then
+    the best PATH_GUIDANCE about it by its words: a repository-wide rule or a decision that names its file or its
+    folders' words) or a command (by its words, the best COMMAND_GUIDANCE); the scope is the entry or the words
+    that matched.
+    `held(row)`: the client holds the row's text itself at this tool call (agents/loaded.py); such rows are left out
+    before the best are taken."""
     flt = Filter(now=now()[1], types=GUIDANCE_TYPES)
     if kind == "path":
         found: dict[int, tuple[RecordRow, str, int]] = {}
@@ -385,8 +396,12 @@ def guidance(
             if row.rowid not in found or len(base) > found[row.rowid][2]:
                 found[row.rowid] = (row, entry, len(base))
         ordered = sorted(found.values(), key=lambda f: (-f[2], GUIDANCE_TYPES.index(f[0].type), f[0].record_id))
-        return [(row, entry) for row, entry, _ in ordered]
-    matched = by_command(conn, value, flt, workdir)
+        about = [f for f in by_path_words(conn, value, flt) if f[0].rowid not in found]
+        about.sort(key=lambda f: (f[2], GUIDANCE_TYPES.index(f[0].type), f[0].record_id))
+        both = [(row, entry) for row, entry, _ in ordered] + [(row, how) for row, how, _ in about]
+        kept = [(row, how) for row, how in both if held is None or not held(row)]
+        return kept[: len([1 for row, _ in kept if row.rowid in found]) + PATH_GUIDANCE]
+    matched = [f for f in by_command(conn, value, flt, workdir) if held is None or not held(f[0])]
     matched.sort(key=lambda f: (f[2], GUIDANCE_TYPES.index(f[0].type), -float(f[0].confidence), f[0].record_id))
     return [(row, how) for row, how, _ in matched[:COMMAND_GUIDANCE]]
 
@@ -449,19 +464,28 @@ def _warning_lines(kind: str, what: str, warnings: list[PrecheckWarning]) -> lis
 
 
 def tool_context(
-    ws: Workspace, event: HookEvent, touched: list[tuple[str, str]], *, explain: bool = True
+    ws: Workspace, event: HookEvent, touched: list[tuple[str, str]], *, explain: bool = True, client: str | None = None
 ) -> ToolContext | None:
     """What applies to the paths and commands a tool call touches: the warnings on each (every time), then, when
     `explain`, once per session and scope what else applies to it; None when there is nothing to say.
 
     `explain=False` gives the warnings alone and leaves the session's memory as it was (a client that adds
-    context only after the tool ran asks for the rest then)."""
+    context only after the tool ran asks for the rest then). With `client`, what else applies leaves out the records
+    whose file that client holds itself at this call (`LoadedFiles.at_tool`): each rule reaches the agent once."""
+    workdir = ws.repo.require_workdir()
+    files = LoadedFiles(client, workdir, event.cwd) if client else None
+
+    def held(touched_path: str | None) -> Callable[[RecordRow], bool] | None:
+        if files is None:
+            return None
+        return lambda row: files.at_tool(row.source_ref, touched_path) is not None
+
     with index_connection(ws) as conn:  # one check of the index against the files for every question
         found = [
             (
                 kind,
                 precheck(ws, conn=conn, **{kind: value}),
-                guidance(conn, kind, value, ws.repo.workdir) if explain else [],
+                guidance(conn, kind, value, workdir, held(value if kind == "path" else None)) if explain else [],
             )
             for kind, value in touched
         ]

@@ -2,7 +2,8 @@
 
 Claude Code reads every CLAUDE.md (and CLAUDE.local.md) and `.claude/rules/`, and what a CLAUDE.md names with
 `@file` (a CLAUDE.md that is a symlink to AGENTS.md is AGENTS.md's text); Codex reads the AGENTS.md chain
-(AGENTS.override.md or AGENTS.md from the root down to its working folder); Gemini CLI reads GEMINI.md files.
+(AGENTS.override.md, else AGENTS.md, in each folder from the root down to its working folder, a symlink as the
+file it points to, and no more than its 32 KiB of them joined); Gemini CLI reads GEMINI.md files.
 A record imported from such a file (its `source_ref`) is the client's already while the file in the work
 tree still holds the bytes it was imported from (the same blob). Stdlib only: the hooks run this.
 """
@@ -16,11 +17,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, unquote
 
+from git_memzoi.index.activation import matches
+
 if TYPE_CHECKING:
     from git_memzoi.recall.standing import Rule
 
 __all__ = ["LoadedFiles"]
 
+#: Codex's instruction files in one folder, the first non-empty one read; and the most bytes of them it reads,
+#: joined from the root down (its `project_doc_max_bytes`, 32 KiB unless configured).
+CODEX_FILES = ("AGENTS.override.md", "AGENTS.md")
+CODEX_MAX_BYTES = 32 * 1024
+#: A rule file's front matter line that scopes it to paths (Claude Code's `paths:`).
+_PATHS = re.compile(r"^paths\s*:", re.M)
 #: `@path` on a line of its own in a CLAUDE.md: Claude Code imports that file's text.
 _AT_IMPORT = re.compile(r"^\s*@(\S+)\s*$", re.M)
 
@@ -43,6 +52,7 @@ class LoadedFiles:
             self.cwd = ""
         self._blobs: dict[tuple[str, int], str | None] = {}
         self._texts: dict[str, str] = {}
+        self._chain: list[tuple[str, bytes]] | None = None
 
     def _read(self, rel: str) -> bytes | None:
         try:
@@ -79,17 +89,77 @@ class LoadedFiles:
         targets = {posixpath.normpath(posixpath.join(folder, t)) for t in _AT_IMPORT.findall(self._texts[claude])}
         return claude if path in targets else None
 
-    def _reads(self, path: str) -> str | None:
+    def _codex_chain(self) -> list[tuple[str, bytes]]:
+        """The files Codex reads, from the root down to its working folder: in each folder AGENTS.override.md, else
+        AGENTS.md, when it is not empty; (path, bytes) each."""
+        if self._chain is None:
+            self._chain = []
+            parts = [p for p in self.cwd.split("/") if p not in ("", ".")]
+            for depth in range(len(parts) + 1):
+                folder = "/".join(parts[:depth])
+                for name in CODEX_FILES:
+                    rel = posixpath.join(folder, name) if folder else name
+                    data = self._read(rel)
+                    if data is not None and data.strip():
+                        self._chain.append((rel, data))
+                        break
+        return self._chain
+
+    def _codex_reads(self, path: str, last_line: int) -> str | None:
+        """The chain file through which Codex reads `path` (itself or a link to it) up to `last_line`, or None:
+        not on the chain (an AGENTS.md beside an AGENTS.override.md is not), or past CODEX_MAX_BYTES of the
+        files joined, where Codex stops reading."""
+        try:
+            real = (self.workdir / path).resolve()
+        except OSError:
+            return None
+        before = 0
+        for rel, data in self._codex_chain():
+            try:
+                same = (self.workdir / rel).resolve() == real
+            except OSError:
+                same = False
+            if same:
+                end = sum(len(line) for line in data.splitlines(keepends=True)[:last_line])
+                return rel if before + end <= CODEX_MAX_BYTES else None
+            before += len(data) + 2  # the files are joined with a blank line
+        return None
+
+    def _reads(self, path: str, last_line: int) -> str | None:
         name = posixpath.basename(path)
-        folder = posixpath.dirname(path)
         if self.client == "claude":
             return self._claude_reads(path)
-        if self.client == "codex" and name in ("AGENTS.md", "AGENTS.override.md"):
-            on_chain = not folder or self.cwd == folder or self.cwd.startswith(folder + "/")
-            return path if on_chain else None
+        if self.client == "codex":
+            return self._codex_reads(path, last_line)
         if self.client == "gemini" and name == "GEMINI.md":
             return path
         return None
+
+    def at_tool(self, source_ref: str | None, touched: str | None) -> str | None:
+        """`holding`, at a tool call that touches the repository path `touched` (None: it runs a command).
+
+        Claude Code loads a CLAUDE.md in its working folder or above it, and each `.claude/rules` file without
+        `paths:`, when the session starts; a CLAUDE.md below its working folder and a rule with `paths:` only once
+        it reads a file there, which it does before changing a file that exists (a new file is written unread)."""
+        via = self.holding(source_ref)
+        if via is None or self.client != "claude":
+            return via
+        read = touched is not None and (self.workdir / touched).is_file()
+        folder = posixpath.dirname(via)
+        if posixpath.basename(via) in ("CLAUDE.md", "CLAUDE.local.md"):
+            above = not folder or self.cwd == folder or self.cwd.startswith(folder + "/")
+            return via if above or (read and str(touched).startswith(folder + "/")) else None
+        if not _PATHS.search(self._front_matter(via)):
+            return via
+        return via if read and touched is not None and matches(source_ref or "", touched) else None
+
+    def _front_matter(self, rel: str) -> str:
+        data = self._read(rel) or b""
+        text = data.decode("utf-8", "replace")
+        if not text.startswith("---"):
+            return ""
+        end = text.find("\n---", 3)
+        return text[3:end] if end > 0 else ""
 
     def of_rule(self, rule: Rule) -> str | None:
         """`holding` for a standing rule."""
@@ -101,6 +171,8 @@ class LoadedFiles:
             return None
         quoted, _, query = source_ref[len("import:") :].partition("?")
         path = unquote(quoted)
-        blob = dict(parse_qsl(query)).get("blob", "")
-        via = self._reads(path)
+        fields = dict(parse_qsl(query))
+        blob = fields.get("blob", "")
+        last = fields.get("lines", "").rpartition("-")[2]
+        via = self._reads(path, int(last) if last.isdigit() else 0)
         return via if via is not None and blob and self._same(path, blob) else None

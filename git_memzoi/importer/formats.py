@@ -30,7 +30,10 @@ _IMPORTS_ONLY = re.compile(r"^\s*(?:@\S+\s*)*$")
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s#]+)[^)]*\)")
 #: Headings that speak of the instruction files themselves: their scope, inheritance, precedence, contents.
 _META_TITLE = re.compile(
-    r"^(?:scopes?|inheritance|precedence|(?:source of truth|scope)\b.*\bprecedence|source of truth|"
+    r"^(?:scopes?(?! of work)|inheritance|precedence|(?:source of truth|scope)\b.*\bprecedence|"
+    r"(?:single |canonical )?sources? of truth|applicability|(?:purpose|goals?) (?:and|&) scope|"
+    r"(?:(?:instruction|rule|file|document)s? )?hierarchy|last updated|(?:document|revision|version) history|"
+    r"when (?:this|these) (?:file|files|rules|instructions|guide) appl(?:y|ies)|"
     r"(?:about|using|how to use|how to read|when to use) (?:this|these) (?:file|files|document|guide|instructions)|"
     r"table of contents|contents|toc|(?:available|related|other|more) (?:skills|instructions|instruction files)|"
     r"skills|this file|file purpose|(?:trust|follow|maintaining|updating) (?:these|this|the) "
@@ -44,8 +47,19 @@ _META_WORDS = re.compile(
     r"\.cursor/rules|\.mdc\b|\.clinerules|\.windsurf/rules|\.claude/rules|\.github/skills|\bskills?\b|"
     r"\b(?:this|these|that|the|its|their) (?:(?:root|nested|closest|applicable|local|parent|own|package's) ){0,2}"
     r"(?:file|files|document|guide|instructions)\b|\binstruction files?\b|\bClaude Code\b|"
-    r"\bGitHub Copilot\b)",
+    r"\bGitHub Copilot\b|\b(?:these|the following) rules appl(?:y|ies)\b|\binherit(?:s|ed|ing)? (?:from|all|every)\b|"
+    r"\b(?:takes?|have|has) precedence\b|\.github/instructions|\.cursorrules|\.windsurfrules)",
     re.I,
+)
+#: A rule file whose name, title or description says it is about writing or keeping rule files (Cursor's
+#: `cursor_rules.mdc`, "Guidelines for creating and maintaining Cursor rules", a `self_improve` rule).
+_META_RULE = re.compile(
+    r"^(?:cursor|claude|windsurf|cline|copilot) rules?$|^self improve$|"
+    r"\b(?:creat|writ|maintain|improv|updat|add|edit|format|structur|organi[sz])\w* (?:new |the |these )?"
+    r"(?:(?:cursor|claude|windsurf|cline|copilot|agent) rules\b|rules? files?|\.mdc\b|instruction files?|"
+    r"AGENTS\.md|CLAUDE\.md|GEMINI\.md)|\b(?:rules?|instructions?) (?:about|for|on) (?:writing |creating )?"
+    r"(?:rules|rule files|instructions)\b",
+    re.I | re.M,
 )
 _SENTENCE = re.compile(r"(?<=[.!?:;])\s+|\n+")
 #: Titles that say nothing of their own: the record carries its file's name.
@@ -53,8 +67,10 @@ GENERIC_TITLES = frozenset(
     "purpose scope overview introduction intro summary notes general guidelines rules instructions context "
     "background details misc miscellaneous about description important reference references".split()
 )
-#: A section longer than this is memory, whatever it says of the files.
+#: A section longer than this is memory, unless nearly all of it (META_LONG_SHARE of its sentences) speaks of the
+#: files: a list of the nested instruction files, say.
 META_MAX_CHARS = 1200
+META_LONG_SHARE = 0.8
 _GLOB_CHARS = "*?[{"
 
 
@@ -298,7 +314,9 @@ def items(src: Loaded, *, folder: str | None = None) -> list[Item]:
             title = titled(title, src.named)
         kind, lane = classify_text(section.title)
         item = Item(src.fmt, src, section.path, title, section.body, section.first, section.last, kind, lane, applies)
-        item.skip = meta_reason(section.title, section.body, lead=bool(section.path) and section.path == groups)
+        # a file's introduction: the text under its H1, or before its first heading when it has none
+        lead = section.path == groups and (bool(section.path) or len(sections) > 1)
+        item.skip = meta_reason(section.title, section.body, lead=lead)
         out.append(item)
     return out
 
@@ -307,19 +325,21 @@ def meta_reason(title: str, body: str, *, lead: bool = False) -> str | None:
     """Why a section is about the instruction files themselves (not memory), or None.
 
     Its heading names what only instruction files have (scope, inheritance, precedence, a table of
-    contents, skills, "this file"), or it is short and at least half of its sentences, its first
-    among them, speak of instruction files ("see AGENTS.md", "this file is…", `.cursor/rules`).
+    contents, skills, "this file", applicability, hierarchy, the file's history), or at least half of its
+    sentences, its first among them, speak of instruction files ("see AGENTS.md", "this file is…",
+    `.cursor/rules`, "inherits from", "takes precedence", "these rules apply…"), the section being short
+    or nearly all (META_LONG_SHARE) of it speaking of them.
     `lead`: the text under a file's H1, its introduction: half of its sentences are enough.
     """
     heading = title.strip().strip("*_`:").strip()
     if _META_TITLE.match(heading):
         return f"about the instruction files ({heading!r}): not memory"
-    if len(body) > META_MAX_CHARS:
-        return None
     sentences = [s for s in _SENTENCE.split(_prose(body)) if len(re.findall(r"\w+", s)) > 2]
     if not sentences or not (lead or _META_WORDS.search(sentences[0])):
         return None
     speaking = sum(1 for s in sentences if _META_WORDS.search(s))
+    if len(body) > META_MAX_CHARS and speaking < META_LONG_SHARE * len(sentences):
+        return None
     if 2 * speaking >= len(sentences):
         return f"about the instruction files ({speaking} of {len(sentences)} sentences name them): not memory"
     return None
@@ -383,6 +403,8 @@ def _rule(src: Loaded, folder: str) -> Item:
     item = Item(src.fmt, src, (), title, text, 1, last, kind, lane, applies, activation, warnings)
     if not text.strip():
         item.skip = "empty rule"
+    elif _META_RULE.search(f"{stem.replace('_', ' ').replace('-', ' ')}\n{title}\n{description or ''}"):
+        item.skip = f"a rule about rule files ({title!r}): not memory"
     return item
 
 

@@ -7,7 +7,7 @@ derives from it, as runtime state and never as a record field, one mode per reco
 - `always`: the record reaches the agent as its scope says (every record that is not an imported
   rule file narrowed by its activation, and `alwaysApply: true`, `trigger: always_on`, `applyTo: **`);
 - `glob`: only when a path matching one of the original globs is touched or named (never standing);
-- `requested`: an agent-requested rule (a description and nothing else): by relevance only;
+- `requested`: an agent-requested rule (a description and nothing else) and an imported ADR: by relevance only;
 - `manual`: only on request (a Cursor rule with neither, `trigger: manual`, an `.instructions.md`
   without `applyTo`).
 
@@ -58,6 +58,8 @@ def mode(ref: str | None) -> str:
         if values.get(key):
             return ALWAYS if values[key].strip() in _EVERYWHERE else GLOB
     fmt = values.get("format", "")
+    if fmt == "adr":
+        return REQUESTED  # a decision's record is background: by relevance, never standing
     if fmt == "cursor-rule":
         return REQUESTED if values.get("description") else MANUAL
     return MANUAL if fmt == "copilot-rule" else ALWAYS
@@ -188,6 +190,7 @@ def mode_sql(row: str) -> str:
         f"WHEN {_is(ref, 'trigger', 'model_decision')} THEN '{REQUESTED}' "
         f"WHEN {everywhere} THEN '{ALWAYS}' "
         f"WHEN {any_glob} THEN '{GLOB}' "
+        f"WHEN {_is(ref, 'format', 'adr')} THEN '{REQUESTED}' "
         f"WHEN {_is(ref, 'format', 'cursor-rule')} AND {_filled(ref, 'description')} THEN '{REQUESTED}' "
         f"WHEN {_is(ref, 'format', 'cursor-rule')} OR {_is(ref, 'format', 'copilot-rule')} THEN '{MANUAL}' "
         f"ELSE '{ALWAYS}' END)"

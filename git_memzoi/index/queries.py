@@ -263,6 +263,11 @@ def by_rowid(conn: sqlite3.Connection, rowids: Iterable[int]) -> list[RecordRow]
     return list(map(_MAKE, conn.execute(f"SELECT {_ROW} FROM records r WHERE r.rowid IN ({marks})")))
 
 
+def manual_rules(conn: sqlite3.Connection) -> set[int]:
+    """The rowids of imported rules that reach the agent only on request (index.activation's `manual`)."""
+    return {rowid for (rowid,) in conn.execute("SELECT record FROM activation WHERE mode = ?", (activation.MANUAL,))}
+
+
 def covering(conn: sqlite3.Connection, bases: Sequence[str], flt: Filter) -> list[tuple[RecordRow, str, str]]:
     """(row, entry, base) for each `applies_to` entry whose base is one of `bases`, of the rows `flt` keeps.
 

@@ -21,7 +21,7 @@ from git_memzoi.freshness import state as freshness
 from git_memzoi.index import fts, queries
 from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
-from git_memzoi.recall import commands
+from git_memzoi.recall import commands, query
 from git_memzoi.recall import paths as pathmatch
 from git_memzoi.recall.models import PrecheckResult, PrecheckWarning
 from git_memzoi.recall.records import citation, index_connection, now
@@ -133,6 +133,52 @@ def by_command(conn: sqlite3.Connection, text: str, flt: Filter, workdir: Path |
             score = FOLDER_WEIGHT + (-out[row.rowid][2][1] if row.rowid in out else 0)
             out[row.rowid] = (row, f"runs in {base} ({entry})", (0, -score))
     return list(out.values())
+
+
+#: A path's words (`by_path_words`) must weigh this much, by their rarity, for a record to come by them: the file's
+#: name alone, or two rare words of its folders and name; words many records share weigh too little.
+PATH_WORDS_FLOOR = 1.5
+#: ... and one of the words it holds must be the file's own or its folder's, and not one most records hold.
+OWN_RARITY = 0.3
+#: File and folder names that say where code starts or lies, not what it is about: their words count as those of
+#: the folders above.
+GENERIC_NAMES = frozenset(
+    "index main init __init__ mod lib utils util helpers types constants src source app internal pkg cmd".split()
+)
+
+
+def by_path_words(conn: sqlite3.Connection, path: str, flt: Filter) -> list[Found]:
+    """Rows `flt` keeps that are about a repository path by their words: they name its file (`NuGet.config`,
+    `gen-ai-attributes.ts`: a phrase, weighing as a command's program) or hold at least two words of its folders
+    and its name (with their abbreviations' long forms: `config` finds "configuration"), whose rarity-weighted sum
+    reaches PATH_WORDS_FLOOR; a manual rule (only on request) never. Rank (0, -score)."""
+    folders, _, name = path.rpartition("/")
+    stem, _, ext = name.rpartition(".") if "." in name.lstrip(".") else (name, "", "")
+    weights: dict[str, int] = {}
+    generic = stem.lower() in GENERIC_NAMES
+    if len(fts.words(name)) > 1 and not generic:
+        weights[_quoted(name)] = PROGRAM_WEIGHT
+    # the file's own words and its folder's say what it is; the folders above and its extension, where it lies
+    parent = folders.rsplit("/", 1)[-1]
+    near = ("" if parent.lower() in GENERIC_NAMES else parent) + ("" if generic else f" {stem}")
+    folders += f" {stem}" if generic else ""
+    for text, weight in ((near, VERB_WEIGHT), (f"{folders.replace('/', ' ')} {ext}", WORD_WEIGHT)):
+        for term in query.terms(text):
+            weights.setdefault(term, weight)
+    terms = list(weights)[: fts.MAX_TERMS]
+    if not terms:
+        return []
+    held = queries.holding_terms(conn, terms, min(2, len(terms)), flt)
+    rarity = _rarity(conn, terms) if held else []
+    manual = queries.manual_rules(conn) if held else set()
+    out: list[Found] = []
+    for row, which in held:
+        score = sum(weights[terms[i]] * rarity[i] for i in which)
+        own = any(weights[terms[i]] > WORD_WEIGHT and rarity[i] >= OWN_RARITY for i in which)
+        if own and score >= PATH_WORDS_FLOOR and row.rowid not in manual:
+            shown = ", ".join(terms[i].strip("()").replace('"', "").split(" OR ")[0] for i in which)
+            out.append((row, "words: " + shown, (0, -score)))
+    return out
 
 
 def precheck(

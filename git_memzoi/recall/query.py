@@ -94,6 +94,8 @@ CONCEPTS: tuple[tuple[str, ...], ...] = (
     ("pseudonymise", "pseudonymize", "anonymise", "anonymize", "scramble", "redact"),
     ("polygon", "shape"),
     ("retention", "retain"),
+    ("truncate", "truncation", "clip", "shorten", "ellipsis", "overflow"),
+    ("inbox", "mailbox", "mail"),
 )
 #: Words of requests and questions that say nothing about which memory applies.
 FILLER = frozenset(

@@ -1,13 +1,12 @@
 """Standing rules: the repository-wide records of the kinds that hold everywhere, in the order an agent needs them.
 
-A record is a standing rule when it is current, may leave this machine, has no `applies_to` (or an
-entry covering the whole repository), is a convention, constraint, preference, risk, warning,
-decision or procedure, and no activation its import kept narrows it (index.activation: a glob,
-agent-requested or manual rule is never standing). They are ranked risks and warnings first, then by
-where they came from (the root instruction files, records not imported, nested and tool files,
-ADRs, each in source order), then by confidence, then newest first, then by ID. `render` gives every
-rule at least its line: full text while the budget lasts with room for the lines of the rest, a
-long record as its title and description line. Stdlib only: the agent hooks answer with them.
+A record is a standing rule when it is current, may leave this machine, has no `applies_to` (or an entry covering
+the whole repository), is a convention, constraint, preference, risk, warning, decision or procedure, and no
+activation its import kept narrows it (index.activation: a glob, agent-requested or manual rule, or an imported ADR,
+is never standing). They are ranked risks and warnings first, then by where they came from (the root instruction
+files, records not imported, nested and tool files, each in source order), then by confidence, then newest first,
+then by ID. `render` gives every rule at least its line: full text while the budget lasts with room for the lines of
+the rest, a long record as its title and description line. Stdlib only: the agent hooks answer with them.
 
 Which rows are standing rules, and their rank, is worked out once per index state: index.db's
 `standing` table, kept in step with `records` by triggers as rows are written (`index.index_db`).
@@ -132,12 +131,12 @@ def render(
 ) -> tuple[str, list[str]]:
     """(text, IDs given in full) for `rules` in order, within `limit` characters.
 
-    Every rule gets at least its line while lines fit: a rule is given in full only when its text leaves room
-    for the lines of every rule after it (at most half of `limit`), and a record longer than 1/LONG_SHARE of
-    `limit` is given as its title and description line, so that no long record crowds the rest out; an
-    imported ADR is listed only. `loaded(rule)` names the file the client loads itself and still holds the
-    rule's text: such a rule is one line naming that file. Whole rows are read only for the rules that may be
-    given in more than a line.
+    Every rule gets at least its line while lines fit: a rule is given in full only when its text leaves room for
+    the lines of every rule after it (at most half of `limit`), and a record longer than 1/LONG_SHARE of `limit` is
+    given as its title and description line, so that no long record crowds the rest out (an imported ADR is never a
+    standing rule: index.activation). `loaded(rule)` names the file the client loads itself and still holds the
+    rule's text: such a rule is one line naming that file. Whole rows are read only for the rules that may be given
+    in more than a line.
     """
     lines = [len(line(rule)) for rule in rules]
     # the room kept for the lines of the rules after each one: all of them, or half the budget when they
@@ -150,8 +149,6 @@ def render(
     for at, rule in enumerate(rules):
         where = loaded(rule) if loaded is not None else None
         text = line(rule, f", in {where}") if where else ""
-        if activation.origin(rule.source_ref)[0] == activation.ADR:
-            text = line(rule)  # an ADR is background: listed, given in full by relevance (a prompt, search)
         if not text and used + lines[at] + after[at] < limit:
             if rule.rowid not in rows:
                 rows = {row.rowid: row for row in queries.by_rowid(conn, [r.rowid for r in rules[at : at + _FETCH]])}

@@ -94,20 +94,22 @@ def test_cursor_activation_decides_session_start(repo: Repo) -> None:
     assert on_path in hook("claude", "pretooluse-write", repo.path, tool_input=edit)  # globs: *
 
 
-def test_root_file_first_in_source_order_adrs_listed_last(repo: Repo) -> None:
+def test_root_file_first_in_source_order_adrs_by_relevance_only(repo: Repo) -> None:
     imported(repo, "amux")
     start = hook("codex", "sessionstart", repo.path)
     ids = re.findall(r"\(([a-z0-9][a-z0-9-]*)\)", start.split("## Standing rules", 1)[1])
     claude_md = [rid for rid in ids if "import:CLAUDE.md?" in _record_text(repo, rid)]
-    adrs = [rid for rid in ids if "format=adr" in _record_text(repo, rid)]
-    assert claude_md and adrs
-    assert max(ids.index(r) for r in claude_md) < min(ids.index(r) for r in adrs)
+    assert claude_md
     lines = [_first_line(repo, rid) for rid in claude_md]
     assert lines == sorted(lines)
-    assert [_first_line(repo, rid) for rid in adrs] == [1] * len(adrs)
-    adr_files = [re.search(r"import:([^?]+)", _record_text(repo, rid)).group(1) for rid in adrs]  # type: ignore[union-attr]
-    assert adr_files == sorted(adr_files)
-    assert not any(in_full(start, rid) for rid in adrs)  # listed; a prompt or a search gives them in full
+    storage = record_of(repo, "docs/adr/021-deprecate-mailbox-for-storage.md", "Deprecate Mailbox")
+    hooks = record_of(repo, "docs/adr/027-hook-execution-directory.md", "Hook Execution Directory")
+    assert not any("format=adr" in _record_text(repo, rid) for rid in ids)  # no ADR at session start
+    prompt = "why was the mailbox deprecated in favour of general storage?"
+    assert storage in hook("claude", "userpromptsubmit", repo.path, prompt=prompt, session_id="a1")
+    init = {"file_path": f"{repo.path}/internal/cli/commands/hooks/init.go", "content": "package hooks\n"}
+    assert hooks in hook("claude", "pretooluse-write", repo.path, tool_input=init, session_id="a2")
+    assert storage in run_cli("search", "mailbox storage", cwd=repo.path).stdout
 
 
 def test_a_long_record_is_its_title_and_description_line(repo: Repo) -> None:
@@ -172,3 +174,76 @@ def test_gemini_gets_a_gemini_md_rule_as_a_mention(repo: Repo) -> None:
     overview = record_of(repo, "GEMINI.md", "Project Overview")
     assert f"- Project Overview ({overview}), in GEMINI.md" in hook("gemini", "sessionstart", repo.path)
     assert in_full(hook("codex", "sessionstart", repo.path), overview)
+
+
+def test_pretooluse_gives_the_repository_wide_rule_that_names_the_file(repo: Repo) -> None:
+    imported(repo, "sentry-javascript")
+    ai = record_of(repo, ".cursor/rules/adding-a-new-ai-integration.mdc", "AI Integration")
+    path = {"file_path": f"{repo.path}/packages/core/src/tracing/ai/gen-ai-attributes.ts", "content": "x\n"}
+    text = hook("claude", "pretooluse-write", repo.path, tool_input=path, session_id="p1")
+    assert ai in text  # `gen-ai-attributes.ts` is named in the rule, which applies to the whole repository
+    unrelated = {"file_path": f"{repo.path}/packages/react/src/errorboundary.tsx", "content": "x\n"}
+    assert ai not in hook("claude", "pretooluse-write", repo.path, tool_input=unrelated, session_id="p2")
+
+
+def test_pretooluse_leaves_out_a_claude_md_rule_claude_code_has_loaded(repo: Repo) -> None:
+    imported(repo, "amux")
+    adr_rule = record_of(repo, "docs/adr/CLAUDE.md", "ADR Writing Instructions")
+    read_first = {"file_path": f"{repo.path}/docs/adr/001-record-architecture-decisions.md", "content": "x\n"}
+    new_file = {"file_path": f"{repo.path}/docs/adr/099-a-new-decision.md", "content": "x\n"}
+    # an existing file is read before it is changed, which loads docs/adr/CLAUDE.md; a new one is written unread
+    assert adr_rule not in hook("claude", "pretooluse-write", repo.path, tool_input=read_first, session_id="c1")
+    assert adr_rule in hook("claude", "pretooluse-write", repo.path, tool_input=new_file, session_id="c2")
+    patch = (
+        "*** Begin Patch\n*** Update File: docs/adr/001-record-architecture-decisions.md\n@@\n-a\n+b\n*** End Patch\n"
+    )
+    codex = hook("codex", "pretooluse-apply-patch", repo.path, tool_input={"command": patch}, session_id="c3")
+    assert adr_rule in codex  # Codex does not read CLAUDE.md
+
+
+def _agents_md_records(repo: Repo, start: str, source: str = "AGENTS.md") -> list[str]:
+    ids = dict.fromkeys(re.findall(r"\(([a-z0-9][a-z0-9-]*)\)", start))
+    return [rid for rid in ids if f"import:{source}?" in _record_text(repo, rid)]
+
+
+def test_codex_reads_a_symlinked_root_agents_md_itself(repo: Repo) -> None:
+    (repo.path / ".agents").mkdir()
+    shutil.copy(REAL / "aspire" / "files" / "AGENTS.md", repo.path / ".agents" / "AGENTS.md")
+    (repo.path / "AGENTS.md").symlink_to(".agents/AGENTS.md")
+    repo.commit("AGENTS.md is a link to .agents/AGENTS.md")
+    run_cli("import", "--apply", cwd=repo.path)
+    claude = hook("claude", "sessionstart", repo.path)
+    rules = [rid for rid in re.findall(r"\(([a-z0-9][a-z0-9-]*)\)", claude) if "AGENTS.md?" in _record_text(repo, rid)]
+    assert rules and any(in_full(claude, rid) for rid in rules)  # Claude Code reads no AGENTS.md
+    codex = hook("codex", "sessionstart", repo.path)
+    assert not any(in_full(codex, rid) for rid in rules)  # Codex reads the link's text: the same rules
+
+
+def test_codex_does_not_read_agents_md_beside_an_override(repo: Repo) -> None:
+    imported(repo, "aspire")
+    rules = _agents_md_records(repo, hook("claude", "sessionstart", repo.path))
+    assert rules and not any(in_full(hook("codex", "sessionstart", repo.path), rid) for rid in rules)
+    repo.write("AGENTS.override.md", "# Local\n\nRun the tests before every push.\n")
+    codex = hook("codex", "sessionstart", repo.path, session_id="o1")
+    assert any(in_full(codex, rid) for rid in rules)  # Codex reads the override in its place
+
+
+def test_codex_does_not_read_agents_md_past_32_kib(repo: Repo) -> None:
+    # aspire's AGENTS.md with 12 KiB more before its rules: the last ones lie past the 32 KiB Codex reads
+    text = (REAL / "aspire" / "files" / "AGENTS.md").read_text(encoding="utf-8")
+    padding = "## Notes\n\n" + "".join(f"- Note {n}: keep this line as it is.\n" for n in range(400))
+    repo.write("AGENTS.md", text.replace("## General", padding + "\n## General", 1))
+    repo.commit("a long AGENTS.md")
+    run_cli("import", "--apply", cwd=repo.path)
+    late = record_of(repo, "AGENTS.md", "Localization files")
+    early = record_of(repo, "AGENTS.md", "Repository Overview")
+    codex = hook("codex", "sessionstart", repo.path)
+    assert f"({early}), in AGENTS.md" in codex
+    assert late in codex and f"({late}), in AGENTS.md" not in codex  # not Codex's already: listed as any rule
+
+
+def test_a_prompt_in_plain_words_finds_the_rule_in_the_projects_terms(repo: Repo) -> None:
+    imported(repo, "gemini-cli")
+    ink = record_of(repo, "packages/cli/GEMINI.md", "React & Ink")
+    prompt = "the branch name in the footer is too long: shorten it with an ellipsis"
+    assert ink in hook("claude", "userpromptsubmit", repo.path, prompt=prompt, session_id="w1")  # "truncation"

@@ -192,6 +192,35 @@ def test_sections_about_the_instruction_files_are_skipped_with_a_plan_line(repo:
     assert {"Start Here", "packages/wrangler: Conventions (Wrangler-Specific)", "docs: Repository Overview"} <= kept
 
 
+def test_more_kinds_of_sections_about_the_instruction_files_are_skipped(repo: Repo) -> None:
+    wrangler = real("workers-sdk", "packages/wrangler/AGENTS.md")
+    extra = (
+        "\n## Applicability\n\nEverything under `packages/wrangler`, tests included.\n"
+        "\n## Hierarchy\n\n1. The root guide\n2. This package's guide\n3. A folder's guide\n"
+        "\n## Document history\n\n- 2025-01: first version\n- 2025-03: testing added\n"
+        "\n## Local precedence\n\nRules here take precedence over the root ones for files in this package.\n"
+        "\n## Package guides\n\n"
+        + "".join(
+            f"- See `packages/{p}/AGENTS.md` for the {p} package's own rules.\n" for p in ("a", "b", "c", "d") * 12
+        )
+    )
+    repo.write("packages/wrangler/AGENTS.md", wrangler + extra)
+    repo.write(
+        ".cursor/rules/cursor_rules.mdc",
+        "---\ndescription: Guidelines for creating and maintaining Cursor "
+        "rules to ensure consistency\nalwaysApply: true\n---\n\n- Keep each rule under 500 lines.\n",
+    )
+    copy_real(repo, "sentry-javascript", ".cursor/rules/sdk_development.mdc")
+    repo.commit("instruction files")
+    skipped = {e["title"]: e["reason"] for e in entries(plan(), "skipped")}
+    for title in ("Applicability", "Hierarchy", "Document history", "Local precedence", "Package guides"):
+        assert "about the instruction files" in skipped[f"packages/wrangler: {title}"], title
+    assert "a rule about rule files" in next(r for t, r in skipped.items() if "Cursor" in t or "cursor" in t)
+    kept = {e["title"] for e in entries(plan(), "create")}
+    assert "packages/wrangler: Conventions (Wrangler-Specific)" in kept
+    assert any("SDK" in title for title in kept)  # a rule about the code, not about rules
+
+
 def test_generic_titles_carry_their_files_name(repo: Repo) -> None:
     copy_real(repo, "workers-sdk", into={"AGENTS.md": "packages/wrangler/AGENTS.md"})
     repo.commit("instruction files")

@@ -13,8 +13,9 @@ from support import Repo, age, imported, memzoi_exe, python_importtime, run_cli,
 
 #: Modules the read path must never load: they cost more than the commands' own work, and
 #: are needed only to parse (pydantic, PyYAML), to lock (filelock), to serve MCP, or (pygit2)
-#: for what repository discovery's fast path leaves to it.
-FORBIDDEN = ("pydantic", "pydantic_core", "yaml", "filelock", "mcp", "pygit2")
+#: for what repository discovery's fast path leaves to it; hashlib loads OpenSSL (milliseconds) for
+#: digests the read path takes from CPython's own modules when it needs one (index/sweep.py).
+FORBIDDEN = ("pydantic", "pydantic_core", "yaml", "filelock", "mcp", "pygit2", "hashlib", "_hashlib")
 #: Answered before click loads (cli.entry), so click is forbidden there too.
 BEFORE_CLICK = {("rebuild",), ("--version",), ("-h",)}
 EXPIRY_ID = "automatic-private-inference-is-event-bound"

@@ -151,8 +151,29 @@ VOCAB = vocabulary()
 ZIPF = list(__import__("itertools").accumulate(1.0 / ((rank + 20) ** 1.07) for rank in range(len(VOCAB))))
 
 
+#: The corpus the records and queries draw their words from: "zipf" (the vocabulary above, by Zipf's law) or
+#: "shared" (every record from the same few words, evenly: every word is held by a large share of the records,
+#: the worst case for ranking, which scores every record holding a query's words). `--corpus` sets it; the
+#: environment carries it to the sections, which load this module again.
+CORPUS_ENV = "MEMZOI_BENCH_CORPUS"
+CORPORA = ("zipf", "shared")
+SHARED_WORDS = 64
+
+
+def corpus() -> str:
+    """The corpus this run draws from (CORPUS_ENV; "zipf" when unset)."""
+    return os.environ.get(CORPUS_ENV, "zipf")
+
+
 def word(rng: random.Random) -> str:
+    if corpus() == "shared":
+        return rng.choice(WORDS[:SHARED_WORDS])
     return rng.choices(VOCAB, cum_weights=ZIPF)[0]
+
+
+def any_word(rng: random.Random) -> str:
+    """A word of the corpus's vocabulary, each as likely as the others."""
+    return rng.choice(WORDS[:SHARED_WORDS] if corpus() == "shared" else VOCAB)
 
 
 NOTES = [
@@ -376,7 +397,7 @@ def queries(rng: random.Random, count: int) -> list[tuple[str, str | None]]:
         if i % 10 == 9:
             out.append((rng.choice(hostile), None))
             continue
-        pick = (lambda: word(rng)) if i % 3 == 0 else (lambda: rng.choice(VOCAB))
+        pick = (lambda: word(rng)) if i % 3 == 0 else (lambda: any_word(rng))
         text = " ".join(pick() for _ in range(rng.randint(1, 3)))
         path = f"src/{rng.choice(MODULES)}/{rng.choice(WORDS)}.py" if i % 4 == 0 else None
         out.append((text, path))
@@ -619,6 +640,13 @@ def render(results: list[Result], quick: bool, repeats: int, nqueries: int) -> s
         "",
         f"- machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
         f"SQLite {sqlite3.sqlite_version}, PyYAML {yaml.__version__} (libyaml {yaml.__with_libyaml__})",
+        f"- corpus: {corpus()} ("
+        + (
+            f"every record's words drawn evenly from the same {SHARED_WORDS}"
+            if corpus() == "shared"
+            else f"words drawn from a {len(VOCAB):,}-word vocabulary by Zipf's law"
+        )
+        + "; `--corpus` chooses)",
         f"- method: floor, cold and fresh-worktree figures are the best of {repeats}; no-op is the median of "
         f"{max(repeats, 5)}; search and context are p50/p95 over {nqueries} queries (a quarter with `--path`, "
         "a tenth hostile text) in one warm process, each call including `open_index`'s staleness check; "
@@ -784,6 +812,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", help="where to build the repositories (default: a temp folder, removed)")
     parser.add_argument("--queries", type=int, help="queries per measurement (default 200; 20 with --quick)")
     parser.add_argument("--sections", help="comma-separated bench_<topic>.py sections to run (default: all)")
+    parser.add_argument(
+        "--corpus",
+        choices=CORPORA,
+        default=corpus(),
+        help="the records' words: zipf (a realistic vocabulary, the default) or shared (every record from the "
+        f"same {SHARED_WORDS} words)",
+    )
     parser.add_argument("--skip-sections", action="store_true", help="leave out every bench_<topic>.py section")
     parser.add_argument("--skip-records", action="store_true", help="leave out the record-size figures")
     parser.add_argument(
@@ -798,6 +833,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--before-rounds", type=int, default=3, help="runs of each side for --before (default 3)")
     args = parser.parse_args(argv)
+    os.environ[CORPUS_ENV] = args.corpus  # the sections and --before's runs generate the same corpus
     before = resolve_commit(args.before) if args.before else None
     if args.before and before is None:
         parser.error(f"--before {args.before}: not a commit of this repository")

@@ -10,7 +10,6 @@ tree still holds the bytes it was imported from (the same blob). Stdlib only: th
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import re
 from pathlib import Path
@@ -35,6 +34,8 @@ _AT_IMPORT = re.compile(r"^\s*@(\S+)\s*$", re.M)
 
 
 def _blob(data: bytes, width: int) -> str:
+    import hashlib  # only for a record imported from a file the client loads: hashlib loads OpenSSL (ms)
+
     header = b"blob %d\0" % len(data)
     digest = hashlib.sha256 if width == 64 else hashlib.sha1
     return digest(header + data).hexdigest()

@@ -285,8 +285,13 @@ def covering(conn: sqlite3.Connection, bases: Sequence[str], flt: Filter) -> lis
 
 
 def by_glob(conn: sqlite3.Connection, path: str, flt: Filter) -> list[tuple[RecordRow, str, str]]:
-    """(row, glob, '') for each glob-activated rule `flt` keeps whose original globs match `path`."""
+    """(row, glob, '') for each glob-activated rule `flt` keeps whose original globs match `path`.
+
+    Most memories hold no such rule: the small activation table says so first, because the query below,
+    given a filter on types, walks every current record of those types to find the few."""
     params: dict[str, Any] = {"mode": activation.GLOB}
+    if conn.execute("SELECT 1 FROM activation WHERE mode = :mode LIMIT 1", params).fetchone() is None:
+        return []
     sql = (
         f"SELECT {_ROW} FROM activation x JOIN records r ON r.rowid = x.record "
         f"WHERE x.mode = :mode AND {flt.where(params)}"

@@ -19,7 +19,19 @@ from support.agents import client_event as event
 from support.agents import client_hook as hook
 from support.recall import add_record
 
-HEAVY = ("click", "pydantic", "pydantic_core", "yaml", "mcp", "pygit2", "filelock", "dataclasses", "inspect")
+HEAVY = (
+    "click",
+    "pydantic",
+    "pydantic_core",
+    "yaml",
+    "mcp",
+    "pygit2",
+    "filelock",
+    "dataclasses",
+    "inspect",
+    "hashlib",
+    "_hashlib",
+)
 
 
 def context(out: dict[str, Any] | None, name: str) -> str:
@@ -179,7 +191,7 @@ def test_gemini_other_tools_and_events(memory: Repo) -> None:
 )
 def test_the_hook_path_stays_light(memory: Repo, client: str, names: tuple[str, ...]) -> None:
     """Each client runs its hook before every prompt and edit: no click, pydantic, PyYAML, MCP SDK, pygit2, filelock,
-    dataclasses."""
+    dataclasses, hashlib (OpenSSL)."""
     age(memory.path, 3600)
     run_cli("rebuild")
     age(Path(os.environ["MEMZOI_HOME"]), 3600)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from support import Repo, age, run_cli, run_importtime
+from support import FIXTURES, Repo, age, run_cli, run_importtime
 from support.agents import client_event as event
 from support.agents import client_hook as hook
 from support.recall import add_record
@@ -239,7 +239,61 @@ def test_every_answer_fits_its_clients_inline_limit_on_300_standing_rules(
     )
 
 
-# A turn's end: Codex's Stop, Gemini CLI's AfterAgent
+# A turn's end: Codex's Stop, Gemini CLI's AfterAgent (and its PreCompress)
+
+
+def _transcript(memory: Repo, tmp_path: Path, fixture: str) -> str:
+    path = tmp_path / Path(fixture).name
+    path.write_text((FIXTURES / fixture).read_text().replace("{CWD}", str(memory.path)))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("client", "name", "fixture", "wanted"),
+    [
+        (
+            "codex",
+            "stop",
+            "codex-hooks/rollout-patch.jsonl",
+            "Files edited, latest first:\n- db/migrations/0042_orders.sql",
+        ),
+        ("codex", "stop", "codex-hooks/rollout-command.jsonl", "Commands run:\n- `echo migrations users`"),
+        (
+            "gemini",
+            "afteragent",
+            "gemini-hooks/chat-write.jsonl",
+            "Files edited, latest first:\n- db/migrations/0042_orders.sql",
+        ),
+        ("gemini", "afteragent", "gemini-hooks/chat-shell.jsonl", "Commands run:\n- `echo migrations users`"),
+    ],
+)
+def test_a_turns_end_reads_the_clients_own_transcript(
+    memory: Repo, tmp_path: Path, client: str, name: str, fixture: str, wanted: str
+) -> None:
+    transcript = _transcript(memory, tmp_path, fixture)
+    assert hook(client, event(client, name, memory.path, transcript_path=transcript)) == (None, "")
+    (only,) = run_cli("checkpoint", "list", "--json").json()["checkpoints"]
+    note = run_cli("checkpoint", "show", only["record_id"], "--json").json()["note"]
+    who = {"codex": "Codex's Stop", "gemini": "Gemini CLI's AfterAgent"}[client]
+    assert note.startswith(f"Captured by {who} hook.") and wanted in note
+    assert "Last request: go" in note  # the user's own words: not Codex's environment context, nor a hook's
+    assert "Last answer: Added the status column in a new migration" in note  # what the event itself carries
+    # the next session starts with the files and commands the session used
+    start = context(hook(client, event(client, "sessionstart", memory.path, session_id="next"))[0], "SessionStart")
+    assert wanted.split("\n")[1].lstrip("- ") in start
+
+
+def test_gemini_pre_compress_keeps_a_successor_checkpoint(memory: Repo, tmp_path: Path) -> None:
+    transcript = _transcript(memory, tmp_path, "gemini-hooks/chat-write.jsonl")
+    hook("gemini", event("gemini", "afteragent", memory.path, transcript_path=transcript))
+    (first,) = run_cli("checkpoint", "list", "--json").json()["checkpoints"]
+    compress = event("gemini", "precompress", memory.path).replace("{TRANSCRIPT}", transcript)
+    assert hook("gemini", compress) == (None, "")  # Gemini CLI takes no context at PreCompress
+    listed = run_cli("checkpoint", "list", "--json").json()["checkpoints"]
+    (current,) = [c for c in listed if c["record_id"] != first["record_id"]]  # a successor, as after PreCompact
+    shown = run_cli("checkpoint", "show", current["record_id"], "--json").json()
+    assert shown["note"].startswith("Captured by Gemini CLI's PreCompress (auto) hook.")
+    assert "- db/migrations/0042_orders.sql" in shown["note"]
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,8 @@
 
 Claude Code reads every CLAUDE.md (and CLAUDE.local.md) and `.claude/rules/`, and what a CLAUDE.md names with
 `@file` (a CLAUDE.md that is a symlink to AGENTS.md is AGENTS.md's text); Codex reads the AGENTS.md chain
-(AGENTS.override.md or AGENTS.md from the root down to its working folder); Gemini CLI reads GEMINI.md files.
+(AGENTS.override.md or AGENTS.md from the root down to its working folder); Gemini CLI reads GEMINI.md files;
+GitHub Copilot CLI `.github/copilot-instructions.md` (as `copilot instruction list` shows it).
 A record imported from such a file (its `source_ref`) is the client's already while the file in the work
 tree still holds the bytes it was imported from (the same blob). Stdlib only: the hooks run this.
 """
@@ -88,6 +89,8 @@ class LoadedFiles:
             on_chain = not folder or self.cwd == folder or self.cwd.startswith(folder + "/")
             return path if on_chain else None
         if self.client == "gemini" and name == "GEMINI.md":
+            return path
+        if self.client == "copilot" and path == ".github/copilot-instructions.md":
             return path
         return None
 

@@ -84,9 +84,12 @@ def hook_gemini() -> None:
 
 
 @hook.command("copilot")
-@click.argument("event", type=click.Choice(list(merge_config.COPILOT_EVENTS)))
-def hook_copilot(event: str) -> None:
+@click.argument("event", required=False)
+def hook_copilot(event: str | None) -> None:
     """Answer a GitHub Copilot CLI hook event, named as EVENT (its JSON does not name it).
+
+    EVENT is one of sessionStart, userPromptSubmitted, preToolUse, agentStop; another, or none,
+    never blocks Copilot CLI: exit 0 and one line on stderr.
 
     sessionStart, userPromptSubmitted and preToolUse (create, edit, bash) get the answers of
     `agent hook claude` as Copilot CLI's additionalContext; a risk refuses the tool call with

@@ -52,8 +52,6 @@ if TYPE_CHECKING:
 
 #: The clients' hooks' whole argv (anything else, such as --help, goes to click).
 HOOK_ARGVS = (["agent", "hook", "claude"], ["agent", "hook", "codex"], ["agent", "hook", "gemini"])
-#: GitHub Copilot CLI's hook names its event: `agent hook copilot EVENT` (the events `agent install copilot` wires).
-COPILOT_EVENTS = ("sessionStart", "userPromptSubmitted", "preToolUse", "agentStop")
 #: The plan of an import as agents and scripts ask for it (cli.import_quick); any other import argv goes to click.
 IMPORT_ARGV = ["import", "--json"]
 
@@ -122,7 +120,7 @@ def _main(args: list[str]) -> None:
 
         hook_main(args[2])
         return
-    if len(args) == 4 and args[:3] == ["agent", "hook", "copilot"] and args[3] in COPILOT_EVENTS:
+    if len(args) == 4 and args[:3] == ["agent", "hook", "copilot"] and not args[3].startswith("-"):
         from git_memzoi.cli.agent_hook import main as hook_main
 
         hook_main("copilot", args[3])

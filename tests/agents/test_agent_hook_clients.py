@@ -191,6 +191,46 @@ def test_the_hook_path_stays_light(memory: Repo, client: str, names: tuple[str, 
         assert heavy == [], f"{client} {name}: the hook imported {heavy[:5]}"
 
 
+# A Write of a new file: the records scoped to where it goes, in every client
+
+NEW_FILE = "apps/active/orders/new-page.tsx"
+
+
+@pytest.mark.parametrize(
+    ("client", "name", "override", "moment"),
+    [
+        (
+            "claude",
+            "pretooluse-write",
+            {"tool_input": {"file_path": "{CWD}/" + NEW_FILE, "content": "export {}\n"}},
+            "PreToolUse",
+        ),
+        (
+            "codex",
+            "pretooluse-apply-patch",
+            {"tool_input": {"command": f"*** Begin Patch\n*** Add File: {NEW_FILE}\n+export {{}}\n*** End Patch\n"}},
+            "PreToolUse",
+        ),
+        (
+            "gemini",
+            "aftertool-write-file",
+            {"tool_input": {"file_path": "{CWD}/" + NEW_FILE, "content": "export {}\n"}},
+            "AfterTool",
+        ),
+    ],
+)
+def test_a_write_of_a_new_file_gets_the_records_scoped_to_it(
+    memory: Repo, client: str, name: str, override: dict[str, Any], moment: str
+) -> None:
+    """Claude Code's own path-scoped rules load when a file is read, never when one is created; the hook's do."""
+    assert not (memory.path / NEW_FILE).exists() and not (memory.path / "apps").exists()
+    given = json.loads(json.dumps(override).replace("{CWD}", str(memory.path)))
+    out, err = hook(client, event(client, name, memory.path, **given))
+    text = context(out, moment)
+    assert err == "" and f"what applies to path {NEW_FILE}" in text
+    assert "### Decision: Use React Query in apps/active (use-react-query)" in text
+
+
 # Each client's inline limit
 
 #: (client, SessionStart event, prompt event, the most UTF-8 bytes of hook text that client reads inline)
@@ -278,8 +318,9 @@ def test_a_turns_end_reads_the_clients_own_transcript(
     assert note.startswith(f"Captured by {who} hook.") and wanted in note
     assert "Last request: go" in note  # the user's own words: not Codex's environment context, nor a hook's
     assert "Last answer: Added the status column in a new migration" in note  # what the event itself carries
-    # the next session starts with the files and commands the session used
-    start = context(hook(client, event(client, "sessionstart", memory.path, session_id="next"))[0], "SessionStart")
+    # the next session, or Codex's context after a compaction (SessionStart `compact`), starts with them
+    after: dict[str, Any] = {"session_id": "next"} | ({"source": "compact"} if client == "codex" else {})
+    start = context(hook(client, event(client, "sessionstart", memory.path, **after))[0], "SessionStart")
     assert wanted.split("\n")[1].lstrip("- ") in start
 
 

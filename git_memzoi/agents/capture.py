@@ -195,7 +195,7 @@ def _gemini_request(entry: dict[str, Any]) -> str | None:
 def _gemini_tools(entry: dict[str, Any]) -> list[ToolCall]:
     calls = entry.get("toolCalls") if entry.get("type") == "gemini" else None
     return [
-        (call.get("name", ""), call["args"])
+        (str(call.get("name", "")), call["args"])
         for call in (calls if isinstance(calls, list) else ())
         if isinstance(call, dict) and isinstance(call.get("args"), dict)
     ]
@@ -245,7 +245,7 @@ def _copilot_tools(entry: dict[str, Any]) -> list[ToolCall]:
     data = entry.get("data")
     calls = data.get("toolRequests") if entry.get("type") == "assistant.message" and isinstance(data, dict) else None
     return [
-        (call.get("name", ""), call["arguments"])
+        (str(call.get("name", "")), call["arguments"])
         for call in (calls if isinstance(calls, list) else ())
         if isinstance(call, dict) and isinstance(call.get("arguments"), dict)
     ]

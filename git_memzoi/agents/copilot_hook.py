@@ -68,6 +68,10 @@ def parse_event(text: str, event_name: str | None = None) -> HookEvent:
             fields[ours] = data[theirs]
     args = fields.get("tool_input")
     if isinstance(args, str):  # a JSON text in earlier Copilot CLI versions, an object in 1.0
+        if core.too_deep(args.encode("utf-8", "surrogatepass")):
+            raise UsageError(
+                f"{event_name} event: toolArgs nests arrays and objects more than {core.MAX_EVENT_DEPTH} deep"
+            )
         try:
             fields["tool_input"] = json.loads(args)
         except ValueError:

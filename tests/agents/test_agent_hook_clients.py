@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -322,6 +323,63 @@ def test_a_turns_end_reads_the_clients_own_transcript(
     after: dict[str, Any] = {"session_id": "next"} | ({"source": "compact"} if client == "codex" else {})
     start = context(hook(client, event(client, "sessionstart", memory.path, **after))[0], "SessionStart")
     assert wanted.split("\n")[1].lstrip("- ") in start
+
+
+#: Lines of each client's transcript that are not what its reader expects, then one it reads.
+ODD_LINES = {
+    "codex": [
+        {"type": "response_item", "payload": []},
+        {
+            "type": "response_item",
+            "payload": {"type": "function_call", "name": "exec_command", "arguments": "[" * 50_000},
+        },
+        {"type": "response_item", "payload": {"type": "function_call", "name": ["x"], "arguments": '{"cmd": 7}'}},
+        {"type": "response_item", "payload": {"type": "custom_tool_call", "name": "apply_patch", "input": ["x"]}},
+        {"type": "event_msg", "payload": {"type": "item_completed", "item": {"type": "UserMessage", "content": 5}}},
+        {
+            "type": "response_item",
+            "payload": {"type": "function_call", "name": "shell", "arguments": '{"command": ["make", "db"]}'},
+        },
+    ],
+    "gemini": [
+        {"id": ["x"], "type": "user", "content": {"text": "x"}},
+        {"id": "g1", "type": "gemini", "toolCalls": {"name": "write_file"}},
+        {"id": "g2", "type": "gemini", "toolCalls": [{"name": ["write_file"], "args": {"file_path": 7}}, "x"]},
+        {"id": "g3", "type": "gemini", "toolCalls": [{"name": "run_shell_command", "args": {"command": "make db"}}]},
+    ],
+    "copilot": [
+        {"type": "assistant.message", "data": []},
+        {"type": "assistant.message", "data": {"toolRequests": [{"name": {"x": 1}, "arguments": {"path": []}}]}},
+        {"type": "user.message", "data": {"content": None}},
+        {
+            "type": "assistant.message",
+            "data": {"toolRequests": [{"name": "bash", "arguments": {"command": "make db"}}]},
+        },
+    ],
+}
+
+
+@pytest.mark.parametrize("client", ["codex", "gemini", "copilot"])
+def test_odd_lines_of_a_clients_transcript_are_skipped(memory: Repo, tmp_path: Path, client: str) -> None:
+    transcript = tmp_path / "odd.jsonl"
+    transcript.write_text("not json\n" + "".join(json.dumps(line) + "\n" for line in ODD_LINES[client]))
+    if client == "copilot":
+        data = json.loads(event("copilot", "agentstop", memory.path))
+        data["transcriptPath"] = str(transcript)
+        done = subprocess.run(
+            ["git", "memzoi", "agent", "hook", "copilot", "agentStop"],
+            input=json.dumps(data),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    else:
+        name = "stop" if client == "codex" else "afteragent"
+        assert hook(client, event(client, name, memory.path, transcript_path=str(transcript))) == (None, "")
+    (only,) = run_cli("checkpoint", "list", "--json").json()["checkpoints"]
+    note = run_cli("checkpoint", "show", only["record_id"], "--json").json()["note"]
+    assert "Commands run:\n- `make db`" in note and "Files edited" not in note
 
 
 def test_gemini_pre_compress_keeps_a_successor_checkpoint(memory: Repo, tmp_path: Path) -> None:

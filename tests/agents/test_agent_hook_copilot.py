@@ -86,6 +86,7 @@ def test_tool_args_as_json_text_and_other_tools(memory: Repo) -> None:
         ({"cwd": "relative"}, "preToolUse event: cwd must be an absolute path, not 'relative'"),
         ({"toolArgs": "{not json"}, "preToolUse event: toolArgs is not JSON"),
         ({"toolArgs": {"path": 7}}, "preToolUse event for edit: tool_input.path is not a path"),
+        ({"toolArgs": "[" * 100_000}, "preToolUse event: toolArgs nests arrays and objects more than 64 deep"),
     ],
 )
 def test_bad_events_never_block(memory: Repo, override: dict[str, Any], message: str) -> None:

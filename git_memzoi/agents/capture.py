@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from git_memzoi.agents.blocks import without_blocks
 from git_memzoi.errors import UsageError
 from git_memzoi.profile import oneline, secrets
 
@@ -183,8 +184,6 @@ def _parts_text(content: Any) -> str | None:
 def _gemini_request(entry: dict[str, Any]) -> str | None:
     """A user message's text without the context hooks put in it (`<hook_context>`); none for Gemini CLI's own
     `<session_context>` message or a tool's response."""
-    from git_memzoi.agents.hook_core import without_blocks
-
     text = _parts_text(entry.get("content")) if entry.get("type") == "user" else None
     if text is None or text.lstrip().startswith("<session_context>"):
         return None

@@ -19,6 +19,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from git_memzoi.agents.blocks import without_blocks
 from git_memzoi.agents.loaded import LoadedFiles
 from git_memzoi.agents.sessions import SessionMemory
 from git_memzoi.errors import UsageError
@@ -254,20 +255,6 @@ def _prompt(data: dict[str, Any], name: str, moment: str, dialect: Dialect) -> s
         return None
     _plain(prompt, f"{name} event: prompt")
     return without_blocks(prompt, *dialect.prompt_noise) if dialect.prompt_noise is not None else prompt
-
-
-def without_blocks(text: str, opener: str, closer: str) -> str:
-    """`text` with each block from `opener` to the next `closer` replaced by a space; an unclosed opener and what
-    follows it are kept. Linear: `opener.*?closer` would search from every opener to the end."""
-    kept: list[str] = []
-    at = 0
-    while (start := text.find(opener, at)) >= 0:
-        end = text.find(closer, start + len(opener))
-        if end < 0:
-            break  # no closer after this opener, so none after a later one either
-        kept += [text[at:start], " "]
-        at = end + len(closer)
-    return "".join(kept) + text[at:] if kept else text
 
 
 def _capture_fields(data: dict[str, Any], name: str, moment: str, dialect: Dialect) -> tuple[str | None, str | None]:

@@ -114,6 +114,19 @@ def _after_tool_event(root: Path, rel: str) -> str:
     )
 
 
+def _copilot_event(root: Path, rel: str) -> str:
+    """GitHub Copilot CLI's preToolUse for an `edit` of `rel` (fixtures/copilot-hooks' shape)."""
+    return json.dumps(
+        {
+            "sessionId": "bench-copilot",
+            "timestamp": 1796678776936,
+            "cwd": str(root),
+            "toolName": "edit",
+            "toolArgs": {"path": str(root / rel), "old_str": "a", "new_str": "b"},
+        }
+    )
+
+
 #: This interpreter's folder first, so git finds this checkout's git-memzoi.
 _ENV = os.environ | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
@@ -181,6 +194,8 @@ def section(workdir: Path, quick: bool = False) -> str:
     assert risk_id in json.loads(codex.out)["hookSpecificOutput"]["additionalContext"], codex.out
     gemini = Paired([*hook[:-1], "gemini"], runs, root, _after_tool_event(root, rel))
     assert risk_id in json.loads(gemini.out)["hookSpecificOutput"]["additionalContext"], gemini.out
+    copilot = Paired([*hook[:-1], "copilot", "preToolUse"], runs, root, _copilot_event(root, rel))
+    assert risk_id in json.loads(copilot.out)["additionalContext"], copilot.out
     python_ms = statistics.median(ANCHORS)
 
     def targeted(label: str, m: Paired) -> str:
@@ -198,12 +213,13 @@ def section(workdir: Path, quick: bool = False) -> str:
         targeted("PreToolUse Bash command (words matched against record text)", bash),
         targeted("Codex PreToolUse apply_patch of that path (`agent hook codex`)", codex),
         targeted("Gemini CLI AfterTool replace in that path (`agent hook gemini`)", gemini),
+        targeted("Copilot CLI preToolUse edit of that path (`agent hook copilot preToolUse`)", copilot),
         shown("for comparison: `git memzoi precheck --path`", precheck),
     ]
     return (
         "\n".join(
             [
-                "## Agent hooks: Claude Code, Codex and Gemini CLI on 10,000 records",
+                "## Agent hooks: Claude Code, Codex, Gemini CLI and Copilot CLI on 10,000 records",
                 "",
                 f"A repository of {RECORDS:,} synthetic records (scripts/bench.py's generator), indexed once "
                 "beforehand, as a session that has run before finds it. Claude Code runs the hook as a process "

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 for extra in (ROOT, ROOT / "scripts"):
@@ -150,6 +151,83 @@ def two_byte_lines(path: Path, size: int) -> None:
             handle.write(b"1\n" * (1 << 19))
 
 
+def _client_turn(client: str, cwd: str, n: int, output: str) -> list[dict[str, object]]:
+    """One turn of `client`'s own transcript (the shapes of fixtures/codex-hooks, gemini-hooks, copilot-hooks): a
+    request, a file written, a command run and its output."""
+    rel, command = f"src/module_{n % 500}.py", f"pytest tests/test_module_{n % 500}.py -q"
+    if client == "codex":
+        user = {"type": "UserMessage", "id": f"u{n}", "content": [{"type": "text", "text": f"fix module {n}"}]}
+        patch = f"*** Begin Patch\n*** Update File: {rel}\n@@\n-a\n+b\n*** End Patch\n"
+        return [
+            {"type": "event_msg", "payload": {"type": "item_completed", "item": user}},
+            {"type": "response_item", "payload": {"type": "custom_tool_call", "name": "apply_patch", "input": patch}},
+            {
+                "type": "response_item",
+                "payload": {"type": "function_call", "name": "exec_command", "arguments": json.dumps({"cmd": command})},
+            },
+            {"type": "response_item", "payload": {"type": "function_call_output", "output": output}},
+        ]
+    if client == "gemini":
+        call = {"name": "write_file", "args": {"file_path": f"{cwd}/{rel}", "content": output}}
+        shell = {"name": "run_shell_command", "args": {"command": command}, "result": output}
+        return [
+            {"id": f"u{n}", "type": "user", "content": [{"text": f"fix module {n}"}]},
+            {"id": f"g{n}", "type": "gemini", "content": "", "toolCalls": [call, shell]},
+        ]
+    requests = [
+        {"name": "edit", "arguments": {"path": f"{cwd}/{rel}", "old_str": "a", "new_str": output}},
+        {"name": "bash", "arguments": {"command": command}},
+    ]
+    return [
+        {"type": "user.message", "data": {"content": f"fix module {n}"}},
+        {"type": "assistant.message", "data": {"content": "", "toolRequests": requests}},
+        {"type": "tool.execution_complete", "data": {"result": {"content": output}}},
+    ]
+
+
+def client_transcript(path: Path, client: str, cwd: str, size: int) -> None:
+    """`size` bytes of `client`'s own transcript, turn after turn, each carrying a tool's large output."""
+    rng = random.Random(7)
+    written, n = 0, 0
+    with path.open("w", encoding="utf-8") as handle:
+        while written < size:
+            output = _code(rng, rng.randint(2_000, 20_000))
+            for entry in _client_turn(client, cwd, n, output):
+                line = json.dumps(entry) + "\n"
+                handle.write(line)
+                written += len(line)
+            n += 1
+
+
+#: Each client whose turn's end reads its own transcript: (its `agent hook` argv tail, the event it sends).
+CLIENT_STOPS = {
+    "codex": (["codex"], "Stop", "transcript_path"),
+    "gemini": (["gemini"], "AfterAgent", "transcript_path"),
+    "copilot": (["copilot", "agentStop"], None, "transcriptPath"),
+}
+
+
+def _client_stop(client: str, root: Path, transcript: Path) -> tuple[list[str], str]:
+    tail, name, field = CLIENT_STOPS[client]
+    event: dict[str, object] = {field: str(transcript), "cwd": str(root)}
+    if name is None:
+        event |= {"sessionId": f"bench-{client}", "stopReason": "end_turn"}
+    else:
+        event |= {"session_id": f"bench-{client}", "hook_event_name": name, "last_assistant_message": "done"}
+    return ["git", "memzoi", "agent", "hook", *tail], json.dumps(event)
+
+
+def _newest_note(root: Path) -> str:
+    """The note of the checkpoint kept last (`checkpoint list` is oldest first)."""
+
+    def memzoi(*args: str) -> dict[str, Any]:
+        done = subprocess.run(["git", "memzoi", *args], cwd=root, env=_ENV, capture_output=True, text=True, check=True)
+        return dict(json.loads(done.stdout))
+
+    newest = memzoi("checkpoint", "list", "--json")["checkpoints"][-1]["record_id"]
+    return str(memzoi("checkpoint", "show", newest, "--json")["note"])
+
+
 def _capture_event(root: Path, name: str, transcript: Path) -> str:
     fields = {"PreCompact": {"trigger": "auto"}, "Stop": {"stop_hook_active": False}}.get(
         name, {"reason": "prompt_input_exit"}
@@ -213,6 +291,17 @@ def section(workdir: Path, quick: bool = False) -> str:
             True,
         )
     )
+    for client, label in (
+        ("codex", "Codex Stop"),
+        ("gemini", "Gemini CLI AfterAgent"),
+        ("copilot", "Copilot CLI agentStop"),
+    ):
+        own = workdir / f"{client}-transcript.jsonl"
+        client_transcript(own, client, str(root), TRANSCRIPT_BYTES)
+        argv, stop = _client_stop(client, root, own)
+        rows.append((f"{label}, a 20 MB transcript in its own format", Paired(argv, runs, root, stop), True))
+        note = _newest_note(root)
+        assert note.startswith("Captured by") and "Files edited" in note and "Commands run" in note, note
     prompt = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(root)}
     at_slash = json.dumps(prompt | {"hook_event_name": "UserPromptSubmit", "prompt": "@a/" * 21_846})
     rows.append(("UserPromptSubmit, a 64 KB prompt of `@a/`", Paired(hook, runs, root, at_slash), False))
@@ -255,7 +344,10 @@ def section(workdir: Path, quick: bool = False) -> str:
                 "Capture reads the transcript's first 256 KiB (for the first request) and its last 8 MiB, finds "
                 "the lines that may hold a request or a `tool_use` block by a byte search from the end, and parses "
                 "at most 4,000 of them (tool results unparsed), so its cost is bounded whatever the file's size or "
-                "its number of lines. The two prompts' rows are what once took minutes (a path pattern tried from "
+                "its number of lines. Codex's `Stop`, Gemini CLI's `AfterAgent` and Copilot CLI's `agentStop` read "
+                "their own formats (a rollout, a chat recording, an `events.jsonl` of 20 MB each, every turn a "
+                "request, an edit, a command and a large tool output) the same way, by their own markers. "
+                "The two prompts' rows are what once took minutes (a path pattern tried from "
                 "every `@`, a `<hook_context>` removal searched from every opener).",
             ]
         )

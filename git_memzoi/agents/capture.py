@@ -1,12 +1,14 @@
-"""What a Claude Code session did, read from its transcript and kept as a session checkpoint in local memory.
+"""What a coding agent's session did, read from its transcript and kept as a session checkpoint in local memory.
 
-`PreCompact`, `Stop` and `SessionEnd` name the session's transcript (Claude Code's JSONL). From it the hook
-keeps the task (the session's first request, or its own current checkpoint's task), the last request,
-the repository files the session edited last and the commands it ran last, each bounded, with
-anything that looks like a secret left out. What it reads and parses is bounded, whatever the
-transcript's size or number of lines (Claude Code ends a SessionEnd hook after 1.5 s). The transcript
-itself is never copied anywhere; the checkpoint lives in shared.db (private, never in the work
-tree), and the next SessionStart and `handoff` show it. `Stop`, after every turn, updates the session's
+`PreCompact`, `Stop` and `SessionEnd` name the session's transcript: Claude Code's JSONL, and (`Format`)
+Codex's rollout JSONL at its `Stop`, Gemini CLI's chat JSONL at `PreCompress` and `AfterAgent`, GitHub
+Copilot CLI's `events.jsonl` at `agentStop`. From it the hook keeps the task (the session's first
+request, or its own current checkpoint's task), the last request, the repository files the session
+edited last and the commands it ran last, each bounded, with anything that looks like a secret left out.
+What it reads and parses is bounded, whatever the transcript's size or number of lines (Claude Code
+ends a SessionEnd hook after 1.5 s). The transcript itself is never copied anywhere; the checkpoint
+lives in shared.db (private, never in the work tree), and the next
+SessionStart and `handoff` show it. `Stop`, after every turn, updates the session's
 checkpoint in place (or leaves it, when nothing changed); `SessionEnd` then only adds a final line to it.
 """
 
@@ -17,10 +19,12 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from git_memzoi.agents.blocks import without_blocks
 from git_memzoi.errors import UsageError
 from git_memzoi.profile import oneline, secrets
 
@@ -51,6 +55,8 @@ TRIGGER_CHARS = 80
 _PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 #: The tools whose input names the file they change, and the field that names it.
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+#: The files a patch (Codex's apply_patch) adds, changes, deletes or moves to, one per header line.
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: ([^\n]*)|^\*\*\* Move to: ([^\n]*)", re.M)
 #: User text Claude Code writes itself, which is no request of the user's.
 _NOT_REQUESTS = ("<command-", "<local-command", "Caveat:", "This session is being continued from a previous")
 
@@ -63,9 +69,10 @@ class Session:
     last_request: str | None = None
     files: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
+    last_answer: str | None = None  # the turn's answer, when the event carries it (Codex's Stop, Gemini's AfterAgent)
 
     def empty(self) -> bool:
-        return self.first_request is None and not self.files and not self.commands
+        return self.first_request is None and not self.files and not self.commands and not self.last_answer
 
 
 def _visible(text: str) -> str:
@@ -134,16 +141,175 @@ def _request(message: Any) -> str | None:
     return content
 
 
+#: A tool call as a transcript holds it: (tool name, its input object).
+ToolCall = tuple[str, dict[str, Any]]
+
+
+class Format(NamedTuple):
+    """One client's transcript: what it is called in a checkpoint, the bytes a line holding a request or a tool
+    call holds (a line with none is never parsed), and how an entry gives its request and tool calls."""
+
+    client: str  # in the note: "Captured by Claude Code's Stop hook."
+    prefix: str  # the checkpoint's source_ref prefix
+    markers: tuple[bytes, ...]  # a request's marker first, then the tool calls'
+    request: Callable[[dict[str, Any]], str | None]
+    tools: Callable[[dict[str, Any]], list[ToolCall]]
+    edit_tools: dict[str, str]
+    command_tools: dict[str, str]
+    #: A line holding this and no tool call's marker is skipped unparsed (Claude Code's tool results).
+    skip: bytes | None = None
+
+
+def _claude_request(entry: dict[str, Any]) -> str | None:
+    return _request(entry.get("message")) if entry.get("type") == "user" else None
+
+
+def _claude_tools(entry: dict[str, Any]) -> list[ToolCall]:
+    message = entry.get("message")
+    content = message.get("content") if entry.get("type") == "assistant" and isinstance(message, dict) else None
+    return [
+        (str(block.get("name", "")), block["input"])
+        for block in (content if isinstance(content, list) else ())
+        if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("input"), dict)
+    ]
+
+
+def _parts_text(content: Any) -> str | None:
+    """A message's text: a string, or the `text` of its parts (Gemini CLI's Part list)."""
+    if isinstance(content, list):
+        content = "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return content if isinstance(content, str) and content.strip() else None
+
+
+def _gemini_request(entry: dict[str, Any]) -> str | None:
+    """A user message's text without the context hooks put in it (`<hook_context>`); none for Gemini CLI's own
+    `<session_context>` message or a tool's response."""
+    text = _parts_text(entry.get("content")) if entry.get("type") == "user" else None
+    if text is None or text.lstrip().startswith("<session_context>"):
+        return None
+    text = without_blocks(text, "<hook_context>", "</hook_context>")
+    return text if text.strip() else None
+
+
+def _gemini_tools(entry: dict[str, Any]) -> list[ToolCall]:
+    calls = entry.get("toolCalls") if entry.get("type") == "gemini" else None
+    return [
+        (str(call.get("name", "")), call["args"])
+        for call in (calls if isinstance(calls, list) else ())
+        if isinstance(call, dict) and isinstance(call.get("args"), dict)
+    ]
+
+
+def _codex_request(entry: dict[str, Any]) -> str | None:
+    """The user's message: Codex 0.171's `item_completed` event of a `UserMessage` item (the rollout's user
+    `message` items also hold Codex's own environment context), or an older `user_message` event."""
+    payload = entry.get("payload")
+    if entry.get("type") != "event_msg" or not isinstance(payload, dict):
+        return None
+    item = payload.get("item")
+    if payload.get("type") == "item_completed" and isinstance(item, dict) and item.get("type") == "UserMessage":
+        return _parts_text(item.get("content"))
+    message = payload.get("message") if payload.get("type") == "user_message" else None
+    return message if isinstance(message, str) and message.strip() else None
+
+
+def _codex_tools(entry: dict[str, Any]) -> list[ToolCall]:
+    """A rollout's tool call: a shell command (`exec_command`'s `cmd`, `shell`'s `command` list), or a patch
+    (`apply_patch`, whose files are read from its header lines), as (tool, input) the reader knows."""
+    payload = entry.get("payload")
+    if entry.get("type") != "response_item" or not isinstance(payload, dict):
+        return []
+    kind, name = payload.get("type"), payload.get("name")
+    if kind == "custom_tool_call" and name == "apply_patch" and isinstance(payload.get("input"), str):
+        named = (a or b for a, b in _PATCH_FILE.findall(payload["input"]))
+        return [("apply_patch", {"path": path.rstrip()}) for path in dict.fromkeys(named) if path.strip()]
+    if kind != "function_call" or not isinstance(payload.get("arguments"), str):
+        return []
+    try:
+        args = json.loads(payload["arguments"])
+    except (ValueError, RecursionError):
+        return []
+    command = args.get("cmd", args.get("command")) if isinstance(args, dict) else None
+    if isinstance(command, list) and all(isinstance(word, str) for word in command):
+        command = " ".join(command)
+    return [("shell", {"command": command})] if isinstance(command, str) else []
+
+
+def _copilot_request(entry: dict[str, Any]) -> str | None:
+    data = entry.get("data")
+    return _parts_text(data.get("content")) if entry.get("type") == "user.message" and isinstance(data, dict) else None
+
+
+def _copilot_tools(entry: dict[str, Any]) -> list[ToolCall]:
+    data = entry.get("data")
+    calls = data.get("toolRequests") if entry.get("type") == "assistant.message" and isinstance(data, dict) else None
+    return [
+        (str(call.get("name", "")), call["arguments"])
+        for call in (calls if isinstance(calls, list) else ())
+        if isinstance(call, dict) and isinstance(call.get("arguments"), dict)
+    ]
+
+
+CLAUDE = Format(
+    "Claude Code",
+    "claude-code",
+    (_USER, _TOOL_USE),
+    _claude_request,
+    _claude_tools,
+    EDIT_TOOLS,
+    {"Bash": "command"},
+    _TOOL_RESULT,
+)
+#: Codex's rollout (`sessions/…/rollout-*.jsonl`): `event_msg` lines of a completed UserMessage item (or an older
+#: user_message), `response_item` function_call and custom_tool_call lines.
+CODEX = Format(
+    "Codex",
+    "codex",
+    (b'"UserMessage"', b'"user_message"', b'"function_call"', b'"custom_tool_call"'),
+    _codex_request,
+    _codex_tools,
+    {"apply_patch": "path"},
+    {"shell": "command"},
+)
+#: Gemini CLI's chat recording (`chats/session-*.jsonl`, a line per message, rewritten ones repeated by id).
+GEMINI = Format(
+    "Gemini CLI",
+    "gemini-cli",
+    (b'"type":"user"', b'"toolCalls"'),
+    _gemini_request,
+    _gemini_tools,
+    {"write_file": "file_path", "replace": "file_path"},
+    {"run_shell_command": "command"},
+)
+#: GitHub Copilot CLI's `session-state/<id>/events.jsonl`: user.message and assistant.message events.
+COPILOT = Format(
+    "GitHub Copilot CLI",
+    "copilot-cli",
+    (b'"user.message"', b'"toolRequests"'),
+    _copilot_request,
+    _copilot_tools,
+    {"create": "path", "edit": "path"},
+    {"bash": "command"},
+)
+
+#: Each client's transcript format, by the name a hook's Dialect gives (`transcript`).
+FORMATS = {"claude": CLAUDE, "codex": CODEX, "gemini": GEMINI, "copilot": COPILOT}
+
+
+class Unreadable(UsageError):
+    """A transcript that cannot be read: missing, not a regular file, a link."""
+
+
 def _read(path: Path) -> tuple[bytes, bytes]:
     """(head, tail) of the transcript, each cut at a line's end: a regular file only (never a FIFO or device),
     never followed through a link. A transcript no longer than TAIL_BYTES is its own tail, and its head too."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
-        raise UsageError(f"transcript {path}: {exc.strerror or exc}") from None
+        raise Unreadable(f"transcript {path}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):  # before fdopen, which refuses a folder with IsADirectoryError
         os.close(fd)
-        raise UsageError(f"transcript {path}: not a regular file")
+        raise Unreadable(f"transcript {path}: not a regular file")
     with os.fdopen(fd, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         if size <= TAIL_BYTES:
@@ -156,14 +322,15 @@ def _read(path: Path) -> tuple[bytes, bytes]:
     return head[: head.rfind(b"\n") + 1], tail[tail.find(b"\n") + 1 :]
 
 
-def _newest_lines(data: bytes) -> list[bytes]:
+def _newest_lines(data: bytes, fmt: Format = CLAUDE) -> list[bytes]:
     """The lines of `data` that hold a request's or a tool call's marker, newest first, at most TAIL_ENTRIES.
 
     Each marker is searched for from the end, and each search goes on from the start of the line the last
     one found: every byte is read a few times at most, by bytes.rfind, however many lines there are."""
     found: list[bytes] = []
     end = len(data)
-    hits = [data.rfind(marker, 0, end) for marker in (_USER, _TOOL_USE)]
+    markers = fmt.markers
+    hits = [data.rfind(marker, 0, end) for marker in markers]
     while len(found) < TAIL_ENTRIES:
         hit = max(hits)
         if hit < 0:
@@ -171,13 +338,10 @@ def _newest_lines(data: bytes) -> list[bytes]:
         start = data.rfind(b"\n", 0, hit) + 1
         stop = data.find(b"\n", hit, end)
         line = data[start : end if stop < 0 else stop]
-        if len(line) <= MAX_LINE and (_TOOL_USE in line or _TOOL_RESULT not in line):
+        if len(line) <= MAX_LINE and (fmt.skip is None or fmt.skip not in line or any(m in line for m in markers[1:])):
             found.append(line)
         end = start
-        hits = [
-            data.rfind(marker, 0, end) if at >= start else at
-            for marker, at in zip((_USER, _TOOL_USE), hits, strict=True)
-        ]
+        hits = [data.rfind(marker, 0, end) if at >= start else at for marker, at in zip(markers, hits, strict=True)]
     return found
 
 
@@ -192,19 +356,19 @@ def _entry(line: bytes) -> dict[str, Any] | None:
     return entry
 
 
-def _first_request(head: bytes) -> str | None:
+def _first_request(head: bytes, fmt: Format = CLAUDE) -> str | None:
     """The session's first request, from the first HEAD_ENTRIES lines of `head` that may hold one."""
     at = 0
     for _ in range(HEAD_ENTRIES):
-        hit = head.find(_USER, at)
+        hit = head.find(fmt.markers[0], at)
         if hit < 0:
             return None
         start, stop = head.rfind(b"\n", 0, hit) + 1, head.find(b"\n", hit)
         if stop < 0:
             stop = len(head)
         line, at = head[start:stop], stop + 1
-        entry = _entry(line) if len(line) <= MAX_LINE and _TOOL_RESULT not in line else None
-        text = _request(entry.get("message")) if entry is not None and entry.get("type") == "user" else None
+        entry = _entry(line) if len(line) <= MAX_LINE and (fmt.skip is None or fmt.skip not in line) else None
+        text = fmt.request(entry) if entry is not None else None
         if text is not None:
             return text
     return None
@@ -213,8 +377,10 @@ def _first_request(head: bytes) -> str | None:
 class _Reader:
     """What the tail says, read newest first: the last request, the latest edited files and commands."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, fmt: Format = CLAUDE) -> None:
         self.root = root
+        self.fmt = fmt
+        self.seen: set[str] = set()  # entry IDs read: a rewritten message (Gemini CLI's) counts once, as its newest
         self.found = Session()
         self.oldest_request: str | None = None
         self.blocks = 0
@@ -227,32 +393,30 @@ class _Reader:
         return found.last_request is not None and len(found.files) >= MAX_FILES and len(found.commands) >= MAX_COMMANDS
 
     def entry(self, entry: dict[str, Any]) -> None:
-        message = entry.get("message")
-        if entry.get("type") == "user":
-            text = _request(message)
-            if text is not None:
-                self.found.last_request = self.found.last_request or text
-                self.oldest_request = text
-        elif entry.get("type") == "assistant" and isinstance(message, dict):
-            content = message.get("content")
-            for block in reversed(content) if isinstance(content, list) else ():
-                if isinstance(block, dict) and block.get("type") == "tool_use":
-                    self.blocks += 1
-                    self.tool_use(block)
-                    if self.blocks >= MAX_BLOCKS:
-                        return
-
-    def tool_use(self, block: dict[str, Any]) -> None:
-        name, given = block.get("name"), block.get("input")
-        if not isinstance(given, dict):
+        key = entry.get("id")
+        if isinstance(key, str):
+            if key in self.seen:
+                return
+            self.seen.add(key)
+        text = self.fmt.request(entry)
+        if text is not None:
+            self.found.last_request = self.found.last_request or text
+            self.oldest_request = text
             return
-        found = self.found
-        if name in EDIT_TOOLS and isinstance(given.get(EDIT_TOOLS[name]), str):
-            rel = self.repository_path(given[EDIT_TOOLS[name]])
+        for name, given in reversed(self.fmt.tools(entry)):
+            self.blocks += 1
+            self.tool_use(name, given)
+            if self.blocks >= MAX_BLOCKS:
+                return
+
+    def tool_use(self, name: str, given: dict[str, Any]) -> None:
+        found, edits, commands = self.found, self.fmt.edit_tools, self.fmt.command_tools
+        if name in edits and isinstance(given.get(edits[name]), str):
+            rel = self.repository_path(given[edits[name]])
             if rel is not None and rel not in found.files and len(found.files) < MAX_FILES:
                 found.files.append(rel)
-        elif name == "Bash" and len(found.commands) < MAX_COMMANDS:
-            command = given.get("command")
+        elif name in commands and len(found.commands) < MAX_COMMANDS:
+            command = given.get(commands[name])
             if isinstance(command, str) and command.strip():
                 found.commands.append(command)  # whole: cut only once it is scanned
 
@@ -272,14 +436,14 @@ class _Reader:
         return rel
 
 
-def read_transcript(path: Path, workdir: Path) -> Session:
+def read_transcript(path: Path, workdir: Path, fmt: Format = CLAUDE) -> Session:
     """The session's requests, edited files (repository-relative) and commands, from its JSONL transcript.
 
     Bounded whatever the transcript: its head and tail only, at most TAIL_ENTRIES lines parsed, newest first,
     MAX_BLOCKS tool calls looked at; the files and commands are the latest, in the order they were last used."""
     head, tail = _read(path)
-    reader = _Reader(os.path.realpath(workdir))
-    for line in _newest_lines(tail):
+    reader = _Reader(os.path.realpath(workdir), fmt)
+    for line in _newest_lines(tail, fmt):
         entry = _entry(line)
         if entry is not None:
             reader.entry(entry)
@@ -288,14 +452,14 @@ def read_transcript(path: Path, workdir: Path) -> Session:
     found = reader.found
     found.files.reverse()
     found.commands.reverse()
-    found.first_request = _first_request(head) or reader.oldest_request
+    found.first_request = _first_request(head, fmt) or reader.oldest_request
     return found
 
 
-def note_lines(session: Session, trigger: str) -> list[str]:
+def note_lines(session: Session, trigger: str, client: str = CLAUDE.client) -> list[str]:
     """The checkpoint's note, a line per fact, before secrets are taken out: the files edited first, the latest
     first (SessionStart shows the note's start, and after a compaction they are where the work goes on)."""
-    lines = [f"Captured by Claude Code's {kept(trigger, TRIGGER_CHARS)} hook."]
+    lines = [f"Captured by {client}'s {kept(trigger, TRIGGER_CHARS)} hook."]
     if session.files:
         lines += [
             "",
@@ -306,6 +470,8 @@ def note_lines(session: Session, trigger: str) -> list[str]:
         lines += ["", "Last request: " + kept(session.last_request, REQUEST_CHARS)]
     if session.commands:
         lines += ["", "Commands run:", *(f"- `{kept(command, COMMAND_CHARS)}`" for command in session.commands)]
+    if session.last_answer is not None and session.last_answer.strip():
+        lines += ["", "Last answer: " + kept(session.last_answer, REQUEST_CHARS)]
     return lines
 
 
@@ -349,31 +515,35 @@ def _facts(note: str) -> list[str]:
 
 def capture(
     ws: Workspace,
-    event_name: str,
-    transcript: str | None,
+    transcript: str,
     trigger: str,
     session_id: str | None = None,
     *,
     in_place: bool = False,
+    fmt: Format = CLAUDE,
+    turn: tuple[str | None, str | None] = (None, None),
 ) -> Checkpoint | None:
     """Keep what the session did as a session checkpoint, succeeding the session's own current one (whose task it
     keeps); None when it did nothing. Another session's checkpoint is neither its task nor its predecessor.
 
     `in_place` (a capture after every turn, `Stop`): the session's own current checkpoint is updated in place
     instead, and left as it is when the capture found what it already holds; one checkpoint per session, not one
-    per turn."""
-    if not transcript:
-        raise UsageError(f"{event_name} event has no transcript_path")
-    session = read_transcript(Path(transcript), ws.repo.require_workdir())
+    per turn. `fmt`: the transcript's client and format; `turn`: the (request, answer) the event itself carries
+    (Gemini CLI's AfterAgent both, Codex's Stop the answer), kept where the transcript has none."""
+    session = read_transcript(Path(transcript), ws.repo.require_workdir(), fmt)
+    request, session.last_answer = turn
+    if request is not None and request.strip():
+        session.last_request = session.last_request or request
+        session.first_request = session.first_request or request
     if session.empty():
         return None
     from git_memzoi.local import sessions  # only when there is a checkpoint to keep (it loads pydantic and pygit2)
 
-    ref = session_ref(session_id, transcript)
+    ref = session_ref(session_id, transcript, fmt.prefix)
     own = _own_current(ws, ref)
     task = own[1] if own is not None else kept(session.first_request or "work in this repository", REQUEST_CHARS)
     (task,), _ = without_secrets([task])
-    lines, _ = without_secrets(note_lines(session, trigger))
+    lines, _ = without_secrets(note_lines(session, trigger, fmt.client))
     note = "\n".join(lines) + "\n"
     if in_place and own is not None:
         return _update(ws, own[0], note)
@@ -397,7 +567,7 @@ def end_session(
         raise UsageError(f"{event_name} event has no transcript_path")
     own = _own_current(ws, session_ref(session_id, transcript))
     if own is None:
-        return capture(ws, event_name, transcript, f"{event_name} ({reason})", session_id)
+        return capture(ws, transcript, f"{event_name} ({reason})", session_id)
     from git_memzoi.local import sessions
 
     note = sessions.show(ws, own[0]).note

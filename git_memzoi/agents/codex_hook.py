@@ -6,8 +6,8 @@ tool `Bash` (`tool_input.command`); a file edit as tool `apply_patch`, whose `to
 is the patch, so the files are read from its `*** Add File:`, `*** Update File:`, `*** Delete File:`
 and `*** Move to:` lines. Codex refuses `permissionDecision: "ask"` from a hook, so a risk under
 `risk_decision = "ask"` is given as context only; `"deny"` refuses the tool call as for Claude Code.
-`Stop`, after every turn, keeps the turn's answer (`last_assistant_message`) in the session's checkpoint:
-Codex's rollout transcript is not read.
+`Stop`, after every turn, keeps the session's checkpoint up to date in place, read from its rollout
+(`transcript_path`, JSONL) with the turn's answer (`last_assistant_message`); without a rollout, the answer.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ DIALECT = core.Dialect(
     file_tools={},
     command_tools={"Bash": "command"},
     patch_tools={"apply_patch": "command"},
-    turn_capture=("Codex", "codex"),  # its rollout transcript is not read: Stop's last_assistant_message is kept
+    turn_capture=("Codex", "codex"),  # Stop's last_assistant_message, when transcript_path is null
+    transcript="codex",
     # Codex puts hook text over 2,500 tokens (estimated as four bytes a token) in a file and shows the model a
     # preview: 9,600 bytes is 2,400 tokens by that estimate.
     context_limit=9_600,

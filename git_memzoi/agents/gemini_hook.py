@@ -9,7 +9,9 @@ asked to confirm the call), and after it runs the model gets what applies to the
 Its tools: `write_file` and `replace` (`tool_input.file_path`), `run_shell_command` (`command`).
 A prompt that carries an earlier hook's context (`<hook_context>…</hook_context>`, as Gemini CLI
 prepends SessionStart's in a non-interactive run) is searched without it. `AfterAgent`, after every
-turn, keeps its `prompt` and `prompt_response` in the session's checkpoint (its chat files are not read).
+turn, keeps the session's checkpoint up to date in place, read from its chat recording (`transcript_path`,
+JSONL) with the turn's `prompt` and `prompt_response`; `PreCompress`, before the history is compressed,
+keeps a successor checkpoint from it (Gemini CLI takes no context from either).
 """
 
 from __future__ import annotations
@@ -30,12 +32,14 @@ DIALECT = core.Dialect(
         "BeforeTool": core.BEFORE_TOOL,
         "AfterTool": core.AFTER_TOOL,
         "AfterAgent": core.STOP,
+        "PreCompress": core.PRE_COMPACT,
     },
     file_tools={"write_file": "file_path", "replace": "file_path"},
     command_tools={"run_shell_command": "command"},
     patch_tools={},
     prompt_noise=("<hook_context>", "</hook_context>"),
-    turn_capture=("Gemini CLI", "gemini-cli"),  # AfterAgent's prompt and prompt_response; its chats are not read
+    turn_capture=("Gemini CLI", "gemini-cli"),  # AfterAgent's prompt and prompt_response when it names no recording
+    transcript="gemini",
     # Gemini CLI documents no inline limit for hook context; the model reads all of it, on every turn it is
     # given, so it gets no more than Claude Code reads inline.
     context_limit=core.CONTEXT_LIMIT,
@@ -67,9 +71,9 @@ def _before_tool(found: core.ToolContext | None, risk_decision: str) -> dict[str
 def answer(event: HookEvent, ws: Workspace, risk_decision: str) -> dict[str, Any] | None:
     """Gemini CLI's hook output for `event`, or None when memory has nothing to say."""
     moment = DIALECT.moment(event.name)
-    if moment == core.STOP:
+    if moment in (core.STOP, core.PRE_COMPACT):
         core.keep_turn(ws, event, DIALECT)
-        return None  # nothing to add: the turn is over
+        return None  # nothing to add: the turn is over, or the history about to be compressed
     if moment == core.SESSION_START:
         return _context(event, core.session_context(ws, event, client="gemini"))
     if moment == core.PROMPT:

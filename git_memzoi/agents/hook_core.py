@@ -20,6 +20,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from git_memzoi.agents.blocks import without_blocks
 from git_memzoi.agents.loaded import LoadedFiles
 from git_memzoi.agents.sessions import SessionMemory
 from git_memzoi.errors import UsageError
@@ -120,9 +121,12 @@ class Dialect(NamedTuple):
     #: Blocks removed from a prompt before it is searched, as (opener, closer): text the client itself put there
     #: (an earlier hook's context).
     prompt_noise: tuple[str, str] | None = None
-    #: (the client's name, its checkpoints' source_ref prefix) when its turn-end event (STOP) is captured from what
-    #: the event carries (Codex's, Gemini CLI's); None: from the transcript (Claude Code's JSONL).
+    #: (the client's name, its checkpoints' source_ref prefix) when its capture events may come without a
+    #: transcript and then keep what the event carries (Codex's Stop, Gemini CLI's AfterAgent, Copilot CLI's
+    #: agentStop); None: a transcript is required (Claude Code's).
     turn_capture: tuple[str, str] | None = None
+    #: The format of the client's transcript (a name in agents/capture.py's FORMATS).
+    transcript: str = "claude"
     #: The most hook text (UTF-8 bytes) this client reads inline; every answer is cut to it, whatever
     #: `[agents] session_budget` and `prompt_budget` say (see docs/agents.md).
     context_limit: int = CONTEXT_LIMIT
@@ -216,7 +220,8 @@ def _plain(value: str, where: str) -> str:
     return value
 
 
-def _load(text: str) -> dict[str, Any]:
+def load_event(text: str) -> dict[str, Any]:
+    """The event's JSON object; a UsageError when it is not JSON or not an object."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -255,25 +260,13 @@ def _prompt(data: dict[str, Any], name: str, moment: str, dialect: Dialect) -> s
     return without_blocks(prompt, *dialect.prompt_noise) if dialect.prompt_noise is not None else prompt
 
 
-def without_blocks(text: str, opener: str, closer: str) -> str:
-    """`text` with each block from `opener` to the next `closer` replaced by a space; an unclosed opener and what
-    follows it are kept. Linear: `opener.*?closer` would search from every opener to the end."""
-    kept: list[str] = []
-    at = 0
-    while (start := text.find(opener, at)) >= 0:
-        end = text.find(closer, start + len(opener))
-        if end < 0:
-            break  # no closer after this opener, so none after a later one either
-        kept += [text[at:start], " "]
-        at = end + len(closer)
-    return "".join(kept) + text[at:] if kept else text
-
-
 def _capture_fields(data: dict[str, Any], name: str, moment: str, dialect: Dialect) -> tuple[str | None, str | None]:
     transcript, trigger = data.get("transcript_path"), data.get("trigger", data.get("reason"))
     trigger = trigger if isinstance(trigger, str) else None
-    if moment not in CAPTURE_MOMENTS or dialect.turn_capture is not None:
+    if moment not in CAPTURE_MOMENTS:
         return None, trigger
+    if dialect.turn_capture is not None and not (isinstance(transcript, str) and os.path.isabs(transcript)):
+        return None, trigger  # none (Codex's is null without a rollout, Gemini CLI's empty without a recording)
     if not isinstance(transcript, str) or not os.path.isabs(transcript):
         raise UsageError(f"{name} event: transcript_path must be an absolute path, not {transcript!r}")
     _plain(transcript, f"{name} event: transcript_path")
@@ -284,7 +277,12 @@ def _capture_fields(data: dict[str, Any], name: str, moment: str, dialect: Diale
 
 def parse_event(text: str, dialect: Dialect) -> HookEvent:
     """A hook event from the client's stdin JSON; a UsageError naming the field when it is malformed."""
-    data = _load(text)
+    return event_of(load_event(text), dialect)
+
+
+def event_of(data: dict[str, Any], dialect: Dialect) -> HookEvent:
+    """A hook event from the client's event object (Claude Code's field names); a UsageError naming the field
+    when it is malformed."""
     name = data.get("hook_event_name")
     if not isinstance(name, str) or not name:
         raise UsageError("hook input has no hook_event_name")
@@ -613,12 +611,31 @@ def keep_session(ws: Workspace, event: HookEvent) -> None:
         capture.end_session(ws, event.name, event.transcript_path, event.trigger or "unknown", event.session_id)
         return
     trigger = f"{event.name} ({event.trigger})" if event.trigger else event.name
-    capture.capture(ws, event.name, event.transcript_path, trigger, event.session_id, in_place=event.moment == STOP)
+    assert event.transcript_path is not None  # parse_event requires one of Claude Code's capture events
+    capture.capture(ws, event.transcript_path, trigger, event.session_id, in_place=event.moment == STOP)
 
 
 def keep_turn(ws: Workspace, event: HookEvent, dialect: Dialect) -> None:
-    """Codex's Stop, Gemini CLI's AfterAgent: keep what the turn's event carries in the session's checkpoint."""
-    from git_memzoi.agents import capture  # only on this event
+    """Codex's Stop, Gemini CLI's AfterAgent and PreCompress, Copilot CLI's agentStop: keep what the session did,
+    read from its transcript in the client's format when the event names one, with what the event carries (the
+    answer; Gemini CLI's prompt too); without a transcript it can read, what a turn's end event carries."""
+    from git_memzoi.agents import capture  # only on these events
 
     assert dialect.turn_capture is not None
-    capture.capture_turn(ws, dialect.turn_capture, event.name, event.session_id, event.prompt, event.answer)
+    if event.transcript_path is not None:
+        trigger = f"{event.name} ({event.trigger})" if event.trigger else event.name
+        try:
+            capture.capture(
+                ws,
+                event.transcript_path,
+                trigger,
+                event.session_id,
+                in_place=event.moment == STOP,
+                fmt=capture.FORMATS[dialect.transcript],
+                turn=(event.prompt, event.answer),
+            )
+            return
+        except capture.Unreadable:  # not written yet, or gone: what the event carries is kept
+            pass
+    if event.moment == STOP:
+        capture.capture_turn(ws, dialect.turn_capture, event.name, event.session_id, event.prompt, event.answer)

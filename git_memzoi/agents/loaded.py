@@ -3,7 +3,8 @@
 Claude Code reads every CLAUDE.md (and CLAUDE.local.md) and `.claude/rules/`, and what a CLAUDE.md names with
 `@file` (a CLAUDE.md that is a symlink to AGENTS.md is AGENTS.md's text); Codex reads the AGENTS.md chain
 (AGENTS.override.md, else AGENTS.md, in each folder from the root down to its working folder, a symlink as the
-file it points to, and no more than its 32 KiB of them joined); Gemini CLI reads GEMINI.md files.
+file it points to, and no more than its 32 KiB of them joined); Gemini CLI reads GEMINI.md files; GitHub Copilot
+CLI `.github/copilot-instructions.md` (as `copilot instruction list` shows it).
 A record imported from such a file (its `source_ref`) is the client's already while the file in the work
 tree still holds the bytes it was imported from (the same blob). Stdlib only: the hooks run this.
 """
@@ -133,6 +134,8 @@ class LoadedFiles:
         if self.client == "codex":
             return self._codex_reads(path, last_line)
         if self.client == "gemini" and name == "GEMINI.md":
+            return path
+        if self.client == "copilot" and path == ".github/copilot-instructions.md":
             return path
         return None
 

@@ -4,6 +4,7 @@ Claude Code: the project's `.mcp.json` (server `memzoi`) and `.claude/settings.j
 Codex: `[mcp_servers.memzoi]` in the project's `.codex/config.toml` (or `$CODEX_HOME/config.toml`),
 added as text so comments and layout stay, and read back with tomllib to prove the result; its
 hooks in `hooks.json` beside it. Gemini CLI: server and hooks in the project's `.gemini/settings.json`.
+GitHub Copilot CLI: the project's `.mcp.json` (as Claude Code's) and its hooks in `.github/hooks/memzoi.json`.
 Every plan is computed first; nothing is written when an entry named `memzoi` that we did not
 write is in the way, and a second run changes no byte. Entries are added as text
 (agents/jsontext.py): every byte of the user's own entries stays as it was.
@@ -36,6 +37,8 @@ SERVER_ARGS = ["memzoi", "mcp", "serve"]
 HOOK_COMMAND = "git memzoi agent hook claude"
 CODEX_HOOK_COMMAND = "git memzoi agent hook codex"
 GEMINI_HOOK_COMMAND = "git memzoi agent hook gemini"
+#: Copilot CLI's events do not name themselves: each hook runs this with its event as the last argument.
+COPILOT_HOOK_COMMAND = "git memzoi agent hook copilot"
 PRETOOLUSE_MATCHER = "Edit|Write|MultiEdit|NotebookEdit|Bash"
 #: The events each client's hook is wired to, with the tool matcher of a tool event.
 CLAUDE_EVENTS: dict[str, str | None] = {
@@ -60,8 +63,14 @@ GEMINI_EVENTS: dict[str, str | None] = {
     "BeforeTool": GEMINI_TOOLS,
     "AfterTool": GEMINI_TOOLS,
     "AfterAgent": None,
+    "PreCompress": None,
 }
-CLIENTS = ("claude", "codex", "gemini")
+#: Copilot CLI's events `agent install copilot` wires (it runs every hook of a tool event for every tool; the
+#: hook answers nothing for a tool that neither edits a file nor runs a command).
+COPILOT_EVENTS = ("sessionStart", "userPromptSubmitted", "preToolUse", "agentStop")
+#: Copilot CLI's repository hooks file that `agent install copilot` writes.
+COPILOT_HOOKS = ".github/hooks/memzoi.json"
+CLIENTS = ("claude", "codex", "gemini", "copilot")
 #: What a refused symlink's message adds.
 REAL_FILES = "agent install reads and writes only real files inside the repository, never through a link"
 
@@ -396,6 +405,40 @@ def plan_gemini(workdir: Path) -> list[FileChange]:
     return [_deep(path, lambda: plan_json(path, GEMINI_SETTINGS, workdir, edits))]
 
 
+def copilot_hook(event: str) -> dict[str, Any]:
+    """The `.github/hooks/*.json` entry that runs the hook for `event` (the same command under bash and PowerShell)."""
+    command = f"{COPILOT_HOOK_COMMAND} {event}"
+    return {"type": "command", "bash": command, "powershell": command}
+
+
+def add_copilot_hooks(path: Path, label: str, data: dict[str, Any]) -> bool:
+    """Copilot CLI's hooks file (`version: 1`, a list of entries per event) with ours added unless an entry
+    running our command is there; every other entry and key kept. A `version` other than 1 is refused."""
+    changed = "version" not in data
+    version = data.setdefault("version", 1)
+    if version != 1:
+        raise ConfigError(f"{label}: version is {json.dumps(version)}; Copilot CLI's hooks files are version 1")
+    hooks = _section(path, data, "hooks")
+    for event in COPILOT_EVENTS:
+        entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise ConfigError(f"{label}: hooks.{event} is not a list")
+        ours = copilot_hook(event)
+        if not any(isinstance(e, dict) and e.get("bash") == ours["bash"] for e in entries):
+            entries.append(ours)
+            changed = True
+    return changed
+
+
+def plan_copilot(workdir: Path) -> list[FileChange]:
+    """GitHub Copilot CLI's project files: `.mcp.json` (it reads Claude Code's) and `.github/hooks/memzoi.json`."""
+    mcp, hooks = workdir / ".mcp.json", workdir / COPILOT_HOOKS
+    return [
+        _deep(mcp, lambda: plan_mcp_json(mcp, ".mcp.json", workdir)),
+        _deep(hooks, lambda: plan_json(hooks, COPILOT_HOOKS, workdir, [add_copilot_hooks])),
+    ]
+
+
 def plan(client: str, workdir: Path | None, env: dict[str, str], *, user_wide: bool = False) -> list[FileChange]:
     """Every file change `agent install CLIENT` makes, planned before anything is written.
 
@@ -416,6 +459,8 @@ def plan(client: str, workdir: Path | None, env: dict[str, str], *, user_wide: b
         return plan_claude(workdir)
     if client == "gemini":
         return plan_gemini(workdir)
+    if client == "copilot":
+        return plan_copilot(workdir)
     return plan_codex(workdir / CODEX_PROJECT_CONFIG, {}, workdir)
 
 

@@ -1,5 +1,5 @@
-"""`git memzoi agent hook claude|codex|gemini` and `git memzoi agent install claude|codex|gemini`: memory wired
-into coding agents."""
+"""`git memzoi agent hook claude|codex|gemini|copilot` and `git memzoi agent install claude|codex|gemini|copilot`:
+memory wired into coding agents."""
 
 from __future__ import annotations
 
@@ -22,8 +22,9 @@ def agent() -> None:
 
     `agent install claude` writes .mcp.json and the hooks in .claude/settings.json;
     `agent install codex` the MCP server in .codex/config.toml and the hooks in .codex/hooks.json;
-    `agent install gemini` both in .gemini/settings.json. Each client then runs `agent hook
-    CLIENT` at session start, on each prompt, and around each file edit or shell command.
+    `agent install gemini` both in .gemini/settings.json; `agent install copilot` (GitHub Copilot
+    CLI) .mcp.json and .github/hooks/memzoi.json. Each client then runs `agent hook CLIENT` at
+    session start, on each prompt, and around each file edit or shell command.
     """
 
 
@@ -32,14 +33,14 @@ def hook() -> None:
     """Answer one coding agent hook event (JSON on stdin) from project memory."""
 
 
-def _answer_stdin(client: str) -> None:
+def _answer_stdin(client: str, event_name: str | None = None) -> None:
     stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None
     data = (
         read_event(stdin)
         if stdin is not None
         else sys.stdin.read(MAX_EVENT_BYTES + 1).encode("utf-8", "surrogateescape")
     )
-    out, err = answer_text(data, client)
+    out, err = answer_text(data, client, event_name)
     if err is not None:
         click.echo(err, err=True)
     if out is not None:
@@ -48,7 +49,7 @@ def _answer_stdin(client: str) -> None:
 
 @hook.command("claude")
 def hook_claude() -> None:
-    """Answer a Claude Code hook event: SessionStart, UserPromptSubmit, PreToolUse, PreCompact, SessionEnd.
+    """Answer a Claude Code hook event: SessionStart, UserPromptSubmit, PreToolUse, PreCompact, Stop, SessionEnd.
 
     Reads the event as JSON on stdin and prints Claude Code's hook output on stdout: the
     standing rules at session start, a context pack for a prompt, the warnings and rules that
@@ -61,23 +62,41 @@ def hook_claude() -> None:
 
 @hook.command("codex")
 def hook_codex() -> None:
-    """Answer a Codex hook event: SessionStart, UserPromptSubmit, PreToolUse (Bash, apply_patch).
+    """Answer a Codex hook event: SessionStart, UserPromptSubmit, PreToolUse (Bash, apply_patch), Stop.
 
     The same answers as `agent hook claude`, in Codex's output. Codex takes no "ask" from a
-    hook: a risk is context, or refuses the call with [agents] risk_decision = "deny".
+    hook: a risk is context, or refuses the call with [agents] risk_decision = "deny". Stop
+    keeps the session's checkpoint from its rollout.
     """
     _answer_stdin("codex")
 
 
 @hook.command("gemini")
 def hook_gemini() -> None:
-    """Answer a Gemini CLI hook event: SessionStart, BeforeAgent, BeforeTool, AfterTool.
+    """Answer a Gemini CLI hook event: SessionStart, BeforeAgent, BeforeTool, AfterTool, AfterAgent, PreCompress.
 
     SessionStart and BeforeAgent add context as for Claude Code. BeforeTool acts on a risk only
     (risk_decision "deny" refuses the call, "ask" tells the user); AfterTool adds the warnings and
-    rules for the file or command to the tool's result.
+    rules for the file or command to the tool's result. AfterAgent and PreCompress keep the
+    session's checkpoint from its chat recording.
     """
     _answer_stdin("gemini")
+
+
+@hook.command("copilot")
+@click.argument("event", required=False)
+def hook_copilot(event: str | None) -> None:
+    """Answer a GitHub Copilot CLI hook event, named as EVENT (its JSON does not name it).
+
+    EVENT is one of sessionStart, userPromptSubmitted, preToolUse, agentStop; another, or none,
+    never blocks Copilot CLI: exit 0 and one line on stderr.
+
+    sessionStart, userPromptSubmitted and preToolUse (create, edit, bash) get the answers of
+    `agent hook claude` as Copilot CLI's additionalContext; a risk refuses the tool call with
+    [agents] risk_decision = "deny" (Copilot CLI asks no one from a hook). agentStop keeps the
+    session's checkpoint from its events.jsonl.
+    """
+    _answer_stdin("copilot", event)
 
 
 @agent.command("install")
@@ -94,14 +113,16 @@ def install(client: str, dry_run: bool, user_wide: bool, as_json: bool) -> None:
     """Configure a coding agent to use this repository's memory.
 
     claude: writes the project's .mcp.json (server memzoi, run as `git memzoi mcp serve`) and
-    the SessionStart, UserPromptSubmit, PreToolUse, PreCompact and SessionEnd hooks in
+    the SessionStart, UserPromptSubmit, PreToolUse, PreCompact, Stop and SessionEnd hooks in
     .claude/settings.json (all run `git memzoi agent hook claude`). codex: adds
     [mcp_servers.memzoi] to the project's .codex/config.toml and the SessionStart,
-    UserPromptSubmit and PreToolUse hooks to .codex/hooks.json, which Codex reads once you trust
+    UserPromptSubmit, PreToolUse and Stop hooks to .codex/hooks.json, which Codex reads once you trust
     the project (it asks on first start, and asks you to review new hooks); with --global, to
     $CODEX_HOME/config.toml and hooks.json (default ~/.codex), for every directory. gemini: adds
-    the server and the SessionStart, BeforeAgent, BeforeTool and AfterTool hooks to the
-    project's .gemini/settings.json. Project files are portable and can be committed. What is
+    the server and the SessionStart, BeforeAgent, BeforeTool, AfterTool, AfterAgent and PreCompress hooks to the
+    project's .gemini/settings.json. copilot: adds the server to .mcp.json (GitHub Copilot CLI
+    reads it) and the sessionStart, userPromptSubmitted, preToolUse and agentStop hooks to
+    .github/hooks/memzoi.json. Project files are portable and can be committed. What is
     already there stays; a second run changes nothing; an entry named memzoi that this command
     did not write is refused (exit 1).
     """
@@ -136,6 +157,11 @@ def next_steps(client: str, user_wide: bool, changes: list[merge_config.FileChan
         )
     if client == "codex" and changes[-1].changed:
         say("Codex runs new hooks once you review them: it asks at start (or review them with /hooks)")
+    if client == "copilot":
+        say(
+            "GitHub Copilot CLI runs .github/hooks/*.json and starts .mcp.json's servers in a folder you trust: "
+            "it asks on first start (one prompt-mode run: --trust-folder)"
+        )
     if client == "gemini":
         say(
             "Gemini CLI reads .gemini/settings.json in a folder you trust: it asks on first start "

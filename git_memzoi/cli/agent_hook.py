@@ -1,4 +1,4 @@
-"""`git memzoi agent hook CLIENT` without click: stdin in, the client's hook output out, never blocking."""
+"""`git memzoi agent hook CLIENT [EVENT]` without click: stdin in, the client's hook output out, never blocking."""
 
 from __future__ import annotations
 
@@ -18,9 +18,13 @@ if TYPE_CHECKING:
 
 
 def adapter_of(client: str) -> Any:
-    """The adapter module of `client` (claude, codex or gemini: a few small functions over hook_core).
+    """The adapter module of `client` (claude, codex, gemini or copilot: a few small functions over hook_core).
 
     A hook process loads its own client's only."""
+    if client == "copilot":
+        from git_memzoi.agents import copilot_hook
+
+        return copilot_hook
     if client == "codex":
         from git_memzoi.agents import codex_hook
 
@@ -39,11 +43,14 @@ def read_event(stdin: BinaryIO) -> bytes:
     return stdin.read(MAX_EVENT_BYTES + 1)
 
 
-def answer_text(data: bytes, client: str = "claude") -> tuple[str | None, str | None]:
-    """(stdout JSON line or None, one stderr line or None) for one hook event's bytes; MemzoiErrors become a line."""
+def answer_text(data: bytes, client: str = "claude", event_name: str | None = None) -> tuple[str | None, str | None]:
+    """(stdout JSON line or None, one stderr line or None) for one hook event's bytes; MemzoiErrors become a line.
+
+    `event_name`: the event, for a client whose events do not name themselves (Copilot CLI's)."""
     adapter = adapter_of(client)
     try:
-        event = adapter.parse_event(event_text(data))
+        text = event_text(data)
+        event = adapter.parse_event(text, event_name) if client == "copilot" else adapter.parse_event(text)
 
         ws = Workspace.open(event.cwd)
         ws.verify_runtime()
@@ -55,10 +62,10 @@ def answer_text(data: bytes, client: str = "claude") -> tuple[str | None, str | 
     return (json.dumps(answer, ensure_ascii=False) if answer is not None else None), None
 
 
-def run(stdin: BinaryIO, stdout: TextIO, stderr: TextIO, client: str = "claude") -> int:
+def run(stdin: BinaryIO, stdout: TextIO, stderr: TextIO, client: str = "claude", event_name: str | None = None) -> int:
     """Answer one event; exit 0 whatever memory says (the clients block only on exit 2), 70 if we crash."""
     try:
-        out, err = answer_text(read_event(stdin), client)
+        out, err = answer_text(read_event(stdin), client, event_name)
     except Exception as exc:  # noqa: BLE001 - the one place an unexpected failure becomes a line
         if os.environ.get("MEMZOI_DEBUG") not in (None, "", "0"):
             import traceback  # only with --debug (Agent hook: Claude Code PreToolUse)
@@ -73,10 +80,10 @@ def run(stdin: BinaryIO, stdout: TextIO, stderr: TextIO, client: str = "claude")
     return 0
 
 
-def main(client: str = "claude") -> None:
+def main(client: str = "claude", event_name: str | None = None) -> None:
     """The console script's fast path for the hook."""
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    code = run(sys.stdin.buffer, sys.stdout, sys.stderr, client)
+    code = run(sys.stdin.buffer, sys.stdout, sys.stderr, client, event_name)
     sys.stdout.flush()
     sys.exit(code)

@@ -3,10 +3,10 @@
 Every other command, and every client hook run that touches memory, goes on to the click CLI
 (cli.main). The client hooks run on each commit and push; most carry only code, and
 answering them before click, pygit2 or the checks load is what keeps them cheap. Claude Code
-runs `agent hook claude` before every edit (Codex and Gemini CLI `agent hook codex` and `agent
-hook gemini`), so those exact command lines skip click too, as do `--version` and the top-level
-help (`-h`, `--help`, no arguments), printed from the text click would print (cli.help_text,
-generated from the click group).
+runs `agent hook claude` before every edit (Codex, Gemini CLI and GitHub Copilot CLI `agent hook
+codex`, `agent hook gemini` and `agent hook copilot EVENT`), so those exact command lines skip
+click too, as do `--version` and the top-level help (`-h`, `--help`, no arguments), printed from
+the text click would print (cli.help_text, generated from the click group).
 
 The server's gate skips click as well: `hook pre-receive`, `hook update REF OLD NEW` and `hook
 check RANGE` (each alone or with `--json`) run in cli.gate, which prints what the click commands
@@ -119,6 +119,11 @@ def _main(args: list[str]) -> None:
         from git_memzoi.cli.agent_hook import main as hook_main
 
         hook_main(args[2])
+        return
+    if len(args) == 4 and args[:3] == ["agent", "hook", "copilot"] and not args[3].startswith("-"):
+        from git_memzoi.cli.agent_hook import main as hook_main
+
+        hook_main("copilot", args[3])
         return
     from git_memzoi.cli.main import main as cli_main
 

@@ -51,7 +51,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("git_memzoi.cli.export:export", "Generate OKF and agent instruction exports."),
     "mcp": ("git_memzoi.cli.mcp:mcp", "The stdio MCP server and its client config."),
     "hook": ("git_memzoi.cli.hooks:hook", "Server-side and client-side git hook checks."),
-    "agent": ("git_memzoi.cli.agent:agent", "Wire memory into Claude Code, Codex and Gemini CLI (hooks, MCP)."),
+    "agent": (
+        "git_memzoi.cli.agent:agent",
+        "Wire memory into Claude Code, Codex, Gemini CLI and Copilot CLI (hooks, MCP).",
+    ),
     "completion": ("git_memzoi.cli.completion:completion", "Shell completion for bash, zsh and fish."),
 }
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from support import Repo, age, run_cli, run_importtime
+from support import FIXTURES, Repo, age, run_cli, run_importtime
 from support.agents import client_event as event
 from support.agents import client_hook as hook
 from support.recall import add_record
@@ -203,6 +204,46 @@ def test_the_hook_path_stays_light(memory: Repo, client: str, names: tuple[str, 
         assert heavy == [], f"{client} {name}: the hook imported {heavy[:5]}"
 
 
+# A Write of a new file: the records scoped to where it goes, in every client
+
+NEW_FILE = "apps/active/orders/new-page.tsx"
+
+
+@pytest.mark.parametrize(
+    ("client", "name", "override", "moment"),
+    [
+        (
+            "claude",
+            "pretooluse-write",
+            {"tool_input": {"file_path": "{CWD}/" + NEW_FILE, "content": "export {}\n"}},
+            "PreToolUse",
+        ),
+        (
+            "codex",
+            "pretooluse-apply-patch",
+            {"tool_input": {"command": f"*** Begin Patch\n*** Add File: {NEW_FILE}\n+export {{}}\n*** End Patch\n"}},
+            "PreToolUse",
+        ),
+        (
+            "gemini",
+            "aftertool-write-file",
+            {"tool_input": {"file_path": "{CWD}/" + NEW_FILE, "content": "export {}\n"}},
+            "AfterTool",
+        ),
+    ],
+)
+def test_a_write_of_a_new_file_gets_the_records_scoped_to_it(
+    memory: Repo, client: str, name: str, override: dict[str, Any], moment: str
+) -> None:
+    """Claude Code's own path-scoped rules load when a file is read, never when one is created; the hook's do."""
+    assert not (memory.path / NEW_FILE).exists() and not (memory.path / "apps").exists()
+    given = json.loads(json.dumps(override).replace("{CWD}", str(memory.path)))
+    out, err = hook(client, event(client, name, memory.path, **given))
+    text = context(out, moment)
+    assert err == "" and f"what applies to path {NEW_FILE}" in text
+    assert "### Decision: Use React Query in apps/active (use-react-query)" in text
+
+
 # Each client's inline limit
 
 #: (client, SessionStart event, prompt event, the most UTF-8 bytes of hook text that client reads inline)
@@ -251,7 +292,119 @@ def test_every_answer_fits_its_clients_inline_limit_on_300_standing_rules(
     )
 
 
-# A turn's end: Codex's Stop, Gemini CLI's AfterAgent
+# A turn's end: Codex's Stop, Gemini CLI's AfterAgent (and its PreCompress)
+
+
+def _transcript(memory: Repo, tmp_path: Path, fixture: str) -> str:
+    path = tmp_path / Path(fixture).name
+    path.write_text((FIXTURES / fixture).read_text().replace("{CWD}", str(memory.path)))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("client", "name", "fixture", "wanted"),
+    [
+        (
+            "codex",
+            "stop",
+            "codex-hooks/rollout-patch.jsonl",
+            "Files edited, latest first:\n- db/migrations/0042_orders.sql",
+        ),
+        ("codex", "stop", "codex-hooks/rollout-command.jsonl", "Commands run:\n- `echo migrations users`"),
+        (
+            "gemini",
+            "afteragent",
+            "gemini-hooks/chat-write.jsonl",
+            "Files edited, latest first:\n- db/migrations/0042_orders.sql",
+        ),
+        ("gemini", "afteragent", "gemini-hooks/chat-shell.jsonl", "Commands run:\n- `echo migrations users`"),
+    ],
+)
+def test_a_turns_end_reads_the_clients_own_transcript(
+    memory: Repo, tmp_path: Path, client: str, name: str, fixture: str, wanted: str
+) -> None:
+    transcript = _transcript(memory, tmp_path, fixture)
+    assert hook(client, event(client, name, memory.path, transcript_path=transcript)) == (None, "")
+    (only,) = run_cli("checkpoint", "list", "--json").json()["checkpoints"]
+    note = run_cli("checkpoint", "show", only["record_id"], "--json").json()["note"]
+    who = {"codex": "Codex's Stop", "gemini": "Gemini CLI's AfterAgent"}[client]
+    assert note.startswith(f"Captured by {who} hook.") and wanted in note
+    assert "Last request: go" in note  # the user's own words: not Codex's environment context, nor a hook's
+    assert "Last answer: Added the status column in a new migration" in note  # what the event itself carries
+    # the next session, or Codex's context after a compaction (SessionStart `compact`), starts with them
+    after: dict[str, Any] = {"session_id": "next"} | ({"source": "compact"} if client == "codex" else {})
+    start = context(hook(client, event(client, "sessionstart", memory.path, **after))[0], "SessionStart")
+    assert wanted.split("\n")[1].lstrip("- ") in start
+
+
+#: Lines of each client's transcript that are not what its reader expects, then one it reads.
+ODD_LINES = {
+    "codex": [
+        {"type": "response_item", "payload": []},
+        {
+            "type": "response_item",
+            "payload": {"type": "function_call", "name": "exec_command", "arguments": "[" * 50_000},
+        },
+        {"type": "response_item", "payload": {"type": "function_call", "name": ["x"], "arguments": '{"cmd": 7}'}},
+        {"type": "response_item", "payload": {"type": "custom_tool_call", "name": "apply_patch", "input": ["x"]}},
+        {"type": "event_msg", "payload": {"type": "item_completed", "item": {"type": "UserMessage", "content": 5}}},
+        {
+            "type": "response_item",
+            "payload": {"type": "function_call", "name": "shell", "arguments": '{"command": ["make", "db"]}'},
+        },
+    ],
+    "gemini": [
+        {"id": ["x"], "type": "user", "content": {"text": "x"}},
+        {"id": "g1", "type": "gemini", "toolCalls": {"name": "write_file"}},
+        {"id": "g2", "type": "gemini", "toolCalls": [{"name": ["write_file"], "args": {"file_path": 7}}, "x"]},
+        {"id": "g3", "type": "gemini", "toolCalls": [{"name": "run_shell_command", "args": {"command": "make db"}}]},
+    ],
+    "copilot": [
+        {"type": "assistant.message", "data": []},
+        {"type": "assistant.message", "data": {"toolRequests": [{"name": {"x": 1}, "arguments": {"path": []}}]}},
+        {"type": "user.message", "data": {"content": None}},
+        {
+            "type": "assistant.message",
+            "data": {"toolRequests": [{"name": "bash", "arguments": {"command": "make db"}}]},
+        },
+    ],
+}
+
+
+@pytest.mark.parametrize("client", ["codex", "gemini", "copilot"])
+def test_odd_lines_of_a_clients_transcript_are_skipped(memory: Repo, tmp_path: Path, client: str) -> None:
+    transcript = tmp_path / "odd.jsonl"
+    transcript.write_text("not json\n" + "".join(json.dumps(line) + "\n" for line in ODD_LINES[client]))
+    if client == "copilot":
+        data = json.loads(event("copilot", "agentstop", memory.path))
+        data["transcriptPath"] = str(transcript)
+        done = subprocess.run(
+            ["git", "memzoi", "agent", "hook", "copilot", "agentStop"],
+            input=json.dumps(data),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    else:
+        name = "stop" if client == "codex" else "afteragent"
+        assert hook(client, event(client, name, memory.path, transcript_path=str(transcript))) == (None, "")
+    (only,) = run_cli("checkpoint", "list", "--json").json()["checkpoints"]
+    note = run_cli("checkpoint", "show", only["record_id"], "--json").json()["note"]
+    assert "Commands run:\n- `make db`" in note and "Files edited" not in note
+
+
+def test_gemini_pre_compress_keeps_a_successor_checkpoint(memory: Repo, tmp_path: Path) -> None:
+    transcript = _transcript(memory, tmp_path, "gemini-hooks/chat-write.jsonl")
+    hook("gemini", event("gemini", "afteragent", memory.path, transcript_path=transcript))
+    (first,) = run_cli("checkpoint", "list", "--json").json()["checkpoints"]
+    compress = event("gemini", "precompress", memory.path).replace("{TRANSCRIPT}", transcript)
+    assert hook("gemini", compress) == (None, "")  # Gemini CLI takes no context at PreCompress
+    listed = run_cli("checkpoint", "list", "--json").json()["checkpoints"]
+    (current,) = [c for c in listed if c["record_id"] != first["record_id"]]  # a successor, as after PreCompact
+    shown = run_cli("checkpoint", "show", current["record_id"], "--json").json()
+    assert shown["note"].startswith("Captured by Gemini CLI's PreCompress (auto) hook.")
+    assert "- db/migrations/0042_orders.sql" in shown["note"]
 
 
 @pytest.mark.parametrize(

@@ -275,7 +275,7 @@ def test_codex_file_without_final_newline(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_install_needs_a_known_client(repo: Repo) -> None:
-    assert "Invalid value for '{claude|codex|gemini}'" in run_cli("agent", "install", "cursor", expect=2).stderr
+    assert "Invalid value for '{claude|codex|gemini|copilot}'" in run_cli("agent", "install", "cursor", expect=2).stderr
 
 
 def test_codex_gets_the_projects_own_config_by_default(
@@ -362,6 +362,7 @@ def test_gemini_settings_get_the_server_and_the_hooks(repo: Repo) -> None:
             "BeforeTool": [{"matcher": tools, "hooks": [GEMINI_HOOK]}],
             "AfterTool": [{"matcher": tools, "hooks": [GEMINI_HOOK]}],
             "AfterAgent": [{"hooks": [GEMINI_HOOK]}],
+            "PreCompress": [{"hooks": [GEMINI_HOOK]}],
         },
     }
     before = snapshot(repo.path / ".gemini/settings.json")
@@ -404,6 +405,10 @@ COMPACT_SETTINGS = """{
   },
   "model": "opus"
 }"""
+#: A Copilot CLI hooks file of the user's own, compact, in the documented format (docs.github.com, "GitHub Copilot
+#: CLI hooks reference": version 1, command entries with bash/powershell/timeoutSec).
+COMPACT_COPILOT = """{"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "./audit", "timeoutSec": 5}]}}
+"""
 COMPACT_GEMINI = """{
 \t"theme": "GitHub",
 \t"mcpServers": {"search": {"command": "search-mcp", "args": ["--fast"]}},
@@ -430,6 +435,7 @@ def _only_added(before: str, after: str) -> None:
         ("claude", {".mcp.json": COMPACT_MCP, ".claude/settings.json": COMPACT_SETTINGS}),
         ("gemini", {".gemini/settings.json": COMPACT_GEMINI}),
         ("codex", {".codex/hooks.json": COMPACT_SETTINGS.replace("./lint.sh", "./codex-lint.sh")}),
+        ("copilot", {".mcp.json": COMPACT_MCP, ".github/hooks/memzoi.json": COMPACT_COPILOT}),
     ],
 )
 def test_install_keeps_every_byte_of_the_users_entries(
@@ -452,7 +458,7 @@ def test_install_keeps_every_byte_of_the_users_entries(
     assert again.returncode == 0 and "updated" not in again.stderr and "created" not in again.stderr
 
 
-@pytest.mark.parametrize("client", ["claude", "codex", "gemini"])
+@pytest.mark.parametrize("client", ["claude", "codex", "gemini", "copilot"])
 def test_every_client_names_its_files_relative_to_the_work_tree(repo: Repo, tmp_path: Path, client: str) -> None:
     env = {k: v for k, v in os.environ.items()} | {"CODEX_HOME": str(tmp_path / "codex-home")}
     sub = repo.path / "src"
@@ -466,7 +472,34 @@ def test_every_client_names_its_files_relative_to_the_work_tree(repo: Repo, tmp_
         "claude": [".mcp.json", ".claude/settings.json"],
         "codex": [".codex/config.toml", ".codex/hooks.json"],
         "gemini": [".gemini/settings.json"],
+        "copilot": [".mcp.json", ".github/hooks/memzoi.json"],
     }[client]
     assert named == expected, done.stderr
     assert str(repo.path) not in done.stderr and str(repo.path) not in done.stdout
     assert all(f"+++ b/{rel}" in done.stdout for rel in expected), done.stdout
+
+
+def test_copilot_gets_the_server_in_mcp_json_and_its_hooks_in_github_hooks(repo: Repo) -> None:
+    result = run_cli("agent", "install", "copilot", cwd=repo.path)
+    assert ".mcp.json: created" in result.stderr and ".github/hooks/memzoi.json: created" in result.stderr
+    assert "--trust-folder" in result.stderr  # what Copilot CLI asks before it runs them
+    mcp = json.loads((repo.path / ".mcp.json").read_text())
+    assert mcp == {"mcpServers": {"memzoi": {"type": "stdio", "command": "git", "args": ["memzoi", "mcp", "serve"]}}}
+    hooks = json.loads((repo.path / ".github/hooks/memzoi.json").read_text())
+    assert hooks["version"] == 1
+    assert list(hooks["hooks"]) == ["sessionStart", "userPromptSubmitted", "preToolUse", "agentStop"]
+    for name, entries in hooks["hooks"].items():
+        command = f"git memzoi agent hook copilot {name}"
+        assert entries == [{"type": "command", "bash": command, "powershell": command}]
+    before = snapshot(repo.path / ".github/hooks/memzoi.json")
+    assert "already set up, unchanged" in run_cli("agent", "install", "copilot", cwd=repo.path).stderr
+    assert snapshot(repo.path / ".github/hooks/memzoi.json") == before
+
+
+def test_copilot_hooks_file_of_another_version_is_refused(repo: Repo) -> None:
+    repo.write(".github/hooks/memzoi.json", '{"version": 2, "hooks": {}}\n')
+    result = run_cli("agent", "install", "copilot", cwd=repo.path, expect=2)
+    assert (
+        "git memzoi: .github/hooks/memzoi.json: version is 2; Copilot CLI's hooks files are version 1" in result.stderr
+    )
+    assert not (repo.path / ".mcp.json").exists()  # nothing written

@@ -19,6 +19,9 @@ def test_capture_bench_quick_smoke_run(tmp_path: Path) -> None:
         "Stop, a realistic 20 MB transcript",
         "SessionEnd, a realistic 20 MB transcript",
         "Stop, 64 MiB of two-byte lines",
+        "Codex Stop, a 20 MB transcript in its own format",
+        "Gemini CLI AfterAgent, a 20 MB transcript in its own format",
+        "Copilot CLI agentStop, a 20 MB transcript in its own format",
         "UserPromptSubmit, a 64 KB prompt of `@a/`",
         "Gemini CLI BeforeAgent, 280 KB of unclosed `<hook_context>`",
     ):

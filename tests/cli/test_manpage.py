@@ -205,7 +205,7 @@ def test_the_set_up_scripts_make_the_page_findable_for_an_editable_install(tmp_p
 def test_dash_h_names_every_client_agent_install_knows() -> None:
     from git_memzoi.agents.merge_config import CLIENTS
 
-    names = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
+    names = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI", "copilot": "Copilot CLI"}
     assert set(CLIENTS) == set(names)
     shown = subprocess.run(
         [str(VENV_BIN / "git-memzoi"), "-h"], capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"}

@@ -1,5 +1,5 @@
-"""The real clients (Claude Code, Codex, Gemini CLI, the MCP Inspector) against `agent install`, `agent hook`
-and `mcp serve`.
+"""The real clients (Claude Code, Codex, Gemini CLI, GitHub Copilot CLI, the MCP Inspector) against `agent
+install`, `agent hook` and `mcp serve`.
 
 The clients come from the npm registry into a cache outside the hermetic HOME (reused across
 runs; `MEMZOI_CLIENTS_CACHE` moves it). Without npm, or when the registry cannot be reached,
@@ -34,8 +34,14 @@ pytestmark = pytest.mark.clients
 
 #: Resolved at import, before the hermetic fixture points HOME at a temp folder.
 CACHE = Path(os.environ.get("MEMZOI_CLIENTS_CACHE") or Path.home() / ".cache" / "memzoi-clients")
-PACKAGES = ("@anthropic-ai/claude-code", "@openai/codex", "@google/gemini-cli", "@modelcontextprotocol/inspector")
-BINARIES = ("claude", "codex", "gemini", "mcp-inspector")
+PACKAGES = (
+    "@anthropic-ai/claude-code",
+    "@openai/codex",
+    "@google/gemini-cli",
+    "@github/copilot",
+    "@modelcontextprotocol/inspector",
+)
+BINARIES = ("claude", "codex", "gemini", "copilot", "mcp-inspector")
 #: A model endpoint nothing listens on: the session starts, runs its hooks, then fails to connect.
 UNREACHABLE = "http://127.0.0.1:9"
 PROMPT = "Add a column to the orders table in db/migrations/0042_orders.sql"
@@ -205,7 +211,8 @@ def run_until(command: list[str], cwd: Path, env: dict[str, str], seen: Callable
 
 class ScriptedModel(http.server.ThreadingHTTPServer):
     """A model endpoint that answers the first request with one tool call and every later one with a message,
-    keeping each request's JSON: the Responses API as Codex streams it, or Gemini's streamGenerateContent."""
+    keeping each request's JSON: the Responses API as Codex streams it, Gemini's streamGenerateContent, or the
+    Chat Completions API as Copilot CLI's own-provider mode (COPILOT_PROVIDER_BASE_URL) streams it."""
 
     def __init__(self, call: dict[str, Any]) -> None:
         self.call = call
@@ -238,17 +245,37 @@ def _gemini_events(number: int, call: dict[str, Any]) -> str:
     return f"data: {json.dumps(chunk)}\r\n\r\n"
 
 
+def _chat_events(number: int, call: dict[str, Any]) -> str:
+    if number == 1:
+        tool = {"index": 0, "id": "call_1", "type": "function"}
+        tool["function"] = {"name": call["name"], "arguments": json.dumps(call["arguments"])}
+        delta, finish = {"role": "assistant", "content": None, "tool_calls": [tool]}, "tool_calls"
+    else:
+        delta, finish = {"role": "assistant", "content": "done"}, "stop"
+    usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+    chunks = [
+        {"id": f"c{number}", "object": "chat.completion.chunk", "model": "gpt-4.1", "choices": [c]}
+        for c in (
+            {"index": 0, "delta": delta, "finish_reason": None},
+            {"index": 0, "delta": {}, "finish_reason": finish},
+        )
+    ]
+    chunks[-1]["usage"] = usage
+    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+
+
 class _Responder(http.server.BaseHTTPRequestHandler):
     server: ScriptedModel
 
     def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        if not self.path.endswith("/responses") and ":streamGenerateContent" not in self.path:
+        chat = self.path.endswith("/chat/completions")
+        if not self.path.endswith("/responses") and ":streamGenerateContent" not in self.path and not chat:
             self.send_response(404)
             self.end_headers()
             return
         self.server.requests.append(request)
-        answer = _responses_events if self.path.endswith("/responses") else _gemini_events
+        answer = _chat_events if chat else _responses_events if self.path.endswith("/responses") else _gemini_events
         body = answer(len(self.server.requests), self.server.call).encode()
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
@@ -452,3 +479,44 @@ def test_gemini_runs_the_tool_hooks_around_a_command_or_edit(
     assert "[risk] Migrations lock the users table (id: migrations-lock-users)" in after
     if setting == "deny":
         assert not (project.path / "db/migrations/0042_orders.sql").exists(), "the hook refused the write"
+
+
+def _chat_text(request: dict[str, Any]) -> str:
+    """Every message of a Chat Completions request but the system prompt, as one text."""
+    return "\n".join(
+        m["content"] if isinstance(m.get("content"), str) else json.dumps(m.get("content"))
+        for m in request["messages"]
+        if m.get("role") != "system"
+    )
+
+
+@pytest.mark.parametrize("setting", ["ask", "deny"])
+def test_copilot_runs_the_installed_hooks_and_takes_their_context(
+    clients: Path, project: Repo, hermetic: Path, setting: str
+) -> None:
+    project.write(".memzoi/config.toml", f'[agents]\nrisk_decision = "{setting}"\n')
+    run_cli("agent", "install", "copilot")
+    target = project.path / "db/migrations/0042_orders.sql"
+    call = {"name": "create", "arguments": {"path": str(target), "file_text": "SELECT 1;\n"}}
+    (project.path / "db/migrations").mkdir(parents=True)
+    with scripted(call) as model:
+        env = env_for(hermetic, COPILOT_PROVIDER_BASE_URL=f"{model.url}/v1", COPILOT_MODEL="gpt-4.1")
+        command = [str(clients / "copilot"), "-p", PROMPT, "--allow-all-tools", "--trust-folder"]
+        command += ["--disable-client-telemetry"]
+        run_until(command, project.path, env, lambda: False)  # to its end: agentStop runs after the last answer
+        assert len(model.requests) >= 2, "Copilot CLI made the tool call and came back with its result"
+        first, after = _chat_text(model.requests[0]), _chat_text(model.requests[1])
+    # sessionStart's standing rules, then userPromptSubmitted's pack, in the first request
+    assert SESSION in first and "## Standing rules" in first and "Use React Query (use-react-query)" in first
+    assert PACK in first and "Migrations lock the users table (migrations-lock-users)" in first
+    # preToolUse of a file `create` makes: the warning reaches the model; with "deny" the file is never written
+    assert "[risk] Migrations lock the users table (id: migrations-lock-users)" in after
+    if setting == "deny":
+        assert "Denied by preToolUse hook: git memzoi risk migrations-lock-users" in after
+        assert not target.exists()
+    else:
+        assert target.exists()
+    # agentStop kept the session's checkpoint from its events.jsonl
+    (only,) = run_cli("checkpoint", "list", "--json").json()["checkpoints"]
+    note = run_cli("checkpoint", "show", only["record_id"], "--json").json()["note"]
+    assert note.startswith("Captured by GitHub Copilot CLI's agentStop") and "db/migrations/0042_orders.sql" in note

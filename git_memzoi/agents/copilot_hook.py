@@ -94,7 +94,7 @@ def answer(event: HookEvent, ws: Workspace, risk_decision: str) -> dict[str, Any
     if moment == core.PROMPT:
         return _context(core.prompt_context(ws, event))
     touched = core.subjects(event, DIALECT, ws.repo.require_workdir())
-    found = core.tool_context(ws, event, touched) if touched else None
+    found = core.tool_context(ws, event, touched, client="copilot") if touched else None
     if found is None:
         return None
     out: dict[str, Any] = {"additionalContext": core.clip(found.text, LIMIT)}

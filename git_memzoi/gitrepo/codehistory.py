@@ -164,6 +164,17 @@ def gone_paths(repo: GitRepo, old: str, new: str) -> dict[str, str | None]:
     return gone
 
 
+def changed_blobs(repo: GitRepo, old_tree: str, new_tree: str) -> dict[str, str | None]:
+    """Every file path two trees differ in (relative to them), with its blob in `new_tree` (None: it holds none)."""
+    parts = _run(repo, "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", old_tree, new_tree).split("\0")
+    found: dict[str, str | None] = {}
+    for meta, path in zip(parts[0::2], parts[1::2], strict=False):
+        fields = meta.split()
+        if len(fields) == 5 and meta.startswith(":"):
+            found[path] = fields[3] if fields[1] in ("100644", "100755", "120000") else None
+    return found
+
+
 def changed_files(repo: GitRepo, old: str, new: str) -> list[str]:
     """Every file path `old` and `new` differ in (either side's name)."""
     out = _run(repo, "diff-tree", "-r", "-z", "--no-ext-diff", "--name-only", old, new)

@@ -122,6 +122,8 @@ def _built(repo: GitRepo, store: CitationStore, tip: str, tree: str) -> Citation
                 found = store.open(tree)
                 if found is not None:
                     return found
+        except codehistory.GitQueryError:
+            pass  # the kept tree is no longer in the repository (pruned): made whole below
         finally:
             base.close()
     rows = _rows(repo, {p: oid for p, oid in codehistory.tree_blobs(repo, tip, RECORDS).items() if _is_record(p)})

@@ -179,3 +179,18 @@ def test_words_cover_what_a_record_cites() -> None:
     assert "other/thing.py" not in found  # another field's words are not kept
     aliased = "---\nid: a\nbase: &b [src]\napplies_to: *b\n---\nBody.\n"
     assert words(aliased.encode()) == {""}  # read by every lookup
+
+
+def test_a_kept_index_of_a_tree_the_repository_no_longer_holds_is_passed_over(repo: Repo, tmp_path: Path) -> None:
+    from git_memzoi.freshness.citations import fingerprint
+    from git_memzoi.index.citation_store import CitationStore
+
+    commits = history(repo)
+    home = tmp_path / "home"
+    want = invalidated(repo, f"{commits[0]}..{commits[1]}", tmp_path / "cold")
+    assert invalidated(repo, f"{commits[0]}..{commits[1]}", home) == want
+    [folder] = home.rglob("cite-trees")
+    for kept in folder.iterdir():
+        kept.unlink()
+    assert CitationStore(folder, fingerprint()).save("1" * 40, [])  # the most recently used, and pruned from git
+    assert invalidated(repo, f"{commits[0]}..{commits[1]}", home) == want

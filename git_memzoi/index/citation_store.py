@@ -31,7 +31,7 @@ from git_memzoi.runtime.checksum import file_checksum
 from git_memzoi.runtime.private import private_folder
 
 #: Bump when what a kept index holds changes.
-FORMAT = "memzoi-citations 1"
+FORMAT = "memzoi-citations 2"
 HEADER_SUFFIX = ".cite"
 DB_SUFFIX = ".db"
 TEMP_PREFIX = ".tmp-"
@@ -43,7 +43,6 @@ MAX_HEADER_BYTES = 4096
 EVERY = ""
 _SCHEMA = """
 CREATE TABLE cites(word TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY (word, path)) WITHOUT ROWID;
-CREATE INDEX cites_by_path ON cites(path);
 """
 _DAMAGED = (OSError, ValueError, TypeError, IndexError, sqlite3.Error)
 
@@ -190,10 +189,12 @@ def _written(dest: Path, rows: Iterable[tuple[str, Iterable[str]]], base: Citati
         if base is None:
             conn.executescript(_SCHEMA)
         with conn:
-            conn.executemany("DELETE FROM cites WHERE path = ?", ((p,) for p in drop))
-            conn.executemany(
-                "INSERT OR IGNORE INTO cites VALUES (?, ?)", ((word, path) for path, words in rows for word in words)
-            )
+            dropped = sorted(set(drop))
+            for start in range(0, len(dropped), 500):  # one pass over the rows for each 500 files
+                chunk = dropped[start : start + 500]
+                conn.execute(f"DELETE FROM cites WHERE path IN ({', '.join('?' * len(chunk))})", chunk)
+            pairs = ((word, path) for path, words in rows for word in words)
+            conn.executemany("INSERT OR IGNORE INTO cites VALUES (?, ?)", pairs)
     finally:
         conn.close()
     with dest.open("rb") as handle:

@@ -1,8 +1,10 @@
 """Freshness at read time: the verdicts of the records a reader shows, judged once per HEAD commit.
 
 A reader passes the rows it is about to show; their verdicts come from freshness.db when it was
-judged at the HEAD commit the git directory names now (a file read and one query), and
-otherwise every repository record is judged once (`freshness.judge`) and the file replaced.
+judged at the HEAD commit the git directory names now (a file read and one query). When HEAD
+has moved, the file is moved on to it, judging only the records the move may change
+(`_advance`); a shown record with no row yet (nothing was kept, or it was never shown) is judged
+then (`freshness.judge`) and its row added, so a read judges what it shows, never every record.
 A record file the work tree holds as HEAD does is judged; one that differs from HEAD's (an
 apply not yet committed, a new file) was written after HEAD and is `current` with no `since`.
 Runtime memory (local and session records) cites no commit and is always `current`.
@@ -81,18 +83,28 @@ def _judge_rows(
     return rows
 
 
-def _rejudge(ws: Workspace, conn: sqlite3.Connection, head: str) -> dict[str, StoredVerdict]:
-    """Judge every repository record at `head`, keep the verdicts in freshness.db, and return them by path."""
+def _fill(
+    ws: Workspace, conn: sqlite3.Connection, head: str, paths: list[str], *, kept: bool
+) -> dict[str, StoredVerdict]:
+    """Judge the records at `paths` at `head` and keep their rows: added to freshness.db when it was judged at
+    `head` (`kept`), else in a new one holding them alone. Returns them by path."""
     from git_memzoi.gitrepo import codehistory
 
-    def at_head(_: list[str]) -> dict[str, str]:
-        return codehistory.tree_blobs(ws.repo, head, RECORDS)
+    def at_head(asked: list[str]) -> dict[str, str]:
+        if len(asked) > 1000:  # one listing of the records folder costs less than that many lookups
+            return codehistory.tree_blobs(ws.repo, head, RECORDS)
+        kinds = codehistory.object_kinds(ws.repo, [(head, p) for p in asked])
+        return {p: found[0] for p in asked if (found := kinds.get((head, p))) is not None}
 
-    rows = _judge_rows(ws, head, queries.cited_sources(conn), at_head)
+    rows = _judge_rows(ws, head, queries.cited_sources(conn, paths), at_head)
+    db = ws.layout.freshness_db
     try:
-        freshness_store.write(ws.layout.freshness_db, head, rows)
-    except (OSError, sqlite3.Error):
-        pass  # a read-only home: the verdicts still answer this read
+        if kept:
+            freshness_store.advance(db, head, rows, paths, head)
+        else:
+            freshness_store.write(db, head, rows)
+    except (OSError, ValueError, sqlite3.Error):
+        pass  # a read-only home, or another process judged meanwhile: the verdicts still answer this read
     return {one.verdict.path: one.verdict for one in rows}
 
 
@@ -167,13 +179,11 @@ def _advance(
     return freshness_store.read(db, head, shown)
 
 
-def _stale(stored: dict[str, StoredVerdict], rows: Sequence[RecordRow]) -> bool:
-    """A shown file now holds HEAD's blob, but was judged from other bytes (the work tree was reverted to HEAD)."""
-    for row in rows:
-        kept = stored.get(row.path)
-        if kept is not None and row.oid != kept.judged_oid and row.oid == kept.head_oid:
-            return True
-    return False
+def _unjudged(stored: dict[str, StoredVerdict] | None, row: RecordRow) -> bool:
+    """Whether a shown file is to be judged now: it has no row at HEAD, or it now holds HEAD's blob but was judged
+    from other bytes (the work tree was reverted to HEAD)."""
+    kept = stored.get(row.path) if stored is not None else None
+    return kept is None or (row.oid != kept.judged_oid and row.oid == kept.head_oid)
 
 
 def _evidence(text: str) -> list[dict[str, Any]]:
@@ -204,15 +214,18 @@ def verdicts(ws: Workspace, conn: sqlite3.Connection, rows: Sequence[RecordRow])
         head = _head(ws)
         if head is None:
             return out
-        stored = freshness_store.read(ws.layout.freshness_db, head, [row.path for row in shown])
+        paths = [row.path for row in shown]
+        stored = freshness_store.read(ws.layout.freshness_db, head, paths)
         if stored is None:
-            stored = _advance(ws, conn, head, [row.path for row in shown])
-        if stored is None or _stale(stored, shown):
-            stored = _rejudge(ws, conn, head)
+            stored = _advance(ws, conn, head, paths)
+        missing = [row.path for row in shown if _unjudged(stored, row)]
+        found = stored or {}
+        if missing:
+            found |= _fill(ws, conn, head, missing, kept=stored is not None)
     except (MemzoiError, OSError, ValueError, sqlite3.Error):
         return out  # git could not be asked (codehistory.GitQueryError), or the kept verdicts are damaged
     for row in shown:
-        kept = stored.get(row.path)
+        kept = found.get(row.path)
         if kept is not None and kept.judged_oid == row.oid and kept.state != "current":
             out[row.path] = {"state": kept.state, "since": kept.since, "evidence": _evidence(kept.evidence)}
         elif kept is not None and kept.judged_oid == row.oid:

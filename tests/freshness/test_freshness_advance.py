@@ -134,3 +134,25 @@ def test_a_move_that_touches_no_citation_keeps_every_verdict(repo: Repo) -> None
     repo.write("lib/core.py", "def parse_rows(x):\n    return x\n\ndef keep_me(y):\n    return y\n")
     commit(repo, "a line naming keep_me changed")
     assert verdicts(repo)["kept-rule"]["state"] == "current"  # judged again: it cites a name on that line
+
+
+def test_a_read_with_nothing_kept_judges_what_it_shows(repo: Repo) -> None:
+    """No verdicts kept (a fresh clone): a read judges the records it shows, not every record, and keeps them."""
+    base(repo)
+    git("rm", "-q", "src/auth/session.ts", cwd=repo.path)
+    commit(repo, "delete")
+    kept_db().unlink()
+    done = subprocess.run(
+        [memzoi_exe(), "search", "parse_rows", "--json"], cwd=repo.path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    shown = {hit["record_id"] for hit in json.loads(done.stdout)["hits"]}
+    assert "name-rule" in shown and "file-rule" not in shown
+    with sqlite3.connect(kept_db()) as conn:
+        judged = {path for (path,) in conn.execute("SELECT path FROM verdicts")}
+    conn.close()
+    assert any("name-rule" in path for path in judged) and not any("file-rule" in path for path in judged)
+    got = verdicts(repo)  # the rest judged as they are shown
+    assert got["file-rule"]["state"] == "unverified"
+    kept_db().unlink()
+    assert verdicts(repo) == got

@@ -143,7 +143,7 @@ def _advance(
     or removed, those not judged then, and, when the code changed at all, those whose verdict names
     a gone path (git's rename detection may pair it with another file now). Every other verdict
     holds as it was: its record, its writing commit, and everything it cites are as they were.
-    None when there is no kept file, or the move cannot be read (the caller judges every record).
+    None when there is no kept file, or the move cannot be read (the caller judges what it shows).
     """
     from git_memzoi.gitrepo import codehistory
     from git_memzoi.layout import MEMZOI_DIR
@@ -175,7 +175,7 @@ def _advance(
         rows = _judge_rows(ws, head, queries.cited_sources(conn, sorted(again | written)), at_head, known)
         freshness_store.advance(db, head, rows, again | written, old)
     except (MemzoiError, OSError, ValueError, sqlite3.Error):
-        return None  # an old HEAD gone from the repository, a file moved on meanwhile: judge every record
+        return None  # an old HEAD gone from the repository, a file moved on meanwhile: judge what is shown
     return freshness_store.read(db, head, shown)
 
 

@@ -70,6 +70,8 @@ SHARED_DB = "shared.db"
 LIFECYCLE_LOCK = "repo-lifecycle.lock"
 PARSE_CACHE_DB = "parse-cache.db"
 HOOK_TREES = "hook-trees"
+#: What each record of a records tree cites, kept by tree OID (git_memzoi/index/citation_store.py).
+CITE_TREES = "cite-trees"
 JOURNAL = "journal"
 WORKTREES = "worktrees"
 # ... projects/<repository-key>/worktrees/<worktree-key>/

@@ -10,7 +10,8 @@ or nothing), then one range of labelled changes: files deleted, files renamed, f
 Each record's expected state is decided from the changes before the run. It reports precision and
 recall of `unverified` (read time, every record) and of `hook check BASE..TIP --json`'s
 `invalidated`, the records an edit that kept their evidence marked (must be 0), and what the first
-judging pass, a kept lookup and the range check cost.
+judging pass, a kept lookup and the range check cost; then what a one-file change costs `hook check`
+(kept, and in a fresh clone) and a one-commit move of HEAD the next read, each against `python3 -c pass`.
 """
 
 from __future__ import annotations
@@ -224,6 +225,79 @@ def _read_time(root: Path) -> tuple[set[str], float, float]:
     return set(data["bad"]), data["first"], data["kept"]
 
 
+def _alternate(argv: list[str], root: Path, runs: int, before: list[str] | None = None) -> tuple[float, float]:
+    """(median s of `argv`, median s of `python3 -c pass`), run alternately in the same loop; `before` (a git
+    command) runs untimed ahead of each run of `argv`."""
+    timed, anchor = [], []
+    for _ in range(runs):
+        anchor.append(_seconds([sys.executable, "-c", "pass"], root)[0])
+        if before:
+            _seconds(before, root)
+        timed.append(_seconds(argv, root)[0])
+    return statistics.median(timed), statistics.median(anchor)
+
+
+def _commit(root: Path, message: str) -> list[str]:
+    return ["git", "-c", "user.name=Bench", "-c", "user.email=bench@example.com", "commit", "-q", "-a", "-m", message]
+
+
+class _Costs:
+    """What a one-file change costs `hook check`, and a move of HEAD the next read, each as a ratio to Python."""
+
+    def __init__(self, root: Path, runs: int) -> None:
+        self.root, self.runs, self.rows = root, runs, []
+
+    def row(self, what: str, seconds: float, anchor: float | None, target: str) -> None:
+        ratio = f"{seconds / anchor:.1f}×" if anchor else "—"
+        self.rows.append(f"| {what} | {seconds:.3f} | {ratio} | {target} |")
+
+    def one_file_range(self) -> None:
+        """A commit deleting one cited module, then `hook check HEAD~1..HEAD` (its records tree's index kept)."""
+        _seconds(["git", "rm", "-q", "pkg0/mod3.py"], self.root)
+        _seconds(_commit(self.root, "delete one module"), self.root)
+        check = ["git", "memzoi", "hook", "check", "HEAD~1..HEAD", "--json"]
+        first, _ = _seconds(check, self.root)
+        self.row("`hook check HEAD~1..HEAD --json`, one file deleted (first)", first, None, "")
+        median, anchor = _alternate(check, self.root, self.runs)
+        self.row("`hook check HEAD~1..HEAD --json`, one file deleted (median)", median, anchor, "≤ 10×")
+
+    def fresh_clone(self, workdir: Path) -> None:
+        """The same check in a fresh clone with an empty MEMZOI_HOME: every index made there."""
+        clone = workdir / "freshness-clone"
+        shutil.rmtree(clone, ignore_errors=True)
+        subprocess.run(["git", "clone", "-q", str(self.root), str(clone)], check=True)
+        home = _ENV["MEMZOI_HOME"]
+        _ENV["MEMZOI_HOME"] = str(workdir / "clone-home")
+        try:
+            seconds, _ = _seconds(["git", "memzoi", "hook", "check", "HEAD~1..HEAD", "--json"], clone)
+        finally:
+            _ENV["MEMZOI_HOME"] = home
+        self.row("`hook check HEAD~1..HEAD --json` in a fresh clone, nothing kept (first)", seconds, None, "report")
+
+    def head_moves(self) -> None:
+        """A commit editing one module (a function added), then the first `search --json` after it: the verdicts
+        of the previous HEAD kept, only what the move may change judged; against the same read with HEAD kept."""
+        search = ["git", "memzoi", "search", "retries", "--json", "--limit", "10"]
+        _seconds(search, self.root)
+        count = iter(range(1_000_000))
+        target = self.root / "pkg1" / "mod5.py"
+
+        def edit() -> None:
+            with target.open("a") as handle:
+                handle.write(f"def added_{next(count)}(x):\n    return x\n\n")
+
+        timed, anchor, kept = [], [], []
+        for _ in range(self.runs):
+            anchor.append(_seconds([sys.executable, "-c", "pass"], self.root)[0])
+            edit()
+            _seconds(_commit(self.root, "add a function"), self.root)
+            timed.append(_seconds(search, self.root)[0])
+            kept.append(_seconds(search, self.root)[0])
+        python = statistics.median(anchor)
+        self.row("`search --json` after a one-commit HEAD move (median)", statistics.median(timed), python, "≤ 4×")
+        self.row("`search --json`, HEAD kept (median)", statistics.median(kept), python, "")
+
+
 def section(workdir: Path, quick: bool = False) -> str:
     """Build the repository under `workdir`, measure, and return a Markdown section."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -231,6 +305,7 @@ def section(workdir: Path, quick: bool = False) -> str:
     root = workdir / "freshness-repo"
     _ENV["MEMZOI_HOME"] = str(workdir / "memzoi-home")
     shutil.rmtree(_ENV["MEMZOI_HOME"], ignore_errors=True)
+    shutil.rmtree(workdir / "clone-home", ignore_errors=True)
     expected = _build(root, n, random.Random(7))
     _seconds(["git", "memzoi", "rebuild"], root)
     bad, first, kept = _read_time(root)
@@ -240,6 +315,10 @@ def section(workdir: Path, quick: bool = False) -> str:
     pr_p, pr_r, pr_false = _scores(expected, reported)  # the range is every change since the records
     runs = [_seconds(["git", "memzoi", "hook", "check", "HEAD~1..HEAD", "--json"], root)[0] for _ in range(3)]
     anchor = statistics.median(_seconds([sys.executable, "-c", "pass"], root)[0] for _ in range(5))
+    costs = _Costs(root, 3 if quick else 7)
+    costs.one_file_range()
+    costs.fresh_clone(workdir)
+    costs.head_moves()
     labelled = sum(expected.values())
     lines = [
         "## Freshness: records whose code moved on",
@@ -254,13 +333,20 @@ def section(workdir: Path, quick: bool = False) -> str:
         f"| `unverified` at read time | {read_p:.3f} | {read_r:.3f} | {read_false} | ≥ 0.95, 0 by kept edits |",
         f"| `hook check HEAD~1..HEAD` `invalidated` | {pr_p:.3f} | {pr_r:.3f} | {pr_false} | 1.0 |",
         "",
-        "| cost | seconds | ratio to `python3 -c pass` |",
-        "|---|---:|---:|",
-        f"| first judging pass of every record (once per HEAD) | {first:.3f} | — |",
-        f"| a kept lookup of 10 records | {kept:.4f} | — |",
-        f"| `hook check HEAD~1..HEAD --json` (first, after the clone) | {check_s:.3f} | {check_s / anchor:.1f}× |",
-        f"| `hook check HEAD~1..HEAD --json` (median of 3 after) | {statistics.median(runs):.3f} | "
-        f"{statistics.median(runs) / anchor:.1f}× |",
+        "Then, on top of the labelled range: one commit deleting one cited module (`hook check` of it, its"
+        " records tree's citation index kept; then in a fresh clone with nothing kept), and commits each adding a"
+        f" function to one module, each followed by the first `search --json` after HEAD moved; medians of"
+        f" {costs.runs}, each against `python3 -c pass` run alternately in the same loop.",
+        "",
+        "| cost | seconds | ratio to `python3 -c pass` | target |",
+        "|---|---:|---:|---|",
+        f"| first judging pass of every record (no verdicts kept) | {first:.3f} | — | |",
+        f"| a kept lookup of 10 records | {kept:.4f} | — | |",
+        f"| `hook check HEAD~1..HEAD --json`, the labelled range (first: its citation index made) | {check_s:.3f} | "
+        f"{check_s / anchor:.1f}× | |",
+        f"| `hook check HEAD~1..HEAD --json`, the labelled range (median of 3 after) | {statistics.median(runs):.3f} | "
+        f"{statistics.median(runs) / anchor:.1f}× | |",
+        *costs.rows,
     ]
     return "\n".join(lines) + "\n"
 

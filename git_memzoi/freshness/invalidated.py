@@ -1,7 +1,9 @@
 """The records a range of commits leaves unverified: what `hook check BASE..TIP` reports in a pull request.
 
-It costs what the range changed: the files it deleted or renamed and the names on the lines it
-removed are looked for, as fixed strings, in TIP's record files (one `git grep`); only the
+It costs what the range changed: the files it deleted or renamed, their folders and the names on
+the lines it removed are looked up in the kept index of what TIP's record files cite
+(`freshness.citations`; a path holding a space or a quote, which the index does not hold, is
+looked for with one `git grep` of TIP's record files); only the
 active records that cite one of them are read and judged at TIP (`freshness.judge`), and only
 the evidence the range itself broke is reported. A record the range superseded, tombstoned or
 rewrote is no longer invalidated: its status is not active, or it was last written after the change.
@@ -11,8 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from git_memzoi.freshness.citations import BOUNDARY, cited_by
 from git_memzoi.freshness.evidence import extract
 from git_memzoi.freshness.judge import Change, Subject, judge
 from git_memzoi.gitrepo import codehistory
@@ -165,14 +169,23 @@ def _citing(repo: GitRepo, tip: str, paths: set[str], names: set[str]) -> list[s
     return sorted(files)
 
 
-def invalidated(repo: GitRepo, base: str, tip: str) -> list[Invalidation]:
-    """The active records at `tip` that the changes `base`..`tip` leave unverified, by record ID."""
+def _cited(repo: GitRepo, tip: str, paths: set[str], names: set[str], kept: Path) -> list[str]:
+    """The record files at `tip` that may cite one of `paths` or `names`: the kept index, a grep for odd paths."""
+    odd = {path for path in paths if BOUNDARY.search(path)}
+    files = set(_citing(repo, tip, odd, set())) if odd else set()
+    files |= cited_by(repo, tip, (paths - odd) | names, kept)
+    return sorted(f for f in files if f.endswith(".md"))
+
+
+def invalidated(repo: GitRepo, base: str, tip: str, kept: Path) -> list[Invalidation]:
+    """The active records at `tip` that the changes `base`..`tip` leave unverified, by record ID (`kept`: the
+    folder of kept citation indexes, index/citation_store.py)."""
     gone = {p: to for p, to in codehistory.gone_paths(repo, base, tip).items() if not p.startswith(MEMZOI_DIR + "/")}
     names = codehistory.removed_names(repo, base, tip, MEMZOI_DIR)
     if not gone and not names:
         return []
     folders = _gone_folders(repo, tip, gone) if gone else set()
-    files = _citing(repo, tip, {*gone, *folders}, names)
+    files = _cited(repo, tip, {*gone, *folders}, names, kept)
     if not files:
         return []
     oids = codehistory.tree_blobs(repo, tip, *files)

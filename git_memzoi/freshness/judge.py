@@ -116,10 +116,17 @@ def _holds(found: dict[str, set[str]], name: str, scopes: Sequence[str]) -> bool
     return any(_within(f, scope) for f in files for scope in scopes)
 
 
-def judge(repo: GitRepo, head: str, subjects: Sequence[Subject]) -> dict[str, Verdict]:
-    """The verdict of every subject (by record path) at commit `head`; no evidence, or no writing commit: current."""
+def judge(
+    repo: GitRepo, head: str, subjects: Sequence[Subject], known: dict[str, str] | None = None
+) -> dict[str, Verdict]:
+    """The verdict of every subject (by record path) at commit `head`; no evidence, or no writing commit: current.
+
+    `known`: the commit that last wrote a subject's file, where the caller knows it still is (not asked of git).
+    """
     checkable = [s for s in subjects if not s.evidence.empty]
-    writers = codehistory.last_writers(repo, head, [s.path for s in checkable], RECORDS)
+    known = known or {}
+    writers = {s.path: known[s.path] for s in checkable if s.path in known}
+    writers |= codehistory.last_writers(repo, head, [s.path for s in checkable if s.path not in known], RECORDS)
     j = _Judge(repo, head)
     asks: list[tuple[str, str]] = []
     for s in checkable:

@@ -164,6 +164,23 @@ def gone_paths(repo: GitRepo, old: str, new: str) -> dict[str, str | None]:
     return gone
 
 
+def changed_blobs(repo: GitRepo, old_tree: str, new_tree: str) -> dict[str, str | None]:
+    """Every file path two trees differ in (relative to them), with its blob in `new_tree` (None: it holds none)."""
+    parts = _run(repo, "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", old_tree, new_tree).split("\0")
+    found: dict[str, str | None] = {}
+    for meta, path in zip(parts[0::2], parts[1::2], strict=False):
+        fields = meta.split()
+        if len(fields) == 5 and meta.startswith(":"):
+            found[path] = fields[3] if fields[1] in ("100644", "100755", "120000") else None
+    return found
+
+
+def changed_status(repo: GitRepo, old: str, new: str) -> dict[str, str]:
+    """Every file path `old` and `new` differ in, with git's status letter (A, D, M, T; no rename detection)."""
+    parts = _run(repo, "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--name-status", old, new).split("\0")
+    return {path: status[:1] for status, path in zip(parts[0::2], parts[1::2], strict=False) if status}
+
+
 def changed_files(repo: GitRepo, old: str, new: str) -> list[str]:
     """Every file path `old` and `new` differ in (either side's name)."""
     out = _run(repo, "diff-tree", "-r", "-z", "--no-ext-diff", "--name-only", old, new)
@@ -175,14 +192,30 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,99}")
 
 def removed_names(repo: GitRepo, old: str, new: str, exclude: str) -> set[str]:
     """The names (identifier-shaped words) on the lines `old`..`new` removed, outside the folder `exclude`."""
+    return _diff_names(repo, old, new, exclude, "-")
+
+
+def touched_names(repo: GitRepo, old: str, new: str, exclude: str) -> set[str]:
+    """The names on the lines `old`..`new` removed or added, outside the folder `exclude`."""
+    return _diff_names(repo, old, new, exclude, "-+")
+
+
+def _diff_names(repo: GitRepo, old: str, new: str, exclude: str, signs: str) -> set[str]:
     out = _run(
         repo, "diff", "--no-ext-diff", "--no-color", "--no-renames", "-U0", old, new, "--", ".", f":(exclude){exclude}"
     )
     names: set[str] = set()
     for line in out.splitlines():
-        if line.startswith("-") and not line.startswith("---"):
+        if line[:1] in signs and line[:1] and not line.startswith(("---", "+++")):
             names.update(_NAME.findall(line))
     return names
+
+
+def written_between(repo: GitRepo, old: str, new: str, under: str) -> set[str]:
+    """The files below `under` that a commit on either side of `old`...`new` wrote (merges' own changes left out,
+    as `last_writers` leaves them)."""
+    out = _run(repo, "log", "--format=", "--name-only", "--no-renames", "--full-history", f"{old}...{new}", "--", under)
+    return {line for line in out.splitlines() if line}
 
 
 #: Characters of one alternation line given to `git grep -P` (git ORs the lines; PCRE bounds a pattern's size).

@@ -444,7 +444,7 @@ def review_freshness(repo: GitRepo, report: CheckReport, base: str, tip: str) ->
     from git_memzoi.profile.document import Problem
 
     try:
-        found = invalidated(repo, base, tip)
+        found = invalidated(repo, base, tip, Layout.for_repo(repo).cite_trees)
     except (GitQueryError, OSError, ValueError):
         found = []  # freshness never fails a check by accident: the memory checks above decide
     report.invalidated = [item.as_json() for item in found]

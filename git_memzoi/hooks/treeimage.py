@@ -18,11 +18,12 @@ import os
 import shutil
 import sqlite3
 import stat
-import zlib
 from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from git_memzoi.runtime.checksum import file_checksum
 
 _SCHEMA = """
 CREATE TABLE files(
@@ -78,7 +79,7 @@ class TreeImage:
             seen = os.fstat(fd)
             if not stat.S_ISREG(seen.st_mode) or seen.st_size == 0:
                 raise ValueError("an empty file, or not a file")
-            if not checksum.endswith(f"-{seen.st_size}") or _crc_of(fd, seen.st_size) != checksum:
+            if not checksum.endswith(f"-{seen.st_size}") or file_checksum(fd, seen.st_size) != checksum:
                 raise ValueError("a database altered after writing")
             self.conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro&immutable=1", uri=True)
             schema = self.conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name").fetchall()
@@ -134,7 +135,7 @@ class TreeImage:
         removed); its checksum. ValueError when the file at its path is no longer the one checked."""
         shutil.copyfile(self.path, dest)
         with dest.open("rb") as copy:
-            if _crc_of(copy.fileno(), os.fstat(copy.fileno()).st_size) != self.checksum:
+            if file_checksum(copy.fileno(), os.fstat(copy.fileno()).st_size) != self.checksum:
                 raise ValueError("a database replaced since it was opened")  # its rows are not the ones read
         return _written(dest, files, fresh=False)
 
@@ -165,20 +166,7 @@ def _written(dest: Path, files: Iterable[Written], *, fresh: bool) -> str:
     finally:
         conn.close()
     with dest.open("rb") as handle:
-        return _crc_of(handle.fileno(), os.fstat(handle.fileno()).st_size)
-
-
-def _crc_of(fd: int, size: int) -> str:
-    """The checksum of the `size` bytes open at `fd`: their CRC-32 and their number.
-
-    Read a MiB at a time (not mapped: a file truncated meanwhile by another process is a short
-    read, where a mapping faults with SIGBUS), in C; a file longer or shorter than `size` fails.
-    """
-    crc, done, chunk = 0, 0, bytearray(1 << 20)
-    view = memoryview(chunk)
-    while (got := os.readv(fd, [chunk])) > 0:
-        crc, done = zlib.crc32(view[:got], crc), done + got
-    return f"{crc:08x}-{size if done == size else -1}"
+        return file_checksum(handle.fileno(), os.fstat(handle.fileno()).st_size)
 
 
 @cache

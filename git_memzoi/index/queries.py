@@ -397,7 +397,17 @@ def invalid_files(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM invalid").fetchone()[0])
 
 
-def cited_sources(conn: sqlite3.Connection) -> list[tuple[str, str, str, str | None, str]]:
-    """(path, blob OID, applies_json, source_ref, body) of every repository record: what freshness judges."""
+def cited_sources(
+    conn: sqlite3.Connection, paths: Sequence[str] | None = None
+) -> list[tuple[str, str, str, str | None, str]]:
+    """(path, blob OID, applies_json, source_ref, body) of every repository record (or of those at `paths`):
+    what freshness judges."""
     sql = "SELECT r.path, r.oid, r.applies_json, r.source_ref, r.body FROM records r WHERE r.store = 'repo'"
-    return [(str(a), str(b), str(c), d, str(e)) for a, b, c, d, e in conn.execute(sql)]
+    if paths is None:
+        return [(str(a), str(b), str(c), d, str(e)) for a, b, c, d, e in conn.execute(sql)]
+    found = []
+    for start in range(0, len(paths), 500):
+        chunk = list(paths[start : start + 500])
+        rows = conn.execute(f"{sql} AND r.path IN ({', '.join('?' * len(chunk))})", chunk)
+        found += [(str(a), str(b), str(c), d, str(e)) for a, b, c, d, e in rows]
+    return found

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from git_memzoi.layout import (
     AGENT_SESSIONS,
+    CITE_TREES,
     DEFAULT_HOME,
     EXPORTS,
     FRESHNESS_DB,
@@ -106,6 +107,11 @@ class Layout:
     def hook_trees(self) -> Path:
         """Validated .memzoi/ trees the client hooks keep by tree OID, shared by linked worktrees."""
         return self.project / HOOK_TREES
+
+    @property
+    def cite_trees(self) -> Path:
+        """What each record of a records tree cites, kept by tree OID (index/citation_store.py), shared by worktrees."""
+        return self.project / CITE_TREES
 
     @property
     def journal_dir(self) -> Path:

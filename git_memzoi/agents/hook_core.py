@@ -87,7 +87,7 @@ PATH_GUIDANCE = 3
 #: while FULL_SHARE of the budget lasts, the rest as one line each.
 PROMPT_RECORDS = 16
 #: The share of a hook's character budget that records in full may take; the rest names records in one line each.
-FULL_SHARE = 0.6
+FULL_SHARE = 0.4
 #: SessionStart names at most this many records for the checkpoint's task, one line each.
 CHECKPOINT_RECORDS = 6
 #: SessionStart shows this much of a checkpoint's note (the open inbox as handoff lists it).

@@ -7,7 +7,8 @@ one, plus 1 for a scope covering a path, 0.6 for one inside it), raised by a sma
 kinds that cost most when missed (TYPE_BOOST: risks, warnings, failed attempts, constraints,
 decisions, conventions): type moves a record past a slightly better match, never past a clearly
 better one, and breaks ties. A match through the concept vocabulary alone (`query.concept_terms`)
-counts at most CONCEPT_WEIGHT, below every match of the task's own words. Duplicates are dropped,
+counts at most CONCEPT_WEIGHT, below every match of the task's own words; records tagged as the best
+matches are raised by up to TAG_WEIGHT (`_by_tags`). Duplicates are dropped,
 then the pack discloses progressively: the best records in full (the first as its description when
 only that fits) while FULL_SHARE of the budget lasts, then every later one named in one line
 (type, title, ID, the scope that matched) while the budget lasts, best first. Then the standing
@@ -18,13 +19,14 @@ was left out, and why, in `omitted` (the text says only how many).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import UsageError
 from git_memzoi.freshness import state as freshness
-from git_memzoi.index import queries
+from git_memzoi.index import fts, queries
 from git_memzoi.index.index_db import RecordRow
 from git_memzoi.index.queries import Filter
 from git_memzoi.recall import paths as pathmatch
@@ -54,6 +56,10 @@ TEXT_CANDIDATES = 40
 TEXT_FLOOR = 0.25
 #: How much a match through the concept vocabulary counts beside a match of the task's own words.
 CONCEPT_WEIGHT = 0.2
+#: The best text matches whose tags bring in their neighbours, and how good a match must be (a share of the best).
+TAG_SEEDS, TAG_SEED_MIN = 2, 0.6
+#: How much sharing tags with the best matches adds to a record's text relevance (the best such record gets it all).
+TAG_WEIGHT = 0.5
 #: Words kept for the line saying how many records were left out.
 LEFT_OUT_WORDS = 14
 #: The share of a budget matched records may leave to the standing rules' one-line list.
@@ -153,6 +159,29 @@ def _by_text(
             cand.why.append("matches the task")
 
 
+def _by_tags(conn: sqlite3.Connection, flt: Filter, found: dict[int, _Candidate]) -> None:
+    """Raise the records that share tags with the best text matches (at most TAG_SEEDS of them, each at least
+    TAG_SEED_MIN of the best): a record's tags are the words it answers to, so the records tagged as the one a
+    task is about are its neighbours in the memory, whatever words they use. One query over the tags column;
+    the records sharing the most (and rarest) of those tags gain up to TAG_WEIGHT."""
+    seeds = sorted((c for c in found.values() if c.text >= TAG_SEED_MIN), key=lambda c: (-c.text, c.row.record_id))
+    tags: list[str] = []
+    for cand in seeds[:TAG_SEEDS]:
+        for tag in json.loads(cand.row.tags_json):
+            words = fts.words(str(tag))
+            if words:
+                tags.append('"' + " ".join(words) + '"')
+    if not tags:
+        return
+    term = "tags : (" + " OR ".join(dict.fromkeys(tags)) + ")"
+    hits = queries.ranked(conn, [term], flt, TEXT_CANDIDATES)
+    best = max((score for _, score in hits), default=0.0) or 1.0
+    for row, score in hits:
+        cand = found.setdefault(row.rowid, _Candidate(row))
+        cand.text += TAG_WEIGHT * max(score, 0.0) / best
+        cand.why.append("shares tags with the best matches")
+
+
 def _by_paths(conn: sqlite3.Connection, paths: list[str], flt: Filter, found: dict[int, _Candidate]) -> None:
     for path in paths:
         for row, entry, _ in queries.covering(conn, pathmatch.ancestors(path), flt):
@@ -195,6 +224,7 @@ def candidates(
             (query.concept_terms(task, extra), CONCEPT_WEIGHT),
         ):
             _by_text(conn, terms, flt, weight, found)
+        _by_tags(conn, flt, found)
         _by_paths(conn, norm, flt, found)
         fresh = freshness.verdicts(ws, conn, [cand.row for cand in found.values()])
         for cand in found.values():

@@ -82,6 +82,9 @@ def by_words(conn: sqlite3.Connection, text: str, flt: Filter) -> list[Found]:
 PROGRAM_WEIGHT, VERB_WEIGHT, WORD_WEIGHT = 3, 2, 1
 #: A record scoped to a folder the command `cd`s into counts as much as a held program.
 FOLDER_WEIGHT = 3
+#: A command's warnings: its best few, then only those holding at least this share of the best one's weight (in a
+#: memory of thousands, records sharing two common words with a long command would otherwise fill the answer).
+COMMAND_KEEP, COMMAND_FLOOR = 3, 0.5
 
 
 def _quoted(word: str) -> str:
@@ -181,6 +184,14 @@ def by_path_words(conn: sqlite3.Connection, path: str, flt: Filter) -> list[Foun
     return out
 
 
+def _strongest(found: list[Found]) -> list[Found]:
+    """The COMMAND_KEEP best matches of a command, and every other that holds at least COMMAND_FLOOR of the best
+    one's weight."""
+    ordered = sorted(found, key=lambda match: (match[2], match[0].record_id))
+    best = max((-match[2][1] for match in found), default=0.0)
+    return ordered[:COMMAND_KEEP] + [m for m in ordered[COMMAND_KEEP:] if -m[2][1] >= COMMAND_FLOOR * best]
+
+
 def precheck(
     ws: Workspace,
     *,
@@ -209,7 +220,7 @@ def precheck(
             value = pathmatch.normalise(value, ws.repo.workdir)
             found = _by_path(db, value, flt)
         elif subject == "command":
-            found = by_command(db, value, flt, ws.repo.workdir)
+            found = _strongest(by_command(db, value, flt, ws.repo.workdir))
         else:
             found = by_words(db, value, flt)
         fresh = freshness.verdicts(ws, db, [row for row, _, _ in found])

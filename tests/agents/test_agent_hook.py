@@ -439,3 +439,32 @@ def test_a_command_is_matched_by_its_program_build_files_and_the_folder_it_runs_
     assert out is not None
     context = out["hookSpecificOutput"]["additionalContext"]
     assert "(local-terraform-apply)" in context and "(prod-env-layout)" in context
+
+
+def test_user_prompt_gives_the_best_in_full_and_names_the_next_in_a_line_each(repo: Repo) -> None:
+    repo.write(".memzoi/config.toml", "[agents]\nprompt_budget = 1000\n")
+    for n in range(4):
+        body = f"Rule {n} of the billing export: " + "the export keeps every invoice line as written. " * 4
+        add_record(
+            repo,
+            f"notes/export-{n}",
+            f"billing-export-{n}",
+            type="note",
+            title=f"Billing export rule {n}",
+            body=body,
+            confidence=1.0 - n / 10,
+        )
+    repo.commit("records")
+    answer = subprocess.run(
+        [memzoi_exe(), "agent", "hook", "claude"],
+        input=event("userpromptsubmit", repo.path, prompt="how does the billing export keep invoice lines?"),
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    context = json.loads(answer.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert len(context) <= 1000
+    # records in full take at most 40 % of the budget (each is ~260 characters): one, then a line for each other
+    assert context.count("### Note: Billing export rule") == 1
+    assert sum(f"- Note: Billing export rule {n} (billing-export-{n})" in context for n in range(4)) == 3

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,7 +13,7 @@ from git_memzoi.index import runtime_store, shared_db
 from git_memzoi.recall.context import build_context
 from git_memzoi.runtime import clock
 from git_memzoi.runtime.workspace import Workspace
-from support import Repo, run_cli
+from support import Repo, memzoi_exe, run_cli
 from support.recall import add_record, add_runtime_record, record_text
 
 
@@ -308,3 +309,28 @@ def test_precheck_command_weighs_rare_words_above_words_many_records_share(repo:
     result = run_cli("precheck", "--command", "./deploy.sh payments service", "--json").json()
     # both hold two of the command's words; "payments" is held by one record, "service" by nine
     assert [w["record_id"] for w in result["warnings"]] == ["b-payments-deploys", "a-service-deploys"]
+
+
+def test_precheck_command_leaves_out_warnings_sharing_only_common_words_beyond_its_best_few(repo: Repo) -> None:
+    add_record(
+        repo,
+        "warnings/replay",
+        "replay-into-shadow",
+        type="warning",
+        title="bazel run of the replay tool writes to the shadow sink first",
+    )
+    for n in range(6):  # each holds two of the command's words, each word held by most of the memory
+        add_record(repo, f"warnings/w{n}", f"weak-{n}", type="warning", title=f"Topic {n} in prod keeps its retention")
+    repo.commit("records")
+    command = "bazel run //tools/replay -- --topic pings --sink prod"
+    done = subprocess.run(
+        [memzoi_exe(), "precheck", "--command", command, "--json"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    found = [w["record_id"] for w in json.loads(done.stdout)["warnings"]]
+    # the record holding the program, its verb and rare words first; of the six weak ones only the best two follow
+    assert found[0] == "replay-into-shadow" and len(found) == 3 and set(found[1:]) < {f"weak-{n}" for n in range(6)}

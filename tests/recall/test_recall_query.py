@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+
 from git_memzoi.recall import query
-from support import Repo, run_cli
+from support import Repo, memzoi_exe, run_cli
+from support.agents import event
 from support.recall import add_record
 
 
@@ -107,3 +111,54 @@ def test_concepts_find_a_record_that_shares_no_word_with_the_task_but_rank_below
     assert "customer" in query.synonyms()["tenant"] and "customer" not in query.synonyms(concepts=False).get(
         "tenant", ()
     )
+
+
+def test_a_record_tagged_as_the_best_match_is_named_though_it_shares_no_word_with_the_task(repo: Repo) -> None:
+    tags = ["avro", "compatibility"]
+    add_record(
+        repo,
+        "avro/enum",
+        "enum-symbol-removal",
+        type="note",
+        title="Removing an enum symbol broke a consumer",
+        body="The geofence consumer crash-looped on the unknown symbol.",
+        tags=tags,
+    )
+    add_record(
+        repo,
+        "avro/transitive",
+        "registry-full-transitive",
+        type="constraint",
+        title="Registry subjects are FULL_TRANSITIVE",
+        body="New fields need defaults; no renames.",
+        tags=tags,
+    )
+    add_record(
+        repo,
+        "other/tags",
+        "unrelated-tagging",
+        type="note",
+        title="Release tags are signed",
+        body="Every release tag is signed by CI.",
+        tags=["release"],
+    )
+    repo.commit("records")
+    task = "can I append a value to the enum's symbol list?"
+    pack = run_cli("context", "--task", task, "--json").json()
+    named = [i["record_id"] for i in pack["items"]] + [i["record_id"] for i in pack["listed"]]
+    # the constraint holds none of the task's words: it comes as the best match's neighbour, after it
+    assert named == ["enum-symbol-removal", "registry-full-transitive"]
+    item = next(i for i in pack["items"] + pack["listed"] if i["record_id"] == "registry-full-transitive")
+    assert item["type"] == "constraint"
+    # the UserPromptSubmit hook, as Claude Code runs it, names it too
+    answer = subprocess.run(
+        [memzoi_exe(), "agent", "hook", "claude"],
+        input=event("userpromptsubmit", repo.path, prompt=task),
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert answer.returncode == 0, answer.stderr
+    context = json.loads(answer.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "(registry-full-transitive)" in context and "unrelated-tagging" not in context

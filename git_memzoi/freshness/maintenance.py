@@ -79,6 +79,25 @@ def find(ws: Workspace) -> Findings:
     return Findings(rows, stale, groups)
 
 
+def counts(ws: Workspace) -> dict[str, int]:
+    """What `status` shows: how many items of each kind, and how many current records cite no path and no
+    name (their claims cannot be checked)."""
+    from git_memzoi.freshness.evidence import extract
+
+    found = find(ws)
+    uncheckable = 0
+    for row in found.rows:
+        scopes = memory(row).applies_to
+        uncheckable += extract(list(scopes), row.source_ref, row.body).empty
+    kinds = [g.kind for g in found.groups]
+    return {
+        "unverified": len(found.unverified),
+        "duplicates": kinds.count("duplicate"),
+        "contradictions": kinds.count("contradiction"),
+        "uncheckable": uncheckable,
+    }
+
+
 def items(ws: Workspace) -> list[dict[str, Any]]:
     """The maintenance items of this worktree's current records: `{"kind", "records", "reason"}` each."""
     return find(ws).items()

@@ -159,3 +159,24 @@ def test_duplicates_at_ten_thousand_records_compare_candidates_only() -> None:
         claims._similar = similar
     assert [g.records for g in found] == [("copy", "r42")] or [g.records for g in found] == [("r42", "copy")]
     assert calls < 500_000  # all pairs would be 50 million
+
+
+def test_status_counts_what_maintenance_lists_and_names_the_command(repo: Repo) -> None:
+    repo.write("src/auth/session.ts", "export function validateSession() {}\n")
+    record(repo, "session-rule", "Sessions are validated in `validateSession`.", applies_to=["src/auth/**"])
+    record(repo, "plain", "Keep sessions short.")
+    commit(repo, "code and memory")
+    clean = json.loads(memzoi(repo, "status", "--json").stdout)
+    assert clean["maintenance"] == {"unverified": 0, "duplicates": 0, "contradictions": 0, "uncheckable": 1}
+    assert not any("git memzoi maintenance" in fix for fix in clean["fixes"])
+
+    memory_with_findings(repo)
+    report = json.loads(memzoi(repo, "status", "--json").stdout)
+    # plain and unrelated cite nothing (the others a source_ref path or a backticked name)
+    assert report["maintenance"] == {"unverified": 2, "duplicates": 1, "contradictions": 2, "uncheckable": 2}
+    assert "records need review (unverified, duplicates, contradictions): git memzoi maintenance" in report["fixes"]
+    text = memzoi(repo, "status").stdout
+    assert (
+        "maintenance: 2 unverified, 1 duplicate group(s), 2 likely contradiction(s);"
+        " 2 current record(s) cite no path or name and cannot be checked"
+    ) in text

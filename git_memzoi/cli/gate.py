@@ -142,7 +142,22 @@ def check(range_spec: str, as_json: bool, *, annotate: bool = False) -> int:
                     finding.problem.path, finding.problem.line, finding.problem.code, finding.problem.message
                 )
             )
+        _warn_invalidated(report)
     return render(report, as_json, "range")
+
+
+def _warn_invalidated(report: CheckReport) -> None:
+    """Each record the range leaves unverified as a `::warning` naming it and the proposal that settles it (under
+    `[freshness] require_review` it is a finding, annotated as an error above)."""
+    if any(f.problem.code == "record-unverified" for f in report.findings):
+        return
+    for item in report.invalidated or []:
+        broke = ", ".join(
+            f"{c['identifier'] or c['path']} {c['change']}" + (f" to {c['to']}" if c["to"] else "")
+            for c in item["evidence"]
+        )
+        message = f"{item['record_id']} is unverified by this range ({broke}); settle it: {item['command']}"
+        sys.stdout.write(github_annotation("", 0, "record-unverified", message, level="warning"))
 
 
 def _workflow_data(text: str) -> str:
@@ -154,14 +169,14 @@ def _workflow_property(text: str) -> str:
     return _workflow_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github_annotation(path: str, line: int, code: str, message: str) -> str:
-    """One problem as a GitHub Actions `::error` command, naming the file when it is one of .memzoi/.
+def github_annotation(path: str, line: int, code: str, message: str, level: str = "error") -> str:
+    """One problem as a GitHub Actions `::error` (or `::warning`) command, naming the file when it is one of .memzoi/.
 
     One line whatever the path or message hold: a newline in either cannot end the command and
     start another one.
     """
     where = f"file={_workflow_property(path)},line={line}," if path.startswith(".memzoi") else ""
-    return f"::error {where}title={_workflow_property(f'git memzoi {code}')}::{_workflow_data(message)}\n"
+    return f"::{level} {where}title={_workflow_property(f'git memzoi {code}')}::{_workflow_data(message)}\n"
 
 
 def label(report: CheckReport, finding: Finding) -> str:

@@ -87,6 +87,8 @@ class Overview:
     pending_files: int = 0
     hooks: dict[str, str] = field(default_factory=dict)  # hook name -> installed | missing | not ours
     agents: dict[str, str] = field(default_factory=dict)  # client -> wired | not wired | a problem
+    #: freshness.maintenance.counts: unverified, duplicates, contradictions, uncheckable
+    maintenance: dict[str, int] = field(default_factory=dict)
     fixes: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
@@ -99,6 +101,7 @@ class Overview:
             "pending_packet_files": self.pending_files,
             "hooks": self.hooks,
             "agents": self.agents,
+            "maintenance": self.maintenance,
             "fixes": self.fixes,
         }
 
@@ -117,6 +120,11 @@ def overview(ws: Workspace) -> Overview:
         out.invalid_files = queries.invalid_files(conn)
     if out.invalid_files:
         out.fixes.append(f"{out.invalid_files} record file(s) are not indexed: git memzoi validate names the problems")
+    from git_memzoi.freshness.maintenance import counts
+
+    out.maintenance = counts(ws)
+    if any(out.maintenance[kind] for kind in ("unverified", "duplicates", "contradictions")):
+        out.fixes.append("records need review (unverified, duplicates, contradictions): git memzoi maintenance")
     workdir = ws.repo.require_workdir()
     listed = inbox_store.listing(ws.layout.shared_db, workdir, open_only=True)
     for entry in listed:
@@ -185,7 +193,7 @@ def _agents(workdir: Any) -> dict[str, str]:
 @click.command()
 @json_option
 def status(as_json: bool) -> None:
-    """Where memory stands: records, inbox, packets, index, hooks and agents, with what mends each."""
+    """Where memory stands: records, inbox, packets, index, hooks, agents, what needs review; what mends each."""
     report = overview(workspace())
     if as_json:
         emit_json(report.as_json())
@@ -199,6 +207,12 @@ def status(as_json: bool) -> None:
             click.echo(f"  {type_:<{width}}  {lane:<{lane_width}}  {count:>6}")
     index_state = f"{report.invalid_files} invalid file(s) left out" if report.invalid_files else "up to date"
     click.echo(f"index: {index_state}")
+    m = report.maintenance
+    click.echo(
+        f"maintenance: {m['unverified']} unverified, {m['duplicates']} duplicate group(s), "
+        f"{m['contradictions']} likely contradiction(s); {m['uncheckable']} current record(s) cite no path "
+        "or name and cannot be checked"
+    )
     open_states = ", ".join(f"{n} {state}" for state, n in sorted(report.inbox.items())) or "empty"
     click.echo(f"inbox: {open_states}")
     click.echo(f"pending packet files: {report.pending_files}")

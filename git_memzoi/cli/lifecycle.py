@@ -74,7 +74,11 @@ def _warn(lines: list[str], prefix: str = "") -> None:
 @click.option(
     "--lane", type=click.Choice(vocab.LANES), help="How it is used and retained (default semantic, or the target's)."
 )
-@click.option("--title", callback=one_line, help="A one-line title.")
+@click.option(
+    "--title",
+    callback=one_line,
+    help="A one-line title (a supersede with no --title and no body re-confirms its target as it stands).",
+)
 @click.option("--body", help="The memory itself (Markdown).")
 @click.option("--body-file", metavar="PATH", help="Read the body from PATH (- for stdin).")
 @click.option("--description", callback=one_line, help="One sentence (default: the body's first paragraph).")

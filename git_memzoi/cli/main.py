@@ -33,7 +33,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "handoff": ("git_memzoi.cli.recall:handoff", "A context pack plus the open inbox and session checkpoint."),
     "precheck": ("git_memzoi.cli.recall:precheck", "Warnings that apply to a path, command or action."),
     "expiry": ("git_memzoi.cli.recall:expiry", "Explain why a record is current or query-only."),
-    "maintenance": ("git_memzoi.cli.recall:maintenance", "List records whose cited code moved on (unverified)."),
+    "maintenance": (
+        "git_memzoi.cli.recall:maintenance",
+        "List what needs review: unverified, duplicate, contradicting records.",
+    ),
     "propose": ("git_memzoi.cli.lifecycle:propose", "Add a proposal to the inbox."),
     "proposals": ("git_memzoi.cli.lifecycle:proposals", "List the inbox and pending packet files."),
     "review": ("git_memzoi.cli.review:review", "Walk the inbox and pending packets: approve, skip, reject, edit."),

@@ -268,18 +268,41 @@ def precheck(path: str | None, command_: str | None, action: str | None, exit_co
 
 
 @click.command()
+@click.option(
+    "--write",
+    is_flag=True,
+    help="Also write a pending proposal packet for each item (supersede or tombstone), for review; nothing is applied.",
+)
 @json_option
-def maintenance(as_json: bool) -> None:
-    """List what in memory needs review (unverified records), without writing anything."""
-    from git_memzoi.freshness.maintenance import items  # one command's core per run
+def maintenance(write: bool, as_json: bool) -> None:
+    """List what in memory needs review: unverified records, near-duplicates and likely contradictions.
 
-    found = items(workspace())
+    Nothing is written unless --write, which proposes (never applies) a supersede or tombstone for
+    each item whose record has no open proposal yet; a second --write writes nothing new.
+    """
+    from git_memzoi.freshness.maintenance import find  # one command's core per run
+
+    ws = workspace()
+    findings = find(ws)
+    found = findings.items()
+    written = _maintenance_write(ws, findings) if write else None
     if as_json:
-        emit_json({"items": found})
+        emit_json({"items": found} | ({} if written is None else {"written": [w.as_json() for w in written]}))
         return
     if not found:
-        say("nothing to maintain: every current record's cited code is where it was")
+        say("nothing to maintain: no unverified record, near-duplicate or likely contradiction")
         return
     for item in found:
         _line(f"{item['kind']}: {', '.join(item['records'])}: {item['reason']}")
-    say(f"{len(found)} item(s); `git memzoi hook check BASE..HEAD` suggests the proposal for each in a range")
+    say(f"{len(found)} item(s)" + ("" if write else "; `git memzoi maintenance --write` proposes a packet for each"))
+    for w in written or []:
+        if w.proposal_id is None:
+            say(f"{w.record_id}: no proposal written ({w.note})")
+        else:
+            say(f"{w.record_id}: {w.action} proposed as {w.proposal_id} ({w.file})")
+
+
+def _maintenance_write(ws: Any, findings: Any) -> list[Any]:
+    from git_memzoi.lifecycle.maintenance import write
+
+    return list(write(ws, findings))

@@ -375,7 +375,18 @@ def check_server_push(repo: GitRepo, updates: Iterable[RefUpdate]) -> CheckRepor
         default_ref=history.symbolic_target("HEAD"),
         refused_deltas=False,
     )
-    return check_push(repo, updates, history.ref_commits(), gate)
+    updates = list(updates)
+    report = check_push(repo, updates, history.ref_commits(), gate)
+    for update in updates:
+        base = update.old if not is_zero(update.old) else gate.default_tip
+        if update.is_deletion or base is None or not update.ref.startswith("refs/heads/"):
+            continue  # a deleted branch, a tag, or a first push with no default branch: no code history to judge
+        if not (history.has_object(base) and history.has_object(update.new)):
+            continue  # an old side the server does not hold (the memory checks above report it): nothing to judge
+        base, tip = history.commit_sha(base), history.commit_sha(update.new)
+        if base is not None and tip is not None:
+            review_freshness(repo, report, history.merge_base(base, tip) or base, tip, ref=update.ref)
+    return report
 
 
 def known_remote_commits(repo: GitRepo, remote: str, updates: list[RefUpdate]) -> set[str]:
@@ -436,9 +447,9 @@ def check_range(repo: GitRepo, spec: str) -> CheckReport:
     return report
 
 
-def review_freshness(repo: GitRepo, report: CheckReport, base: str, tip: str) -> None:
-    """Add the records `base`..`tip` leaves unverified to `report`; each is a finding too under
-    `[freshness] require_review = true` in BASE's config (or the server's)."""
+def review_freshness(repo: GitRepo, report: CheckReport, base: str, tip: str, *, ref: str | None = None) -> None:
+    """Add the records `base`..`tip` leaves unverified to `report`; each is a finding too (of what `ref` would hold,
+    for a push) under `[freshness] require_review = true` in BASE's config (or the server's)."""
     from git_memzoi.freshness.invalidated import invalidated
     from git_memzoi.gitrepo.codehistory import GitQueryError
     from git_memzoi.profile.document import Problem
@@ -447,7 +458,9 @@ def review_freshness(repo: GitRepo, report: CheckReport, base: str, tip: str) ->
         found = invalidated(repo, base, tip, Layout.for_repo(repo).cite_trees)
     except (GitQueryError, OSError, ValueError):
         found = []  # freshness never fails a check by accident: the memory checks above decide
-    report.invalidated = [item.as_json() for item in found]
+    known = {item["record_id"] for item in report.invalidated or []}
+    found = [item for item in found if item.record_id not in known]  # one report for a push of several branches
+    report.invalidated = (report.invalidated or []) + [item.as_json() for item in found]
     if not found or not _review_required(repo, base):
         return
     for item in found:
@@ -455,7 +468,7 @@ def review_freshness(repo: GitRepo, report: CheckReport, base: str, tip: str) ->
             f"{c.identifier or c.path} {c.change}" + (f" to {c.to}" if c.to else "") for c in item.evidence
         )
         message = f"{item.record_id} is unverified by this range ({broke}); settle it: {item.command}"
-        report.findings.append(Finding(tip, Problem(item.path, 1, "record-unverified", message)))
+        report.findings.append(Finding(tip, Problem(item.path, 1, "record-unverified", message), ref))
 
 
 def _review_required(repo: GitRepo, base: str) -> bool:

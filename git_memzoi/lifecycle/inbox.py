@@ -409,15 +409,21 @@ def approve(ws: Workspace, proposal_id: str) -> InboxEntry:
 
 def record_facts(ws: Workspace, record_id: str) -> dict[str, Any]:
     """The frontmatter of the record with this ID in the work tree ({} when there is none)."""
+    return record_document(ws, record_id)[0]
+
+
+def record_document(ws: Workspace, record_id: str) -> tuple[dict[str, Any], str]:
+    """(frontmatter, body) of the record with this ID in the work tree (({}, "") when there is none)."""
     snap = state.gather(ws, records=True)
     info = snap.record(record_id)
     if info is None:
         checks.not_checked_out(snap, record_id)
-        return {}
+        return {}, ""
     try:
-        return frontmatter.parse((snap.workdir / info.path).read_bytes(), info.path).data
+        doc = frontmatter.parse((snap.workdir / info.path).read_bytes(), info.path)
     except (FormatError, OSError):
-        return {}
+        return {}, ""
+    return doc.data, doc.body
 
 
 def _entry(

@@ -8,7 +8,7 @@ confidence): the same scope and kind of knowledge.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from git_memzoi.errors import UsageError
@@ -45,7 +45,9 @@ def draft(ws: Workspace, req: ProposeRequest) -> PacketDraft:
     """The PacketDraft `req` describes; UsageError naming the flag when the flags do not make a proposal."""
     target = _target(ws, req)
     # a supersede or tombstone keeps what it does not say otherwise from its target (same scope, same kind)
-    facts = inbox.record_facts(ws, target) if target else {}
+    facts, text = inbox.record_document(ws, target) if target else ({}, "")
+    if req.action == "supersede" and req.title is None and req.body is None and text.strip():
+        req = reconfirming(req, facts, text)
     title = req.title
     if title is None and req.action == "tombstone" and target:
         title = f"Tombstone {target}"
@@ -80,6 +82,20 @@ def draft(ws: Workspace, req: ProposeRequest) -> PacketDraft:
         origin=origin,
         retention=retention,
         proposed_by=req.proposed_by,
+    )
+
+
+def reconfirming(req: ProposeRequest, facts: dict[str, Any], body: str) -> ProposeRequest:
+    """A supersede that gives no title and no body re-confirms its target: the same title, description,
+    body and evidence, written anew, so the record's evidence is judged as of the commit that applies it
+    (docs/freshness.md, "Re-confirming"). The proposal's reason says what the reviewer checked."""
+    return replace(
+        req,
+        title=_text(facts.get("title")),
+        body=body,
+        description=req.description or _text(facts.get("description")),
+        source=req.source or _text(facts.get("source")),
+        source_ref=req.source_ref or _text(facts.get("source_ref")),
     )
 
 

@@ -16,3 +16,11 @@ def test_freshness_bench_quick_smoke_run(tmp_path: Path) -> None:
     assert "## Freshness: records whose code moved on" in text and "Quick mode" in text
     assert "| `unverified` at read time | 1.000 | 1.000 | 0 |" in text
     assert "| `hook check HEAD~1..HEAD` `invalidated` | 1.000 | 1.000 | 0 |" in text
+
+
+def test_the_real_history_replayed_finds_every_labelled_record(tmp_path: Path) -> None:
+    bench = load_script("bench_freshness")
+    bench._ENV["MEMZOI_HOME"] = str(tmp_path / "home")
+    text = bench.real_history(tmp_path / "real")
+    assert "| itsdangerous | 42 | 20 | 97 | 1.000 / 1.000 | 1.000 / 1.000 |" in text
+    assert "misjudged" not in text

@@ -328,7 +328,14 @@ def test_push_that_leaves_memzoi_alone_reads_no_memory(remote: Remote) -> None:
     old, new = _dangling_commits(remote.bare, 40, touch=False)
     result = run_cli("hook", "pre-receive", "--json", input=f"{old} {new} refs/heads/main\n", cwd=remote.bare)
     report = json.loads(result.stdout)
-    assert report == {"ok": True, "commits_walked": 40, "commits_checked": 0, "trees_validated": 0, "problems": []}
+    assert report == {
+        "ok": True,
+        "commits_walked": 40,
+        "commits_checked": 0,
+        "trees_validated": 0,
+        "problems": [],
+        "invalidated": [],  # files added, none gone: no record file is read for freshness either
+    }
 
 
 def test_push_touching_memzoi_validates_each_distinct_tree_once(remote: Remote) -> None:

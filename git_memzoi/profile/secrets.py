@@ -116,6 +116,11 @@ _DIGITS = "0123456789"
 #: a value or span longer than this is searched by memchr, not by a character class
 _LONG = 256
 _SCHEME = re.compile(r"\b[a-z][a-z0-9+.-]{0,31}+\Z")
+#: a URL's password that stands for one in documentation, not one: dots, stars or x's (`...`, `***`, `xxxx`), an
+#: ellipsis, a `<…>`, `{…}` or `[…]` slot, a shell or template variable (`$DB_PASS`, `${TOKEN}`, `%s`, `%(pw)s`)
+_PLACEHOLDER = re.compile(
+    r"[.*…]++|[xX]{3,}+|<[^<>]{0,64}+>|\{\{?[^{}]{0,64}+\}\}?|\[[^\[\]]{0,64}+\]|\$\{?[A-Za-z_][A-Za-z0-9_]{0,63}+\}?|%(?:\([a-z_]{1,32}\))?s"
+)
 #: findings kept per file: past these the file is refused all the same, and a file of key-shaped
 #: lines would otherwise cost a finding (and an object) per line
 MAX_FINDINGS = 100
@@ -363,7 +368,10 @@ class _Scan:
             return _HAS_DIGIT.search(subject, begin, stop) is not None
         if kind == "password-in-url":
             start = match.start()
-            return _SCHEME.search(subject, max(0, start - 32), start) is not None
+            if _SCHEME.search(subject, max(0, start - 32), start) is None:
+                return False
+            password = match.group().rpartition("@")[0].rpartition(":")[2]
+            return _PLACEHOLDER.fullmatch(password) is None
         return True
 
     def line(self, offset: int, lowered: bool) -> int:

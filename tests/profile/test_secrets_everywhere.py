@@ -109,3 +109,18 @@ def test_validate_refuses_what_pre_receive_refuses(repo: Repo, tmp_path) -> None
     run_cli("hook", "install", cwd=remote)
     push = git("push", str(remote), "HEAD:refs/heads/main", cwd=repo.path, check=False)
     assert push.returncode != 0 and "password in a URL" in push.stderr
+
+
+@pytest.mark.parametrize(
+    "url", ["https://x-access-token:...@github.com/o/r", "https://u:<token>@h.example", "https://u:${GH_TOKEN}@h.example"]
+)
+def test_a_placeholder_password_in_a_url_is_not_a_secret(repo: Repo, url: str) -> None:
+    """An instruction file's example URL whose password is a slot (cline's AGENTS.md names
+    `https://x-access-token:...@github.com/...`) is imported, not refused; a real one still is."""
+    repo.write("AGENTS.md", f"# Testing\n\nCI rewrites remotes to `{url}`; that is expected.\n")
+    repo.commit("rules")
+    run_cli("import", cwd=repo.path)
+    repo.write("AGENTS.md", "# Testing\n\nCI rewrites remotes to `https://x-access-token:hunter2@github.com/o/r`.\n")
+    repo.commit("rules")
+    result = run_cli("import", cwd=repo.path, expect=1)
+    assert "looks like a password in a URL" in result.stdout + result.stderr

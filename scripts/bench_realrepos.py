@@ -8,7 +8,7 @@ kept; NOTICE.md names each repository, commit and licence) and `labels.yaml`, wr
 before any run: every section's verdict (memory, meta: about the instruction files themselves, or empty), where
 it governs as the clients read it, and when it should reach the agent (standing, on-path, by-relevance,
 on-request); groups of sections that say the same thing; and tasks (prompts, edits, commands) with the
-sections an expert wants the agent to see. Two repositories are marked `held_out`: they are never tuned on and
+sections an expert wants the agent to see. Repositories marked `held_out`: they are never tuned on and
 are reported apart.
 
 For each repository the files are committed to a fresh repository, `git memzoi import --json` plans, `--apply`

@@ -112,7 +112,8 @@ def test_validate_refuses_what_pre_receive_refuses(repo: Repo, tmp_path) -> None
 
 
 @pytest.mark.parametrize(
-    "url", ["https://x-access-token:...@github.com/o/r", "https://u:<token>@h.example", "https://u:${GH_TOKEN}@h.example"]
+    "url",
+    ["https://x-access-token:...@github.com/o/r", "https://u:<token>@h.example", "https://u:${GH_TOKEN}@h.example"],
 )
 def test_a_placeholder_password_in_a_url_is_not_a_secret(repo: Repo, url: str) -> None:
     """An instruction file's example URL whose password is a slot (cline's AGENTS.md names

@@ -105,7 +105,8 @@ def oracle(text: str) -> list[secrets.SecretFinding]:
                 continue
             if kind == "password-in-url" and not _SCHEME.search(subject, max(0, start - 32), start):
                 continue
-            if kind == "password-in-url" and secrets._PLACEHOLDER.fullmatch(match.group().rpartition("@")[0].rpartition(":")[2]):
+            password = match.group().rpartition("@")[0].rpartition(":")[2]
+            if kind == "password-in-url" and secrets._PLACEHOLDER.fullmatch(password):
                 continue  # a documentation placeholder (`...`, `<token>`, `${PW}`), the scan's own rule
             line += subject.count("\n", offset, start)
             offset = start

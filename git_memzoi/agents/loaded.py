@@ -204,15 +204,13 @@ class LoadedFiles:
         path = unquote(quoted)
         fields = dict(parse_qsl(query))
         blob = fields.get("blob", "")
-        if not blob:
+        via = self._reads(path, None) if blob else None  # a file the client does not load is never read
+        if via is None:
             return None
         if self._same(path, blob):
             last = fields.get("lines", "").rpartition("-")[2]
             return self._reads(path, int(last) if last.isdigit() else 0)
         if body is None:
-            return None
-        via = self._reads(path, None)
-        if via is None:
             return None
         text = _collapsed(body() if callable(body) else body)
         return via if text and text in self._held_text(path) else None

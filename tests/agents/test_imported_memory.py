@@ -332,6 +332,12 @@ def test_codex_does_not_read_agents_md_past_32_kib(repo: Repo) -> None:
     codex = hook("codex", "sessionstart", repo.path)
     assert f"({early}), in AGENTS.md" in codex
     assert late in codex and f"({late}), in AGENTS.md" not in codex  # not Codex's already: listed as any rule
+    # one section edited: the text Codex reads (its first 32 KiB) still holds the early rule, never the late one
+    edited = (repo.path / "AGENTS.md").read_text(encoding="utf-8").replace("- Note 7:", "- Note seven:", 1)
+    repo.write("AGENTS.md", edited)
+    codex = hook("codex", "sessionstart", repo.path, session_id="k2")
+    assert f"({early}), in AGENTS.md" in codex
+    assert late in codex and f"({late}), in AGENTS.md" not in codex
 
 
 def test_a_prompt_in_plain_words_finds_the_rule_in_the_projects_terms(repo: Repo) -> None:

@@ -334,6 +334,53 @@ def _tasks(root: Path, spec: dict[str, Any], record_of: dict[str, str | None], r
         fig.tokens[f"{surface}, hook alone"].append(len(alone) / 4)
 
 
+#: The root instruction files an edit is made in, first found first: the ones Claude Code and Codex load.
+EDITED = ("CLAUDE.md", "AGENTS.md")
+
+
+def _edit_one_section(root: Path, records: Records) -> bool:
+    """Change one line of the last section imported from the first of EDITED (a link: the file it points to), and
+    commit; False when no such record exists."""
+    for name in EDITED:
+        real = Path(os.path.realpath(root / name))
+        spans = [
+            (first, last) for _, path, first, last, _ in records.spans if Path(os.path.realpath(root / path)) == real
+        ]
+        if not spans or not real.is_file():
+            continue
+        lines = real.read_text(encoding="utf-8").split("\n")
+        last = max(spans)[1]
+        lines[last - 1] += " Check this with the maintainers first."
+        real.write_text("\n".join(lines), encoding="utf-8")
+        repo = pygit2.Repository(str(root))
+        index = repo.index
+        index.add_all()
+        index.write()
+        sig = pygit2.Signature("Bench", "bench@example.com", STAMP + 60, 0)
+        repo.create_commit("HEAD", sig, sig, f"{name}: one section edited", index.write_tree(), [repo.head.target])
+        return True
+    return False
+
+
+def _after_edit(root: Path, home: Path, fig: Figures) -> None:
+    """Edit one section of the root CLAUDE.md (else AGENTS.md), re-import with --prune, then count again what
+    SessionStart gives in full that the client loads itself: the records of the sections left alone keep the
+    source_ref of the first import (their text did not change), and must not come back in full."""
+    if not _edit_one_section(root, Records(root)):
+        return
+    plan = memzoi("import", "--prune", "--json", cwd=root, home=home)
+    counts = json.loads(plan.stdout).get("counts", {}) if plan.stdout.strip() else {}
+    fig.values["re-import changes after an edit"] = sum(counts.get(k, 0) for k in ("create", "supersede", "tombstone"))
+    memzoi("import", "--prune", "--apply", cwd=root, home=home)
+    records = Records(root)
+    path_of = {rid: (path, last) for rid, path, _, last, _ in records.spans}
+    for client in ("claude", "codex"):
+        text = _hook(root, client, "SessionStart", f"edited-{client}", source="startup")
+        full = {m["id"] for m in _FULL.finditer(text)} & set(records.ids)
+        twice = sum(1 for rid in full if _client_loads(root, *path_of[rid], client))
+        fig.values[f"given twice after an edit and re-import ({client})"] = twice
+
+
 def measure(workdir: Path, folder: Path) -> Figures:
     spec = labels(folder)
     fig = Figures(folder.name, bool(spec.get("held_out")))
@@ -346,6 +393,7 @@ def measure(workdir: Path, folder: Path) -> Figures:
     record_of = _sections(root, spec, records, fig)
     _session_start(root, spec, record_of, records, fig)
     _tasks(root, spec, record_of, records, fig)
+    _after_edit(root, home, fig)
     return fig
 
 
@@ -353,7 +401,8 @@ COLUMNS = (
     "plan exit", "planned", "skipped", "records", "meta records", "memory sections in no record",
     "scopes unlike the label", "standing at SessionStart", "not standing, at SessionStart",
     "SessionStart tokens (claude)", "given twice (claude)", "SessionStart tokens (codex)", "given twice (codex)",
-    "second plan changes", "second plan warnings",
+    "second plan changes", "second plan warnings", "re-import changes after an edit",
+    "given twice after an edit and re-import (claude)", "given twice after an edit and re-import (codex)",
 )  # fmt: skip
 
 
@@ -390,6 +439,8 @@ def section(workdir: Path, quick: bool = False) -> str:
         'any run (scripts/bench_realrepos.py says how each figure is taken). "planned" counts create, supersede and '
         'tombstone items; "meta records" are records holding only sections about the instruction files themselves; '
         '"given twice" counts records SessionStart gives in full although the client loads their file itself; '
+        '"after an edit and re-import": once more after one line of the last section of the root CLAUDE.md (else '
+        "AGENTS.md) is changed and `import --prune --apply` run again; "
         "recall is the share of each task's gold sections the agent holds at that moment in a Claude Code session: "
         "named by the task's hook, given in full at the session's start, or in a file Claude Code has loaded "
         "itself by then (each CLAUDE.md from the root to its working folder and each `.claude/rules` file without "

@@ -476,7 +476,7 @@ def tool_context(
     def held(touched_path: str | None) -> Callable[[RecordRow], bool] | None:
         if files is None:
             return None
-        return lambda row: files.at_tool(row.source_ref, touched_path) is not None
+        return lambda row: files.at_tool(row.source_ref, touched_path, row.body) is not None
 
     with index_connection(ws) as conn:  # one check of the index against the files for every question
         found = [

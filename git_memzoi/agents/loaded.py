@@ -6,13 +6,17 @@ Claude Code reads every CLAUDE.md (and CLAUDE.local.md) and `.claude/rules/`, an
 file it points to, and no more than its 32 KiB of them joined); Gemini CLI reads GEMINI.md files; GitHub Copilot
 CLI `.github/copilot-instructions.md` (as `copilot instruction list` shows it).
 A record imported from such a file (its `source_ref`) is the client's already while the file in the work
-tree still holds the bytes it was imported from (the same blob). Stdlib only: the hooks run this.
+tree still holds the bytes it was imported from (the same blob), or, once the file was edited, while the text the
+client reads of it still holds the record's body (whitespace collapsed): an edit of one section, and the re-import
+that supersedes that section's record alone, leaves the other sections' records the client's. Stdlib only: the
+hooks run this.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, unquote
@@ -32,6 +36,15 @@ CODEX_MAX_BYTES = 32 * 1024
 _PATHS = re.compile(r"^paths\s*:", re.M)
 #: `@path` on a line of its own in a CLAUDE.md: Claude Code imports that file's text.
 _AT_IMPORT = re.compile(r"^\s*@(\S+)\s*$", re.M)
+
+
+#: A record's body, or what gives it when asked (a hook reads a standing rule's row only when its file changed).
+Body = str | Callable[[], str] | None
+
+
+def _collapsed(text: str) -> str:
+    """`text` with every run of whitespace made one space: what "the file holds the section" compares."""
+    return " ".join(text.split())
 
 
 def _blob(data: bytes, width: int) -> str:
@@ -55,6 +68,7 @@ class LoadedFiles:
         self._blobs: dict[tuple[str, int], str | None] = {}
         self._texts: dict[str, str] = {}
         self._chain: list[tuple[str, bytes]] | None = None
+        self._held: dict[str, str] = {}  # path -> the text the client reads of it, whitespace collapsed
 
     def _read(self, rel: str) -> bytes | None:
         try:
@@ -107,10 +121,10 @@ class LoadedFiles:
                         break
         return self._chain
 
-    def _codex_reads(self, path: str, last_line: int) -> str | None:
-        """The chain file through which Codex reads `path` (itself or a link to it) up to `last_line`, or None:
-        not on the chain (an AGENTS.md beside an AGENTS.override.md is not), or past CODEX_MAX_BYTES of the
-        files joined, where Codex stops reading."""
+    def _codex_room(self, path: str) -> tuple[str, int] | None:
+        """(the chain file through which Codex reads `path`: itself or a link to it, the bytes of it Codex reads
+        before CODEX_MAX_BYTES of the files joined), or None: not on the chain (an AGENTS.md beside an
+        AGENTS.override.md is not)."""
         try:
             real = (self.workdir / path).resolve()
         except OSError:
@@ -122,12 +136,22 @@ class LoadedFiles:
             except OSError:
                 same = False
             if same:
-                end = sum(len(line) for line in data.splitlines(keepends=True)[:last_line])
-                return rel if before + end <= CODEX_MAX_BYTES else None
+                return rel, CODEX_MAX_BYTES - before
             before += len(data) + 2  # the files are joined with a blank line
         return None
 
-    def _reads(self, path: str, last_line: int) -> str | None:
+    def _codex_reads(self, path: str, last_line: int | None) -> str | None:
+        """The chain file through which Codex reads `path` up to `last_line` (None: anywhere), or None: not on the
+        chain, or past CODEX_MAX_BYTES of the files joined, where Codex stops reading."""
+        found = self._codex_room(path)
+        if found is None or last_line is None:
+            return None if found is None else found[0]
+        rel, room = found
+        data = dict(self._codex_chain())[rel]
+        end = sum(len(line) for line in data.splitlines(keepends=True)[:last_line])
+        return rel if end <= room else None
+
+    def _reads(self, path: str, last_line: int | None) -> str | None:
         name = posixpath.basename(path)
         if self.client == "claude":
             return self._claude_reads(path)
@@ -139,13 +163,13 @@ class LoadedFiles:
             return path
         return None
 
-    def at_tool(self, source_ref: str | None, touched: str | None) -> str | None:
+    def at_tool(self, source_ref: str | None, touched: str | None, body: Body = None) -> str | None:
         """`holding`, at a tool call that touches the repository path `touched` (None: it runs a command).
 
         Claude Code loads a CLAUDE.md in its working folder or above it, and each `.claude/rules` file without
         `paths:`, when the session starts; a CLAUDE.md below its working folder and a rule with `paths:` only once
         it reads a file there, which it does before changing a file that exists (a new file is written unread)."""
-        via = self.holding(source_ref)
+        via = self.holding(source_ref, body)
         if via is None or self.client != "claude":
             return via
         read = touched is not None and (self.workdir / touched).is_file()
@@ -165,18 +189,38 @@ class LoadedFiles:
         end = text.find("\n---", 3)
         return text[3:end] if end > 0 else ""
 
-    def of_rule(self, rule: Rule) -> str | None:
+    def of_rule(self, rule: Rule, body: Body = None) -> str | None:
         """`holding` for a standing rule."""
-        return self.holding(rule.source_ref)
+        return self.holding(rule.source_ref, body)
 
-    def holding(self, source_ref: str | None) -> str | None:
-        """The file this client loads itself that still holds the text `source_ref` was imported from, or None."""
+    def holding(self, source_ref: str | None, body: Body = None) -> str | None:
+        """The file this client loads itself that still holds the text `source_ref` was imported from, or None.
+
+        The file holds it while it is the blob `source_ref` names; once edited, while the text the client reads of
+        it still holds `body` (the record's, whitespace collapsed; without a body, never)."""
         if not source_ref or not source_ref.startswith("import:") or "?" not in source_ref:
             return None
         quoted, _, query = source_ref[len("import:") :].partition("?")
         path = unquote(quoted)
         fields = dict(parse_qsl(query))
         blob = fields.get("blob", "")
-        last = fields.get("lines", "").rpartition("-")[2]
-        via = self._reads(path, int(last) if last.isdigit() else 0)
-        return via if via is not None and blob and self._same(path, blob) else None
+        via = self._reads(path, None) if blob else None  # a file the client does not load is never read
+        if via is None:
+            return None
+        if self._same(path, blob):
+            last = fields.get("lines", "").rpartition("-")[2]
+            return self._reads(path, int(last) if last.isdigit() else 0)
+        if body is None:
+            return None
+        text = _collapsed(body() if callable(body) else body)
+        return via if text and text in self._held_text(path) else None
+
+    def _held_text(self, path: str) -> str:
+        """The text of `path` the client reads (Codex: no more than its share of CODEX_MAX_BYTES), collapsed."""
+        if path not in self._held:
+            data = self._read(path) or b""
+            room = self._codex_room(path) if self.client == "codex" else None
+            if room is not None:
+                data = data[: max(room[1], 0)]
+            self._held[path] = _collapsed(data.decode("utf-8", "replace"))
+        return self._held[path]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
+from functools import partial
 from itertools import accumulate
 from typing import NamedTuple
 
@@ -123,20 +124,24 @@ def described(row: RecordRow) -> str:
     return line(row, f": {text}" if text else "")
 
 
+def _body(row_at: Callable[[int], RecordRow], at: int) -> str:
+    return row_at(at).body
+
+
 def render(
     conn: sqlite3.Connection,
     rules: Sequence[Rule],
     limit: int,
-    loaded: Callable[[Rule], str | None] | None = None,
+    loaded: Callable[[Rule, Callable[[], str]], str | None] | None = None,
 ) -> tuple[str, list[str]]:
     """(text, IDs given in full) for `rules` in order, within `limit` characters.
 
     Every rule gets at least its line while lines fit: a rule is given in full only when its text leaves room for
     the lines of every rule after it (at most half of `limit`), and a record longer than 1/LONG_SHARE of `limit` is
     given as its title and description line, so that no long record crowds the rest out (an imported ADR is never a
-    standing rule: index.activation). `loaded(rule)` names the file the client loads itself and still holds the
-    rule's text: such a rule is one line naming that file. Whole rows are read only for the rules that may be given
-    in more than a line.
+    standing rule: index.activation). `loaded(rule, body)` names the file the client loads itself and still holds the
+    rule's text (`body()` gives the rule's body, read only when asked): such a rule is one line naming that file.
+    Whole rows are read only for the rules that may be given in more than a line, or whose body `loaded` asks for.
     """
     lines = [len(line(rule)) for rule in rules]
     # the room kept for the lines of the rules after each one: all of them, or half the budget when they
@@ -146,13 +151,19 @@ def render(
     used = 0
     in_full: list[str] = []
     rows: dict[int, RecordRow] = {}
+
+    def row_at(at: int) -> RecordRow:
+        """Rule `at`'s row, read with the next _FETCH rules' when it is not read yet."""
+        if rules[at].rowid not in rows:
+            rows.clear()
+            rows.update((row.rowid, row) for row in queries.by_rowid(conn, [r.rowid for r in rules[at : at + _FETCH]]))
+        return rows[rules[at].rowid]
+
     for at, rule in enumerate(rules):
-        where = loaded(rule) if loaded is not None else None
+        where = loaded(rule, partial(_body, row_at, at)) if loaded is not None else None
         text = line(rule, f", in {where}") if where else ""
         if not text and used + lines[at] + after[at] < limit:
-            if rule.rowid not in rows:
-                rows = {row.rowid: row for row in queries.by_rowid(conn, [r.rowid for r in rules[at : at + _FETCH]])}
-            row = rows[rule.rowid]
+            row = row_at(at)
             whole = ("\n" if out else "") + full(row)
             if len(whole) <= limit // LONG_SHARE and used + len(whole) + after[at] <= limit:
                 text = whole

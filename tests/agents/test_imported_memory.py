@@ -15,7 +15,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from support import Repo, memzoi_exe, run_cli
+import pytest
+
+from support import Repo, git, memzoi_exe, run_cli
 from support.agents import client_event
 from support.paths import FIXTURES, ROOT
 
@@ -23,6 +25,12 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import bench_realrepos
 
 REAL = FIXTURES / "import" / "real"
+#: The event argument of Copilot CLI's hook command, by the recorded event's file name.
+COPILOT_EVENTS = {
+    "sessionstart": "sessionStart",
+    "pretooluse": "preToolUse",
+    "userpromptsubmitted": "userPromptSubmitted",
+}
 
 
 def imported(repo: Repo, name: str) -> None:
@@ -34,8 +42,10 @@ def imported(repo: Repo, name: str) -> None:
 
 def hook(client: str, name: str, cwd: Path, **override: Any) -> str:
     """Every text `agent hook CLIENT` answers the recorded event `name` with, run as a process."""
+    # Copilot CLI's hook command names its event (`agent install copilot` writes it so); the others' JSON does
+    argv = [client, COPILOT_EVENTS[name.partition("-")[0]]] if client == "copilot" else [client]
     result = subprocess.run(
-        [memzoi_exe(), "agent", "hook", client],
+        [memzoi_exe(), "agent", "hook", *argv],
         input=client_event(client, name, cwd, **override),
         cwd=cwd,
         capture_output=True,
@@ -152,9 +162,70 @@ def test_a_rule_from_a_file_the_client_loads_is_not_sent_again(repo: Repo) -> No
     assert any(in_full(claude, rid) for rid in from_agents_md)  # Claude Code does not read AGENTS.md here
     assert not any(in_full(codex, rid) for rid in from_agents_md)
     assert all(f"({rid}), in AGENTS.md" in codex for rid in from_agents_md)
-    # once the file no longer holds what was imported, Codex's own copy is not that rule: it is sent
-    repo.write("AGENTS.md", (repo.path / "AGENTS.md").read_text(encoding="utf-8") + "\nA new line.\n")
-    assert any(in_full(hook("codex", "sessionstart", repo.path), rid) for rid in from_agents_md)
+    # once the file no longer holds a section's text, Codex's own copy is not that rule: it is sent; the sections
+    # the file still holds stay Codex's
+    text = (repo.path / "AGENTS.md").read_text(encoding="utf-8")
+    general = record_of(repo, "AGENTS.md", "General")
+    repo.write("AGENTS.md", text.replace("## General\n", "## General\n\nA new line.\n", 1))
+    codex = hook("codex", "sessionstart", repo.path, session_id="e1")
+    assert general in codex and f"({general}), in AGENTS.md" not in codex
+    assert all(f"({rid}), in AGENTS.md" in codex for rid in from_agents_md if rid != general)
+
+
+#: Each client's own instruction file, as `LoadedFiles` knows it.
+OWN_FILE = {
+    "claude": "CLAUDE.md",
+    "codex": "AGENTS.md",
+    "gemini": "GEMINI.md",
+    "copilot": ".github/copilot-instructions.md",
+}
+
+
+def _ids_from(repo: Repo, source: str) -> dict[str, str]:
+    """{title: ID} of the active records imported from `source`."""
+    found: dict[str, str] = {}
+    for path in (repo.path / ".memzoi/records").rglob("*.md"):
+        text = path.read_text(encoding="utf-8")
+        if f"import:{source}?" in text and re.search(r"^status: active$", text, re.M):
+            title = re.search(r"^title: (.*)$", text, re.M)
+            rid = re.search(r"^id: (\S+)$", text, re.M)
+            assert title is not None and rid is not None
+            found[title.group(1).strip("'\"")] = rid.group(1)
+    return found
+
+
+@pytest.mark.parametrize("client", sorted(OWN_FILE))
+def test_an_edited_and_reimported_file_keeps_its_other_rules_the_clients(repo: Repo, client: str) -> None:
+    own = OWN_FILE[client]
+    text = (REAL / "gemini-cli" / "files" / "GEMINI.md").read_text(encoding="utf-8")
+    repo.write(own, text)
+    repo.commit(f"{own} of gemini-cli")
+    run_cli("import", "--apply", "--commit", cwd=repo.path)
+    before = _ids_from(repo, own)
+    testing, docs = before["Testing Conventions"], before["Documentation"]
+    start = hook(client, "sessionstart", repo.path, session_id="s1")
+    assert before and all(f"({rid}), in {own}" in start for rid in before.values())
+    # one section edited: its record is no longer the file's text, the others still are
+    edited = text.replace("is less reliable.", "is less reliable; restore it in `afterEach`.", 1)
+    repo.write(own, edited)
+    start = hook(client, "sessionstart", repo.path, session_id="s2")
+    assert testing in start and f"({testing}), in {own}" not in start
+    assert all(f"({rid}), in {own}" in start for rid in before.values() if rid != testing)
+    # the re-import supersedes that section's record alone; every rule is the client's again, none sent twice
+    repo.commit(f"{own}: one section edited")
+    run_cli("import", "--prune", "--apply", "--commit", cwd=repo.path)
+    after = _ids_from(repo, own)
+    assert {t: r for t, r in after.items() if r != after["Testing Conventions"]} == {
+        t: r for t, r in before.items() if r != testing
+    }
+    start = hook(client, "sessionstart", repo.path, session_id="s3")
+    assert all(f"({rid}), in {own}" in start for rid in after.values())
+    assert not any(in_full(start, rid) for rid in after.values())
+    # a file that no longer holds a section: that section's rule stops counting as the client's
+    repo.write(own, edited[: edited.index("## Documentation")])
+    start = hook(client, "sessionstart", repo.path, session_id="s4")
+    assert docs in start and f"({docs}), in {own}" not in start
+    assert f"({after['Testing Conventions']}), in {own}" in start
 
 
 def test_claude_gets_a_claude_md_rule_as_a_mention(repo: Repo) -> None:
@@ -201,6 +272,27 @@ def test_pretooluse_leaves_out_a_claude_md_rule_claude_code_has_loaded(repo: Rep
     assert adr_rule in codex  # Codex does not read CLAUDE.md
 
 
+def test_pretooluse_leaves_out_a_rule_of_an_edited_and_reimported_claude_md(repo: Repo) -> None:
+    imported(repo, "amux")
+    adr_rule = record_of(repo, "docs/adr/CLAUDE.md", "ADR Writing Instructions")
+    with (repo.path / "docs/adr/CLAUDE.md").open("a", encoding="utf-8") as out:
+        out.write("\n## Numbering\n\nNumber a new ADR one past the highest number in docs/adr.\n")
+    repo.commit("docs/adr/CLAUDE.md: a section added")
+    run_cli("import", "--prune", "--apply", "--commit", cwd=repo.path)
+    # the section is unchanged: its record is not superseded and still names the blob it was imported from
+    assert record_of(repo, "docs/adr/CLAUDE.md", "ADR Writing Instructions") == adr_rule
+    blob = git("hash-object", "docs/adr/CLAUDE.md", cwd=repo.path).stdout.strip()
+    assert f"blob={blob}" not in _record_text(repo, adr_rule)
+    read_first = {"file_path": f"{repo.path}/docs/adr/001-record-architecture-decisions.md", "content": "x\n"}
+    new_file = {"file_path": f"{repo.path}/docs/adr/099-a-new-decision.md", "content": "x\n"}
+    # the file still holds the section: Claude Code has it once it reads a file there
+    assert adr_rule not in hook("claude", "pretooluse-write", repo.path, tool_input=read_first, session_id="r1")
+    assert adr_rule in hook("claude", "pretooluse-write", repo.path, tool_input=new_file, session_id="r2")
+    text = (repo.path / "docs/adr/CLAUDE.md").read_text(encoding="utf-8")
+    repo.write("docs/adr/CLAUDE.md", text[text.index("## Numbering") :])
+    assert adr_rule in hook("claude", "pretooluse-write", repo.path, tool_input=read_first, session_id="r3")
+
+
 def _agents_md_records(repo: Repo, start: str, source: str = "AGENTS.md") -> list[str]:
     ids = dict.fromkeys(re.findall(r"\(([a-z0-9][a-z0-9-]*)\)", start))
     return [rid for rid in ids if f"import:{source}?" in _record_text(repo, rid)]
@@ -240,6 +332,12 @@ def test_codex_does_not_read_agents_md_past_32_kib(repo: Repo) -> None:
     codex = hook("codex", "sessionstart", repo.path)
     assert f"({early}), in AGENTS.md" in codex
     assert late in codex and f"({late}), in AGENTS.md" not in codex  # not Codex's already: listed as any rule
+    # one section edited: the text Codex reads (its first 32 KiB) still holds the early rule, never the late one
+    edited = (repo.path / "AGENTS.md").read_text(encoding="utf-8").replace("- Note 7:", "- Note seven:", 1)
+    repo.write("AGENTS.md", edited)
+    codex = hook("codex", "sessionstart", repo.path, session_id="k2")
+    assert f"({early}), in AGENTS.md" in codex
+    assert late in codex and f"({late}), in AGENTS.md" not in codex
 
 
 def test_a_prompt_in_plain_words_finds_the_rule_in_the_projects_terms(repo: Repo) -> None:

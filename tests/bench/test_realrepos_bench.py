@@ -16,4 +16,7 @@ def test_realrepos_bench_quick_smoke_run(tmp_path) -> None:  # type: ignore[no-u
     assert "| figure | gemini-cli |" in text and "| figure | langfuse |" in text
     assert text.count("| plan exit | 0 |") == 2
     assert text.count("| second plan changes | 0 |") == 2
+    # langfuse's root AGENTS.md: one section edited and re-imported, its other rules not given again in full
+    assert "| re-import changes after an edit | 1 |" in text
+    assert "| given twice after an edit and re-import (codex) | 0 |" in text
     assert text.count("| UserPromptSubmit recall (tasks, mean tokens) |") == 2

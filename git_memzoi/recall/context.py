@@ -58,6 +58,9 @@ TEXT_FLOOR = 0.25
 CONCEPT_WEIGHT = 0.2
 #: The best text matches whose tags bring in their neighbours, and how good a match must be (a share of the best).
 TAG_SEEDS, TAG_SEED_MIN = 2, 0.6
+#: A tag held by more than this share of the records (and more than TAG_COMMON_ROWS of them) raises none: it says
+#: where records came from, not what they are about.
+TAG_COMMON, TAG_COMMON_ROWS = 0.2, 4
 #: How much sharing tags with the best matches adds to a record's text relevance (the best such record gets it all).
 TAG_WEIGHT = 0.5
 #: Words kept for the line saying how many records were left out.
@@ -171,9 +174,13 @@ def _by_tags(conn: sqlite3.Connection, flt: Filter, found: dict[int, _Candidate]
             words = fts.words(str(tag))
             if words:
                 tags.append('"' + " ".join(words) + '"')
+    tags = list(dict.fromkeys(tags))
+    if tags:  # a tag most records carry (`imported`, the kind of file they came from) names no neighbourhood
+        common = max(queries.record_count(conn) * TAG_COMMON, TAG_COMMON_ROWS)
+        tags = [tag for tag in tags if queries.holding(conn, f"tags : {tag}") <= common]
     if not tags:
         return
-    term = "tags : (" + " OR ".join(dict.fromkeys(tags)) + ")"
+    term = "tags : (" + " OR ".join(tags) + ")"
     hits = queries.ranked(conn, [term], flt, TEXT_CANDIDATES)
     best = max((score for _, score in hits), default=0.0) or 1.0
     for row, score in hits:

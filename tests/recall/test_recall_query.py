@@ -162,3 +162,32 @@ def test_a_record_tagged_as_the_best_match_is_named_though_it_shares_no_word_wit
     assert answer.returncode == 0, answer.stderr
     context = json.loads(answer.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "(registry-full-transitive)" in context and "unrelated-tagging" not in context
+
+
+def test_a_tag_most_records_carry_brings_in_no_neighbour(repo: Repo) -> None:
+    """Imported records all carry `imported` and the kind of file they came from: such a tag names where records
+    came from, not a neighbourhood, and raises none of them beside the best match."""
+    provenance = ["imported", "claude-md"]
+    add_record(
+        repo,
+        "avro/enum",
+        "enum-symbol-removal",
+        type="note",
+        title="Removing an enum symbol broke a consumer",
+        body="The geofence consumer crash-looped on the unknown symbol.",
+        tags=provenance,
+    )
+    for number in range(8):
+        add_record(
+            repo,
+            f"other/n{number}",
+            f"unrelated-{number}",
+            type="note",
+            title=f"Deploy window {number} is on Tuesdays",
+            body="Ask the release captain first.",
+            tags=provenance,
+        )
+    repo.commit("records")
+    pack = run_cli("context", "--task", "can I append a value to the enum's symbol list?", "--json").json()
+    named = [i["record_id"] for i in pack["items"]] + [i["record_id"] for i in pack["listed"]]
+    assert named == ["enum-symbol-removal"]

@@ -375,7 +375,7 @@ class _Long:
             "rename a module", {moved.replace("mod1", "renamed1"): self.code[moved]}, [moved], parent=self.tip
         )
         old = _names(4, 2)[0]
-        self.broken = {gone, moved, old}
+        self.broken = {gone, moved, old, *_names(2, 0)}
         path = f"{_nested(4)}/mod2.py"
         self.code[path] = self.code[path].replace(old, old.replace("fn_", "renamed_"))
         self.tip = self.stream.commit("rename a function", {path: self.code[path]}, parent=self.tip)

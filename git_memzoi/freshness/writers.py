@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 FORMAT = "memzoi-writers 1"
 SUFFIX = ".writers"
 TEMP_PREFIX = ".tmp-"
-#: Commits kept: the last few tips a check or a CI job moved between.
-KEEP = 16
+#: Commits kept: the last few tips whose check walked (a file holds every record file: 1 MB at 10,000 records).
+KEEP = 4
 #: The largest file read (a writer is a path and 40 hex digits: this holds some 100,000 records).
 MAX_BYTES = 16 * 1024 * 1024
 _SHA = re.compile(r"[0-9a-f]{40}")

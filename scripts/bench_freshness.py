@@ -28,7 +28,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import yaml
@@ -83,34 +83,54 @@ class _Stream:
         self.mark = 0
         self.when = EPOCH
 
-    def commit(self, message: str, files: dict[str, str], deleted: Sequence[str] = ()) -> None:
+    def commit(
+        self,
+        message: str,
+        files: dict[str, str],
+        deleted: Sequence[str] = (),
+        *,
+        branch: str = "main",
+        parent: int | None = None,
+        merge: int | None = None,
+    ) -> int:
+        """Add a commit on `branch` (after `parent`, else the previous commit; merging `merge`); returns its mark."""
         self.mark += 1
         self.when += 60
         self.parts.append(
-            f"commit refs/heads/main\nmark :{self.mark}\ncommitter Bench <bench@example.com> {self.when} +0000\n"
-            f"data {len(message)}\n{message}\n"
+            f"commit refs/heads/{branch}\nmark :{self.mark}\n"
+            f"committer Bench <bench@example.com> {self.when} +0000\ndata {len(message)}\n{message}\n"
         )
-        if self.mark > 1:
-            self.parts.append(f"from :{self.mark - 1}\n")
+        if parent is not None or self.mark > 1:
+            self.parts.append(f"from :{parent if parent is not None else self.mark - 1}\n")
+        if merge is not None:
+            self.parts.append(f"merge :{merge}\n")
         self.parts.extend(f"D {path}\n" for path in deleted)
         for path, text in files.items():
             data = text.encode()
             self.parts.append(f"M 100644 inline {path}\ndata {len(data)}\n{text}\n")
+        return self.mark
 
 
-def _records(n: int, packages: int, rng: random.Random) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+def _pkg(p: int) -> str:
+    return f"pkg{p}"
+
+
+def _records(
+    n: int, packages: int, rng: random.Random, where: Callable[[int], str] = _pkg
+) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
     """(record files, what each record cites: (kind, path or name)); a quarter each cite a file, a folder, a
-    function name in its folder, or nothing."""
+    function name in its folder, or nothing; `where` names package p's folder."""
     records: dict[str, str] = {}
     cites: dict[str, tuple[str, str]] = {}
     for i in range(n):
         p, m, k = rng.randrange(packages), rng.randrange(MODULES), rng.randrange(FUNCTIONS)
         kind = ("file", "folder", "name", "none")[i % 4]
         rid = f"rule-{i:05d}"
+        pkg = where(p)
         body, applies, what = {
-            "file": (f"Retries are handled in `pkg{p}/mod{m}.py`.", [], f"pkg{p}/mod{m}.py"),
-            "folder": ("Everything here is pure.", [f"pkg{p}/**"], f"pkg{p}"),
-            "name": (f"Call `{_names(p, m)[k]}` before saving.", [f"pkg{p}/**"], _names(p, m)[k]),
+            "file": (f"Retries are handled in `{pkg}/mod{m}.py`.", [], f"{pkg}/mod{m}.py"),
+            "folder": ("Everything here is pure.", [f"{pkg}/**"], pkg),
+            "name": (f"Call `{_names(p, m)[k]}` before saving.", [f"{pkg}/**"], _names(p, m)[k]),
             "none": ("Keep functions short.", [], ""),
         }[kind]
         records[f".memzoi/records/semantic/bench/{rid}.md"] = _record(rid, f"Rule {i}", body, applies)
@@ -248,8 +268,8 @@ def _commit(root: Path, message: str) -> list[str]:
 class _Costs:
     """What a one-file change costs `hook check`, and a move of HEAD the next read, each as a ratio to Python."""
 
-    def __init__(self, root: Path, runs: int) -> None:
-        self.root, self.runs, self.rows = root, runs, []
+    def __init__(self, root: Path, runs: int, where: Callable[[int], str] = _pkg) -> None:
+        self.root, self.runs, self.rows, self.where = root, runs, [], where
 
     def row(self, what: str, seconds: float, anchor: float | None, target: str) -> None:
         ratio = f"{seconds / anchor:.1f}×" if anchor else "—"
@@ -257,7 +277,7 @@ class _Costs:
 
     def one_file_range(self) -> None:
         """A commit deleting one cited module, then `hook check HEAD~1..HEAD` (its records tree's index kept)."""
-        _seconds(["git", "rm", "-q", "pkg0/mod3.py"], self.root)
+        _seconds(["git", "rm", "-q", f"{self.where(0)}/mod3.py"], self.root)
         _seconds(_commit(self.root, "delete one module"), self.root)
         check = ["git", "memzoi", "hook", "check", "HEAD~1..HEAD", "--json"]
         first, _ = _seconds(check, self.root)
@@ -265,8 +285,8 @@ class _Costs:
         median, anchor = _alternate(check, self.root, self.runs)
         self.row("`hook check HEAD~1..HEAD --json`, one file deleted (median)", median, anchor, "≤ 10×")
 
-    def fresh_clone(self, workdir: Path) -> None:
-        """The same check in a fresh clone with an empty MEMZOI_HOME: every index made there."""
+    def fresh_clone(self, workdir: Path) -> Path:
+        """The same check in a fresh clone with an empty MEMZOI_HOME: every index made there; returns the clone."""
         clone = workdir / "freshness-clone"
         shutil.rmtree(clone, ignore_errors=True)
         subprocess.run(["git", "clone", "-q", str(self.root), str(clone)], check=True)
@@ -277,6 +297,7 @@ class _Costs:
         finally:
             _ENV["MEMZOI_HOME"] = home
         self.row("`hook check HEAD~1..HEAD --json` in a fresh clone, nothing kept (first)", seconds, None, "report")
+        return clone
 
     def head_moves(self) -> None:
         """A commit editing one module (a function added), then the first `search --json` after it: the verdicts
@@ -284,7 +305,7 @@ class _Costs:
         search = ["git", "memzoi", "search", "retries", "--json", "--limit", "10"]
         _seconds(search, self.root)
         count = iter(range(1_000_000))
-        target = self.root / "pkg1" / "mod5.py"
+        target = self.root / self.where(1) / "mod5.py"
 
         def edit() -> None:
             with target.open("a") as handle:
@@ -373,6 +394,141 @@ def real_history(workdir: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The long history: commits in all, of which before the records commit; a merge of a side branch every so often.
+LONG_COMMITS, LONG_BEFORE, LONG_MERGE_EVERY, LONG_RANGE = 50_000, 10_000, 100, 200
+QUICK_LONG_COMMITS, QUICK_LONG_BEFORE = 2_000, 400
+
+
+def _nested(p: int) -> str:
+    """Package p's folder in the long history: few entries per tree, so that a commit rewrites small trees."""
+    return f"src/a{p // 24}/pkg{p}"
+
+
+class _Long:
+    """A fast-import stream of a long history: code edited throughout, records written once early, merges."""
+
+    def __init__(self, records: int, commits: int, before: int, rng: random.Random) -> None:
+        self.packages = max(4, records // (MODULES * 3))
+        self.code = {
+            f"{_nested(p)}/mod{m}.py": _module(p, m, _names(p, m)) for p in range(self.packages) for m in range(MODULES)
+        }
+        self.rng, self.stream, self.edits = rng, _Stream(), 0
+        self.tip = self.stream.commit("code", {"README.md": "# bench\n", ".memzoi/index.md": "# Memory\n", **self.code})
+        self.run(before - 2)
+        written, self.cites = _records(records, self.packages, rng, _nested)
+        self.tip = self.stream.commit("records", written, parent=self.tip)
+        self.run(commits - before - LONG_RANGE)
+        self.stream.parts.append(f"reset refs/tags/long-base\nfrom :{self.tip}\n\n")
+        self.labelled_range()
+
+    def edit(self, branch: str = "main", parent: int | None = None) -> int:
+        """One commit appending a line to one module: every name kept."""
+        self.edits += 1
+        path = f"{_nested(self.rng.randrange(self.packages))}/mod{self.rng.randrange(MODULES)}.py"
+        self.code[path] += f"# edit {self.edits}\n"
+        return self.stream.commit(f"edit {self.edits}", {path: self.code[path]}, branch=branch, parent=parent)
+
+    def run(self, count: int, merge_every: int = LONG_MERGE_EVERY) -> None:
+        """`count` commits on main: edits, and every `merge_every`th a merge of a side branch of two edits."""
+        done = 0
+        while done < count:
+            if done % merge_every == merge_every - 1 and count - done >= 3:
+                side = self.edit("side", self.tip)
+                side = self.edit("side", side)
+                self.tip = self.stream.commit("merge side", {}, parent=self.tip, merge=side)
+                done += 3
+            else:
+                self.tip = self.edit(parent=self.tip)
+                done += 1
+
+    def labelled_range(self) -> None:
+        """The last LONG_RANGE commits (a merge every 20th): a cited module deleted, one renamed, a function renamed."""
+        self.run(LONG_RANGE // 2 - 2, merge_every=20)
+        gone, moved = f"{_nested(2)}/mod0.py", f"{_nested(3)}/mod1.py"
+        self.tip = self.stream.commit("delete a module", {}, [gone], parent=self.tip)
+        self.tip = self.stream.commit(
+            "rename a module", {moved.replace("mod1", "renamed1"): self.code[moved]}, [moved], parent=self.tip
+        )
+        old = _names(4, 2)[0]
+        self.broken = {gone, moved, old, *_names(2, 0)}
+        path = f"{_nested(4)}/mod2.py"
+        self.code[path] = self.code[path].replace(old, old.replace("fn_", "renamed_"))
+        self.tip = self.stream.commit("rename a function", {path: self.code[path]}, parent=self.tip)
+        self.run(LONG_RANGE - LONG_RANGE // 2 - 1, merge_every=20)
+
+    def write(self, root: Path) -> float:
+        """Import the stream into a new repository at `root`; returns the seconds fast-import and checkout took."""
+        if root.exists():
+            shutil.rmtree(root)
+        root.mkdir(parents=True)
+        start = time.perf_counter()
+        subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+        stream = "".join(self.stream.parts).encode()
+        subprocess.run(["git", "fast-import", "--quiet"], cwd=root, input=stream, check=True)
+        subprocess.run(["git", "checkout", "-q", "-f", "main"], cwd=root, check=True)
+        return time.perf_counter() - start
+
+
+def _first_read(clone: Path, home: Path) -> float:
+    """The first `search --json` in `clone` with nothing kept under `home` (its index made, what it shows judged)."""
+    saved = _ENV["MEMZOI_HOME"]
+    _ENV["MEMZOI_HOME"] = str(home)
+    try:
+        return _seconds(["git", "memzoi", "search", "retries", "--json", "--limit", "10"], clone)[0]
+    finally:
+        _ENV["MEMZOI_HOME"] = saved
+
+
+def long_history(workdir: Path, quick: bool = False) -> str:
+    """Costs on a long history (records written long before HEAD, merges), each against `python3 -c pass`."""
+    n = QUICK_RECORDS if quick else RECORDS
+    commits, before = (QUICK_LONG_COMMITS, QUICK_LONG_BEFORE) if quick else (LONG_COMMITS, LONG_BEFORE)
+    root = workdir / "long-repo"
+    _ENV["MEMZOI_HOME"] = str(workdir / "long-home")
+    for stale in ("long-home", "clone-home", "long-clone-home"):
+        shutil.rmtree(workdir / stale, ignore_errors=True)
+    start = time.perf_counter()
+    history = _Long(n, commits, before, random.Random(11))
+    made = time.perf_counter() - start
+    imported = history.write(root)
+    count = _seconds(["git", "rev-list", "--count", "HEAD"], root)[1].strip()
+    in_range = _seconds(["git", "rev-list", "--count", "long-base..HEAD"], root)[1].strip()
+    merges = _seconds(["git", "rev-list", "--count", "--merges", "long-base..HEAD"], root)[1].strip()
+    runs = 3 if quick else 5
+    costs = _Costs(root, runs, _nested)
+    check = ["git", "memzoi", "hook", "check", "long-base..HEAD", "--json"]
+    first, out = _seconds(check, root)
+    reported = {item["record_id"] for item in json.loads(out)["invalidated"]}
+    expected = {
+        rid for rid, (kind, what) in history.cites.items() if kind in ("file", "name") and what in history.broken
+    }
+    costs.row(f"`hook check long-base..HEAD --json`, {in_range} commits with {merges} merges (first)", first, None, "")
+    median, anchor = _alternate(check, root, runs)
+    costs.row("`hook check long-base..HEAD --json`, the same (median)", median, anchor, "")
+    _seconds(["git", "memzoi", "rebuild"], root)
+    costs.one_file_range()
+    clone = costs.fresh_clone(workdir)
+    cold = _first_read(clone, workdir / "long-clone-home")
+    costs.row(
+        "`search --json` in a fresh clone, nothing kept (first: index made, shown records judged)", cold, None, "report"
+    )
+    costs.head_moves()
+    about = (
+        f"{n} records written in one commit {int(count) - before} commits before HEAD, over a history of {count}"
+        f" commits (a merge of a side branch every {LONG_MERGE_EVERY}; code files edited throughout, every name"
+        f" kept), then a labelled range of {in_range} commits with {merges} merges (a cited module deleted, one"
+        f" renamed, a function renamed). Built with one `git fast-import`: the stream made in {made:.1f} s,"
+        f" imported and checked out in {imported:.1f} s. Medians of {runs}, each against `python3 -c pass` run"
+        " alternately in the same loop." + (" Quick mode: a smoke run." if quick else "")
+    )
+    found = (
+        f"The range's `invalidated`: {len(reported & expected)} of the {len(expected)} records citing what it"
+        f" deleted, renamed or removed, {len(reported - expected)} others."
+    )
+    table = ["| cost | seconds | ratio to `python3 -c pass` | target |", "|---|---:|---:|---|", *costs.rows]
+    return "\n".join(["### On a long history", "", about, "", found, "", *table]) + "\n"
+
+
 def section(workdir: Path, quick: bool = False) -> str:
     """Build the repository under `workdir`, measure, and return a Markdown section."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -427,6 +583,8 @@ def section(workdir: Path, quick: bool = False) -> str:
         f"| `maintenance --json` (unverified, duplicates, contradictions; median of 3) | {maintenance_s:.3f} |"
         f" {maintenance_s / anchor:.1f}× | |",
         f"| `status --json` (with the maintenance counts; median of 3) | {status_s:.3f} | {status_s / anchor:.1f}× | |",
+        "",
+        long_history(workdir, quick),
     ]
     return "\n".join(lines) + "\n\n" + real_history(workdir)
 
@@ -435,4 +593,7 @@ if __name__ == "__main__":
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:
-        print(section(Path(folder), "--quick" in sys.argv))
+        if "--long-only" in sys.argv:
+            print(long_history(Path(folder), "--quick" in sys.argv))
+        else:
+            print(section(Path(folder), "--quick" in sys.argv))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from git_memzoi.freshness.citations import BOUNDARY, cited_by
 from git_memzoi.freshness.evidence import extract
 from git_memzoi.freshness.judge import Change, Subject, judge
+from git_memzoi.freshness.writers import Writers
 from git_memzoi.gitrepo import codehistory
 from git_memzoi.layout import MEMZOI_DIR, RECORDS
 
@@ -177,6 +178,20 @@ def _cited(repo: GitRepo, tip: str, paths: set[str], names: set[str], kept: Path
     return sorted(f for f in files if f.endswith(".md"))
 
 
+def _writers(repo: GitRepo, tip: str, subjects: list[Subject], oids: dict[str, str], kept: Path) -> dict[str, str]:
+    """The commits that last wrote the subjects' files: from the writers kept for a recent commit, else one walk
+    finding those of every record file at `tip` (kept, so that the next check at another tip walks no history)."""
+    memo = Writers(kept)
+    known = memo.known(repo, tip, {s.path: oids[s.path] for s in subjects})
+    if all(s.path in known or s.evidence.empty for s in subjects):
+        return known
+    every = {p for p in codehistory.tree_blobs(repo, tip, RECORDS) if p.endswith(".md")}
+    memo.carried = {p: w for p, w in memo.carried.items() if p in every}
+    found = codehistory.last_writers(repo, tip, every - set(memo.carried), RECORDS)
+    memo.keep(tip, found)
+    return known | {s.path: found[s.path] for s in subjects if s.path in found}
+
+
 def invalidated(repo: GitRepo, base: str, tip: str, kept: Path) -> list[Invalidation]:
     """The active records at `tip` that the changes `base`..`tip` leave unverified, by record ID (`kept`: the
     folder of kept citation indexes, index/citation_store.py)."""
@@ -198,8 +213,9 @@ def invalidated(repo: GitRepo, base: str, tip: str, kept: Path) -> list[Invalida
             continue
         records[f] = fields
         subjects.append(Subject(f, extract(fields.applies_to, fields.source_ref, fields.body)))
+    verdicts = judge(repo, tip, subjects, _writers(repo, tip, subjects, oids, kept))
     out = []
-    for f, verdict in judge(repo, tip, subjects).items():
+    for f, verdict in verdicts.items():
         broke = tuple(
             c
             for c in verdict.evidence

@@ -129,9 +129,10 @@ def github_workflow(src: Source) -> str:
 
     With an action source, the steps are the action's (action.yml at the root of the git memzoi
     repository), pinned by commit; with a pip spec, they are written out here. The trees
-    `hook check` validated are kept between runs with actions/cache: a summary is named by its
-    tree's object ID and checked against its digest and this validator when read
-    (hooks/treecache.py), so a restored one can only save work, never change a verdict.
+    `hook check` validated, and the citation indexes of the records trees it looked up, are kept
+    between runs with actions/cache: each is named by its tree's object ID and checked against
+    its digest and the code that made it when read (hooks/treecache.py, index/citation_store.py),
+    so a restored one can only save work, never change a verdict.
     """
     # The base SHA reaches the shell through env, never spliced into the script, as GitHub advises
     # for event data. The checkout keeps no token in .git/config: nothing after it needs to push,
@@ -152,12 +153,14 @@ def github_workflow(src: Source) -> str:
           python-version: "3.12"
       - name: Install git memzoi
         run: {install}
-      - name: Restore the .memzoi/ trees earlier runs validated (named by their content)
+      - name: Restore the .memzoi/ trees earlier runs validated and indexed (named by their content)
         uses: actions/cache@{CACHE}
         with:
-          path: ~/.memzoi/projects/*/hook-trees
-          key: memzoi-hook-trees-${{{{ github.event.pull_request.base.sha }}}}
-          restore-keys: memzoi-hook-trees-
+          path: |
+            ~/.memzoi/projects/*/hook-trees
+            ~/.memzoi/projects/*/cite-trees
+          key: memzoi-trees-${{{{ github.event.pull_request.base.sha }}}}
+          restore-keys: memzoi-trees-
       - name: Check the commits the pull request adds, as the server hook would
         env:
           BASE_SHA: ${{{{ github.event.pull_request.base.sha }}}}
@@ -190,9 +193,10 @@ memzoi:
     GIT_DEPTH: "0"
     MEMZOI_HOME: $CI_PROJECT_DIR/.memzoi-ci-home
   cache:
-    key: memzoi-hook-trees
+    key: memzoi-trees
     paths:
       - .memzoi-ci-home/projects/*/hook-trees
+      - .memzoi-ci-home/projects/*/cite-trees
   script:
     - {install}
     - git fetch --no-tags origin "refs/heads/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME"

@@ -404,7 +404,7 @@ def test_an_install_spec_reaches_pip_exactly_as_given(repo: Repo, spec: str) -> 
         "Check out the pull request with its whole history",
         "Set up Python",
         "Install git memzoi",
-        "Restore the .memzoi/ trees earlier runs validated (named by their content)",
+        "Restore the .memzoi/ trees earlier runs validated and indexed (named by their content)",
         "Check the commits the pull request adds, as the server hook would",
         "Validate memory at the pull request's head",
     ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,12 @@ def test_freshness_bench_quick_smoke_run(tmp_path: Path) -> None:
     assert "## Freshness: records whose code moved on" in text and "Quick mode" in text
     assert "| `unverified` at read time | 1.000 | 1.000 | 0 |" in text
     assert "| `hook check HEAD~1..HEAD` `invalidated` | 1.000 | 1.000 | 0 |" in text
+    assert "### On a long history" in text and "over a history of 2000 commits" in text
+    found = re.search(
+        r"`invalidated`: (\d+) of the (\d+) records citing what it deleted, renamed or removed, (\d+) others", text
+    )
+    assert found is not None and found[1] == found[2] != "0" and found[3] == "0", text
+    assert "`search --json` in a fresh clone, nothing kept" in text
 
 
 def test_the_real_history_replayed_finds_every_labelled_record(tmp_path: Path) -> None:

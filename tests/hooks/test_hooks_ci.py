@@ -18,12 +18,15 @@ from pathlib import Path
 import pytest
 import yaml
 
+from git_memzoi.layout import CITE_TREES, HOOK_TREES
 from support import ROOT, Repo, git, make_repo, run_cli
 from support.hooks import WORKFLOW, checkout_copy, record, record_path, schema_check
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 ACTION = ("--action-repo", "acme/git-memzoi", "--action-ref", SHA)
 GITLAB = ".gitlab/memzoi.gitlab-ci.yml"
+#: What a CI job keeps between runs, each named by the tree it describes: tree summaries, citation indexes.
+KEPT_BY_TREE = (HOOK_TREES, CITE_TREES)
 
 
 def test_the_workflow_uses_the_action_pinned_by_commit_and_is_valid(repo: Repo) -> None:
@@ -65,6 +68,9 @@ def test_an_install_spec_writes_the_steps_out(repo: Repo) -> None:
     assert f"python -m pip install {spec}" in runs
     assert 'git memzoi hook check --annotate github "$BASE_SHA..HEAD"' in runs
     assert "git memzoi validate --rev HEAD" in runs
+    [cache] = [s for s in yaml.safe_load(path.read_text())["jobs"]["memory"]["steps"] if "cache@" in s.get("uses", "")]
+    assert cache["with"]["path"].split() == [f"~/.memzoi/projects/*/{name}" for name in KEPT_BY_TREE]
+    assert cache["with"]["key"].startswith(cache["with"]["restore-keys"])
 
 
 def test_no_version_nobody_published_is_ever_installed(repo: Repo) -> None:
@@ -90,6 +96,8 @@ def test_the_gitlab_template_pins_the_git_url_and_is_valid(repo: Repo) -> None:
     assert job["script"][0] == f"python -m pip install git+https://github.com/acme/git-memzoi.git@{SHA}"
     assert 'git memzoi hook check "$CI_MERGE_REQUEST_DIFF_BASE_SHA..HEAD"' in job["script"]
     assert job["variables"]["GIT_DEPTH"] == "0"
+    assert job["cache"]["paths"] == [f".memzoi-ci-home/projects/*/{name}" for name in KEPT_BY_TREE]
+    assert job["variables"]["MEMZOI_HOME"] == "$CI_PROJECT_DIR/.memzoi-ci-home"
     broken = repo.write("broken.yml", path.read_text().replace("  script:\n", "  scripts:\n"))
     assert schema_check(broken, "vendor.gitlab-ci").returncode != 0  # the schema check can fail
 
@@ -151,7 +159,36 @@ def test_annotate_and_json_are_one_or_the_other(repo: Repo) -> None:
 
 def _action_steps() -> dict[str, dict[str, object]]:
     steps = yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["steps"]
-    return {s["name"]: s for s in steps if "run" in s}
+    return {s["name"]: s for s in steps if "run" in s or "uses" in s}
+
+
+def _cached_folders(home: Path) -> list[Path]:
+    """The folders the action's actions/cache step saves and restores, its `path` lines globbed under `home` (~)."""
+    [cache] = [s for s in _action_steps().values() if str(s.get("uses", "")).startswith("actions/cache@")]
+    lines = str(dict(cache["with"])["path"]).split()  # type: ignore[call-overload]
+    assert lines and all(line.startswith("~/") for line in lines), lines
+    return sorted(folder for line in lines for folder in home.glob(line[2:]))
+
+
+def _kept(home: Path) -> dict[str, tuple[int, int]]:
+    """Each file the cache holds, by its path under `home`: (inode, size)."""
+    return {str(f.relative_to(home)): (f.stat().st_ino, f.stat().st_size)
+            for folder in _cached_folders(home) for f in folder.iterdir()}  # fmt: skip
+
+
+def _restore(saved: Path, home: Path) -> None:
+    """actions/cache's restore: the saved folders put back under a runner's empty home."""
+    import shutil
+
+    shutil.copytree(saved, home, dirs_exist_ok=True)
+
+
+def _save(home: Path, saved: Path) -> None:
+    """actions/cache's save: the folders its `path` names, copied under `saved`."""
+    import shutil
+
+    for folder in _cached_folders(home):
+        shutil.copytree(folder, saved / folder.relative_to(home))
 
 
 def _run_step(
@@ -212,6 +249,7 @@ def test_the_actions_steps_install_from_its_checkout_and_check_a_pull_request(tm
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "::error" not in clean.stdout
     assert _run_step(steps["Validate memory at the head"], values, project.path, path).returncode == 0
+    _second_run_reuses_what_the_first_kept(tmp_path, steps, path)
 
     project.write(record_path("use-postgres"), record("use-postgres", body="Edited in place."))
     project.commit("edit a record in place")
@@ -224,6 +262,71 @@ def test_the_actions_steps_install_from_its_checkout_and_check_a_pull_request(tm
         re.MULTILINE,
     ), refused.stdout
     assert f"{rel}:" in refused.stderr and "record-edited" in refused.stderr
+
+
+def _pull_request(tmp_path: Path) -> tuple[Path, str]:
+    """A bare origin with a record citing `src/old.py`, and a branch deleting it and adding a record: (origin, base)."""
+    project = make_repo(tmp_path / "author")
+    project.write("src/old.py", "def old_step():\n    return 1\n")
+    project.write(record_path("use-postgres"), record("use-postgres", body="Call `old_step` in `src/old.py`."))
+    base = project.commit("code and a record citing it")
+    git("checkout", "-q", "-b", "feature", cwd=project.path)
+    git("rm", "-q", "src/old.py", cwd=project.path)
+    project.write("src/new.py", "def new_step():\n    return 2\n")
+    project.write(record_path("use-new-step"), record("use-new-step", body="Call `new_step` in `src/new.py`."))
+    project.commit("replace old.py, a record of its successor")
+    origin = tmp_path / "origin.git"
+    git("clone", "-q", "--bare", str(project.path), str(origin), cwd=tmp_path)
+    return origin, base
+
+
+def _ci_run(origin: Path, base: str, home: Path, check: dict[str, object], path: str) -> str:
+    """One job: a fresh clone of the pull request (always the same workspace path) and the action's check step."""
+    import shutil
+
+    work = origin.parent / "workspace"
+    shutil.rmtree(work, ignore_errors=True)
+    git("clone", "-q", "--branch", "feature", str(origin), str(work), cwd=origin.parent)
+    values = {"${{ inputs.base }}": base, "${{ inputs.head }}": "HEAD"}
+    done = _run_step(check, values, work, path, HOME=str(home), MEMZOI_HOME=str(home / ".memzoi"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "use-postgres" in done.stderr  # the record the deletion invalidates is reported
+    return done.stdout + done.stderr
+
+
+def _second_run_reuses_what_the_first_kept(tmp_path: Path, steps: dict[str, dict[str, object]], path: str) -> None:
+    """The action's cache holds both kept stores: a job on a new runner reads both; a damaged one is made again."""
+    origin, base = _pull_request(tmp_path / "ci")
+    check = steps["Check the commits the range adds, as the server hook would"]
+    first_home, saved = tmp_path / "ci/runner-1", tmp_path / "ci/cache"
+    first = _ci_run(origin, base, first_home, check, path)
+    assert {f.name for f in _cached_folders(first_home)} == {"hook-trees", "cite-trees"}
+    assert any(name.endswith(".cite") for name in _kept(first_home))
+    _save(first_home, saved)
+
+    second_home = tmp_path / "ci/runner-2"
+    _restore(saved, second_home)
+    restored = _kept(second_home)
+    assert _ci_run(origin, base, second_home, check, path) == first
+    after = _kept(second_home)
+    for name, kept in restored.items():  # every restored summary and index read where it was: none made again
+        if name.endswith(".db"):
+            assert after[name] == kept, name
+    assert not {n for n in set(after) - set(restored) if n.endswith((".cite", ".tree"))}, set(after) - set(restored)
+
+    third_home = tmp_path / "ci/runner-3"
+    _restore(saved, third_home)
+    for name in _kept(third_home):
+        if name.endswith(".db"):  # a byte flipped in every restored database: checked, refused, made again
+            damaged = third_home / name
+            data = bytearray(damaged.read_bytes())
+            data[-100] ^= 0xFF
+            damaged.write_bytes(bytes(data))
+    damaged_kept = _kept(third_home)
+    assert _ci_run(origin, base, third_home, check, path) == first
+    remade = _kept(third_home)
+    cite_dbs = [n for n in damaged_kept if n.endswith(".db") and "/cite-trees/" in n]
+    assert cite_dbs and all(remade[n][0] != damaged_kept[n][0] for n in cite_dbs)  # written anew
 
 
 def test_annotate_marks_the_line_of_each_problem(repo: Repo) -> None:

@@ -17,12 +17,12 @@ import json
 import os
 import shutil
 import sqlite3
-import stat
 from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from git_memzoi.index.checked_db import open_checked
 from git_memzoi.runtime.checksum import file_checksum
 
 _SCHEMA = """
@@ -65,31 +65,10 @@ class TreeImage:
     """A tree summary's database, read in place, for lookups by path, by ID and by referred record."""
 
     def __init__(self, path: Path, checksum: str) -> None:
-        """Open the database at `path`, whose size and CRC-32 must be `checksum` (ValueError when they are not).
-
-        Only a regular file is read (a FIFO or a device is refused unopened; a file of another
-        size unread). The checksum is computed over the file's bytes as read from one open file,
-        then SQLite opens the same file read-only: if the file was replaced in between (another
-        process kept a tree), its inode differs and the open is refused, so every row read is of
-        the bytes that were checked.
-        """
+        """Open the database at `path`, whose size and CRC-32 must be `checksum` (ValueError when they are not):
+        `index.checked_db.open_checked`, so every row read is of the bytes that were checked."""
         self.path, self.checksum = path, checksum
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO would block an open without it
-        try:
-            seen = os.fstat(fd)
-            if not stat.S_ISREG(seen.st_mode) or seen.st_size == 0:
-                raise ValueError("an empty file, or not a file")
-            if not checksum.endswith(f"-{seen.st_size}") or file_checksum(fd, seen.st_size) != checksum:
-                raise ValueError("a database altered after writing")
-            self.conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro&immutable=1", uri=True)
-            schema = self.conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name").fetchall()
-            now = os.stat(path)
-        finally:
-            os.close(fd)
-        if (now.st_ino, now.st_dev) != (seen.st_ino, seen.st_dev):
-            raise ValueError("a database replaced while it was opened")
-        if schema != _schema():
-            raise ValueError("not a tree summary's database")
+        self.conn = open_checked(path, checksum, _schema(), "a tree summary's database")
 
     def file(self, path: str) -> FileRow | None:
         found = self.conn.execute("SELECT oid, symlink, facts, problems FROM files WHERE path = ?", (path,)).fetchone()

@@ -27,6 +27,7 @@ from contextlib import suppress
 from functools import cache
 from pathlib import Path
 
+from git_memzoi.index.checked_db import open_checked
 from git_memzoi.runtime.checksum import file_checksum
 from git_memzoi.runtime.private import private_folder
 
@@ -63,24 +64,7 @@ class Citations:
     def __init__(self, path: Path, checksum: str) -> None:
         """Open the database at `path`, whose size and CRC-32 must be `checksum` (ValueError when they are not)."""
         self.path, self.checksum = path, checksum
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO would block an open without it
-        try:
-            seen = os.fstat(fd)
-            if not stat.S_ISREG(seen.st_mode) or seen.st_size == 0:
-                raise ValueError("an empty file, or not a file")
-            if not checksum.endswith(f"-{seen.st_size}") or file_checksum(fd, seen.st_size) != checksum:
-                raise ValueError("a database altered after writing")
-            self.conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro&immutable=1", uri=True)
-            schema = self.conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name").fetchall()
-            now = os.stat(path)
-        finally:
-            os.close(fd)
-        if (now.st_ino, now.st_dev) != (seen.st_ino, seen.st_dev):
-            self.conn.close()
-            raise ValueError("a database replaced while it was opened")
-        if schema != _schema():
-            self.conn.close()
-            raise ValueError("not a citation index")
+        self.conn = open_checked(path, checksum, _schema(), "a citation index")
 
     def citing(self, words: Iterable[str]) -> set[str]:
         """The files that cite one of `words` (and those whose words could not all be read)."""

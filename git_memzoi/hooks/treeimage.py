@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from git_memzoi.index.checked_db import open_checked
+from git_memzoi.index.checked_db import open_checked, schema_rows
 from git_memzoi.runtime.checksum import file_checksum
 
 _SCHEMA = """
@@ -150,13 +150,8 @@ def _written(dest: Path, files: Iterable[Written], *, fresh: bool) -> str:
 
 @cache
 def _schema() -> list[tuple[str, str, str, str | None]]:
-    """What sqlite_schema of a summary's database holds: its tables and indexes, as `_SCHEMA` makes them."""
-    conn = sqlite3.connect(":memory:")
-    try:
-        conn.executescript(_SCHEMA)
-        return conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name").fetchall()
-    finally:
-        conn.close()
+    """What sqlite_schema of such a database holds, as `_SCHEMA` makes it."""
+    return schema_rows(_SCHEMA)
 
 
 def _insert(conn: sqlite3.Connection, one: Written) -> None:

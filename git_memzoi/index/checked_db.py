@@ -17,6 +17,16 @@ from typing import Any
 from git_memzoi.runtime.checksum import file_checksum
 
 
+def schema_rows(script: str) -> list[Any]:
+    """What sqlite_schema holds for a database `script` makes: its tables and indexes, in name order."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(script)
+        return conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name").fetchall()
+    finally:
+        conn.close()
+
+
 def open_checked(path: Path, checksum: str, schema: list[Any], what: str) -> sqlite3.Connection:
     """`path` opened read-only when its size and CRC-32 are `checksum` and its schema rows are `schema`;
     ValueError naming what is wrong otherwise (`what`: the kind of database expected)."""

@@ -27,7 +27,7 @@ from contextlib import suppress
 from functools import cache
 from pathlib import Path
 
-from git_memzoi.index.checked_db import open_checked
+from git_memzoi.index.checked_db import open_checked, schema_rows
 from git_memzoi.runtime.checksum import file_checksum
 from git_memzoi.runtime.private import private_folder
 
@@ -50,12 +50,8 @@ _DAMAGED = (OSError, ValueError, TypeError, IndexError, sqlite3.Error)
 
 @cache
 def _schema() -> list[tuple[str, str, str, str | None]]:
-    conn = sqlite3.connect(":memory:")
-    try:
-        conn.executescript(_SCHEMA)
-        return conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name").fetchall()
-    finally:
-        conn.close()
+    """What sqlite_schema of such a database holds, as `_SCHEMA` makes it."""
+    return schema_rows(_SCHEMA)
 
 
 class Citations:

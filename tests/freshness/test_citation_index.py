@@ -4,37 +4,14 @@ kept, made from another tree's index, made whole, or read without keeping, it re
 from __future__ import annotations
 
 import itertools
-import json
-import os
 import stat
-import subprocess
 from pathlib import Path
-from typing import Any
 
-from support import Repo, git, memzoi_exe
+from support import Repo, git
+from support.freshness import commit, ids, invalidated
 from support.recall import add_record
 
 SESSION = "export function validateSession(s) {\n  return s.ok;\n}\n"
-
-
-def commit(repo: Repo, message: str) -> str:
-    git("add", "-A", cwd=repo.path)
-    git("commit", "-q", "-m", message, cwd=repo.path)
-    return git("rev-parse", "HEAD", cwd=repo.path).stdout.strip()
-
-
-def invalidated(repo: Repo, spec: str, home: Path) -> list[dict[str, Any]]:
-    done = subprocess.run(
-        [memzoi_exe(), "hook", "check", spec, "--json"],
-        cwd=repo.path, capture_output=True, text=True, timeout=120, env=os.environ | {"MEMZOI_HOME": str(home)},
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    found: list[dict[str, Any]] = json.loads(done.stdout)["invalidated"]
-    return found
-
-
-def ids(found: list[dict[str, Any]]) -> set[str]:
-    return {item["record_id"] for item in found}
 
 
 def history(repo: Repo) -> list[str]:

@@ -12,6 +12,7 @@ from typing import Any
 from git_memzoi.freshness.evidence import extract
 from support import Repo, git, memzoi_exe
 from support.agents import client_event
+from support.freshness import commit, memzoi
 from support.recall import add_record
 
 
@@ -26,23 +27,9 @@ ANY_SHA = _AnySha()
 SESSION = "export function validateSession(s) {\n  return s.ok;\n}\n"
 
 
-def memzoi(repo: Repo, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [memzoi_exe(), *args], cwd=repo.path, capture_output=True, text=True, input=input, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    return done
-
-
 def fresh(repo: Repo, query: str = "sessions") -> dict[str, dict[str, Any]]:
     hits = json.loads(memzoi(repo, "search", query, "--json").stdout)["hits"]
     return {hit["record_id"]: hit["freshness"] for hit in hits}
-
-
-def commit(repo: Repo, message: str) -> str:
-    git("add", "-A", cwd=repo.path)
-    git("commit", "-q", "-m", message, cwd=repo.path)
-    return git("rev-parse", "HEAD", cwd=repo.path).stdout.strip()
 
 
 def code_and_record(repo: Repo, body: str, applies_to: list[str] | None = None) -> str:

@@ -12,15 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from support import Repo, git, memzoi_exe
+from support.freshness import commit
 from support.recall import add_record
 
 SESSION = "export function validateSession(s) {\n  return s.ok;\n}\n"
-
-
-def commit(repo: Repo, message: str) -> str:
-    git("add", "-A", cwd=repo.path)
-    git("commit", "-q", "-m", message, cwd=repo.path)
-    return git("rev-parse", "HEAD", cwd=repo.path).stdout.strip()
 
 
 def verdicts(repo: Repo) -> dict[str, dict[str, Any]]:

@@ -3,34 +3,11 @@ record written long before the change costs no walk back to it, and the report i
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from pathlib import Path
-from typing import Any
 
-from support import Repo, git, memzoi_exe
+from support import Repo, git
+from support.freshness import commit, ids, invalidated
 from support.recall import add_record
-
-
-def commit(repo: Repo, message: str) -> str:
-    git("add", "-A", cwd=repo.path)
-    git("commit", "-q", "-m", message, cwd=repo.path)
-    return git("rev-parse", "HEAD", cwd=repo.path).stdout.strip()
-
-
-def invalidated(repo: Repo, spec: str, home: Path) -> list[dict[str, Any]]:
-    done = subprocess.run(
-        [memzoi_exe(), "hook", "check", spec, "--json"],
-        cwd=repo.path, capture_output=True, text=True, timeout=120, env=os.environ | {"MEMZOI_HOME": str(home)},
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    found: list[dict[str, Any]] = json.loads(done.stdout)["invalidated"]
-    return found
-
-
-def ids(found: list[dict[str, Any]]) -> set[str]:
-    return {item["record_id"] for item in found}
 
 
 def _edits(repo: Repo, count: int, tag: str) -> str:

@@ -4,29 +4,17 @@ listed, then proposed as pending packets that validate, nothing applied (real gi
 from __future__ import annotations
 
 import json
-import subprocess
 from typing import Any
 
 from git_memzoi.freshness.claims import Memory, contradictions, duplicates, instructions
-from support import Repo, git, memzoi_exe
+from support import Repo, git
+from support.freshness import commit, memzoi
 from support.recall import add_record, tree_snapshot
 
 SECTION = (
     "Run the whole test suite with `make test` before pushing; the integration tests need a local "
     "database, which `make db` starts, and they read its address from the environment."
 )
-
-
-def memzoi(repo: Repo, *args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([memzoi_exe(), *args], cwd=repo.path, capture_output=True, text=True, timeout=120)
-    assert done.returncode == expect, done.stdout + done.stderr
-    return done
-
-
-def commit(repo: Repo, message: str) -> str:
-    git("add", "-A", cwd=repo.path)
-    git("commit", "-q", "-m", message, cwd=repo.path)
-    return git("rev-parse", "HEAD", cwd=repo.path).stdout.strip()
 
 
 def record(repo: Repo, rid: str, body: str, **fields: Any) -> None:

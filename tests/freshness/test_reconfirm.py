@@ -4,26 +4,14 @@ commit that applies it (real git, `git memzoi` run as a process)."""
 from __future__ import annotations
 
 import json
-import subprocess
 from typing import Any
 
-from support import Repo, git, memzoi_exe
+from support import Repo, git
+from support.freshness import commit, memzoi
 from support.recall import add_record
 
 SESSION = "export function validateSession(s) {\n  return s.ok;\n}\n"
 BODY = "Sessions are validated in `validateSession` (`src/auth/session.ts`).\n"
-
-
-def memzoi(repo: Repo, *args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([memzoi_exe(), *args], cwd=repo.path, capture_output=True, text=True, timeout=120)
-    assert done.returncode == expect, done.stdout + done.stderr
-    return done
-
-
-def commit(repo: Repo, message: str) -> str:
-    git("add", "-A", cwd=repo.path)
-    git("commit", "-q", "-m", message, cwd=repo.path)
-    return git("rev-parse", "HEAD", cwd=repo.path).stdout.strip()
 
 
 def hits(repo: Repo) -> dict[str, dict[str, Any]]:

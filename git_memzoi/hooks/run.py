@@ -14,7 +14,7 @@ from git_memzoi.gitrepo.history import History, PushedCommit, is_zero, touches_m
 from git_memzoi.hooks import verdicts
 from git_memzoi.hooks.checks import CheckReport, Finding, MemoryChecker
 from git_memzoi.hooks.treecache import TreeCache
-from git_memzoi.layout import REPO_CONFIG
+from git_memzoi.layout import MEMZOI_DIR, REPO_CONFIG
 from git_memzoi.runtime import config as configmod
 from git_memzoi.runtime.home import Layout
 
@@ -377,6 +377,8 @@ def check_server_push(repo: GitRepo, updates: Iterable[RefUpdate]) -> CheckRepor
     )
     updates = list(updates)
     report = check_push(repo, updates, history.ref_commits(), gate)
+    judged: set[tuple[str, str]] = set()
+    required: dict[str, bool] = {}  # `require_review` by base, for the branches past FRESHNESS_BRANCHES
     for update in updates:
         base = update.old if not is_zero(update.old) else gate.default_tip
         if update.is_deletion or base is None or not update.ref.startswith("refs/heads/"):
@@ -384,9 +386,35 @@ def check_server_push(repo: GitRepo, updates: Iterable[RefUpdate]) -> CheckRepor
         if not (history.has_object(base) and history.has_object(update.new)):
             continue  # an old side the server does not hold (the memory checks above report it): nothing to judge
         base, tip = history.commit_sha(base), history.commit_sha(update.new)
-        if base is not None and tip is not None:
-            review_freshness(repo, report, history.merge_base(base, tip) or base, tip, ref=update.ref)
+        if base is None or tip is None:
+            continue
+        fork = history.merge_base(base, tip) or base
+        if (fork, tip) in judged:
+            continue  # another branch of this push, at the same commit: judged once
+        if len(judged) >= FRESHNESS_BRANCHES:
+            if fork not in required:
+                required[fork] = _review_required(repo, fork)
+            if required[fork]:
+                _too_many_branches(report, tip, update.ref)
+            continue
+        judged.add((fork, tip))
+        review_freshness(repo, report, fork, tip, ref=update.ref)
     return report
+
+
+#: The branches of one push whose changes are judged for records they leave unverified (each costs two `git diff`s).
+FRESHNESS_BRANCHES = 32
+
+
+def _too_many_branches(report: CheckReport, tip: str, ref: str) -> None:
+    """A branch past FRESHNESS_BRANCHES in one push is not judged: under `require_review` it is refused, not let by."""
+    from git_memzoi.profile.document import Problem
+
+    message = (
+        f"this push updates more than {FRESHNESS_BRANCHES} branches, the most whose changes are judged for"
+        " unverified records at once; push the others in smaller pushes"
+    )
+    report.findings.append(Finding(tip, Problem(MEMZOI_DIR, 1, "record-unverified", message), ref))
 
 
 def known_remote_commits(repo: GitRepo, remote: str, updates: list[RefUpdate]) -> set[str]:

@@ -112,3 +112,29 @@ def test_ci_annotates_it_as_an_error_and_fails_under_require_review(tmp_path: Pa
     [line] = done.stdout.splitlines()
     assert line.startswith(f"::error file={RECORD},line=1,title=git memzoi record-unverified::session-rule is")
     assert "git memzoi propose --action tombstone --target session-rule" in line
+
+
+@pytest.mark.parametrize("review", [False, True])
+def test_a_push_of_more_branches_than_are_judged_is_refused_only_under_require_review(
+    tmp_path: Path, review: bool
+) -> None:
+    """Each branch judged costs two `git diff`s: a push of many (a mirror) judges the first FRESHNESS_BRANCHES; the
+    others are let by, or refused under require_review (never let by unjudged)."""
+    from git_memzoi.hooks.run import FRESHNESS_BRANCHES
+
+    remote = with_code_and_record(tmp_path, "\n[freshness]\nrequire_review = true\n" if review else "")
+    old = git("rev-parse", "HEAD", cwd=remote.work.path).stdout.strip()
+    tips = []
+    for number in range(FRESHNESS_BRANCHES + 2):
+        remote.work.write(f"src/other/f{number}.ts", f"export const n = {number};\n")
+        git("add", "-A", cwd=remote.work.path)
+        git("commit", "-q", "-m", f"code {number}", cwd=remote.work.path)
+        tips.append(git("rev-parse", "HEAD", cwd=remote.work.path).stdout.strip())
+    remote.deliver(tips[-1])
+    lines = "".join(f"{'0' * 40} {tip} refs/heads/b{number}\n" for number, tip in enumerate(tips))
+    report = json.loads(run_cli("hook", "pre-receive", "--json", input=lines, cwd=remote.bare, expect=None).stdout)
+    assert report["invalidated"] == []  # code-only branches leave the record as it was
+    assert report["ok"] is not review
+    if review:
+        refused = {p["ref"] for p in report["problems"] if "more than" in p["message"]}
+        assert refused == {f"refs/heads/b{n}" for n in range(FRESHNESS_BRANCHES, FRESHNESS_BRANCHES + 2)}

@@ -77,7 +77,7 @@ WORKTREES = "worktrees"
 # ... projects/<repository-key>/worktrees/<worktree-key>/
 INDEX_DB = "index.db"
 #: index.db's schema (PRAGMA user_version); the no-op read path checks it without index.index_db.
-INDEX_SCHEMA_VERSION = 11
+INDEX_SCHEMA_VERSION = 12
 #: A new index.db is built under this prefix, then replaces the installed one.
 INDEX_TEMP_PREFIX = f"{INDEX_DB}.tmp-"
 INDEX_LOCK = "index.lock"

@@ -9,7 +9,8 @@ derives from it, as runtime state and never as a record field, one mode per reco
 - `glob`: only when a path matching one of the original globs is touched or named (never standing);
 - `requested`: an agent-requested rule (a description and nothing else) and an imported ADR: by relevance only;
 - `manual`: only on request (a Cursor rule with neither, `trigger: manual`, an `.instructions.md`
-  without `applyTo`).
+  without `applyTo`, a Cline workflow: `.clinerules/workflows/`, which Cline runs by name and never
+  loads as a rule).
 
 `mode_sql` is the same decision as `mode`, for index.db's triggers; `matches` reads the original globs
 (brace sets, `**`, a glob without a slash matching at any depth) relative to the rule file's folder.
@@ -24,6 +25,8 @@ from urllib.parse import parse_qsl, unquote
 __all__ = ["ALWAYS", "GLOB", "MANUAL", "REQUESTED", "globs", "matches", "mode", "mode_sql", "origin", "origin_sql"]
 
 ALWAYS, GLOB, REQUESTED, MANUAL = "always", "glob", "requested", "manual"
+#: Cline's workflows: run by name (`/release.md`), never loaded as rules.
+CLINE_WORKFLOWS = ".clinerules/workflows/"
 #: The activation keys that hold globs, in the order a rule file is read.
 GLOB_KEYS = ("globs", "applyTo", "paths")
 #: Globs that mean every file: the rule is always on.
@@ -50,7 +53,7 @@ def mode(ref: str | None) -> str:
     trigger = values.get("trigger", "")
     if values.get("alwaysApply", "").lower() == "true" or trigger == "always_on":
         return ALWAYS
-    if trigger == "manual":
+    if trigger == "manual" or (values.get("format") == "cline-rule" and parsed[0].startswith(CLINE_WORKFLOWS)):
         return MANUAL
     if trigger == "model_decision":
         return REQUESTED
@@ -187,6 +190,8 @@ def mode_sql(row: str) -> str:
         f"(CASE WHEN {ref} IS NULL OR substr({ref}, 1, 7) <> 'import:' OR instr({ref}, '?') = 0 THEN '{ALWAYS}' "
         f"WHEN lower({_query(ref)}) LIKE '%&alwaysapply=true&%' OR {_is(ref, 'trigger', 'always_on')} THEN '{ALWAYS}' "
         f"WHEN {_is(ref, 'trigger', 'manual')} THEN '{MANUAL}' "
+        f"WHEN {_is(ref, 'format', 'cline-rule')} AND substr({ref}, 8, {len(CLINE_WORKFLOWS)}) = '{CLINE_WORKFLOWS}' "
+        f"THEN '{MANUAL}' "
         f"WHEN {_is(ref, 'trigger', 'model_decision')} THEN '{REQUESTED}' "
         f"WHEN {everywhere} THEN '{ALWAYS}' "
         f"WHEN {any_glob} THEN '{GLOB}' "

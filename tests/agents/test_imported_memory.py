@@ -345,3 +345,15 @@ def test_a_prompt_in_plain_words_finds_the_rule_in_the_projects_terms(repo: Repo
     ink = record_of(repo, "packages/cli/GEMINI.md", "React & Ink")
     prompt = "the branch name in the footer is too long: shorten it with an ellipsis"
     assert ink in hook("claude", "userpromptsubmit", repo.path, prompt=prompt, session_id="w1")  # "truncation"
+
+
+def test_a_cline_workflow_is_on_request_not_a_standing_rule(repo: Repo) -> None:
+    """Cline loads `.clinerules/*.md` as rules and runs `.clinerules/workflows/*.md` by name only: a workflow is
+    never given at session start, a rule is."""
+    repo.write(".clinerules/general.md", "# General\n\nRun `bun run build:sdk` after changing SDK sources.\n")
+    repo.write(".clinerules/workflows/release.md", "# Release\n\n1. Bump the version in package.json.\n2. Tag it.\n")
+    repo.commit("cline rules and a workflow")
+    run_cli("import", "--apply", cwd=repo.path)
+    start = hook("claude", "sessionstart", repo.path)
+    assert "build:sdk" in start or "General" in start
+    assert "Release" not in start and "Bump the version" not in start

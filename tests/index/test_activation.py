@@ -24,6 +24,9 @@ REFS = {
     "import:.windsurf/rules/r.md?format=windsurf-rule&blob=ab&lines=1-9&trigger=always_on": "always",
     "import:.claude/rules/api.md?format=claude-rule&blob=ab&lines=1-9&paths=src/api/**/*.ts": "glob",
     "import:.claude/rules/all.md?format=claude-rule&blob=ab&lines=1-9": "always",
+    "import:.clinerules/general.md?format=cline-rule&blob=ab&lines=1-9": "always",
+    "import:.clinerules/workflows/release.md?format=cline-rule&blob=ab&lines=1-9": "manual",
+    "import:.clinerules/workflows.md?format=cline-rule&blob=ab&lines=1-9": "always",
 }
 
 

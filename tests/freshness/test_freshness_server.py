@@ -123,7 +123,6 @@ def test_a_push_of_more_branches_than_are_judged_is_refused_only_under_require_r
     from git_memzoi.hooks.run import FRESHNESS_BRANCHES
 
     remote = with_code_and_record(tmp_path, "\n[freshness]\nrequire_review = true\n" if review else "")
-    old = git("rev-parse", "HEAD", cwd=remote.work.path).stdout.strip()
     tips = []
     for number in range(FRESHNESS_BRANCHES + 2):
         remote.work.write(f"src/other/f{number}.ts", f"export const n = {number};\n")

@@ -594,10 +594,11 @@ def capture_turn(
     request: str | None,
     answer: str | None,
 ) -> Checkpoint | None:
-    """Codex's `Stop` and Gemini CLI's `AfterAgent`, after every turn: what the event itself carries (the turn's
-    request, when it carries one, and the answer), kept in the session's own current checkpoint, in place, or a
-    new one; their transcripts are in the clients' own formats, which are not read. `who`: (the client's name in
-    the note, its source_ref prefix). None when the event carries nothing, or nothing new."""
+    """Codex's `Stop`, Gemini CLI's `AfterAgent` and Copilot CLI's `agentStop` when their transcript cannot be read
+    (none named, not written yet, gone): what the event itself carries (the turn's request, when it carries one,
+    and the answer), kept in the session's own current checkpoint, in place, or a new one (`hook_core.keep_turn`
+    reads the transcript first, in the client's format). `who`: (the client's name in the note, its source_ref
+    prefix). None when the event carries nothing, or nothing new."""
     if not session_id:
         raise UsageError(f"{event_name} event has no session_id")
     if not (request or "").strip() and not (answer or "").strip():

@@ -165,6 +165,14 @@ class Paired:
         self.ratio = statistics.median(ratios)
 
 
+def _edit_one_record(root: Path) -> str:
+    """Append a line to one record's body, as an editor would, without `git add`: git cannot vouch for it."""
+    path = next((root / ".memzoi" / "records").rglob("*.md"))
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("\nEdited in place, not yet added.\n")
+    return str(path.relative_to(root))
+
+
 def section(workdir: Path, quick: bool = False) -> str:
     """Build the repository under `workdir`, measure the hook and return a Markdown section."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -196,6 +204,9 @@ def section(workdir: Path, quick: bool = False) -> str:
     assert risk_id in json.loads(gemini.out)["hookSpecificOutput"]["additionalContext"], gemini.out
     copilot = Paired([*hook[:-1], "copilot", "preToolUse"], runs, root, _copilot_event(root, rel))
     assert risk_id in json.loads(copilot.out)["additionalContext"], copilot.out
+    dirty = _edit_one_record(root)
+    swept = Paired(hook, runs, root, _event(root, rel))
+    subprocess.run(["git", "checkout", "--", dirty], cwd=root, check=True, env=_ENV)
     python_ms = statistics.median(ANCHORS)
 
     def targeted(label: str, m: Paired) -> str:
@@ -215,6 +226,7 @@ def section(workdir: Path, quick: bool = False) -> str:
         targeted("Gemini CLI AfterTool replace in that path (`agent hook gemini`)", gemini),
         targeted("Copilot CLI preToolUse edit of that path (`agent hook copilot preToolUse`)", copilot),
         shown("for comparison: `git memzoi precheck --path`", precheck),
+        shown("the first row's edit, one record file edited and not yet added (every record file swept)", swept),
     ]
     return (
         "\n".join(
@@ -236,8 +248,11 @@ def section(workdir: Path, quick: bool = False) -> str:
                 "The hooks answer without loading click, pydantic, PyYAML, pygit2, filelock or the MCP SDK "
                 "(tests/agents/test_agent_hook.py and tests/agents/test_agent_hook_clients.py pin that); "
                 "its work on the 10,000 records is recall's staleness check (stats, no parsing) "
-                "and the precheck queries on index.db. Every run stats every record "
-                "file; the idle row shows a run after a pause, as between two edits of a real session.",
+                "and the precheck queries on index.db. With every record file committed and unchanged, git's "
+                "index vouches for them and the check is one `git diff-files --quiet` over the records "
+                "(index/git_clean.py); with a record file edited and not yet added (the last row), every run "
+                "stats every record file itself. The idle row shows a run after a pause, as between two edits "
+                "of a real session.",
             ]
         )
         + "\n"

@@ -88,8 +88,9 @@ def render(m: dict[str, object], quick: bool) -> str:
         "is also compared with the floor (read + CSafeLoader over every record, best of 3). Read "
         "commands import neither pydantic, PyYAML, filelock, the MCP SDK nor pygit2 (a test pins this), "
         "so the figures are mostly Python start-up, click and our own modules; `--version`, `-h` and "
-        "a no-op `rebuild` (a stat sweep of every record file against the digest the last sweep "
-        "stored) are answered before click loads, with the standard library only.",
+        "a no-op `rebuild` (every record file's stat against the digest the last sweep stored, compared "
+        "by `git diff-files` when git's index vouches for every record file) are answered before click "
+        "loads, with the standard library only.",
     ]
     if quick:
         lines += [

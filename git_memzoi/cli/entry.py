@@ -214,7 +214,7 @@ def noop_rebuild(*, strict: bool) -> int | None:
         from git_memzoi.index.shared_db import verify_for
 
         verify_for(layout.shared_db, common_dir)  # another repository's state: the command refuses it
-    verified = unchanged(layout.index_db, layout.shared_db, str(workdir), lease)
+    verified = unchanged(layout.index_db, layout.shared_db, str(workdir), lease, str(git_dir))
     if verified is None:
         return None
     problems = sorted(((path, *entry) for path, entry in verified.problems), key=lambda p: p[:3])

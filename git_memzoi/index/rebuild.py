@@ -96,7 +96,11 @@ def open_index(ws: Workspace, *, refresh: bool = True) -> sqlite3.Connection:
             meta = {}
         workdir = str(ws.repo.require_workdir())
         lease = ws.config.retention.session_lease_hours
-        if meta and staleness.current(path, conn, meta, ws.layout.shared_db, workdir, lease) is not None:
+        if (
+            meta
+            and staleness.current(path, conn, meta, ws.layout.shared_db, workdir, lease, str(ws.repo.git_dir))
+            is not None
+        ):
             return conn
     report = _sync_one_writer(ws, full=False, strict=False, progress=None, digest=False)
     if conn is not None and not report.changed and _inode(path) == inode:

@@ -6,7 +6,9 @@ the last check confirmed (the `index.db.check` file beside the index), together 
 parser, the work tree, the session lease and shared.db's stats. Equal, and no file modified
 within RACY_NS of the moment the index's content was last confirmed (git's racy-clean rule),
 the index is true: `current`. There is no window in which reads trust an older sweep, because
-nothing cheaper sees a file edited in place (its folder does not change).
+nothing cheaper sees a file edited in place (its folder does not change); but git's own index
+can do the same comparison faster, in C, when it vouches for every record file
+(`index.git_clean`: a sweep that confirmed the index asks git once, and later reads ask git).
 
 When the digests differ, `verify` compares each file's stat with the row the index holds for
 it (still without reading a file), and when that cannot vouch for the index either, the
@@ -28,6 +30,7 @@ import os
 import time
 
 from git_memzoi import __version__
+from git_memzoi.index import git_clean
 from git_memzoi.index.sweep import (
     RACY_NS,
     file_stat_signature,
@@ -48,6 +51,8 @@ if TYPE_CHECKING:
 
     #: How many files the index holds as invalid, and their (path, problem) pairs.
     Stored = tuple[int, list[tuple[str, list[Any]]]]
+    #: Where an index is read: shared.db, the work tree, the session lease, the git directory (None: sweep always).
+    Place = tuple[Path, str, float, str | None]
 
 CHECK_SUFFIX = ".check"
 
@@ -190,7 +195,13 @@ def verify(
 
 
 def current(
-    index_path: Path, conn: sqlite3.Connection, meta: dict[str, str], shared_db: Path, workdir: str, lease: float
+    index_path: Path,
+    conn: sqlite3.Connection,
+    meta: dict[str, str],
+    shared_db: Path,
+    workdir: str,
+    lease: float,
+    git_dir: str | None = None,
 ) -> Verified | None:
     """The index open on `conn` (its meta `meta`) is true, by one sweep of every record file; None: ask `rebuild`.
 
@@ -202,7 +213,7 @@ def current(
     recorded for the next reader.
     """
     return _current(
-        index_path, read_check(index_path), meta, lambda: _stored_problems(conn), (shared_db, workdir, lease)
+        index_path, read_check(index_path), meta, lambda: _stored_problems(conn), (shared_db, workdir, lease, git_dir)
     )
 
 
@@ -211,24 +222,32 @@ def _current(
     check: dict[str, Any] | None,
     meta: dict[str, str],
     stored_problems: Callable[[], Stored | None],
-    place: tuple[Path, str, float],
+    place: Place,
 ) -> Verified | None:
-    """`current`, with the index's meta and stored problems given (`place`: shared.db, work tree, lease)."""
-    shared_db, workdir, lease = place
+    """`current`, with the index's meta and stored problems given (`place`: shared.db, work tree, lease, git dir)."""
+    shared_db, workdir, lease, git_dir = place
     now_ns = time.time_ns()
     if check is None or "digest" not in check:
         return None
     if not _agrees(meta, check, workdir, lease, file_stat_signature(str(shared_db), now_ns)):
         return None
-    walk = sweep(workdir, now_ns)
-    if walk is None or walk.digest != check["digest"] or walk.newest_ns >= confirmed_ns(meta, check) - RACY_NS:
-        return None
+    if git_dir is not None and git_clean.clean(check, git_dir, workdir, now_ns):
+        files = int(check.get("files", -1))  # the record files the baseline's sweep saw are all still there
+        kept: dict[str, Any] = {}
+    else:
+        before = git_clean.index_stat(git_dir, now_ns) if git_dir is not None else None
+        walk = sweep(workdir, now_ns)
+        if walk is None or walk.digest != check["digest"] or walk.newest_ns >= confirmed_ns(meta, check) - RACY_NS:
+            return None
+        files, kept = walk.files, {"dirs": walk.dirs}
+        if git_dir is not None:
+            kept["git"] = git_clean.baseline(check.get("git"), git_dir, workdir, before, (walk.files, walk.digest))
     stored = stored_problems()
-    if stored is None:
+    if stored is None or files < 0:
         return None
-    write_check(index_path, check | {"dirs": walk.dirs}, check)
+    write_check(index_path, check | kept, check)
     invalid, problems = stored
-    return Verified(walk.files - invalid, int(meta.get("runtime_records", "0")), problems)
+    return Verified(files - invalid, int(meta.get("runtime_records", "0")), problems)
 
 
 def index_identity(index_path: Path) -> list[int] | None:
@@ -242,7 +261,9 @@ def index_identity(index_path: Path) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
 
 
-def unchanged(index_path: Path, shared_db: Path, workdir: str, lease: float) -> Verified | None:
+def unchanged(
+    index_path: Path, shared_db: Path, workdir: str, lease: float, git_dir: str | None = None
+) -> Verified | None:
     """`rebuild`'s answer when nothing changed, from the standard library alone; None: ask `rebuild`.
 
     `current`, with the index's meta and stored problems as the check file keeps them for the
@@ -256,16 +277,14 @@ def unchanged(index_path: Path, shared_db: Path, workdir: str, lease: float) -> 
         return None
     identity = index_identity(index_path)
     kept = check.get("index")
-    place = (shared_db, workdir, lease)
+    place = (shared_db, workdir, lease, git_dir)
     if identity is not None and isinstance(kept, dict) and kept.get("identity") == identity:
         stored: Stored = (int(kept["invalid"]), [(str(path), list(entry)) for path, entry in kept["problems"]])
         return _current(index_path, check, dict(kept["meta"]), lambda: stored, place)
     return _unchanged_from_index(index_path, identity, place)
 
 
-def _unchanged_from_index(
-    index_path: Path, identity: list[int] | None, place: tuple[Path, str, float]
-) -> Verified | None:
+def _unchanged_from_index(index_path: Path, identity: list[int] | None, place: Place) -> Verified | None:
     """`unchanged`, reading the index's meta and stored problems from the index itself."""
     import sqlite3
 

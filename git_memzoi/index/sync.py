@@ -55,7 +55,7 @@ def _verified(
         if scan is None:
             workdir = str(ws.repo.require_workdir())
             lease = ws.config.retention.session_lease_hours
-            found = staleness.current(path, conn, meta, ws.layout.shared_db, workdir, lease)
+            found = staleness.current(path, conn, meta, ws.layout.shared_db, workdir, lease, str(ws.repo.git_dir))
         else:
             current = file_stat_signature(str(ws.layout.shared_db)) if shared_sig is not None else None
             found = staleness.verify(ws, conn, meta, scan, current)

@@ -87,7 +87,8 @@ def render(m: dict[str, object], quick: bool) -> str:
         "commands, and the mean of the two is the baseline. The no-op rebuild "
         "is also compared with the floor (read + CSafeLoader over every record, best of 3). Read "
         "commands import neither pydantic, PyYAML, filelock, the MCP SDK nor pygit2 (a test pins this), "
-        "so the figures are mostly Python start-up, click and our own modules; `--version`, `-h` and "
+        "so the figures are mostly Python start-up, click and our own modules; `--version`, `-h`, "
+        "`search WORDS… [--json]` (the shape agents and scripts run; any option goes to click) and "
         "a no-op `rebuild` (every record file's stat against the digest the last sweep stored, compared "
         "by `git diff-files` when git's index vouches for every record file) are answered before click "
         "loads, with the standard library only.",

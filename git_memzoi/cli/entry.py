@@ -120,6 +120,8 @@ def _main(args: list[str]) -> None:
 
         hook_main(args[2])
         return
+    if args[:1] == ["search"]:
+        _search_before_click(args)
     if len(args) == 4 and args[:3] == ["agent", "hook", "copilot"] and not args[3].startswith("-"):
         from git_memzoi.cli.agent_hook import main as hook_main
 
@@ -128,6 +130,16 @@ def _main(args: list[str]) -> None:
     from git_memzoi.cli.main import main as cli_main
 
     cli_main()
+
+
+def _search_before_click(args: list[str]) -> None:
+    """Answer, and exit, `search WORDS… [--json]` as agents and scripts ask it; return for any other search argv."""
+    from git_memzoi.cli import search_quick
+
+    if search_quick.takes(args):
+        from git_memzoi.cli.finish import leave
+
+        leave(search_quick.main(args))
 
 
 def _hooks_before_click(args: list[str]) -> None:

@@ -14,7 +14,7 @@ import json
 import sys
 from typing import Any
 
-from git_memzoi.profile.oneline import escape_text
+from git_memzoi.profile.oneline import escape, escape_text
 
 
 def emit_json(data: Any) -> None:
@@ -24,10 +24,18 @@ def emit_json(data: Any) -> None:
 
 def err(message: str) -> None:
     """`message` and a newline on stderr, its control characters (but newline and tab) escaped."""
-    stream = sys.stderr
-    if stream is None:  # no stderr at all (pythonw): click.echo writes nothing either
+    _echo(sys.stderr, escape_text(message) + "\n")
+
+
+def line(text: str) -> None:
+    """One line of recalled text on stdout, every control character escaped: memory never drives the terminal."""
+    _echo(sys.stdout, escape(text) + "\n")
+
+
+def _echo(stream: Any, text: str) -> None:
+    """Write `text` as click.echo does: flushed at once, as UTF-8 where the stream's encoding is ASCII."""
+    if stream is None:  # no such stream at all (pythonw): click.echo writes nothing either
         return
-    text = escape_text(message) + "\n"
     if _ascii(getattr(stream, "encoding", None)) and hasattr(stream, "buffer"):
         stream.flush()
         stream.buffer.write(text.encode("utf-8", "replace"))

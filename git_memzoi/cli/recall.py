@@ -9,38 +9,15 @@ import click
 
 from git_memzoi.cli.common import emit_json, json_option, say, workspace
 from git_memzoi.cli.entry import rebuild_summary
+from git_memzoi.cli.output import line as _line
+from git_memzoi.cli.search_quick import cite as _cite
+from git_memzoi.cli.search_quick import show as show_search
+from git_memzoi.cli.search_quick import unverified as _unverified
 from git_memzoi.errors import EXIT_NO
-from git_memzoi.profile.oneline import escape, escape_text
+from git_memzoi.profile.oneline import escape_text
 
 #: Files to parse before a progress bar is worth showing.
 PROGRESS_MIN = 200
-
-
-def _line(text: str) -> None:
-    """Print one line of recalled text with its control characters escaped: memory never drives the terminal."""
-    click.echo(escape(text))
-
-
-def _none(value: str | None) -> str:
-    """How text output shows a missing value: `(none)` for people; --json keeps it null."""
-    return "(none)" if value is None else value
-
-
-def _unverified(freshness: dict[str, Any]) -> str:
-    """ "  [unverified: ...]" after a record whose cited code changed since it was written, else ""."""
-    if freshness["state"] == "current":
-        return ""
-    changes = freshness["evidence"]
-    first = changes[0] if changes else {}
-    what = first.get("identifier") or first.get("path") or "its evidence"
-    more = f" +{len(changes) - 1}" if len(changes) > 1 else ""
-    return f"  [unverified: {what} {first.get('change', 'changed')}{more}]"
-
-
-def _cite(c: Any) -> str:
-    return (
-        f"source: {_none(c.source)}  source_ref: {_none(c.source_ref)}  proposal_id: {_none(c.proposal_id)}  ({c.path})"
-    )
 
 
 class _Bar:
@@ -151,29 +128,7 @@ def search(  # noqa: PLR0913 - click passes one parameter per option
         include_all=include_all,
         include_local=include_local,
     )
-    if as_json:
-        emit_json(result.model_dump())
-        return
-    if not result.hits:
-        say("no matching records")
-        return
-    for number, hit in enumerate(result.hits, 1):
-        flag = (
-            ""
-            if hit.current
-            else "  [query-only: retention boundary passed]"
-            if hit.status == "active"
-            else f"  [query-only: {hit.status}]"
-        )
-        flag += _unverified(hit.freshness)
-        _line(f"{number}. {hit.title}  ({hit.type}, {hit.lane}){flag}")
-        _line(
-            f"   id: {hit.record_id}  score: {hit.score:.3f}"
-            + (f"  applies_to: {', '.join(hit.applies_to)}" if hit.applies_to else "")
-        )
-        if hit.snippet:
-            _line(f"   {hit.snippet}")
-        _line(f"   {_cite(hit.citation)}")
+    show_search(result, as_json=as_json)
 
 
 @click.command()

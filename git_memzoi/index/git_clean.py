@@ -36,6 +36,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing on the s
 if TYPE_CHECKING:
     from typing import Any
 
+#: Record files from which asking git is cheaper than a sweep: starting a git process costs about what a
+#: sweep of a thousand record files does (BENCHMARKS.md, "Agent hooks"). Below it, reads sweep.
+GIT_FROM = 1000
+
 #: Settings under which git compares as much of a file's stat as a sweep does, and asks no monitor.
 _STRICT = (
     "-c",
@@ -125,9 +129,9 @@ def baseline(previous: object, git_dir: str, workdir: str, before: list[int] | N
     The answer for the same git index and digest is kept (`previous`), vouched or not, so that a tree
     whose record files git cannot vouch for (edited and not yet added, say) asks git once, not at every read.
     """
-    if before is None:
-        return None
     files, digest = swept
+    if before is None or files < GIT_FROM:
+        return None
     if isinstance(previous, dict) and previous.get("index") == before and previous.get("digest") == digest:
         return previous
     return {"index": before, "digest": digest, "vouched": _vouched(git_dir, workdir, before, files)}

@@ -79,8 +79,10 @@ def _oversized(remote: Remote) -> None:
         (["hook", "check", "main..main", "--json"], 0),
         (["hook", "pre-commit", "--json"], 0),
         (["import", "--json"], 0),
+        (["search", "memory"], 0),
+        (["search", "--json", "memory"], 0),
     ],
-    ids=["version", "help", "check", "check-json", "pre-commit-json", "import-json"],
+    ids=["version", "help", "check", "check-json", "pre-commit-json", "import-json", "search", "search-json"],
 )
 def test_a_closed_stdout_is_dev_null_not_a_traceback(remote: Remote, args: list[str], code: int) -> None:
     """`>&-`: Python's sys.stdout is None; git opens /dev/null there, and so do both front ends (it was a
@@ -214,8 +216,9 @@ def test_a_source_that_is_no_regular_file_is_refused_not_waited_on(remote: Remot
         (["hook", "check", "main..main", "--json"], "work"),
         (["import", "--json"], "work"),
         (["status"], "work"),
+        (["search", "memory", "--json"], "work"),
     ],
-    ids=["pre-receive", "update", "check", "import-json", "status"],
+    ids=["pre-receive", "update", "check", "import-json", "status", "search"],
 )
 def test_a_git_dir_that_names_no_repository_is_128_as_git_says(remote: Remote, args: list[str], where: str) -> None:
     """GIT_DIR=/nowhere: git says `not a git repository` and exits 128; both front ends said
@@ -230,7 +233,12 @@ def test_a_git_dir_that_names_no_repository_is_128_as_git_says(remote: Remote, a
 
 
 @pytest.mark.parametrize(
-    "args", [["rebuild"], ["rebuild", "--strict"], ["local", "add", "--type", "fact", "--title", "T", "--body", "B"]]
+    "args",
+    [
+        ["rebuild"],
+        ["rebuild", "--strict"],
+        ["local", "add", "--type", "fact", "--title", "T", "--body", "B"],
+    ],
 )
 def test_a_memzoi_home_that_is_a_file_is_runtime_state_3_not_a_bug(
     remote: Remote, tmp_path: Path, args: list[str]
@@ -253,7 +261,13 @@ def test_a_memzoi_home_that_is_a_file_is_runtime_state_3_not_a_bug(
                             "at a folder; the files under .memzoi/ are unaffected\n")  # fmt: skip
 
 
-FAST_WRITERS = [["--version"], ["-h"], ["import", "--json"], ["hook", "pre-commit", "--json"]]
+FAST_WRITERS = [
+    ["--version"],
+    ["-h"],
+    ["import", "--json"],
+    ["hook", "pre-commit", "--json"],
+    ["search", "--json", "x"],
+]
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
@@ -288,3 +302,41 @@ def test_a_reader_that_stops_early_ends_it_by_sigpipe(remote: Remote, args: list
         os.close(write)
         answers.append([done.returncode, done.stderr])
     assert answers[0] == answers[1] == [-signal.SIGPIPE, b""]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "otters"],
+        ["search", "otters", "--json"],
+        ["search", "--json", "evidence", "otters"],
+        ["search", "nothing-matches-this"],
+        ["search", "\x1b]0;title\x07", "otters"],
+        ["search", "otters", "--json", "--json"],
+        ["search", "otters", "--limit", "1"],
+    ],
+    ids=["text", "json", "json-first", "no-hits", "escape-in-query", "json-twice", "an-option"],
+)
+def test_search_before_click_writes_what_the_command_writes(remote: Remote, args: list[str]) -> None:
+    """`search WORDS… [--json]` is answered before click (cli.search_quick): the same bytes, for hits, for
+    none, for a query holding terminal codes; any other argv goes to click, which says the same as before."""
+    from support.recall import record_text
+
+    work = remote.work.path
+    for n, title in enumerate(["Otters — ünïcode title", "Plain otters", "More otters, here"]):
+        body = f"Evidence about otters number {n}, in `src/otters_{n}.py`."
+        path = work / f".memzoi/records/semantic/decisions/otters-{n}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(record_text(f"otters-{n}", title=title, body=body), encoding="utf-8")
+    git("add", ".memzoi", cwd=work)
+    git("commit", "-q", "--no-verify", "-m", "otters", cwd=work)
+    code, stdout, stderr = _same(args, work)
+    if "--limit" in args or args.count("--json") > 1:
+        return  # click's answer, both ways
+    assert code == 0 and "\x1b" not in str(stdout) + str(stderr)
+    if "nothing-matches-this" in args:
+        assert stdout == "" and stderr == "no matching records\n"
+    elif "--json" in args:
+        assert len(json.loads(str(stdout))["hits"]) == 3
+    else:
+        assert str(stdout).count("id: otters-") == 3 and "ünïcode" in str(stdout)

@@ -19,7 +19,7 @@ FORBIDDEN = ("pydantic", "pydantic_core", "yaml", "filelock", "mcp", "pygit2")
 #: read path needs comes from CPython's own modules (index/sweep.py).
 READ_FORBIDDEN = (*FORBIDDEN, "hashlib", "_hashlib")
 #: Answered before click loads (cli.entry), so click is forbidden there too.
-BEFORE_CLICK = {("rebuild",), ("--version",), ("-h",)}
+BEFORE_CLICK = {("rebuild",), ("--version",), ("-h",), ("search", "content", "classification")}
 EXPIRY_ID = "automatic-private-inference-is-event-bound"
 
 READ_COMMANDS = [

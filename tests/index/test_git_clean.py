@@ -23,6 +23,12 @@ from support.running import memzoi_exe
 RECORDS = ".memzoi/records"
 
 
+@pytest.fixture(autouse=True)
+def _git_for_every_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The baselines these tests make in-process are made for six records too (git_clean.GIT_FROM is 1,000)."""
+    monkeypatch.setattr(git_clean, "GIT_FROM", 0)
+
+
 def _settle(repo: Repo) -> None:
     """Make the tree old enough to trust (records, folders, git's index), git's stat cache current."""
     age(repo.path / ".memzoi", 30)
@@ -152,3 +158,10 @@ def test_a_linked_worktree_is_vouched_for_by_its_own_index(repo: Repo, tmp_path:
     _edit_in_place(linked.path / RECORDS / "area0" / "r0.md", "otters", "badger")
     assert _search(linked, "badger") == ["r-0"]
     assert _search(repo, "badger") == []
+
+
+def test_a_small_tree_is_swept_without_asking_git(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below git_clean.GIT_FROM record files a git process costs more than the sweep it would save."""
+    monkeypatch.setattr(git_clean, "GIT_FROM", 7)
+    _records(repo)
+    assert _baseline(repo).get("git") is None

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.agents import hook_core as core
-from git_memzoi.agents.hook_core import CONTEXT_LIMIT, MAX_EVENT_BYTES, HookEvent, event_text
+from git_memzoi.agents.hook_core import CONTEXT_LIMIT, HookEvent, event_text
+from git_memzoi.agents.limits import MAX_EVENT_BYTES
 
 if TYPE_CHECKING:
     from git_memzoi.runtime.workspace import Workspace

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from git_memzoi.agents.blocks import without_blocks
+from git_memzoi.agents.limits import MAX_EVENT_BYTES
 from git_memzoi.agents.loaded import LoadedFiles
 from git_memzoi.agents.sessions import SessionMemory
 from git_memzoi.errors import UsageError
@@ -51,9 +52,6 @@ CAPTURE_MOMENTS = (PRE_COMPACT, STOP, SESSION_END)
 #: four times a byte-estimated token count): Claude Code keeps 10,000 characters inline and spills the rest to a
 #: file. Each client's own cap is its Dialect's `context_limit`; every answer is cut to it first, and says so.
 CONTEXT_LIMIT = 10_000
-#: The largest event read. A Write event carries the whole file the model wrote, which its output
-#: limit keeps far below this; anything larger is not read, let alone parsed.
-MAX_EVENT_BYTES = 4 * 1024 * 1024
 #: The deepest nesting of arrays and objects parsed. The clients' events nest 4 deep at most.
 MAX_EVENT_DEPTH = 64
 

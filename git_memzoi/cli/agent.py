@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from git_memzoi.agents import merge_config
-from git_memzoi.agents.hook_core import MAX_EVENT_BYTES
+from git_memzoi.agents.limits import MAX_EVENT_BYTES
 from git_memzoi.cli.agent_hook import answer_text, read_event
 from git_memzoi.cli.common import emit_json, say, workspace
 from git_memzoi.errors import UsageError

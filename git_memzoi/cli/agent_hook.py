@@ -8,13 +8,30 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
-from git_memzoi.agents.hook_core import MAX_EVENT_BYTES, event_text
+from git_memzoi.agents.limits import MAX_EVENT_BYTES
 from git_memzoi.errors import EXIT_INTERNAL, MemzoiError
 from git_memzoi.layout import MEMZOI_DIR
-from git_memzoi.runtime.workspace import Workspace
 
 if TYPE_CHECKING:
     from typing import BinaryIO, TextIO
+
+#: The events whose answer reads the index: their hook starts git's comparison of the record files
+#: (index.git_clean) before it loads its modules. Claude Code's and Codex's names, Gemini CLI's, Copilot CLI's.
+READING_EVENTS = frozenset(
+    {
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "BeforeAgent",
+        "BeforeTool",
+        "AfterTool",
+        "sessionStart",
+        "userPromptSubmitted",
+        "preToolUse",
+    }
+)
+#: The largest event looked into for its `cwd` before the modules load (the answer parses every event whole).
+PREFETCH_BYTES = 64 * 1024
 
 
 def adapter_of(client: str) -> Any:
@@ -47,6 +64,9 @@ def answer_text(data: bytes, client: str = "claude", event_name: str | None = No
     """(stdout JSON line or None, one stderr line or None) for one hook event's bytes; MemzoiErrors become a line.
 
     `event_name`: the event, for a client whose events do not name themselves (Copilot CLI's)."""
+    from git_memzoi.agents.hook_core import event_text
+    from git_memzoi.runtime.workspace import Workspace
+
     adapter = adapter_of(client)
     try:
         text = event_text(data)
@@ -62,10 +82,39 @@ def answer_text(data: bytes, client: str = "claude", event_name: str | None = No
     return (json.dumps(answer, ensure_ascii=False) if answer is not None else None), None
 
 
+def prefetch(data: bytes, event_name: str | None = None) -> None:
+    """Start git's comparison of the event's repository's record files, when its answer will read the index and
+    git vouches for them (index.git_clean.start), so that it runs while this process loads the hook's modules.
+    Never fails: whatever it cannot settle is left to the answer, which reads the event again, whole."""
+    if len(data) > PREFETCH_BYTES:
+        return
+    try:
+        event = json.loads(data)
+        name = event_name or event.get("hook_event_name")
+        cwd = event.get("cwd")
+        if name not in READING_EVENTS or not isinstance(cwd, str):
+            return
+        from git_memzoi.gitrepo.discover import find, keys
+        from git_memzoi.index import git_clean
+        from git_memzoi.index.staleness import read_check
+        from git_memzoi.runtime.home import Layout, memzoi_home
+
+        found = find(cwd)
+        if found is None or found[2] is None:
+            return
+        git_dir, common_dir, workdir = found
+        layout = Layout(memzoi_home(), *keys(git_dir, common_dir, workdir))
+        git_clean.start(read_check(layout.index_db), str(git_dir), str(workdir))
+    except Exception:  # noqa: BLE001 - a head start only; the answer meets anything here again, and says so
+        return
+
+
 def run(stdin: BinaryIO, stdout: TextIO, stderr: TextIO, client: str = "claude", event_name: str | None = None) -> int:
     """Answer one event; exit 0 whatever memory says (the clients block only on exit 2), 70 if we crash."""
     try:
-        out, err = answer_text(read_event(stdin), client, event_name)
+        data = read_event(stdin)
+        prefetch(data, event_name)
+        out, err = answer_text(data, client, event_name)
     except Exception as exc:  # noqa: BLE001 - the one place an unexpected failure becomes a line
         if os.environ.get("MEMZOI_DEBUG") not in (None, "", "0"):
             import traceback  # only with --debug (Agent hook: Claude Code PreToolUse)

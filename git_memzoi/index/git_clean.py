@@ -88,20 +88,51 @@ def _argv(git_dir: str, workdir: str, *args: str) -> list[str]:
     ]
 
 
-def _records_unmodified(git_dir: str, workdir: str) -> bool:
-    """`git diff-files --quiet` on the records: True when git says no tracked record file differs from its index."""
+#: git comparisons started ahead of the read that takes their answer (`start`), by (git dir, work tree).
+_STARTED: dict[tuple[str, str], int] = {}
+
+
+def _spawn(git_dir: str, workdir: str) -> int | None:
+    """Start `git diff-files --quiet` on the records, its streams on /dev/null; its pid, or None."""
     try:
         devnull = os.open(os.devnull, os.O_RDWR)
     except OSError:
-        return False
+        return None
     try:
         actions = [(os.POSIX_SPAWN_DUP2, devnull, fd) for fd in (0, 1, 2)]
-        pid = os.posix_spawnp("git", _argv(git_dir, workdir, "diff-files", "--quiet"), os.environ, file_actions=actions)
-        _, status = os.waitpid(pid, 0)
+        return os.posix_spawnp(
+            "git", _argv(git_dir, workdir, "diff-files", "--quiet"), os.environ, file_actions=actions
+        )
     except (OSError, AttributeError):  # no git on PATH; no posix_spawnp on this platform
-        return False
+        return None
     finally:
         os.close(devnull)
+
+
+def start(check: object, git_dir: str, workdir: str) -> None:
+    """Start git's comparison now when `check` (an index's check file) holds a baseline git vouched for, so that it
+    runs while this process loads what its read needs (an agent hook's modules); `clean` takes its answer. A
+    comparison that starts earlier than the read sees every change made before the read, and more."""
+    baseline = check.get("git") if isinstance(check, dict) else None
+    if isinstance(baseline, dict) and baseline.get("vouched") is True and (git_dir, workdir) not in _STARTED:
+        pid = _spawn(git_dir, workdir)
+        if pid is not None:
+            _STARTED[(git_dir, workdir)] = pid
+
+
+def _records_unmodified(git_dir: str, workdir: str, *, started: bool = False) -> bool:
+    """`git diff-files --quiet` on the records: True when git says no tracked record file differs from its index.
+
+    `started`: take the answer of a comparison `start` began earlier, if there is one."""
+    pid = _STARTED.pop((git_dir, workdir), None) if started else None
+    if pid is None:
+        pid = _spawn(git_dir, workdir)
+    if pid is None:
+        return False
+    try:
+        _, status = os.waitpid(pid, 0)
+    except OSError:
+        return False
     return os.waitstatus_to_exitcode(status) == 0
 
 
@@ -117,7 +148,7 @@ def clean(check: dict[str, Any], git_dir: str, workdir: str, now_ns: int) -> boo
         and stat is not None
         and stat == index_stat(git_dir, now_ns)
         and dirs_unchanged(workdir, dirs)
-        and _records_unmodified(git_dir, workdir)
+        and _records_unmodified(git_dir, workdir, started=True)
         and stat == index_stat(git_dir, now_ns)
     )
 

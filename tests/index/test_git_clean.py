@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,58 @@ def test_a_small_tree_is_swept_without_asking_git(repo: Repo, monkeypatch: pytes
     monkeypatch.setattr(git_clean, "GIT_FROM", 7)
     _records(repo)
     assert _baseline(repo).get("git") is None
+
+
+def test_an_agent_hook_starts_git_early_and_sees_an_edit_in_place(repo: Repo) -> None:
+    """The hook starts git's comparison before it loads its modules (cli.agent_hook.prefetch); its answer still
+    has the bytes an edit in place wrote just before it."""
+    import json
+
+    repo.write(f"{RECORDS}/rules/r-title.md", record_text("r-title", title="Otters rule", body="Never feed otters."))
+    _records(repo)
+    _baseline(repo)
+    _edit_in_place(repo.path / RECORDS / "rules" / "r-title.md", "Otters rule", "Badger rule")
+    event = {
+        "session_id": "s1",
+        "transcript_path": str(repo.path / "none.jsonl"),
+        "cwd": str(repo.path),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "what does the badger rule say about feeding",
+    }
+    done = subprocess.run(
+        [memzoi_exe(), "agent", "hook", "claude"],
+        cwd=repo.path,
+        input=json.dumps(event),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0 and done.stderr == ""
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Badger rule" in context and "Otters rule" not in context
+
+
+def test_the_hooks_head_start_starts_git_only_for_a_reading_event_and_never_fails(repo: Repo) -> None:
+    import json
+
+    from git_memzoi.cli.agent_hook import prefetch
+
+    _records(repo)
+    _baseline(repo)
+    key = (str(Workspace.open(repo.path).repo.git_dir), str(repo.path))
+    for data in (
+        b"not json",
+        b"[1, 2]",
+        b"[" * 100_000 + b"]" * 100_000,
+        json.dumps({"hook_event_name": "Stop", "cwd": str(repo.path)}).encode(),
+        json.dumps({"hook_event_name": "PreToolUse", "cwd": 7}).encode(),
+        json.dumps({"hook_event_name": "PreToolUse", "cwd": "/"}).encode(),
+        json.dumps({"hook_event_name": "PreToolUse", "cwd": str(repo.path), "pad": "x" * 70_000}).encode(),
+    ):
+        prefetch(data)
+        assert key not in git_clean._STARTED, data[:60]
+    prefetch(json.dumps({"hook_event_name": "PreToolUse", "cwd": str(repo.path)}).encode())
+    assert key in git_clean._STARTED
+    assert git_clean.clean(
+        dict(staleness.read_check(Workspace.open(repo.path).layout.index_db) or {}), key[0], key[1], time.time_ns()
+    )
+    assert key not in git_clean._STARTED  # its answer was taken

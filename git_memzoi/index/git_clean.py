@@ -8,7 +8,7 @@ every tracked file in its index and compares it in C, on several threads: `git d
 --quiet` answers the same question for tracked files in a fraction of that.
 
 So a sweep that confirmed the index also asks git, once, whether git can stand in for it next
-time (`vouch`): every record file (`.memzoi/records/**/*.md`) tracked, none marked
+time (`baseline`): every record file (`.memzoi/records/**/*.md`) tracked, none marked
 assume-unchanged or skip-worktree (git does not look at those), none different from the git
 index, and the git index file itself not changed meanwhile. That *baseline* is kept in the
 index's check file with the digest it vouches for. A later read (`clean`) then needs: the same
@@ -18,6 +18,13 @@ folder), and `git diff-files --quiet` clean for the records (every tracked recor
 has the stat git recorded, or, for a racily clean one, the content). Then the record files are
 the ones the baseline's sweep saw. Anything else, or any doubt (a racy timestamp, an error,
 `GIT_INDEX_FILE` pointing git elsewhere), and the read sweeps as before.
+
+git may compare times to the second where a sweep compares nanoseconds; what makes that enough
+is the git index's own age. A baseline is taken only of a git index written more than RACY_NS
+ago, so any later edit of a record file falls in a later second than every stat that index
+holds (and its ctime cannot be set back): git sees it. An edit git missed before the baseline
+(its racy window) is not a risk either: the baseline's sweep saw that file's stat, at the
+nanosecond, as the index had confirmed it.
 
 git runs with the repository's own directories given explicitly, without optional locks (it
 never writes the index here), and with the settings that would let it trust less than a sweep

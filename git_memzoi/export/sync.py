@@ -16,7 +16,7 @@ from pathlib import Path
 
 from git_memzoi.errors import FormatError, Refused, UsageError
 from git_memzoi.export import common, instructions
-from git_memzoi.export.common import BUDGETS, ExportReport
+from git_memzoi.export.common import BUDGETS, Budget, ExportReport
 from git_memzoi.importer import identity, markdown
 from git_memzoi.importer.sources import CURSOR_DIR
 from git_memzoi.layout import MEMZOI_DIR
@@ -97,10 +97,24 @@ def replace_block(text: str, block: str, path: str) -> str:
     return text.rstrip("\r\n") + eol + eol + "\n".join(new) + "\n"
 
 
-def _room(target: str, before: str, rel: str, into: str) -> tuple[int, str]:
+#: The file each client reads by name, and the export that carries that client's budget.
+_READERS = {"AGENTS.md": "agents-md", "CLAUDE.md": "claude-md"}
+
+
+def _budget(target: str, given: Path, full: Path) -> Budget:
+    """The smallest budget of the clients that read the file `full` (reached as `given`): the target's, and each
+    client's whose file name it has or whose file beside it is a link to it (CLAUDE.md -> AGENTS.md is read by
+    Codex as well as by Claude Code, and Codex cuts it at its own budget)."""
+    names, real = {given.name, full.name}, os.path.realpath(full)
+    for folder in {given.parent, full.parent}:
+        names.update(n for n in _READERS if os.path.islink(folder / n) and os.path.realpath(folder / n) == real)
+    budgets = [BUDGETS[target], *(BUDGETS[_READERS[n]] for n in sorted(names) if n in _READERS)]
+    return min(budgets, key=lambda b: b.limit)
+
+
+def _room(budget: Budget, before: str, rel: str, into: str) -> tuple[int, str]:
     """(bytes, what they stand for): what the block may take so that the whole file stays within the client's
     budget (an instruction file the client reads past its budget is cut or warned about)."""
-    budget = BUDGETS[target]
     own = len(replace_block(before, "", rel).encode("utf-8"))  # the file's text outside the block
     markers = len(f"{markdown.BLOCK_START}\n{markdown.BLOCK_END}\n\n".encode())
     room = budget.limit - own - markers
@@ -126,8 +140,9 @@ def export_into(ws: Workspace, target: str, into: str, max_bytes: int | None = N
     except UnicodeDecodeError:
         raise UsageError(f"{into}: not UTF-8 text", field="into") from None
     limit, asked = None, max_bytes
+    budget = _budget(target, Path(os.path.abspath(into)), root / rel)
     if max_bytes is None:
-        max_bytes, limit = _room(target, before, rel, into)
+        max_bytes, limit = _room(budget, before, rel, into)
     rendered = instructions.render(target, records, max_bytes, rule_text=True, limit=limit)
     block = f"{markdown.BLOCK_START}\n{rendered.data.decode('utf-8')}{markdown.BLOCK_END}\n"
     after = replace_block(before, block, rel)  # each hand-written line keeps its own ending
@@ -140,7 +155,7 @@ def export_into(ws: Workspace, target: str, into: str, max_bytes: int | None = N
         bytes=len(after.encode("utf-8")),
         characters=len(after),
         records=[r.record_id for r in rendered.included],
-        budget=BUDGETS[target],
+        budget=budget,
         max_bytes=asked,
         omitted=rendered.omitted,
     )

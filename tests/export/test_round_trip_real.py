@@ -117,7 +117,10 @@ def _rank(work: Path, record_id: str) -> tuple[int, int]:
 
 def _check_into(work: Path, target: str, first: subprocess.CompletedProcess[str], data: bytes) -> list[str]:
     """The file written stays within the client's budget, and each record left out is said, listed and reported."""
-    into, budget, tool = INTO[target]
+    into = INTO[target][0]
+    # the smallest budget of the clients that read the file (langfuse's CLAUDE.md -> AGENTS.md: Codex's too)
+    readers = [INTO[t][1:] for t in INTO if (work / INTO[t][0]).exists() and (work / INTO[t][0]).samefile(work / into)]
+    budget, tool = min(readers)
     assert len(data) <= budget, f"{into}: {len(data):,} bytes past the {budget:,}-byte {tool} budget"
     over = rf"^left out \(over the {budget:,}-(?:byte|character) {re.escape(tool)} budget with [^)]+'s own text\): "
     said = [line.split(": ", 2)[1].split()[1] for line in re.findall(over + ".+$", first.stderr, re.M)]

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
+
+import pytest
 
 from support import Repo, memzoi_exe
 from support.paths import FIXTURES
@@ -36,3 +40,37 @@ def test_sync_back_carries_rule_text_within_the_codex_budget_and_says_what_it_le
     assert '"action": "create"' not in plan.stdout and '"action": "supersede"' not in plan.stdout
     memzoi(repo, "export", "agents-md", "--into", "AGENTS.md")
     assert (repo.path / "AGENTS.md").read_bytes() == data
+
+
+def _nested_rules(repo: Repo) -> None:
+    """About 60 KB of imported rules from a nested file: more than either client's budget."""
+    rule = "Always keep widget {} in its own module. "
+    sections = "".join(f"## Rule {n}\n\n" + rule.format(n) * 24 + "\n\n" for n in range(60))
+    repo.write("pkg/AGENTS.md", "# Package\n\n" + sections)
+    repo.commit("a package's rules")
+    memzoi(repo, "import", "--apply", "--commit")
+
+
+@pytest.mark.parametrize(("real", "link"), [("AGENTS.md", "CLAUDE.md"), ("CLAUDE.md", "AGENTS.md")])
+def test_a_claude_md_codex_also_reads_keeps_the_codex_budget(repo: Repo, real: str, link: str) -> None:
+    # CLAUDE.md -> AGENTS.md (or the other way): Codex reads the file as AGENTS.md and cuts it at 32 KiB
+    _nested_rules(repo)
+    repo.write(real, "# Agents\n\nHand-written.\n")
+    os.symlink(real, repo.path / link)
+    repo.commit("one file for both clients")
+    done = memzoi(repo, "export", "claude-md", "--into", "CLAUDE.md")
+    data = (repo.path / real).read_bytes()
+    assert 30 * 1024 < len(data) <= 32 * 1024
+    assert "left out (over the 32,768-byte Codex budget with " in done.stderr, done.stderr
+    report = json.loads(memzoi(repo, "export", "claude-md", "--into", "CLAUDE.md", "--json").stdout)
+    assert report["budget"]["tool"] == "Codex" and not report["over_budget"]
+    assert (repo.path / real).read_bytes() == data
+
+
+def test_a_claude_md_codex_does_not_read_keeps_the_claude_code_budget(repo: Repo) -> None:
+    _nested_rules(repo)
+    repo.write("CLAUDE.md", "# Claude\n\nHand-written.\n")
+    repo.write("AGENTS.md", "# Agents\n\nA file of its own.\n")
+    repo.commit("a file per client")
+    memzoi(repo, "export", "claude-md", "--into", "CLAUDE.md")
+    assert 38_000 < len((repo.path / "CLAUDE.md").read_bytes()) <= 40_000

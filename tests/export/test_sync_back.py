@@ -74,3 +74,20 @@ def test_a_claude_md_codex_does_not_read_keeps_the_claude_code_budget(repo: Repo
     repo.commit("a file per client")
     memzoi(repo, "export", "claude-md", "--into", "CLAUDE.md")
     assert 38_000 < len((repo.path / "CLAUDE.md").read_bytes()) <= 40_000
+
+
+def test_a_claude_md_that_imports_agents_md_leaves_out_what_the_import_brings_in(repo: Repo) -> None:
+    # Claude Code reads CLAUDE.md's `@AGENTS.md` as part of CLAUDE.md: its rules need no second copy in the block
+    repo.write("AGENTS.md", "# Agents\n\n## Testing\n\nRun the tests with tox, never with bare pytest.\n")
+    repo.write("docs/more.md", "## Style\n\nWrap prose at 100 columns in every Markdown page.\n")
+    repo.write("CLAUDE.md", "# Claude\n\nSee @AGENTS.md and @docs/more.md.\n")
+    repo.write("pkg/AGENTS.md", "# Package\n\n## Builds\n\nBuild the package with make dist only.\n")
+    repo.commit("instruction files")
+    memzoi(repo, "import", "--apply", "--commit")
+    report = json.loads(memzoi(repo, "export", "claude-md", "--into", "CLAUDE.md", "--json").stdout)
+    text = (repo.path / "CLAUDE.md").read_text()
+    assert "make dist" in text and report["records"] == ["pkg-builds"]
+    assert "tox" not in text.partition("<!-- memzoi:start -->")[2] and "100 columns" not in text.partition("@docs")[2]
+    # Codex reads no `@path`: AGENTS.md's own export of CLAUDE.md's rules stays whole
+    memzoi(repo, "export", "agents-md", "--into", "AGENTS.md")
+    assert "100 columns" in (repo.path / "AGENTS.md").read_text()

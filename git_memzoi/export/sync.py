@@ -1,22 +1,23 @@
 """Sync memory back into the files agents read: a marked block of AGENTS.md or CLAUDE.md, and Cursor rules.
 
 `--into FILE` rewrites only the `<!-- memzoi:start -->` … `<!-- memzoi:end -->` block (the Rust
-Memzoi's markers, so both tools can share a file) and never the hand-written text around it;
-records imported from that very file are left out of its block, since the file already says
-them. `cursor-rules` owns `.cursor/rules/memzoi/`: one `.mdc` per rule, globs and activation
-restored from the record's source_ref. `import` treats both as generated, so export → import
-plans nothing.
+Memzoi's markers, so both tools can share a file) and never the hand-written text around it; records
+imported from that very file (and, for Claude Code, from the files its `@path` imports bring in) are
+left out of its block, since the file already says them. `cursor-rules` owns
+`.cursor/rules/memzoi/`: one `.mdc` per rule, globs and activation restored from the record's
+source_ref. `import` treats both as generated, so export → import plans nothing.
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
 import stat
 from pathlib import Path
 
-from git_memzoi.errors import FormatError, Refused, UsageError
+from git_memzoi.errors import FormatError, MemzoiError, Refused, UsageError
 from git_memzoi.export import common, instructions
-from git_memzoi.export.common import BUDGETS, ExportReport
+from git_memzoi.export.common import BUDGETS, Budget, ExportReport
 from git_memzoi.importer import identity, markdown
 from git_memzoi.importer.sources import CURSOR_DIR
 from git_memzoi.layout import MEMZOI_DIR
@@ -69,9 +70,43 @@ def _repo_path(ws: Workspace, into: str) -> tuple[Path, str]:
     return root, rel
 
 
-def _from_file(record: IndexedRecord, rel: str) -> bool:
+def _from_file(record: IndexedRecord, said: set[str]) -> bool:
     ref = identity.parse_source_ref(record.citation.source_ref)
-    return ref is not None and ref.path == rel
+    return ref is not None and ref.path in said
+
+
+#: How many `@path` hops Claude Code follows from the file it reads.
+_IMPORT_HOPS = 5
+
+
+def _imports(root: Path, path: str, text: str) -> list[tuple[str, str]]:
+    """(repository path, text) of each file `path`'s `@path` imports bring in, outside its block; a link inside
+    the work tree is taken to the file it names, and a file that cannot be read safely brings in no text."""
+    out: list[tuple[str, str]] = []
+    try:
+        lines, _ = markdown.strip_blocks(path, text.split("\n"))
+    except MemzoiError:
+        return out
+    for name in markdown.claude_imports(lines, posixpath.dirname(path)):
+        real = os.path.relpath(os.path.realpath(root / name), os.path.realpath(root))
+        if real.startswith(".."):
+            continue
+        try:
+            data = read_inside(root, real, _THROUGH_LINKS)
+        except MemzoiError:
+            data = None
+        out.append((real, "" if data is None else data.decode("utf-8", "replace")))
+    return out
+
+
+def _said(root: Path, rel: str, text: str, target: str) -> set[str]:
+    """The files whose records the file `rel` already says: itself and, for Claude Code, every file its `@path`
+    imports bring in, as far as Claude Code follows them."""
+    said, todo = {rel}, [(rel, text)]
+    for _ in range(_IMPORT_HOPS if target == "claude-md" else 0):
+        todo = [(p, t) for path, body in todo for p, t in _imports(root, path, body) if p not in said]
+        said.update(p for p, _ in todo)
+    return said
 
 
 def replace_block(text: str, block: str, path: str) -> str:
@@ -97,10 +132,24 @@ def replace_block(text: str, block: str, path: str) -> str:
     return text.rstrip("\r\n") + eol + eol + "\n".join(new) + "\n"
 
 
-def _room(target: str, before: str, rel: str, into: str) -> tuple[int, str]:
+#: The file each client reads by name, and the export that carries that client's budget.
+_READERS = {"AGENTS.md": "agents-md", "CLAUDE.md": "claude-md"}
+
+
+def _budget(target: str, given: Path, full: Path) -> Budget:
+    """The smallest budget of the clients that read the file `full` (reached as `given`): the target's, and each
+    client's whose file name it has or whose file beside it is a link to it (CLAUDE.md -> AGENTS.md is read by
+    Codex as well as by Claude Code, and Codex cuts it at its own budget)."""
+    names, real = {given.name, full.name}, os.path.realpath(full)
+    for folder in {given.parent, full.parent}:
+        names.update(n for n in _READERS if os.path.islink(folder / n) and os.path.realpath(folder / n) == real)
+    budgets = [BUDGETS[target], *(BUDGETS[_READERS[n]] for n in sorted(names) if n in _READERS)]
+    return min(budgets, key=lambda b: b.limit)
+
+
+def _room(budget: Budget, before: str, rel: str, into: str) -> tuple[int, str]:
     """(bytes, what they stand for): what the block may take so that the whole file stays within the client's
     budget (an instruction file the client reads past its budget is cut or warned about)."""
-    budget = BUDGETS[target]
     own = len(replace_block(before, "", rel).encode("utf-8"))  # the file's text outside the block
     markers = len(f"{markdown.BLOCK_START}\n{markdown.BLOCK_END}\n\n".encode())
     room = budget.limit - own - markers
@@ -117,7 +166,6 @@ def export_into(ws: Workspace, target: str, into: str, max_bytes: int | None = N
     """Rewrite the marked block of the work-tree file `into` with the instruction export for `target`: each
     record's rule text, most severe first, within `max_bytes` or else the client's budget for the whole file."""
     root, rel = _repo_path(ws, into)
-    records = [r for r in common.current_records(ws) if not _from_file(r, rel)]
     # read and written one component at a time without following a link, a FIFO or a folder refused
     data = read_inside(root, rel, _THROUGH_LINKS)
     try:
@@ -125,9 +173,12 @@ def export_into(ws: Workspace, target: str, into: str, max_bytes: int | None = N
         before = "" if data is None else data.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"{into}: not UTF-8 text", field="into") from None
+    said = _said(root, rel, before, target)
+    records = [r for r in common.current_records(ws) if not _from_file(r, said)]
     limit, asked = None, max_bytes
+    budget = _budget(target, Path(os.path.abspath(into)), root / rel)
     if max_bytes is None:
-        max_bytes, limit = _room(target, before, rel, into)
+        max_bytes, limit = _room(budget, before, rel, into)
     rendered = instructions.render(target, records, max_bytes, rule_text=True, limit=limit)
     block = f"{markdown.BLOCK_START}\n{rendered.data.decode('utf-8')}{markdown.BLOCK_END}\n"
     after = replace_block(before, block, rel)  # each hand-written line keeps its own ending
@@ -140,7 +191,7 @@ def export_into(ws: Workspace, target: str, into: str, max_bytes: int | None = N
         bytes=len(after.encode("utf-8")),
         characters=len(after),
         records=[r.record_id for r in rendered.included],
-        budget=BUDGETS[target],
+        budget=budget,
         max_bytes=asked,
         omitted=rendered.omitted,
     )

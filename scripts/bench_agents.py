@@ -218,7 +218,7 @@ def section(workdir: Path, quick: bool = False) -> str:
 
     rows = [
         targeted("Edit of a path a risk record covers (answer: ask + context)", risky),
-        shown(f"the same, {IDLE:g} s after the previous run (recall re-checks every record file's stat)", idle),
+        shown(f"the same, {IDLE:g} s after the previous run (every record file's stat compared again)", idle),
         shown("Edit of a path no record covers (no output)", quiet),
         targeted("UserPromptSubmit naming that path (answer: a context pack)", prompt),
         targeted("PreToolUse Bash command (words matched against record text)", bash),

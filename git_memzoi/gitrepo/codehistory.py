@@ -111,16 +111,27 @@ def last_writers(repo: GitRepo, head: str, paths: Iterable[str], under: str) -> 
     return found
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _tree_path(path: str) -> bool:
+    """Whether `path` is one `REV:PATH` names inside REV's tree: no `.` or `..` segment (git reads `./x` and `../x`
+    against the process's folder, and dies on one outside the repository, failing every other question asked with
+    it), no empty segment, no control character (a carriage return splits git's answer)."""
+    return bool(path) and _CONTROL.search(path) is None and all(part not in ("", ".", "..") for part in path.split("/"))
+
+
 def object_kinds(repo: GitRepo, names: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[str, str] | None]:
-    """For each (commit, path): (object ID, "blob" | "tree" | ...) at that commit, or None when it holds none."""
-    asked = [(rev, path) for rev, path in dict.fromkeys(names) if "\n" not in path]
+    """For each (commit, path): (object ID, "blob" | "tree" | ...) at that commit, or None when it holds none (a path
+    that names nothing inside a tree is not asked, and is absent)."""
+    asked = [(rev, path) for rev, path in dict.fromkeys(names) if _tree_path(path)]
+    answers: dict[tuple[str, str], tuple[str, str] | None] = {}
     if not asked:
-        return {}
+        return answers
     text = "".join(f"{rev}:{path}\n" for rev, path in asked)
-    out = _run(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)", input=text).splitlines()
+    out = _run(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)", input=text).split("\n")[:-1]
     if len(out) != len(asked):
         raise GitQueryError(f"git cat-file answered {len(out)} lines for {len(asked)} questions")
-    answers: dict[tuple[str, str], tuple[str, str] | None] = {}
     for key, line in zip(asked, out, strict=True):
         if line.endswith(_MISSING) or " " not in line:
             answers[key] = None

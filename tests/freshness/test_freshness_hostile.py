@@ -1,0 +1,222 @@
+"""Hostile input against freshness: paths leaving the repository, symlinks, damaged runtime state, hostile
+ranges and text that could drive a terminal or a workflow, each through real git and `git memzoi` processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from support import Repo, git, memzoi_exe
+from support.agents import client_event
+from support.freshness import commit, memzoi
+from support.recall import add_record, record_text
+
+SESSION = "export function validateSession(s) {\n  return s.ok;\n}\n"
+REVIEW = "\n[freshness]\nrequire_review = true\n"
+
+
+def raw_record(repo: Repo, concept: str, rid: str, body: str, **front: Any) -> None:
+    """A record file whose frontmatter holds `front` as given, valid or not (written as a hostile branch would)."""
+    text = record_text(rid, type="decision", title=front.pop("title", rid), body=body)
+    head, _, rest = text.partition("\n---\n")
+    data = yaml.safe_load(head.removeprefix("---\n"))
+    data.update(front)
+    dumped = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    repo.write(f".memzoi/records/{concept}.md", f"---\n{dumped}---\n{rest}")
+
+
+def commit_unchecked(repo: Repo, message: str) -> str:
+    """Commit everything, past any pre-commit hook (as a branch pushed from elsewhere would hold it)."""
+    git("add", "-A", cwd=repo.path)
+    git("commit", "-q", "-n", "-m", message, cwd=repo.path)
+    return git("rev-parse", "HEAD", cwd=repo.path).stdout.strip()
+
+
+def sessions(repo: Repo, config: str = "") -> None:
+    repo.write("src/auth/session.ts", SESSION)
+    if config:
+        with (repo.path / ".memzoi" / "config.toml").open("a") as handle:
+            handle.write(config)
+    add_record(repo, "semantic/sessions", "session-rule", type="decision", title="Sessions validated",
+               body="Sessions are validated in `validateSession`.", applies_to=["src/auth/**"])  # fmt: skip
+
+
+def run(repo: Repo, *args: str, input: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [memzoi_exe(), *args], cwd=repo.path, capture_output=True, text=True, input=input, timeout=timeout
+    )
+
+
+def no_traceback(done: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in done.stderr + done.stdout, done.stderr
+
+
+# --- 1. paths that leave the repository ------------------------------------------------------------------------
+
+
+def test_a_record_citing_paths_outside_the_repository_does_not_stop_the_range_being_judged(repo: Repo) -> None:
+    """`HEAD:../../etc` makes `git cat-file --batch-check` die; one such record must not make every record of the
+    range go unjudged (under require_review that let the range through)."""
+    sessions(repo, REVIEW)
+    raw_record(repo, "semantic/hostile", "hostile-rule", "Read `validateSession` and `../../etc/passwd`.",
+               applies_to=["../../etc/**", "/etc/**", "~/.ssh/**", "C:\\x/**", ".git/**", "./src/auth/**"],
+               source_ref="../../etc/passwd")  # fmt: skip
+    base = commit_unchecked(repo, "code and memory")
+    git("rm", "-q", "src/auth/session.ts", cwd=repo.path)
+    commit(repo, "drop sessions")
+    done = run(repo, "hook", "check", f"{base}..HEAD", "--json")
+    no_traceback(done)
+    report = json.loads(done.stdout)
+    assert "session-rule" in {item["record_id"] for item in report["invalidated"]}, done.stdout
+    assert done.returncode == 1 and "record-unverified" in {p["code"] for p in report["problems"]}
+
+
+def test_a_committed_symlink_to_outside_is_never_followed(repo: Repo, tmp_path: Path) -> None:
+    """A name that only a file outside the repository holds, reached through a committed symlink (`link -> ..`,
+    `root -> /`), does not keep a record current: freshness reads git's objects, never the file system."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("def sentinelOnlyName(): pass\n")
+    repo.write("src/a.py", "def sentinelOnlyName(): pass\n")
+    os.symlink("../outside", repo.path / "link")
+    os.symlink("/", repo.path / "root")
+    commit(repo, "code and links")
+    add_record(repo, "semantic/sentinel", "sentinel-rule", type="decision", title="Sentinel",
+               body="See `sentinelOnlyName` in `link/secret.py`, `root/etc/passwd` and `src/a.py`.")  # fmt: skip
+    base = commit(repo, "record")
+    repo.write("src/a.py", "def other(): pass\n")
+    commit(repo, "drop the name")
+    hits = json.loads(memzoi(repo, "search", "sentinel", "--json").stdout)["hits"]
+    [hit] = [h for h in hits if h["record_id"] == "sentinel-rule"]
+    assert hit["freshness"]["state"] == "unverified"
+    assert [c["identifier"] for c in hit["freshness"]["evidence"]] == ["sentinelOnlyName"]
+    found = json.loads(memzoi(repo, "hook", "check", f"{base}..HEAD", "--json").stdout)["invalidated"]
+    assert [item["record_id"] for item in found] == ["sentinel-rule"]
+
+
+# --- 6. damaged or hostile runtime state ------------------------------------------------------------------------
+
+
+def _state(repo: Repo) -> tuple[Path, Path]:
+    from git_memzoi.gitrepo.repo import open_repo
+    from git_memzoi.runtime.home import Layout
+
+    layout = Layout.for_repo(open_repo(repo.path))
+    return layout.freshness_db, layout.cite_trees
+
+
+def dropped(repo: Repo) -> str:
+    sessions(repo)
+    base = commit(repo, "code and memory")
+    git("rm", "-q", "src/auth/session.ts", cwd=repo.path)
+    commit(repo, "drop sessions")
+    return base
+
+
+def test_a_fifo_in_place_of_freshness_db_never_hangs_a_read_or_a_hook(repo: Repo) -> None:
+    dropped(repo)
+    db, _ = _state(repo)
+    db.parent.mkdir(parents=True, exist_ok=True)
+    db.unlink(missing_ok=True)
+    os.mkfifo(db)
+    done = run(repo, "search", "sessions", "--json", timeout=60)
+    no_traceback(done)
+    assert done.returncode == 0
+    [hit] = [h for h in json.loads(done.stdout)["hits"] if h["record_id"] == "session-rule"]
+    assert hit["freshness"]["state"] == "unverified"
+    event = client_event("claude", "pretooluse-edit", repo.path, tool_input={"file_path": str(repo.path / "x.ts")})
+    done = run(repo, "agent", "hook", "claude", input=event, timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+
+
+def test_garbage_a_directory_and_another_schema_in_place_of_freshness_db_are_rebuilt(repo: Repo) -> None:
+    dropped(repo)
+    db, _ = _state(repo)
+    for bad in ("garbage", "dir", "schema"):
+        fresh_db = db
+        if fresh_db.is_dir():
+            fresh_db.rmdir()
+        else:
+            fresh_db.unlink(missing_ok=True)
+        fresh_db.parent.mkdir(parents=True, exist_ok=True)
+        if bad == "garbage":
+            fresh_db.write_bytes(b"SQLite format 3\0" + os.urandom(3000))
+        elif bad == "dir":
+            fresh_db.mkdir()
+        else:
+            import sqlite3
+
+            conn = sqlite3.connect(fresh_db)
+            conn.execute("CREATE TABLE meta (key TEXT, value TEXT)")
+            conn.execute("INSERT INTO meta VALUES ('head', 'x')")
+            conn.execute("PRAGMA user_version = 2")
+            conn.commit()
+            conn.close()
+        done = run(repo, "search", "sessions", "--json")
+        no_traceback(done)
+        assert done.returncode == 0, (bad, done.stderr)
+        [hit] = [h for h in json.loads(done.stdout)["hits"] if h["record_id"] == "session-rule"]
+        assert hit["freshness"]["state"] == "unverified", bad
+
+
+def test_damaged_kept_citation_indexes_and_writers_are_a_miss(repo: Repo) -> None:
+    base = dropped(repo)
+    first = json.loads(memzoi(repo, "hook", "check", f"{base}..HEAD", "--json").stdout)["invalidated"]
+    assert [item["record_id"] for item in first] == ["session-rule"]
+    _, kept = _state(repo)
+    files = sorted(p for p in kept.iterdir() if p.is_file())
+    assert {p.suffix for p in files} >= {".cite", ".db", ".writers"}
+    for how in ("truncate", "garbage", "fifo"):
+        for path in files:
+            path.unlink(missing_ok=True)
+            if how == "fifo":
+                os.mkfifo(path)
+            else:
+                path.write_bytes(b"" if how == "truncate" else os.urandom(200))
+        done = run(repo, "hook", "check", f"{base}..HEAD", "--json", timeout=60)
+        no_traceback(done)
+        assert done.returncode == 0, (how, done.stderr)
+        assert json.loads(done.stdout)["invalidated"] == first, how
+        for path in kept.iterdir():
+            if path.is_fifo():
+                path.unlink()
+
+
+# --- 8. hostile ranges ------------------------------------------------------------------------------------------
+
+
+def test_a_hostile_range_is_one_clear_line_and_runs_nothing(repo: Repo) -> None:
+    dropped(repo)
+    for spec in ("--upload-pack=touch pwned..HEAD", "-o..HEAD"):  # an option to the command line parser: refused
+        done = run(repo, "hook", "check", spec)
+        no_traceback(done)
+        assert done.returncode == 2 and "No such option" in done.stderr, done.stderr
+    for spec in ("HEAD..$(touch pwned)", "nope..HEAD", "HEAD..HEAD:x", "HEAD~1..--output=pwned", "HEAD..@{-9}",
+                 "HEAD..--upload-pack=touch pwned", "HEAD..\x1b[2J\n::error::x", "HEAD..\u202eexe.py"):  # fmt: skip
+        done = run(repo, "hook", "check", "--", spec)
+        no_traceback(done)
+        assert done.returncode == 2, (spec, done.returncode, done.stderr)
+        [line] = done.stderr.splitlines()
+        assert line.startswith("git memzoi: ") and "\x1b" not in line and "\u202e" not in line, (spec, line)
+        assert any(side[-3:] in line for side in spec.split("..") if side != "HEAD"), (spec, line)
+    assert not (repo.path / "pwned").exists()
+
+
+def test_a_required_review_fails_closed_when_freshness_cannot_be_judged(repo: Repo, tmp_path: Path) -> None:
+    """With no `git` to ask (the memory checks read through pygit2), `require_review` refuses the range with a
+    clear line, never lets it by unjudged."""
+    sessions(repo, REVIEW)
+    base = commit(repo, "code and memory")
+    git("rm", "-q", "src/auth/session.ts", cwd=repo.path)
+    commit(repo, "drop sessions")
+    env = os.environ | {"PATH": str(tmp_path / "no-git")}
+    done = subprocess.run([memzoi_exe(), "hook", "check", f"{base}..HEAD"], cwd=repo.path, capture_output=True,
+                          text=True, env=env, timeout=120)  # fmt: skip
+    no_traceback(done)
+    assert done.returncode == 1, done.stderr
+    assert "could not be judged" in done.stderr and "record-unverified" in done.stderr

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from git_memzoi.errors import MemzoiError
@@ -251,25 +251,56 @@ def _pcre_lines(literals: list[str], words: bool) -> list[str]:
     return lines
 
 
-def _grep(repo: GitRepo, rev: str, literals: list[str], pathspecs: Iterable[str], *flags: str, words: bool) -> str:
-    """`git grep FLAGS` for any of `literals` in `rev`'s files under `pathspecs`.
+def _grep_run(repo: GitRepo, patterns: str, args: list[str]) -> Iterator[str]:
+    """The lines of one `git grep -z ARGS`, ARGS reading the patterns (`-f -`) from `patterns` on stdin, as git
+    writes them (none kept here; a carriage return in a line does not split it)."""
+    try:
+        proc = subprocess.Popen(
+            _args(repo, "grep", "-z", *args),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=_env(),
+        )
+    except OSError as exc:
+        raise GitQueryError(f"cannot run git: {exc}") from None
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        with suppress(BrokenPipeError):  # git reads every pattern before it writes a line
+            proc.stdin.write(patterns.encode("utf-8", "surrogateescape"))
+            proc.stdin.close()
+        for line in proc.stdout:
+            yield line.rstrip(b"\n").decode("utf-8", "surrogateescape")
+        if proc.wait() not in (0, 1):
+            raise GitQueryError(f"git grep failed ({proc.returncode})")
+    finally:
+        proc.kill()
+        proc.stdout.close()
+        proc.wait()
+
+
+def _grep(
+    repo: GitRepo, rev: str, literals: list[str], pathspecs: Iterable[str], *flags: str, words: bool
+) -> Iterator[str]:
+    """The lines of `git grep FLAGS` for any of `literals` in `rev`'s files under `pathspecs`, read as git writes
+    them: a file holding a name millions of times costs git's time, never this process's memory.
 
     git tries each `-F` pattern on every line in turn (thousands of names cost thousands of passes);
-    one PCRE alternation is one pass, so that is asked first, and `-F` when git was built without PCRE.
+    one PCRE alternation is one pass, so that is asked first, and `-F` when git was built without PCRE
+    (it fails before it writes a line). The patterns go on stdin: nothing is written outside the repository.
     """
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as handle:
-        handle.write("".join(f"{line}\n" for line in _pcre_lines(literals, words)))
-        listed = handle.name
-    tail = ["-I", "--no-color", "-f", listed, rev, "--", *pathspecs]
+    tail = ["-I", "--no-color", *flags, "-f", "-", rev, "--", *pathspecs]
+    answered = False
     try:
-        try:
-            return _run(repo, "grep", "-z", *flags, "-P", *tail, ok=(0, 1))
-        except GitQueryError:
-            with open(listed, "w", encoding="utf-8") as handle:
-                handle.write("".join(f"{lit}\n" for lit in literals))
-            return _run(repo, "grep", "-z", *flags, "-F", *(["-w"] if words else []), *tail, ok=(0, 1))
-    finally:
-        os.unlink(listed)
+        for line in _grep_run(repo, "".join(f"{line}\n" for line in _pcre_lines(literals, words)), ["-P", *tail]):
+            answered = True
+            yield line
+        return
+    except GitQueryError:
+        if answered:
+            raise
+    fixed = "".join(f"{lit}\n" for lit in literals)
+    yield from _grep_run(repo, fixed, ["-F", *(["-w"] if words else []), *tail])
 
 
 def occurrences(
@@ -281,9 +312,8 @@ def occurrences(
     found: dict[str, set[str]] = {}
     if not wanted:
         return found
-    out = _grep(repo, rev, wanted, pathspecs, "-o", words=words)
     prefix = f"{rev}:"
-    for line in out.split("\n"):
+    for line in _grep(repo, rev, wanted, pathspecs, "-o", words=words):
         where, sep, match = line.partition("\0")
         if sep and where.startswith(prefix):
             found.setdefault(match, set()).add(where[len(prefix) :])
@@ -295,10 +325,9 @@ def matching_lines(repo: GitRepo, rev: str, patterns: Iterable[str], pathspecs: 
     wanted = sorted({p for p in patterns if p and "\n" not in p})
     if not wanted:
         return []
-    out = _grep(repo, rev, wanted, pathspecs, words=False)
     prefix = f"{rev}:"
     found = []
-    for line in out.split("\n"):
+    for line in _grep(repo, rev, wanted, pathspecs, words=False):
         where, sep, text = line.partition("\0")
         if sep and where.startswith(prefix):
             found.append((where[len(prefix) :], text))

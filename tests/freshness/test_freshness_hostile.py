@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -220,3 +222,106 @@ def test_a_required_review_fails_closed_when_freshness_cannot_be_judged(repo: Re
     no_traceback(done)
     assert done.returncode == 1, done.stderr
     assert "could not be judged" in done.stderr and "record-unverified" in done.stderr
+
+
+# --- 5. text that could drive a terminal, a workflow or a shell --------------------------------------------------
+
+HOSTILE_ID = "x\n::error file=a.py::injected\x1b[2J\u202e"
+HOSTILE_TITLE = "$(touch pwned) `touch pwned`; touch pwned 'a b;touch x'\n::warning::t"
+HOSTILE_DIR = "pkg/\x1b[31mred\n::error::moved\u202e$(touch pwned)"
+
+
+def test_hostile_ids_titles_and_rename_targets_cannot_inject_a_line_a_command_or_a_shell_word(repo: Repo) -> None:
+    sessions(repo)
+    raw_record(repo, "semantic/hostile", HOSTILE_ID, "Sessions live in `src/auth` and use `validateSession`.",
+               title=HOSTILE_TITLE, applies_to=["src/auth/**"])  # fmt: skip
+    base = commit_unchecked(repo, "code and memory")
+    (repo.path / "pkg").mkdir()
+    git("mv", "src/auth", HOSTILE_DIR, cwd=repo.path)
+    commit(repo, "move auth")
+    report = json.loads(memzoi(repo, "hook", "check", f"{base}..HEAD", "--json").stdout)
+    by_id = {item["record_id"]: item for item in report["invalidated"]}
+    assert set(by_id) == {HOSTILE_ID, "session-rule"}
+    for rid, item in by_id.items():
+        words = shlex.split(item["command"])
+        assert words[words.index("--target") + 1] == rid
+        assert words[words.index("--applies-to") + 1] == HOSTILE_DIR
+    hostile = shlex.split(by_id[HOSTILE_ID]["command"])
+    assert hostile[hostile.index("--title") + 1] == HOSTILE_TITLE
+    subprocess.run(["sh", "-c", by_id[HOSTILE_ID]["command"].replace("git memzoi", "true", 1)], cwd=repo.path,
+                   check=True, input="", text=True)  # fmt: skip
+    assert not (repo.path / "pwned").exists() and not (repo.path / "x").exists()
+    text = run(repo, "hook", "check", f"{base}..HEAD")
+    no_traceback(text)
+    assert not any(c in text.stderr for c in "\x1b\u202e\r") and "\n::" not in text.stderr
+    assert text.stderr.count("\n") == 5  # the heading, then two lines of each record
+    annotated = run(repo, "hook", "check", f"{base}..HEAD", "--annotate", "github")
+    no_traceback(annotated)
+    lines = annotated.stdout.splitlines()
+    assert len(lines) == 2 and all(line.startswith("::warning title=") for line in lines), annotated.stdout
+    assert not any(c in annotated.stdout for c in "\x1b\u202e\r")
+    for line in lines:  # the data after the command's one `::` separator holds no other workflow command
+        _, _, data = line.partition("::warning ")[2].partition("::")
+        assert "::error" not in data.replace("\\n::error", "") and "\\x1b" in data
+
+
+# --- 4. oversized input ------------------------------------------------------------------------------------------
+
+BIG = 48 * 1024 * 1024
+
+
+def _peak_kib(repo: Repo, *args: str) -> tuple[subprocess.CompletedProcess[str], int]:
+    """`git memzoi ARGS` run as a process (its entry point in a fresh interpreter): its answer and the most memory
+    its Python objects held at once, in KiB (tracemalloc: what git or libgit2 map of a file is theirs)."""
+    script = (
+        "import atexit, sys, tracemalloc\n"
+        "tracemalloc.start()\n"
+        "atexit.register(lambda: sys.stderr.write('\\0peak %d' % (tracemalloc.get_traced_memory()[1] // 1024)))\n"
+        "sys.argv = ['git-memzoi', *sys.argv[1:]]\n"
+        "from git_memzoi.cli.entry import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, *args], cwd=repo.path, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    stderr, _, peak = done.stderr.rpartition("\0peak ")
+    return subprocess.CompletedProcess(args, done.returncode, done.stdout, stderr), int(peak)
+
+
+def test_a_name_held_millions_of_times_costs_no_memory_of_its_own(repo: Repo) -> None:
+    """git grep -o writes a line per occurrence: 3 million of them in a 48 MiB file were all held in memory
+    (some 7 times the file); they are read as git writes them."""
+    sessions(repo)
+    repo.write("src/auth/huge.ts", "validateSession " * (BIG // 16))
+    base = commit(repo, "code, memory and a huge file")
+    git("rm", "-q", "src/auth/session.ts", cwd=repo.path)
+    commit(repo, "drop sessions")
+    done, peak = _peak_kib(repo, "search", "sessions", "--json")
+    assert done.returncode == 0, done.stderr
+    [hit] = [h for h in json.loads(done.stdout)["hits"] if h["record_id"] == "session-rule"]
+    assert hit["freshness"]["state"] == "current"  # the name is still in huge.ts
+    assert peak < BIG // 1024, peak
+    done, peak = _peak_kib(repo, "hook", "check", f"{base}..HEAD", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["invalidated"] == [], done.stderr
+    assert peak < BIG // 1024, peak
+
+
+def test_a_body_citing_100000_names_a_binary_file_and_an_enormous_word_is_judged(repo: Repo) -> None:
+    """The first 200 names count (evidence.MAX_CITED): a removed one is reported; 100,000 of them made every
+    git grep try each name on every line of the code (the check ran for minutes); a 50,000-letter word is none."""
+    names = [f"n{i:05d}" for i in range(100_000)]  # 9 bytes each: the body stays under the profile's 1 MiB
+    repo.write("src/names.py", "\n".join(names) + "\n")
+    (repo.path / "src" / "blob.bin").write_bytes(b"\0validateSession\0" * 1000)
+    sessions(repo)
+    body = "Uses `src/blob.bin`, " + " ".join(f"`{n}`" for n in names) + " and `" + "a" * 50_000 + "`."
+    raw_record(repo, "semantic/many", "many-names", body, applies_to=["src/**"])
+    base = commit_unchecked(repo, "code and memory")
+    repo.write("src/names.py", "\n".join(names[1:]) + "\n")
+    (repo.path / "src" / "blob.bin").unlink()
+    commit(repo, "drop a name and the binary")
+    report = json.loads(memzoi(repo, "hook", "check", f"{base}..HEAD", "--json").stdout)
+    [item] = report["invalidated"]
+    assert item["record_id"] == "many-names"
+    assert sorted((c["change"], c["identifier"] or c["path"]) for c in item["evidence"]) == [
+        ("deleted", "src/blob.bin"),
+        ("identifier-gone", "n00000"),
+    ]

@@ -89,6 +89,18 @@ def _stream(repo: GitRepo, *args: str) -> Iterator[str]:
         proc.wait()
 
 
+def shallow_commits(repo: GitRepo) -> set[str]:
+    """The commits a shallow clone's history stops at (`shallow` in the git directory): git reads each as adding
+    every file it holds, so the newest commit that wrote a file may be one of them though an older one did."""
+    try:
+        text = (repo.common_dir / "shallow").read_text(encoding="ascii", errors="replace")
+    except FileNotFoundError:
+        return set()
+    except OSError as exc:
+        raise GitQueryError(f"cannot read {repo.common_dir / 'shallow'}: {exc.strerror}") from None
+    return {line.strip() for line in text.splitlines() if _is_sha(line.strip())}
+
+
 def last_writers(repo: GitRepo, head: str, paths: Iterable[str], under: str) -> dict[str, str]:
     """For each of `paths` (all below the folder `under`), the newest commit reachable from `head` that wrote it.
 

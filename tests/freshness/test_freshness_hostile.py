@@ -325,3 +325,43 @@ def test_a_body_citing_100000_names_a_binary_file_and_an_enormous_word_is_judged
         ("deleted", "src/blob.bin"),
         ("identifier-gone", "n00000"),
     ]
+
+
+# --- 8. shallow clones, long ranges ----------------------------------------------------------------------------
+
+
+def _shallow(repo: Repo, tmp_path: Path, *fetch: str) -> Repo:
+    clone = tmp_path / "shallow"
+    git("clone", "-q", "--depth", "1", f"file://{repo.path}", str(clone), cwd=tmp_path)
+    for rev in fetch:
+        git("fetch", "-q", "--depth", "1", "origin", rev, cwd=clone)
+    return Repo(clone, repo.git.__class__(str(clone)))
+
+
+def test_a_shallow_clone_without_the_base_is_one_clear_line(repo: Repo, tmp_path: Path) -> None:
+    base = dropped(repo)
+    clone = _shallow(repo, tmp_path)
+    done = run(clone, "hook", "check", f"{base}..HEAD")
+    no_traceback(done)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and base in done.stderr, done.stderr
+
+
+def test_a_shallow_clone_whose_history_stops_before_the_records_writer_is_not_passed_unjudged(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """CI's fetch-depth 1 holds BASE and TIP but not the commit that wrote the record: that commit is not the
+    shallow boundary's, so the record is not judged from there (it read as current, and a require_review range
+    went through); the check says it could not judge, and refuses under require_review."""
+    sessions(repo, REVIEW)
+    commit(repo, "code and memory")
+    repo.write("README.md", "later\n")
+    base = commit(repo, "a later commit")
+    git("rm", "-q", "src/auth/session.ts", cwd=repo.path)
+    commit(repo, "drop sessions")
+    assert "session-rule" in {i["record_id"] for i in json.loads(run(repo, "hook", "check", f"{base}..HEAD",
+                                                                      "--json").stdout)["invalidated"]}  # fmt: skip
+    clone = _shallow(repo, tmp_path, base)
+    done = run(clone, "hook", "check", f"{base}..HEAD")
+    no_traceback(done)
+    assert done.returncode == 1, done.stderr
+    assert "could not be judged (the history is shallow: the commit that last wrote .memzoi/records/" in done.stderr

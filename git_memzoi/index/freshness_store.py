@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from git_memzoi.runtime.private import create_private, private_folder
+from git_memzoi.runtime.private import create_private, private_folder, trusted
 
 SCHEMA_VERSION = 2
 _SCHEMA = (
@@ -61,7 +61,7 @@ def _open(path: Path) -> sqlite3.Connection | None:
         return None
     try:
         seen = os.fstat(fd)
-        if not stat.S_ISREG(seen.st_mode):
+        if not stat.S_ISREG(seen.st_mode) or not trusted(seen):
             return None
         conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None)
     except (OSError, sqlite3.Error, ValueError):

@@ -365,3 +365,33 @@ def test_a_shallow_clone_whose_history_stops_before_the_records_writer_is_not_pa
     no_traceback(done)
     assert done.returncode == 1, done.stderr
     assert "could not be judged (the history is shallow: the commit that last wrote .memzoi/records/" in done.stderr
+
+
+def test_a_kept_file_another_account_could_have_written_is_not_believed(repo: Repo) -> None:
+    """A citation index that hides the record (valid, checksummed, but empty), made writable by others: were it
+    read, the range's invalidation would go unreported (and a require_review range through); it is made again."""
+    from git_memzoi.freshness.citations import fingerprint
+    from git_memzoi.index.citation_store import CitationStore
+
+    base = dropped(repo)
+    first = json.loads(memzoi(repo, "hook", "check", f"{base}..HEAD", "--json").stdout)["invalidated"]
+    assert [item["record_id"] for item in first] == ["session-rule"]
+    db, kept = _state(repo)
+    store = CitationStore(kept, fingerprint())
+    for tree in store.recent():
+        assert store.save(tree, [])
+        for path in (kept / f"{tree}.cite", kept / f"{tree}.db"):
+            path.chmod(0o666)
+    for path in kept.glob("*.writers"):
+        path.chmod(0o666)
+    assert json.loads(memzoi(repo, "hook", "check", f"{base}..HEAD", "--json").stdout)["invalidated"] == first
+    assert not any(p.stat().st_mode & 0o022 for p in kept.iterdir() if p.suffix in (".cite", ".db"))
+    memzoi(repo, "search", "sessions", "--json")
+    db.chmod(0o666)
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:  # another account's verdict: current
+        conn.execute("UPDATE verdicts SET state = 'current', evidence = '[]'")
+    [hit] = [h for h in json.loads(memzoi(repo, "search", "sessions", "--json").stdout)["hits"]
+             if h["record_id"] == "session-rule"]  # fmt: skip
+    assert hit["freshness"]["state"] == "unverified"

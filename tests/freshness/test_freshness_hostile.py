@@ -395,3 +395,97 @@ def test_a_kept_file_another_account_could_have_written_is_not_believed(repo: Re
     [hit] = [h for h in json.loads(memzoi(repo, "search", "sessions", "--json").stdout)["hits"]
              if h["record_id"] == "session-rule"]  # fmt: skip
     assert hit["freshness"]["state"] == "unverified"
+
+
+# --- 2, 3. symlinked memory, case and normalisation ------------------------------------------------------------
+
+
+def test_records_reached_through_a_symlink_are_never_read(repo: Repo, tmp_path: Path) -> None:
+    sessions(repo)
+    commit(repo, "code and memory")
+    outside = tmp_path / "outside"
+    (outside / "semantic").mkdir(parents=True)
+    (outside / "semantic" / "evil.md").write_text(
+        record_text("outside-rule", type="decision", title="Sessions from outside", body="`validateSession` outside")
+    )
+    os.symlink(outside / "semantic" / "evil.md", repo.path / ".memzoi" / "records" / "semantic" / "link.md")
+    done = run(repo, "search", "sessions", "--json")
+    no_traceback(done)
+    said = done.stdout + done.stderr
+    assert "outside-rule" not in said and "Sessions from outside" not in said
+    records = repo.path / ".memzoi" / "records"
+    os.rename(records, tmp_path / "moved-records")
+    os.symlink(outside, records)
+    done = run(repo, "search", "sessions", "--json")
+    no_traceback(done)
+    assert "outside-rule" not in done.stdout + done.stderr
+    event = client_event("claude", "pretooluse-edit", repo.path, tool_input={"file_path": str(repo.path / "x.ts")})
+    done = run(repo, "agent", "hook", "claude", input=event)
+    assert done.returncode == 0 and "Traceback" not in done.stderr and "outside-rule" not in done.stdout
+
+
+def test_case_and_unicode_variants_of_a_path_are_other_paths(repo: Repo) -> None:
+    repo.write("Src/a.py", "def upperThing(): pass\n")
+    repo.write("src/a.py", "def lowerThing(): pass\n")
+    repo.write("src/caf\u00e9.py", "x = 1\n")  # NFC
+    add_record(repo, "semantic/case", "case-rule", type="decision", title="Case",
+               body="See `SRC/A.py`, `src/a.py` and `upperThing`.")  # fmt: skip
+    base = commit(repo, "code and memory")
+    git("rm", "-q", "src/a.py", cwd=repo.path)
+    git("mv", "src/caf\u00e9.py", "src/cafe\u0301.py", cwd=repo.path)  # NFD
+    commit(repo, "drop the lower-case file")
+    [item] = json.loads(memzoi(repo, "hook", "check", f"{base}..HEAD", "--json").stdout)["invalidated"]
+    assert item["evidence"] == [{"path": "src/a.py", "change": "deleted", "to": None, "identifier": None}]
+    [hit] = [h for h in json.loads(memzoi(repo, "search", "case", "--json").stdout)["hits"]
+             if h["record_id"] == "case-rule"]  # fmt: skip
+    assert hit["freshness"]["evidence"] == item["evidence"]
+
+
+# --- 7. races -------------------------------------------------------------------------------------------------
+
+
+def test_commits_racing_checks_and_reads_never_leave_a_kept_answer_that_differs_from_a_cold_one(
+    repo: Repo, tmp_path: Path
+) -> None:
+    base = dropped(repo)
+    home = Path(os.environ["MEMZOI_HOME"])
+    for i in range(12):
+        tip = git("rev-parse", "HEAD", cwd=repo.path).stdout.strip()
+        procs = [
+            subprocess.Popen([memzoi_exe(), "hook", "check", f"{base}..{tip}", "--json"], cwd=repo.path,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+            subprocess.Popen([memzoi_exe(), "search", "sessions", "--json"], cwd=repo.path,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+        ]  # fmt: skip
+        add_record(repo, f"semantic/more{i}", f"more-{i}", type="decision", title=f"More {i}",
+                   body="Also `validateSession`.", applies_to=["src/auth/**"])  # fmt: skip
+        commit(repo, f"more {i}")
+        if i % 3 == 2:
+            git("checkout", "-q", "HEAD~1", cwd=repo.path)
+            git("checkout", "-q", "main", cwd=repo.path)
+        for proc in procs:
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0 and "Traceback" not in err, err
+    tip = git("rev-parse", "HEAD", cwd=repo.path).stdout.strip()
+    kept = json.loads(memzoi(repo, "hook", "check", f"{base}..{tip}", "--json").stdout)["invalidated"]
+    cold = subprocess.run(
+        [memzoi_exe(), "hook", "check", f"{base}..{tip}", "--json"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        env=os.environ | {"MEMZOI_HOME": str(tmp_path / "cold")},
+    )
+    assert json.loads(cold.stdout)["invalidated"] == kept
+    assert {item["record_id"] for item in kept} == {"session-rule"}  # the others were written after the change
+    warm = json.loads(memzoi(repo, "search", "sessions", "--json").stdout)["hits"]
+    cold_hits = json.loads(
+        subprocess.run(
+            [memzoi_exe(), "search", "sessions", "--json"],
+            cwd=repo.path,
+            capture_output=True,
+            text=True,
+            env=os.environ | {"MEMZOI_HOME": str(tmp_path / "cold2")},
+        ).stdout
+    )["hits"]
+    assert {h["record_id"]: h["freshness"] for h in warm} == {h["record_id"]: h["freshness"] for h in cold_hits}
+    assert home.exists()

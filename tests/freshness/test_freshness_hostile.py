@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from support import Repo, git, memzoi_exe
@@ -287,6 +288,7 @@ def _peak_kib(repo: Repo, *args: str) -> tuple[subprocess.CompletedProcess[str],
     return subprocess.CompletedProcess(args, done.returncode, done.stdout, stderr), int(peak)
 
 
+@pytest.mark.slow
 def test_a_name_held_millions_of_times_costs_no_memory_of_its_own(repo: Repo) -> None:
     """git grep -o writes a line per occurrence: 3 million of them in a 48 MiB file were all held in memory
     (some 7 times the file); they are read as git writes them."""
@@ -305,6 +307,7 @@ def test_a_name_held_millions_of_times_costs_no_memory_of_its_own(repo: Repo) ->
     assert peak < BIG // 1024, peak
 
 
+@pytest.mark.slow
 def test_a_body_citing_100000_names_a_binary_file_and_an_enormous_word_is_judged(repo: Repo) -> None:
     """The first 200 names count (evidence.MAX_CITED): a removed one is reported; 100,000 of them made every
     git grep try each name on every line of the code (the check ran for minutes); a 50,000-letter word is none."""
@@ -346,6 +349,7 @@ def test_a_shallow_clone_without_the_base_is_one_clear_line(repo: Repo, tmp_path
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and base in done.stderr, done.stderr
 
 
+@pytest.mark.slow
 def test_a_shallow_clone_whose_history_stops_before_the_records_writer_is_not_passed_unjudged(
     repo: Repo, tmp_path: Path
 ) -> None:
@@ -444,6 +448,7 @@ def test_case_and_unicode_variants_of_a_path_are_other_paths(repo: Repo) -> None
 # --- 7. races -------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_commits_racing_checks_and_reads_never_leave_a_kept_answer_that_differs_from_a_cold_one(
     repo: Repo, tmp_path: Path
 ) -> None:
@@ -466,6 +471,7 @@ def test_commits_racing_checks_and_reads_never_leave_a_kept_answer_that_differs_
         for proc in procs:
             out, err = proc.communicate(timeout=120)
             assert proc.returncode == 0 and "Traceback" not in err, err
+            json.loads(out)  # a whole answer, of one state or the other
     tip = git("rev-parse", "HEAD", cwd=repo.path).stdout.strip()
     kept = json.loads(memzoi(repo, "hook", "check", f"{base}..{tip}", "--json").stdout)["invalidated"]
     cold = subprocess.run(

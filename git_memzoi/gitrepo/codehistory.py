@@ -224,13 +224,11 @@ def touched_names(repo: GitRepo, old: str, new: str, exclude: str) -> set[str]:
 
 
 def _diff_names(repo: GitRepo, old: str, new: str, exclude: str, signs: str) -> set[str]:
-    out = _run(
-        repo, "diff", "--no-ext-diff", "--no-color", "--no-renames", "-U0", old, new, "--", ".", f":(exclude){exclude}"
-    )
+    args = ["diff", "--no-ext-diff", "--no-color", "--no-renames", "-U0", old, new, "--", ".", f":(exclude){exclude}"]
     names: set[str] = set()
-    for line in out.splitlines():
+    for line in _lines(repo, "", args, ok=(0,)):  # a line at a time: a file adding a name millions of times is one
         if line[:1] in signs and line[:1] and not line.startswith(("---", "+++")):
-            names.update(_NAME.findall(line))
+            names.update(found.group() for found in _NAME.finditer(line))
     return names
 
 
@@ -264,11 +262,16 @@ def _pcre_lines(literals: list[str], words: bool) -> list[str]:
 
 
 def _grep_run(repo: GitRepo, patterns: str, args: list[str]) -> Iterator[str]:
-    """The lines of one `git grep -z ARGS`, ARGS reading the patterns (`-f -`) from `patterns` on stdin, as git
-    writes them (none kept here; a carriage return in a line does not split it)."""
+    """The lines of one `git grep -z ARGS`, ARGS reading the patterns (`-f -`) from `patterns` on stdin."""
+    return _lines(repo, patterns, ["grep", "-z", *args], ok=(0, 1))
+
+
+def _lines(repo: GitRepo, stdin: str, args: list[str], *, ok: tuple[int, ...]) -> Iterator[str]:
+    """The lines of one `git ARGS` given `stdin`, as git writes them (none kept here; a carriage return in a line
+    does not split it); GitQueryError after the last when git's exit code is not one of `ok`."""
     try:
         proc = subprocess.Popen(
-            _args(repo, "grep", "-z", *args),
+            _args(repo, *args),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -278,13 +281,13 @@ def _grep_run(repo: GitRepo, patterns: str, args: list[str]) -> Iterator[str]:
         raise GitQueryError(f"cannot run git: {exc}") from None
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        with suppress(BrokenPipeError):  # git reads every pattern before it writes a line
-            proc.stdin.write(patterns.encode("utf-8", "surrogateescape"))
+        with suppress(BrokenPipeError):  # git reads its input before it writes a line
+            proc.stdin.write(stdin.encode("utf-8", "surrogateescape"))
             proc.stdin.close()
-        for line in proc.stdout:
-            yield line.rstrip(b"\n").decode("utf-8", "surrogateescape")
-        if proc.wait() not in (0, 1):
-            raise GitQueryError(f"git grep failed ({proc.returncode})")
+        for line in proc.stdout:  # decoded without a copy of its bytes (one line may be a whole file)
+            yield str(memoryview(line)[: len(line) - line.endswith(b"\n")], "utf-8", "surrogateescape")
+        if proc.wait() not in ok:
+            raise GitQueryError(f"git {args[0]} failed ({proc.returncode})")
     finally:
         proc.kill()
         proc.stdout.close()

@@ -495,3 +495,18 @@ def test_commits_racing_checks_and_reads_never_leave_a_kept_answer_that_differs_
     )["hits"]
     assert {h["record_id"]: h["freshness"] for h in warm} == {h["record_id"]: h["freshness"] for h in cold_hits}
     assert home.exists()
+
+
+@pytest.mark.slow
+def test_a_range_removing_a_name_millions_of_times_reads_its_diff_a_line_at_a_time(repo: Repo) -> None:
+    """The names on a range's removed lines were found in the whole `git diff` held at once, split into lines and
+    every match listed (3 million for a 48 MiB file of one name); they are read a line at a time into a set."""
+    sessions(repo)
+    repo.write("src/auth/huge.ts", "validateSession " * (BIG // 16))
+    base = commit(repo, "code, memory and a huge file")
+    git("rm", "-q", "src/auth/huge.ts", "src/auth/session.ts", cwd=repo.path)
+    commit(repo, "drop them")
+    done, peak = _peak_kib(repo, "hook", "check", f"{base}..HEAD", "--json")
+    assert done.returncode == 0, done.stderr
+    assert [item["record_id"] for item in json.loads(done.stdout)["invalidated"]] == ["session-rule"]
+    assert peak < 3 * BIG // 1024, peak

@@ -22,6 +22,9 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,99}")
 _PATH = re.compile(r"[A-Za-z0-9_.@+\-][A-Za-z0-9_.@+\-/]*")
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 _REF_TAIL = re.compile(r"(#.*|:\d.*)$")
+#: The names and the paths one record's body counts, the first cited (a body citing 100,000 names made every git
+#: grep of a judging pass try each of them on every line of the code: minutes; a claim cites a handful).
+MAX_CITED = 200
 #: Words too common to be a claim about the code.
 _NOT_NAMES = frozenset({"true", "false", "null", "None", "True", "False", "nil", "self", "this", "and", "the"})
 
@@ -87,7 +90,7 @@ def extract(applies_to: list[str], source_ref: str | None, body: str) -> Evidenc
             paths.append(path)
     scope_set = set(scopes)
     return Evidence(
-        scopes=tuple(dict.fromkeys(scopes)),
-        paths=tuple(p for p in dict.fromkeys(paths) if p not in scope_set),
-        identifiers=tuple(dict.fromkeys(identifiers)),
+        scopes=tuple(dict.fromkeys(scopes))[:MAX_CITED],
+        paths=tuple(p for p in dict.fromkeys(paths) if p not in scope_set)[:MAX_CITED],
+        identifiers=tuple(dict.fromkeys(identifiers))[:MAX_CITED],
     )

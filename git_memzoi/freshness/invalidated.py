@@ -213,7 +213,15 @@ def invalidated(repo: GitRepo, base: str, tip: str, kept: Path) -> list[Invalida
             continue
         records[f] = fields
         subjects.append(Subject(f, extract(fields.applies_to, fields.source_ref, fields.body)))
-    verdicts = judge(repo, tip, subjects, _writers(repo, tip, subjects, oids, kept))
+    writers = _writers(repo, tip, subjects, oids, kept)
+    cut = codehistory.shallow_commits(repo)
+    lost = sorted(path for path, writer in writers.items() if writer in cut)
+    if lost:
+        raise codehistory.GitQueryError(
+            f"the history is shallow: the commit that last wrote {lost[0]} is not in this clone "
+            "(fetch the whole history, e.g. fetch-depth: 0)"
+        )
+    verdicts = judge(repo, tip, subjects, writers)
     out = []
     for f, verdict in verdicts.items():
         broke = tuple(

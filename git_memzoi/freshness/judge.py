@@ -127,6 +127,8 @@ def judge(
     known = known or {}
     writers = {s.path: known[s.path] for s in checkable if s.path in known}
     writers |= codehistory.last_writers(repo, head, [s.path for s in checkable if s.path not in known], RECORDS)
+    if cut := codehistory.shallow_commits(repo):  # a shallow clone: a file's writer there is not known
+        writers = {path: writer for path, writer in writers.items() if writer not in cut}
     j = _Judge(repo, head)
     asks: list[tuple[str, str]] = []
     for s in checkable:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from git_memzoi.gitrepo import codehistory
 from git_memzoi.layout import RECORDS
-from git_memzoi.runtime.private import private_folder
+from git_memzoi.runtime.private import private_folder, trusted
 
 if TYPE_CHECKING:
     from git_memzoi.gitrepo.repo import GitRepo
@@ -46,7 +46,7 @@ def _read(path: Path, commit: str) -> dict[str, str] | None:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO would block an open without it
         with os.fdopen(fd, "rb") as handle:
             seen = os.fstat(fd)
-            if not stat.S_ISREG(seen.st_mode) or seen.st_size > MAX_BYTES:
+            if not stat.S_ISREG(seen.st_mode) or seen.st_size > MAX_BYTES or not trusted(seen):
                 return None
             data = json.loads(handle.read(MAX_BYTES))
     except (OSError, ValueError):

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from git_memzoi.errors import MemzoiError
@@ -89,6 +89,18 @@ def _stream(repo: GitRepo, *args: str) -> Iterator[str]:
         proc.wait()
 
 
+def shallow_commits(repo: GitRepo) -> set[str]:
+    """The commits a shallow clone's history stops at (`shallow` in the git directory): git reads each as adding
+    every file it holds, so the newest commit that wrote a file may be one of them though an older one did."""
+    try:
+        text = (repo.common_dir / "shallow").read_text(encoding="ascii", errors="replace")
+    except FileNotFoundError:
+        return set()
+    except OSError as exc:
+        raise GitQueryError(f"cannot read {repo.common_dir / 'shallow'}: {exc.strerror}") from None
+    return {line.strip() for line in text.splitlines() if _is_sha(line.strip())}
+
+
 def last_writers(repo: GitRepo, head: str, paths: Iterable[str], under: str) -> dict[str, str]:
     """For each of `paths` (all below the folder `under`), the newest commit reachable from `head` that wrote it.
 
@@ -111,16 +123,27 @@ def last_writers(repo: GitRepo, head: str, paths: Iterable[str], under: str) -> 
     return found
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _tree_path(path: str) -> bool:
+    """Whether `path` is one `REV:PATH` names inside REV's tree: no `.` or `..` segment (git reads `./x` and `../x`
+    against the process's folder, and dies on one outside the repository, failing every other question asked with
+    it), no empty segment, no control character (a carriage return splits git's answer)."""
+    return bool(path) and _CONTROL.search(path) is None and all(part not in ("", ".", "..") for part in path.split("/"))
+
+
 def object_kinds(repo: GitRepo, names: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[str, str] | None]:
-    """For each (commit, path): (object ID, "blob" | "tree" | ...) at that commit, or None when it holds none."""
-    asked = [(rev, path) for rev, path in dict.fromkeys(names) if "\n" not in path]
+    """For each (commit, path): (object ID, "blob" | "tree" | ...) at that commit, or None when it holds none (a path
+    that names nothing inside a tree is not asked, and is absent)."""
+    asked = [(rev, path) for rev, path in dict.fromkeys(names) if _tree_path(path)]
+    answers: dict[tuple[str, str], tuple[str, str] | None] = {}
     if not asked:
-        return {}
+        return answers
     text = "".join(f"{rev}:{path}\n" for rev, path in asked)
-    out = _run(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)", input=text).splitlines()
+    out = _run(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)", input=text).split("\n")[:-1]
     if len(out) != len(asked):
         raise GitQueryError(f"git cat-file answered {len(out)} lines for {len(asked)} questions")
-    answers: dict[tuple[str, str], tuple[str, str] | None] = {}
     for key, line in zip(asked, out, strict=True):
         if line.endswith(_MISSING) or " " not in line:
             answers[key] = None
@@ -201,13 +224,11 @@ def touched_names(repo: GitRepo, old: str, new: str, exclude: str) -> set[str]:
 
 
 def _diff_names(repo: GitRepo, old: str, new: str, exclude: str, signs: str) -> set[str]:
-    out = _run(
-        repo, "diff", "--no-ext-diff", "--no-color", "--no-renames", "-U0", old, new, "--", ".", f":(exclude){exclude}"
-    )
+    args = ["diff", "--no-ext-diff", "--no-color", "--no-renames", "-U0", old, new, "--", ".", f":(exclude){exclude}"]
     names: set[str] = set()
-    for line in out.splitlines():
+    for line in _lines(repo, "", args, ok=(0,)):  # a line at a time: a file adding a name millions of times is one
         if line[:1] in signs and line[:1] and not line.startswith(("---", "+++")):
-            names.update(_NAME.findall(line))
+            names.update(found.group() for found in _NAME.finditer(line))
     return names
 
 
@@ -240,25 +261,61 @@ def _pcre_lines(literals: list[str], words: bool) -> list[str]:
     return lines
 
 
-def _grep(repo: GitRepo, rev: str, literals: list[str], pathspecs: Iterable[str], *flags: str, words: bool) -> str:
-    """`git grep FLAGS` for any of `literals` in `rev`'s files under `pathspecs`.
+def _grep_run(repo: GitRepo, patterns: str, args: list[str]) -> Iterator[str]:
+    """The lines of one `git grep -z ARGS`, ARGS reading the patterns (`-f -`) from `patterns` on stdin."""
+    return _lines(repo, patterns, ["grep", "-z", *args], ok=(0, 1))
+
+
+def _lines(repo: GitRepo, stdin: str, args: list[str], *, ok: tuple[int, ...]) -> Iterator[str]:
+    """The lines of one `git ARGS` given `stdin`, as git writes them (none kept here; a carriage return in a line
+    does not split it); GitQueryError after the last when git's exit code is not one of `ok`."""
+    try:
+        proc = subprocess.Popen(
+            _args(repo, *args),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=_env(),
+        )
+    except OSError as exc:
+        raise GitQueryError(f"cannot run git: {exc}") from None
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        with suppress(BrokenPipeError):  # git reads its input before it writes a line
+            proc.stdin.write(stdin.encode("utf-8", "surrogateescape"))
+            proc.stdin.close()
+        for line in proc.stdout:  # decoded without a copy of its bytes (one line may be a whole file)
+            yield str(memoryview(line)[: len(line) - line.endswith(b"\n")], "utf-8", "surrogateescape")
+        if proc.wait() not in ok:
+            raise GitQueryError(f"git {args[0]} failed ({proc.returncode})")
+    finally:
+        proc.kill()
+        proc.stdout.close()
+        proc.wait()
+
+
+def _grep(
+    repo: GitRepo, rev: str, literals: list[str], pathspecs: Iterable[str], *flags: str, words: bool
+) -> Iterator[str]:
+    """The lines of `git grep FLAGS` for any of `literals` in `rev`'s files under `pathspecs`, read as git writes
+    them: a file holding a name millions of times costs git's time, never this process's memory.
 
     git tries each `-F` pattern on every line in turn (thousands of names cost thousands of passes);
-    one PCRE alternation is one pass, so that is asked first, and `-F` when git was built without PCRE.
+    one PCRE alternation is one pass, so that is asked first, and `-F` when git was built without PCRE
+    (it fails before it writes a line). The patterns go on stdin: nothing is written outside the repository.
     """
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as handle:
-        handle.write("".join(f"{line}\n" for line in _pcre_lines(literals, words)))
-        listed = handle.name
-    tail = ["-I", "--no-color", "-f", listed, rev, "--", *pathspecs]
+    tail = ["-I", "--no-color", *flags, "-f", "-", rev, "--", *pathspecs]
+    answered = False
     try:
-        try:
-            return _run(repo, "grep", "-z", *flags, "-P", *tail, ok=(0, 1))
-        except GitQueryError:
-            with open(listed, "w", encoding="utf-8") as handle:
-                handle.write("".join(f"{lit}\n" for lit in literals))
-            return _run(repo, "grep", "-z", *flags, "-F", *(["-w"] if words else []), *tail, ok=(0, 1))
-    finally:
-        os.unlink(listed)
+        for line in _grep_run(repo, "".join(f"{line}\n" for line in _pcre_lines(literals, words)), ["-P", *tail]):
+            answered = True
+            yield line
+        return
+    except GitQueryError:
+        if answered:
+            raise
+    fixed = "".join(f"{lit}\n" for lit in literals)
+    yield from _grep_run(repo, fixed, ["-F", *(["-w"] if words else []), *tail])
 
 
 def occurrences(
@@ -270,9 +327,8 @@ def occurrences(
     found: dict[str, set[str]] = {}
     if not wanted:
         return found
-    out = _grep(repo, rev, wanted, pathspecs, "-o", words=words)
     prefix = f"{rev}:"
-    for line in out.split("\n"):
+    for line in _grep(repo, rev, wanted, pathspecs, "-o", words=words):
         where, sep, match = line.partition("\0")
         if sep and where.startswith(prefix):
             found.setdefault(match, set()).add(where[len(prefix) :])
@@ -284,10 +340,9 @@ def matching_lines(repo: GitRepo, rev: str, patterns: Iterable[str], pathspecs: 
     wanted = sorted({p for p in patterns if p and "\n" not in p})
     if not wanted:
         return []
-    out = _grep(repo, rev, wanted, pathspecs, words=False)
     prefix = f"{rev}:"
     found = []
-    for line in out.split("\n"):
+    for line in _grep(repo, rev, wanted, pathspecs, words=False):
         where, sep, text = line.partition("\0")
         if sep and where.startswith(prefix):
             found.append((where[len(prefix) :], text))

@@ -14,7 +14,7 @@ from git_memzoi.gitrepo.history import History, PushedCommit, is_zero, touches_m
 from git_memzoi.hooks import verdicts
 from git_memzoi.hooks.checks import CheckReport, Finding, MemoryChecker
 from git_memzoi.hooks.treecache import TreeCache
-from git_memzoi.layout import MEMZOI_DIR, REPO_CONFIG
+from git_memzoi.layout import MEMZOI_DIR, RECORDS, REPO_CONFIG
 from git_memzoi.runtime import config as configmod
 from git_memzoi.runtime.home import Layout
 
@@ -484,8 +484,12 @@ def review_freshness(repo: GitRepo, report: CheckReport, base: str, tip: str, *,
 
     try:
         found = invalidated(repo, base, tip, Layout.for_repo(repo).cite_trees)
-    except (GitQueryError, OSError, ValueError):
-        found = []  # freshness never fails a check by accident: the memory checks above decide
+    except (GitQueryError, OSError, ValueError) as exc:
+        # freshness never fails a check by accident, but a review it requires is not waived by a failure to judge
+        if _review_required(repo, base):
+            why = f"the records this range leaves unverified could not be judged ({exc}); run the check again"
+            report.findings.append(Finding(tip, Problem(RECORDS, 1, "record-unverified", why), ref))
+        return
     known = {item["record_id"] for item in report.invalidated or []}
     found = [item for item in found if item.record_id not in known]  # one report for a push of several branches
     report.invalidated = (report.invalidated or []) + [item.as_json() for item in found]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from git_memzoi.runtime.checksum import file_checksum
+from git_memzoi.runtime.private import trusted
 
 
 def schema_rows(script: str) -> list[Any]:
@@ -33,8 +34,8 @@ def open_checked(path: Path, checksum: str, schema: list[Any], what: str) -> sql
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO would block an open without it
     try:
         seen = os.fstat(fd)
-        if not stat.S_ISREG(seen.st_mode) or seen.st_size == 0:
-            raise ValueError("an empty file, or not a file")
+        if not stat.S_ISREG(seen.st_mode) or seen.st_size == 0 or not trusted(seen):
+            raise ValueError("an empty file, not a file, or one another account could have written")
         if not checksum.endswith(f"-{seen.st_size}") or file_checksum(fd, seen.st_size) != checksum:
             raise ValueError("a database altered after writing")
         conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro&immutable=1", uri=True)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from git_memzoi.index.checked_db import open_checked, schema_rows
 from git_memzoi.runtime.checksum import file_checksum
-from git_memzoi.runtime.private import private_folder
+from git_memzoi.runtime.private import private_folder, trusted
 
 #: Bump when what a kept index holds changes.
 FORMAT = "memzoi-citations 2"
@@ -94,8 +94,8 @@ class CitationStore:
             fd = os.open(self._header(tree), os.O_RDONLY | os.O_NONBLOCK)
             with os.fdopen(fd, "rb") as handle:
                 seen = os.fstat(fd)
-                if not stat.S_ISREG(seen.st_mode) or seen.st_size > MAX_HEADER_BYTES:
-                    raise ValueError("not a file, or larger than any header")
+                if not stat.S_ISREG(seen.st_mode) or seen.st_size > MAX_HEADER_BYTES or not trusted(seen):
+                    raise ValueError("not a file of this account's, or larger than any header")
                 header = json.loads(handle.read(MAX_HEADER_BYTES))
             if not isinstance(header, list) or header[:3] != [FORMAT, self.fingerprint, tree] or len(header) != 4:
                 raise ValueError("another format, fingerprint or tree")

@@ -15,11 +15,12 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from git_memzoi.runtime.private import create_private, private_folder
+from git_memzoi.runtime.private import create_private, private_folder, trusted
 
 SCHEMA_VERSION = 2
 _SCHEMA = (
@@ -52,14 +53,27 @@ class Judged(NamedTuple):
 
 
 def _open(path: Path) -> sqlite3.Connection | None:
+    """The file opened read-only when it is a regular file of this schema (not a symlink: a FIFO in its place would
+    block SQLite's open, and a link would read a file outside MEMZOI_HOME); None otherwise."""
     try:
-        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None)
-    except (sqlite3.Error, ValueError):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
         return None
     try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+        seen = os.fstat(fd)
+        if not stat.S_ISREG(seen.st_mode) or not trusted(seen):
+            return None
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    except (OSError, sqlite3.Error, ValueError):
+        return None
+    finally:
+        os.close(fd)
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        now = os.lstat(path)
+        if version == SCHEMA_VERSION and (now.st_ino, now.st_dev) == (seen.st_ino, seen.st_dev):
             return conn
-    except sqlite3.Error:
+    except (OSError, sqlite3.Error):
         pass
     conn.close()
     return None
@@ -168,7 +182,10 @@ def _replace(
         temp.unlink(missing_ok=True)
         create_private(temp)  # runtime state is its owner's alone (runtime/private.py)
         if not fresh:
-            with path.open("rb") as source, temp.open("wb") as copy:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as source, temp.open("wb") as copy:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise ValueError("freshness.db is not a file")
                 shutil.copyfileobj(source, copy)
         conn = sqlite3.connect(temp, isolation_level=None)
         try:

@@ -58,6 +58,12 @@ def _make(folder: Path, *, tighten: bool) -> None:
         os.chmod(folder, FOLDER_MODE)
 
 
+def trusted(seen: os.stat_result) -> bool:
+    """Whether a kept file (its `os.fstat`) can be read as this account's own: owned by it, and writable by no one
+    else (a file another account could have written is derived state to make again, never to believe)."""
+    return seen.st_uid == os.geteuid() and not seen.st_mode & 0o022
+
+
 def is_private(path: Path) -> bool:
     """Whether `path` lies under MEMZOI_HOME (as given, links not followed): a file made there gets FILE_MODE."""
     return Path(os.path.abspath(path)).is_relative_to(Path(os.path.abspath(memzoi_home())))

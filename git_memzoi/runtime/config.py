@@ -310,7 +310,7 @@ def file_source(path: Path) -> ConfigSource:
     """The config file at `path` (its bytes, or None when it does not exist)."""
     try:
         return ConfigSource(str(path), path.read_bytes())
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a file where a folder of its path goes: no such file either
         return ConfigSource(str(path), None)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None

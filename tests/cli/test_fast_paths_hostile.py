@@ -238,6 +238,8 @@ def test_a_git_dir_that_names_no_repository_is_128_as_git_says(remote: Remote, a
         ["rebuild"],
         ["rebuild", "--strict"],
         ["local", "add", "--type", "fact", "--title", "T", "--body", "B"],
+        ["search", "memory"],
+        ["search", "memory", "--json"],
     ],
 )
 def test_a_memzoi_home_that_is_a_file_is_runtime_state_3_not_a_bug(

@@ -67,28 +67,6 @@ def resolve(repo: GitRepo, rev: str) -> str | None:
     return out.strip() or None
 
 
-def _stream(repo: GitRepo, *args: str) -> Iterator[str]:
-    try:
-        proc = subprocess.Popen(
-            _args(repo, *args),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=_env(),
-            errors="surrogateescape",
-        )
-    except OSError as exc:
-        raise GitQueryError(f"cannot run git: {exc}") from None
-    assert proc.stdout is not None
-    try:
-        yield from proc.stdout
-    finally:
-        proc.kill()
-        proc.stdout.close()
-        proc.wait()
-
-
 def shallow_commits(repo: GitRepo) -> set[str]:
     """The commits a shallow clone's history stops at (`shallow` in the git directory): git reads each as adding
     every file it holds, so the newest commit that wrote a file may be one of them though an older one did."""
@@ -112,8 +90,9 @@ def last_writers(repo: GitRepo, head: str, paths: Iterable[str], under: str) -> 
     if not wanted:
         return found
     current = ""
-    for line in _stream(repo, "log", "--format=commit %H", "--name-only", "--no-renames", head, "--", under):
-        text = line.rstrip("\n")
+    for text in _lines(
+        repo, "", ["log", "--format=commit %H", "--name-only", "--no-renames", head, "--", under], ok=(0,)
+    ):
         if text.startswith("commit ") and _is_sha(text[7:]):
             current = text[7:]
         elif text in wanted and text not in found:

@@ -113,8 +113,8 @@ def test_concepts_find_a_record_that_shares_no_word_with_the_task_but_rank_below
     )
 
 
-def test_a_record_tagged_as_the_best_match_is_named_though_it_shares_no_word_with_the_task(repo: Repo) -> None:
-    tags = ["avro", "compatibility"]
+def _add_enum_removal(repo: Repo, tags: list[str]) -> None:
+    """The best match of the enum tasks below: a note about removing an enum symbol, with `tags`."""
     add_record(
         repo,
         "avro/enum",
@@ -124,6 +124,11 @@ def test_a_record_tagged_as_the_best_match_is_named_though_it_shares_no_word_wit
         body="The geofence consumer crash-looped on the unknown symbol.",
         tags=tags,
     )
+
+
+def test_a_record_tagged_as_the_best_match_is_named_though_it_shares_no_word_with_the_task(repo: Repo) -> None:
+    tags = ["avro", "compatibility"]
+    _add_enum_removal(repo, tags)
     add_record(
         repo,
         "avro/transitive",
@@ -168,15 +173,7 @@ def test_a_tag_most_records_carry_brings_in_no_neighbour(repo: Repo) -> None:
     """Imported records all carry `imported` and the kind of file they came from: such a tag names where records
     came from, not a neighbourhood, and raises none of them beside the best match."""
     provenance = ["imported", "claude-md"]
-    add_record(
-        repo,
-        "avro/enum",
-        "enum-symbol-removal",
-        type="note",
-        title="Removing an enum symbol broke a consumer",
-        body="The geofence consumer crash-looped on the unknown symbol.",
-        tags=provenance,
-    )
+    _add_enum_removal(repo, provenance)
     for number in range(8):
         add_record(
             repo,

@@ -94,16 +94,16 @@ def prefetch(data: bytes, event_name: str | None = None) -> None:
         cwd = event.get("cwd")
         if name not in READING_EVENTS or not isinstance(cwd, str):
             return
-        from git_memzoi.gitrepo.discover import find, keys
+        from git_memzoi.gitrepo.discover import find
         from git_memzoi.index import git_clean
         from git_memzoi.index.staleness import read_check
-        from git_memzoi.runtime.home import Layout, memzoi_home
+        from git_memzoi.runtime.home import Layout
 
         found = find(cwd)
         if found is None or found[2] is None:
             return
         git_dir, common_dir, workdir = found
-        layout = Layout(memzoi_home(), *keys(git_dir, common_dir, workdir))
+        layout = Layout.for_paths(git_dir, common_dir, workdir)
         git_clean.start(read_check(layout.index_db), str(git_dir), str(workdir))
     except Exception:  # noqa: BLE001 - a head start only; the answer meets anything here again, and says so
         return

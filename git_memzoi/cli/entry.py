@@ -207,8 +207,8 @@ def noop_rebuild(*, strict: bool) -> int | None:
     import time
 
     started = time.perf_counter()
-    from git_memzoi.gitrepo.discover import find, keys
-    from git_memzoi.runtime.home import Layout, memzoi_home
+    from git_memzoi.gitrepo.discover import find
+    from git_memzoi.runtime.home import Layout
 
     found = find()
     if found is None:
@@ -216,7 +216,7 @@ def noop_rebuild(*, strict: bool) -> int | None:
     git_dir, common_dir, workdir = found
     if workdir is None:
         return None  # a bare repository: the command says what it says
-    layout = Layout(memzoi_home(), *keys(git_dir, common_dir, workdir))
+    layout = Layout.for_paths(git_dir, common_dir, workdir)
     lease = configured_lease(layout.config_files(workdir))
     if lease is None:
         return None

@@ -78,6 +78,13 @@ class Layout:
     def for_repo(cls, repo: GitRepo) -> Layout:
         return cls(memzoi_home(), repo.repository_key, repo.worktree_key)
 
+    @classmethod
+    def for_paths(cls, git_dir: Path, common_dir: Path, workdir: Path | None) -> Layout:
+        """The layout of the work tree `gitrepo.discover.find` found, without opening the repository."""
+        from git_memzoi.gitrepo.discover import keys
+
+        return cls(memzoi_home(), *keys(git_dir, common_dir, workdir))
+
     @property
     def user_config(self) -> Path:
         return self.home / USER_CONFIG
